@@ -1,0 +1,450 @@
+import CRdKafka
+import Logging
+import Synchronization
+
+/// What a stateful caller does when the group moves partitions. Both methods run inside the batch iteration, between
+/// two batches: no batch is being processed while they run, and no record of a revoked partition is handed out after
+/// `partitionsRevoked` returns.
+package protocol KafkaRebalanceListener: Sendable {
+    /// The consumer was given `partitions`. Open their state and say where each starts; partitions left out start at
+    /// `.committed`. Throwing ends the iteration with that error.
+    func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset]
+    /// `partitions` are taken away: finish with them and close their state. `lost` means the group already gave them to
+    /// another member (this one missed its session timeout), so nothing should be committed for them.
+    func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async
+}
+
+/// A listener that starts every partition at its committed offset and keeps no state.
+package struct CommittedOffsetsListener: KafkaRebalanceListener {
+    package init() {}
+    package func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
+        [:]
+    }
+    package func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {}
+}
+
+/// A consumer-group member with manual offsets: batches as an `AsyncSequence`, rebalances handed to a listener,
+/// pause/resume, commit, and a `close` that hands the partitions back and leaves the group.
+///
+/// Use: iterate `batches()` in one task; on shutdown call `stop()` (the iteration ends after the batch in hand), then
+/// `close()`.
+package final class KafkaConsumer: Sendable {
+    private let runtime: RdKafkaRuntime
+    private let listener: any KafkaRebalanceListener
+    private let maxBatchSize: Int
+    private let closeTimeout: Duration
+    private let probe: BrokerProbe
+    private let state = Mutex(State())
+    private var logger: Logger { runtime.logger }
+
+    private struct State {
+        var assignment: Set<TopicPartition> = []
+        var pending: [RawEvent] = []
+        var stopRequested = false
+        var iterating = false
+        var closing = false
+        var iterationEndWaiters: [CheckedContinuation<Void, Never>] = []
+        var fatal: KafkaError?
+    }
+
+    package init(
+        configuration: KafkaConsumerConfiguration,
+        listener: any KafkaRebalanceListener = CommittedOffsetsListener(),
+        logger: Logger
+    ) throws(KafkaError) {
+        guard !configuration.topics.isEmpty else {
+            throw KafkaError(code: .configuration, reason: "a consumer needs at least one topic")
+        }
+        self.listener = listener
+        self.maxBatchSize = max(configuration.maxBatchSize, 1)
+        self.closeTimeout = configuration.sessionTimeout * 3
+        self.runtime = try RdKafkaRuntime(
+            type: RD_KAFKA_CONSUMER,
+            configuration: configuration.rdKafka,
+            events: RD_KAFKA_EVENT_FETCH | RD_KAFKA_EVENT_REBALANCE,
+            logger: logger,
+            extraQueues: { [rd_kafka_queue_get_consumer($0)] },
+            // close() leaves the group itself; destroying must not try again without anyone serving the queue.
+            destroyFlags: Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE),
+            onEvent: { _, _ in }
+        )
+        self.probe = BrokerProbe(runtime: runtime)
+        let err = withPartitionList(configuration.topics.map { (TopicPartition($0, HERALD_PARTITION_UA), 0) }) {
+            rd_kafka_subscribe(runtime.handle, $0)
+        }
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            let error = KafkaError(err, context: "subscribe to \(configuration.topics.joined(separator: ","))")
+            Task { [runtime] in await runtime.stop() }
+            throw error
+        }
+    }
+
+    /// The consumer's batches. Only one iteration may run at a time.
+    package func batches() -> KafkaBatches { KafkaBatches(consumer: self) }
+
+    /// The partitions currently assigned to this member.
+    package var assignment: Set<TopicPartition> { state.withLock { $0.assignment } }
+
+    /// Ends the iteration after the batch in hand (safe to call from a graceful-shutdown handler).
+    package func stop() {
+        state.withLock { $0.stopRequested = true }
+        runtime.wake()
+    }
+
+    /// Commits `offsets` (each the next offset to read) to the group in Kafka.
+    package func commit(_ offsets: [TopicPartition: Int64]) async throws {
+        let entries = offsets.map { ($0.key, $0.value) }
+        try await runtime.perform { [runtime] in
+            let err = withPartitionList(entries) { rd_kafka_commit(runtime.handle, $0, 0) }
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "commit offsets") }
+        }
+    }
+
+    /// The offsets the group committed in Kafka for `partitions` (absent: none committed).
+    package func committed(_ partitions: [TopicPartition], timeout: Duration = .seconds(5)) async throws
+        -> [TopicPartition: Int64]
+    {
+        let entries = partitions.map { ($0, HERALD_OFFSET_INVALID) }
+        return try await runtime.perform { [runtime] in
+            try withPartitionList(entries) { list in
+                let err = rd_kafka_committed(runtime.handle, list, Int32(timeout.milliseconds))
+                if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "read committed offsets") }
+                var result: [TopicPartition: Int64] = [:]
+                for (tp, offset) in list.pointee.entries where offset >= 0 { result[tp] = offset }
+                return result
+            }
+        }
+    }
+
+    /// Stops fetching `partitions` until `resume` (the assignment stays).
+    package func pause(_ partitions: [TopicPartition]) async throws {
+        try await pauseResume(partitions, pause: true)
+    }
+
+    package func resume(_ partitions: [TopicPartition]) async throws {
+        try await pauseResume(partitions, pause: false)
+    }
+
+    private func pauseResume(_ partitions: [TopicPartition], pause: Bool) async throws {
+        let entries = partitions.map { ($0, HERALD_OFFSET_INVALID) }
+        try await runtime.perform { [runtime] in
+            let err = withPartitionList(entries) {
+                pause ? rd_kafka_pause_partitions(runtime.handle, $0) : rd_kafka_resume_partitions(runtime.handle, $0)
+            }
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: pause ? "pause" : "resume") }
+        }
+    }
+
+    /// Moves an assigned partition's position; the next batches continue from `offset`.
+    package func seek(_ partition: TopicPartition, to offset: KafkaStartOffset) async throws {
+        let entries = [(partition, offset.rawOffset)]
+        try await runtime.perform { [runtime] in
+            try withPartitionList(entries) { list in
+                if let error = rd_kafka_seek_partitions(runtime.handle, list, 5000) {
+                    defer { rd_kafka_error_destroy(error) }
+                    throw KafkaError(rd_kafka_error_code(error), context: "seek \(partition)")
+                }
+                if let (_, _) = list.pointee.entries.first, list.pointee.elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                    throw KafkaError(list.pointee.elems[0].err, context: "seek \(partition)")
+                }
+            }
+        }
+    }
+
+    /// Whether a broker answers a metadata request (cached for a second).
+    package func brokersReachable(timeout: Duration = .seconds(2)) async -> Bool {
+        await probe.check(timeout: timeout)
+    }
+
+    /// Ends the iteration (after the batch in hand), hands the partitions back through the listener, leaves the group,
+    /// and destroys the handle. Idempotent.
+    package func close() async {
+        let first = state.withLock { state -> Bool in
+            defer { state.closing = true }
+            return !state.closing
+        }
+        guard first else { return await runtime.stop() }
+        stop()
+        await waitForIterationEnd()
+        do {
+            try await runtime.perform { [runtime] in
+                if let error = rd_kafka_consumer_close_queue(runtime.handle, runtime.wakeQueues[0]) {
+                    defer { rd_kafka_error_destroy(error) }
+                    throw KafkaError(rd_kafka_error_code(error), context: "leave group")
+                }
+            }
+            let deadline = ContinuousClock.now + closeTimeout
+            while ContinuousClock.now < deadline {
+                let (events, closed) = try await runtime.perform { [runtime, maxBatchSize] in
+                    (
+                        Self.drain(runtime: runtime, timeoutMs: 100, maxRecords: maxBatchSize),
+                        rd_kafka_consumer_closed(runtime.handle) != 0
+                    )
+                }
+                for event in events {
+                    switch event {
+                    case .revoke(let partitions, let lost): await handleRevoke(partitions, lost: lost)
+                    case .assign, .rebalanceFailed: await handleRevoke(Array(assignment), lost: false)
+                    case .records, .error: break  // not handed out, not committed: the next owner reads them
+                    }
+                }
+                if closed && events.isEmpty { break }
+            }
+        } catch {
+            logger.warning("consumer did not leave the group cleanly", metadata: ["error": "\(error)"])
+        }
+        await runtime.stop()
+        logger.info("consumer closed")
+    }
+
+    // MARK: Iteration
+
+    fileprivate func beginIteration() -> Bool {
+        state.withLock { state in
+            guard !state.iterating else { return false }
+            state.iterating = true
+            return true
+        }
+    }
+
+    fileprivate func endIteration() {
+        let waiters = state.withLock { state in
+            state.iterating = false
+            defer { state.iterationEndWaiters.removeAll() }
+            return state.iterationEndWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func waitForIterationEnd() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let running = state.withLock { state -> Bool in
+                if state.iterating { state.iterationEndWaiters.append(continuation) }
+                return state.iterating
+            }
+            if !running { continuation.resume() }
+        }
+    }
+
+    fileprivate func nextBatch() async throws -> KafkaBatch? {
+        while true {
+            let (event, stopping, fatal) = state.withLock { state in
+                (state.pending.isEmpty ? nil : state.pending.removeFirst(), state.stopRequested, state.fatal)
+            }
+            if let fatal { throw fatal }
+            if stopping || Task.isCancelled { return nil }
+            guard let event else {
+                let events = try await runtime.perform { [runtime, maxBatchSize] in
+                    Self.drain(runtime: runtime, timeoutMs: 100, maxRecords: maxBatchSize)
+                }
+                state.withLock { $0.pending.append(contentsOf: events) }
+                continue
+            }
+            switch event {
+            case .records(let records):
+                return KafkaBatch(records: records)
+            case .assign(let partitions):
+                try await handleAssign(partitions)
+            case .revoke(let partitions, let lost):
+                await handleRevoke(partitions, lost: lost)
+            case .rebalanceFailed(let reason):
+                logger.warning("rebalance failed; giving up the assignment", metadata: ["reason": .string(reason)])
+                await handleRevoke(Array(assignment), lost: true)
+            case .error(let error, let fatal):
+                if fatal { state.withLock { $0.fatal = error } }
+            }
+        }
+    }
+
+    private func handleAssign(_ partitions: [TopicPartition]) async throws {
+        let starts = try await listener.partitionsAssigned(partitions)
+        let entries = partitions.map { ($0, (starts[$0] ?? .committed).rawOffset) }
+        try await runtime.perform { [runtime] in
+            let err = withPartitionList(entries) { rd_kafka_assign(runtime.handle, $0) }
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "assign") }
+        }
+        state.withLock { $0.assignment = Set(partitions) }
+        logger.info(
+            "partitions assigned",
+            metadata: ["partitions": .string(partitions.sorted().map(\.description).joined(separator: ","))])
+    }
+
+    private func handleRevoke(_ partitions: [TopicPartition], lost: Bool) async {
+        await listener.partitionsRevoked(partitions, lost: lost)
+        do {
+            try await runtime.perform { [runtime] in
+                let err = rd_kafka_assign(runtime.handle, nil)
+                if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "unassign") }
+            }
+        } catch {
+            logger.warning("unassign failed", metadata: ["error": "\(error)"])
+        }
+        state.withLock { $0.assignment = [] }
+        logger.info(
+            "partitions revoked",
+            metadata: [
+                "partitions": .string(partitions.sorted().map(\.description).joined(separator: ",")),
+                "lost": .stringConvertible(lost),
+            ])
+    }
+
+    // MARK: Polling (runs on the runtime thread)
+
+    fileprivate enum RawEvent: Sendable {
+        case records([KafkaRecord])
+        case assign([TopicPartition])
+        case revoke([TopicPartition], lost: Bool)
+        case rebalanceFailed(String)
+        case error(KafkaError, fatal: Bool)
+    }
+
+    /// Polls the consumer queue: waits up to `timeoutMs` for the first event, then takes what is ready, up to
+    /// `maxRecords` records, stopping after a rebalance so that it is handled before anything that follows it.
+    private static func drain(runtime: RdKafkaRuntime, timeoutMs: Int32, maxRecords: Int) -> [RawEvent] {
+        let queue = runtime.wakeQueues[0]
+        var events: [RawEvent] = []
+        var records: [KafkaRecord] = []
+        var wait = timeoutMs
+        polling: while records.count < maxRecords, let event = rd_kafka_queue_poll(queue, wait) {
+            wait = 0
+            defer { rd_kafka_event_destroy(event) }
+            switch rd_kafka_event_type(event) {
+            case RD_KAFKA_EVENT_FETCH:
+                while let message = rd_kafka_event_message_next(event) {
+                    if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                        records.append(KafkaRecord(message))
+                    } else {
+                        let error = KafkaError(message.pointee.err, context: "fetch")
+                        runtime.logger.warning("consumer error", metadata: ["error": "\(error)"])
+                        events.append(.error(error, fatal: false))
+                    }
+                }
+            case RD_KAFKA_EVENT_REBALANCE:
+                if !records.isEmpty {
+                    events.append(.records(records))
+                    records = []
+                }
+                let err = rd_kafka_event_error(event)
+                let partitions = rd_kafka_event_topic_partition_list(event).map { $0.pointee.entries.map(\.0) } ?? []
+                switch err {
+                case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+                    events.append(.assign(partitions))
+                case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+                    events.append(.revoke(partitions, lost: rd_kafka_assignment_lost(runtime.handle) != 0))
+                default:
+                    events.append(.rebalanceFailed(String(cString: rd_kafka_err2str(err))))
+                }
+                break polling
+            case RD_KAFKA_EVENT_ERROR:
+                let fatal = rd_kafka_event_error_is_fatal(event) != 0
+                let error = KafkaError(
+                    rd_kafka_event_error(event), context: String(cString: rd_kafka_event_error_string(event)))
+                runtime.logger.log(level: fatal ? .critical : .warning, "consumer error", metadata: ["error": "\(error)"])
+                events.append(.error(fatal ? KafkaError(code: .fatal, reason: error.reason) : error, fatal: fatal))
+            case RD_KAFKA_EVENT_LOG:
+                runtime.dispatch(event)
+            default:
+                break
+            }
+        }
+        if !records.isEmpty { events.append(.records(records)) }
+        return events
+    }
+}
+
+/// The batches of a consumer. Ends (returns nil) after `stop()`, `close()` or task cancellation.
+package struct KafkaBatches: AsyncSequence, Sendable {
+    package typealias Element = KafkaBatch
+    let consumer: KafkaConsumer
+
+    package func makeAsyncIterator() -> Iterator { Iterator(token: IterationToken(consumer: consumer)) }
+
+    package struct Iterator: AsyncIteratorProtocol, Sendable {
+        let token: IterationToken
+
+        package mutating func next() async throws -> KafkaBatch? {
+            guard token.active else {
+                if token.refused {
+                    throw KafkaError(code: .configuration, reason: "the consumer is already being iterated")
+                }
+                return nil
+            }
+            do {
+                let batch = try await token.consumer.nextBatch()
+                if batch == nil { token.finish() }
+                return batch
+            } catch {
+                token.finish()
+                throw error
+            }
+        }
+    }
+}
+
+/// Marks one running iteration; ends it when finished or dropped.
+final class IterationToken: Sendable {
+    let consumer: KafkaConsumer
+    let refused: Bool
+    private let finished: Mutex<Bool>
+
+    fileprivate init(consumer: KafkaConsumer) {
+        self.consumer = consumer
+        let began = consumer.beginIteration()
+        self.refused = !began
+        self.finished = Mutex(!began)
+    }
+
+    var active: Bool { !finished.withLock { $0 } }
+
+    func finish() {
+        let wasActive = finished.withLock { finished in
+            defer { finished = true }
+            return !finished
+        }
+        if wasActive { consumer.endIteration() }
+    }
+
+    deinit { finish() }
+}
+
+extension KafkaStartOffset {
+    var rawOffset: Int64 {
+        switch self {
+        case .committed: HERALD_OFFSET_INVALID
+        case .offset(let offset): offset
+        case .beginning: HERALD_OFFSET_BEGINNING
+        case .end: HERALD_OFFSET_END
+        }
+    }
+}
+
+extension KafkaRecord {
+    /// Copies a consumed librdkafka message into Swift values.
+    init(_ message: UnsafePointer<rd_kafka_message_t>) {
+        let m = message.pointee
+        var headers: [KafkaHeader] = []
+        var handle: OpaquePointer?
+        if rd_kafka_message_headers(message, &handle) == RD_KAFKA_RESP_ERR_NO_ERROR, let handle {
+            var index = 0
+            var name: UnsafePointer<CChar>?
+            var value: UnsafeRawPointer?
+            var size = 0
+            while rd_kafka_header_get_all(handle, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+                let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }
+                headers.append(KafkaHeader(name.map { String(cString: $0) } ?? "", bytes))
+                index += 1
+            }
+        }
+        var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
+        let timestamp = rd_kafka_message_timestamp(message, &timestampType)
+        self.init(
+            topic: String(cString: rd_kafka_topic_name(m.rkt)),
+            partition: m.partition,
+            offset: m.offset,
+            key: m.key.map { Array(UnsafeRawBufferPointer(start: $0, count: m.key_len)) },
+            value: m.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: m.len)) },
+            headers: headers,
+            timestampMs: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp
+        )
+    }
+}

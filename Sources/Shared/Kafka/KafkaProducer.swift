@@ -1,0 +1,209 @@
+import CRdKafka
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// An idempotent, `acks=all` producer. `send` returns when the broker acknowledged the record, or throws a
+/// `KafkaError` (`queueFull` at once, `brokerUnavailable` after the delivery timeout, …).
+///
+/// As a `Service` it runs until graceful shutdown, then flushes what is in flight and destroys the handle.
+package final class KafkaProducer: Service, Sendable {
+    private let runtime: RdKafkaRuntime
+    private let deliveries: DeliveryTracker
+    private let flushTimeout: Duration
+    private let probe: BrokerProbe
+
+    package init(configuration: KafkaProducerConfiguration, logger: Logger, flushTimeout: Duration = .seconds(10))
+        throws(KafkaError)
+    {
+        let deliveries = DeliveryTracker()
+        self.deliveries = deliveries
+        self.flushTimeout = flushTimeout
+        self.runtime = try RdKafkaRuntime(
+            type: RD_KAFKA_PRODUCER,
+            configuration: configuration.rdKafka,
+            events: RD_KAFKA_EVENT_DR,
+            logger: logger,
+            beforeDestroy: { runtime in
+                // Whatever is still queued will not be delivered: fail those sends rather than leave them waiting.
+                rd_kafka_purge(runtime.handle, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
+                runtime.serveMainQueue(whileTrue: { deliveries.pendingCount > 0 }, timeoutMs: 2000)
+                deliveries.failAll(KafkaError.closed("producer"))
+            },
+            onEvent: { event, type in
+                switch type {
+                case RD_KAFKA_EVENT_DR: deliveries.complete(event)
+                case RD_KAFKA_EVENT_ERROR where rd_kafka_event_error_is_fatal(event) != 0:
+                    deliveries.markFatal(String(cString: rd_kafka_event_error_string(event)))
+                default: break
+                }
+            }
+        )
+        self.probe = BrokerProbe(runtime: runtime)
+    }
+
+    /// Produces one record and waits for the broker's acknowledgement.
+    @discardableResult
+    package func send(_ record: KafkaOutgoingRecord) async throws -> KafkaDeliveryReport {
+        if let fatal = deliveries.fatalError { throw fatal }
+        guard !runtime.isStopping else { throw KafkaError.closed("producer") }
+        return try await withCheckedThrowingContinuation { continuation in
+            let id = deliveries.register(continuation)
+            let err = runtime.withHandle { produce(record, handle: $0, opaque: UnsafeMutableRawPointer(bitPattern: id)) }
+            if let err, err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                deliveries.fail(id: id, KafkaError(err, context: "produce to \(record.topic)"))
+            } else if err == nil {
+                deliveries.fail(id: id, KafkaError.closed("producer"))
+            }
+        }
+    }
+
+    /// `rd_kafka_producev` copies key and value and only enqueues: it does not block.
+    private func produce(_ record: KafkaOutgoingRecord, handle: OpaquePointer, opaque: UnsafeMutableRawPointer?)
+        -> rd_kafka_resp_err_t
+    {
+        var headers: OpaquePointer?
+        if !record.headers.isEmpty {
+            headers = rd_kafka_headers_new(record.headers.count)
+            for header in record.headers {
+                if let value = header.value {
+                    value.withUnsafeBytes { _ = rd_kafka_header_add(headers, header.name, -1, $0.baseAddress, $0.count) }
+                } else {
+                    _ = rd_kafka_header_add(headers, header.name, -1, nil, 0)
+                }
+            }
+        }
+        let partition = record.partition ?? HERALD_PARTITION_UA
+        let err = withOptionalBytes(record.key) { key, keyLength in
+            withOptionalBytes(record.value) { value, valueLength in
+                herald_produce(
+                    handle, record.topic, partition, key, keyLength, value, valueLength, headers, opaque)
+            }
+        }
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR, let headers { rd_kafka_headers_destroy(headers) }
+        return err
+    }
+
+    /// Waits until every record handed to `send` got its delivery report. Returns false on timeout.
+    package func flush(timeout: Duration) async -> Bool {
+        // With delivery-report events enabled, rd_kafka_flush waits while the runtime thread serves the reports.
+        let err = await runtime.blockingCall { rd_kafka_flush($0, Int32(timeout.milliseconds)) }
+        return err.map { $0 == RD_KAFKA_RESP_ERR_NO_ERROR } ?? (deliveries.pendingCount == 0)
+    }
+
+    /// Flushes, then destroys the handle; sends still waiting fail with `closed`. Idempotent.
+    package func shutdown() async {
+        if !runtime.isStopping {
+            let flushed = await flush(timeout: flushTimeout)
+            if !flushed {
+                runtime.logger.warning(
+                    "producer flush timed out; failing pending sends",
+                    metadata: ["pending": .stringConvertible(deliveries.pendingCount)])
+            }
+        }
+        await runtime.stop()
+    }
+
+    package func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+
+    /// Whether a broker answers a metadata request within `timeout` (cached for a second).
+    package func brokersReachable(timeout: Duration = .seconds(2)) async -> Bool {
+        guard !runtime.isStopping, deliveries.fatalError == nil else { return false }
+        return await probe.check(timeout: timeout)
+    }
+
+    /// Records handed to `send` that have no delivery report yet.
+    package var inFlight: Int { deliveries.pendingCount }
+}
+
+/// Maps message opaques (ids) to the continuations of `send`.
+private final class DeliveryTracker: Sendable {
+    private struct State {
+        var nextID: UInt = 1
+        var pending: [UInt: CheckedContinuation<KafkaDeliveryReport, any Error>] = [:]
+        var fatal: KafkaError?
+    }
+    private let state = Mutex(State())
+
+    func register(_ continuation: CheckedContinuation<KafkaDeliveryReport, any Error>) -> UInt {
+        state.withLock { state in
+            let id = state.nextID
+            state.nextID &+= 1
+            if state.nextID == 0 { state.nextID = 1 }
+            state.pending[id] = continuation
+            return id
+        }
+    }
+
+    func fail(id: UInt, _ error: KafkaError) {
+        state.withLock { $0.pending.removeValue(forKey: id) }?.resume(throwing: error)
+    }
+
+    func failAll(_ error: KafkaError) {
+        let all = state.withLock { state in
+            let all = state.pending.values
+            state.pending.removeAll()
+            return Array(all)
+        }
+        for continuation in all { continuation.resume(throwing: error) }
+    }
+
+    var pendingCount: Int { state.withLock { $0.pending.count } }
+    var fatalError: KafkaError? { state.withLock { $0.fatal } }
+
+    func markFatal(_ reason: String) {
+        state.withLock { $0.fatal = KafkaError(code: .fatal, reason: reason) }
+    }
+
+    /// Resumes the sends of one delivery-report event. Runs on the runtime thread.
+    func complete(_ event: OpaquePointer) {
+        var results: [(CheckedContinuation<KafkaDeliveryReport, any Error>, Result<KafkaDeliveryReport, KafkaError>)] =
+            []
+        state.withLock { state in
+            while let message = rd_kafka_event_message_next(event) {
+                let id = UInt(bitPattern: message.pointee._private)
+                guard let continuation = state.pending.removeValue(forKey: id) else { continue }
+                let topic = String(cString: rd_kafka_topic_name(message.pointee.rkt))
+                if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                    let report = KafkaDeliveryReport(
+                        topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)
+                    results.append((continuation, .success(report)))
+                } else {
+                    results.append((continuation, .failure(KafkaError(message.pointee.err, context: "deliver to \(topic)"))))
+                }
+            }
+        }
+        for (continuation, result) in results { continuation.resume(with: result) }
+    }
+}
+
+/// A cached "does any broker answer?" check, shared by producers and consumers for `/health`.
+final class BrokerProbe: Sendable {
+    private let runtime: RdKafkaRuntime
+    private let last = Mutex<(at: ContinuousClock.Instant, ok: Bool)?>(nil)
+
+    init(runtime: RdKafkaRuntime) { self.runtime = runtime }
+
+    func check(timeout: Duration) async -> Bool {
+        if let last = last.withLock({ $0 }), ContinuousClock.now - last.at < .seconds(1) { return last.ok }
+        let ok =
+            await runtime.blockingCall { handle in
+                var metadata: UnsafePointer<rd_kafka_metadata>?
+                let err = rd_kafka_metadata(handle, 0, nil, &metadata, Int32(timeout.milliseconds))
+                if let metadata { rd_kafka_metadata_destroy(metadata) }
+                return err == RD_KAFKA_RESP_ERR_NO_ERROR
+            } ?? false
+        last.withLock { $0 = (ContinuousClock.now, ok) }
+        return ok
+    }
+}
+
+private func withOptionalBytes<T>(_ bytes: [UInt8]?, _ body: (UnsafeRawPointer?, Int) -> T) -> T {
+    guard let bytes else { return body(nil, 0) }
+    // An empty but present value must stay distinct from a null (tombstone): pass a valid pointer with length 0.
+    if bytes.isEmpty { return withUnsafeBytes(of: 0) { body($0.baseAddress, 0) } }
+    return bytes.withUnsafeBytes { body($0.baseAddress, $0.count) }
+}

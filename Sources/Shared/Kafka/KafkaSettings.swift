@@ -1,0 +1,104 @@
+/// How a service reaches Kafka: the bootstrap list plus librdkafka keys the operator passes through (TLS, SASL, …).
+package struct KafkaClientSettings: Sendable, Equatable {
+    package var bootstrapServers: String
+    /// librdkafka keys set by the operator (`KAFKA_SECURITY_PROTOCOL=SASL_SSL` → `security.protocol`).
+    package var overrides: [String: String]
+
+    package init(bootstrapServers: String, overrides: [String: String] = [:]) {
+        self.bootstrapServers = bootstrapServers
+        self.overrides = overrides
+    }
+
+    /// Keys whose values Herald's guarantees depend on; an operator may not override them.
+    package static let reservedKeys: Set<String> = [
+        "bootstrap.servers", "enable.idempotence", "acks", "enable.auto.commit", "enable.auto.offset.store",
+        "partition.assignment.strategy", "group.id", "partitioner", "log.queue", "enable.partition.eof",
+        "max.in.flight.requests.per.connection",
+    ]
+
+    func base(clientID: String) -> RdKafkaConfiguration {
+        var configuration = RdKafkaConfiguration([
+            ("bootstrap.servers", bootstrapServers),
+            ("client.id", clientID),
+            // Java's partitioner, so that records keyed by Herald and by JVM producers land on the same partition.
+            ("partitioner", "murmur2_random"),
+            ("socket.keepalive.enable", "true"),
+        ])
+        for (key, value) in overrides.sorted(by: { $0.key < $1.key }) { configuration.set(key, value) }
+        return configuration
+    }
+}
+
+/// Producer settings. Idempotence and `acks=all` are always on: a send returns only once every in-sync replica has
+/// the record, and retries never duplicate it.
+package struct KafkaProducerConfiguration: Sendable {
+    package var client: KafkaClientSettings
+    package var clientID: String
+    /// How long a record may wait for the broker before its send fails with `brokerUnavailable`.
+    package var deliveryTimeout: Duration = .seconds(30)
+    /// How long a record may wait to be batched with others.
+    package var linger: Duration = .milliseconds(5)
+    /// Records buffered locally before `send` fails at once with `queueFull`.
+    package var maxQueuedRecords: Int = 100_000
+
+    package init(client: KafkaClientSettings, clientID: String) {
+        self.client = client
+        self.clientID = clientID
+    }
+
+    var rdKafka: RdKafkaConfiguration {
+        var configuration = client.base(clientID: clientID)
+        configuration.set("enable.idempotence", "true")
+        configuration.set("acks", "all")
+        configuration.set("max.in.flight.requests.per.connection", "5")
+        configuration.set("message.timeout.ms", String(deliveryTimeout.milliseconds))
+        configuration.set("linger.ms", String(linger.milliseconds))
+        configuration.set("queue.buffering.max.messages", String(maxQueuedRecords))
+        return configuration
+    }
+}
+
+/// Consumer-group member settings. Offsets are never committed or stored automatically: the caller decides.
+package struct KafkaConsumerConfiguration: Sendable {
+    package var client: KafkaClientSettings
+    package var clientID: String
+    package var groupID: String
+    package var topics: [String]
+    /// A member that sends no heartbeat for this long is removed from the group and its partitions reassigned.
+    package var sessionTimeout: Duration = .seconds(10)
+    /// A member whose caller does not ask for the next batch within this long leaves the group.
+    package var maxPollInterval: Duration = .seconds(300)
+    /// The most records one batch holds.
+    package var maxBatchSize: Int = 500
+
+    package init(client: KafkaClientSettings, clientID: String, groupID: String, topics: [String]) {
+        self.client = client
+        self.clientID = clientID
+        self.groupID = groupID
+        self.topics = topics
+    }
+
+    var rdKafka: RdKafkaConfiguration {
+        var configuration = client.base(clientID: clientID)
+        configuration.set("group.id", groupID)
+        configuration.set("enable.auto.commit", "false")
+        configuration.set("enable.auto.offset.store", "false")
+        configuration.set("auto.offset.reset", "earliest")
+        // Eager range assignment gives one member the same partition number of every subscribed topic: the
+        // co-partitioning the notifier needs (contacts[n] with sends[n]).
+        configuration.set("partition.assignment.strategy", "range")
+        configuration.set("enable.partition.eof", "false")
+        configuration.set("session.timeout.ms", String(sessionTimeout.milliseconds))
+        configuration.set("heartbeat.interval.ms", String(max(sessionTimeout.milliseconds / 3, 100)))
+        configuration.set("max.poll.interval.ms", String(maxPollInterval.milliseconds))
+        return configuration
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down.
+    package var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,50 @@
+/// Herald's topics (see docs/kafka.md and the design brief). Every keyed topic has the same partition count, so a
+/// profile's records land on the same partition number everywhere.
+package enum HeraldTopic: String, CaseIterable, Sendable {
+    case ingest = "herald.ingest"
+    case config = "herald.config"
+    case contacts = "herald.contacts"
+    case sendsPush = "herald.sends.push"
+    case sendsEmail = "herald.sends.email"
+    case sendsSMS = "herald.sends.sms"
+    case deliveries = "herald.deliveries"
+    case dlq = "herald.dlq"
+
+    package var name: String { rawValue }
+
+    /// Compacted topics keep the latest record per key (a tombstone deletes it).
+    package var isCompacted: Bool { self == .config || self == .contacts }
+
+    /// `herald.config` is read whole by every instance and keeps one partition; every other topic is keyed by profile.
+    package var isKeyedByProfile: Bool { self != .config }
+
+    /// The topic's specification for a cluster whose keyed topics have `partitions` partitions.
+    package func spec(partitions: Int32, replicationFactor: Int32 = -1) -> TopicSpec {
+        TopicSpec(
+            name: name,
+            partitions: isKeyedByProfile ? partitions : 1,
+            replicationFactor: replicationFactor,
+            config: isCompacted ? ["cleanup.policy": "compact"] : [:]
+        )
+    }
+
+    package static func specs(partitions: Int32, replicationFactor: Int32 = -1) -> [TopicSpec] {
+        allCases.map { $0.spec(partitions: partitions, replicationFactor: replicationFactor) }
+    }
+}
+
+/// A topic to create or check.
+package struct TopicSpec: Sendable, Hashable {
+    package var name: String
+    package var partitions: Int32
+    /// -1 takes the broker's default.
+    package var replicationFactor: Int32
+    package var config: [String: String]
+
+    package init(name: String, partitions: Int32, replicationFactor: Int32 = -1, config: [String: String] = [:]) {
+        self.name = name
+        self.partitions = partitions
+        self.replicationFactor = replicationFactor
+        self.config = config
+    }
+}

@@ -1,0 +1,307 @@
+import Foundation
+import Logging
+import Shared
+import Synchronization
+import Testing
+
+@Suite("Kafka layer against the embedded broker", .timeLimit(.minutes(3)))
+struct KafkaTests {
+    @Test("produce → consume round trip keeps keys, headers, empty values and tombstones")
+    func roundTrip() async throws {
+        try await withCluster { cluster in
+            let topic = uniqueName("roundtrip")
+            try cluster.createTopic(TopicSpec(name: topic, partitions: 3))
+            let producer = try producer(cluster)
+            let sent: [KafkaOutgoingRecord] = [
+                KafkaOutgoingRecord(
+                    topic: topic, key: "alice", value: #"{"v":1}"#.bytes,
+                    headers: [KafkaHeader("trace", "t-1"), KafkaHeader("no-value", nil)]),
+                KafkaOutgoingRecord(topic: topic, key: "alice", value: nil),  // tombstone
+                KafkaOutgoingRecord(topic: topic, key: "bob", value: []),  // empty, not null
+                KafkaOutgoingRecord(topic: topic, key: nil as String?, value: "keyless".bytes),
+            ]
+            var reports: [KafkaDeliveryReport] = []
+            for record in sent { reports.append(try await producer.send(record)) }
+            #expect(reports[0].partition == reports[1].partition, "one key, one partition")
+            #expect(reports[1].offset == reports[0].offset + 1)
+
+            let consumer = try KafkaConsumer(
+                configuration: consumerConfiguration(cluster, group: uniqueName("g"), topics: [topic]),
+                logger: testLogger)
+            let collector = Collector(name: "c")
+            let task = startCollecting(consumer, into: collector)
+            try await waitUntil("4 records") { collector.count >= 4 }
+            consumer.stop()
+            try await task.value
+            await consumer.close()
+            await producer.shutdown()
+
+            let received = collector.all
+            #expect(received.count == 4)
+            for (record, report) in zip(sent, reports) {
+                let match = try #require(
+                    received.first { $0.partition == report.partition && $0.offset == report.offset })
+                #expect(match.key == record.key)
+                #expect(match.value == record.value)
+                #expect(match.headers == record.headers)
+                #expect(match.timestampMs != nil)
+            }
+            let tombstone = try #require(received.first { $0.offset == reports[1].offset && $0.partition == reports[1].partition })
+            #expect(tombstone.isTombstone)
+            let empty = try #require(received.first { $0.keyString == "bob" })
+            #expect(empty.value == [] && !empty.isTombstone)
+        }
+    }
+
+    @Test("two members split the partitions; when one leaves the other takes over, nothing lost or skipped")
+    func groupSplitAndTakeover() async throws {
+        try await withCluster { cluster in
+            let topic = uniqueName("split")
+            let partitions: Int32 = 6
+            try cluster.createTopic(TopicSpec(name: topic, partitions: partitions))
+            let producer = try producer(cluster)
+            var produced: [TopicPartition: Int64] = [:]  // next offset per partition
+            func produce(_ range: Range<Int>) async throws {
+                for index in range {
+                    let report = try await producer.send(
+                        KafkaOutgoingRecord(topic: topic, key: "key-\(index)", value: "\(index)".bytes))
+                    produced[TopicPartition(topic, report.partition)] = report.offset + 1
+                }
+            }
+            try await produce(0..<120)
+            #expect(produced.count == Int(partitions), "120 keys cover every partition")
+
+            // The members keep offsets with their state, as the stateful services do in each partition's SQLite:
+            // processing a batch also records the next offset, and an assigned partition starts there.
+            let group = uniqueName("group")
+            let store = OffsetStore()
+            let a = try KafkaConsumer(
+                configuration: consumerConfiguration(cluster, group: group, topics: [topic]),
+                listener: StoredOffsetsListener(store: store), logger: testLogger)
+            let b = try KafkaConsumer(
+                configuration: consumerConfiguration(cluster, group: group, topics: [topic]),
+                listener: StoredOffsetsListener(store: store), logger: testLogger)
+            let collectA = Collector(name: "a", store: store)
+            let collectB = Collector(name: "b", store: store)
+            let taskA = startCollecting(a, into: collectA)
+            let taskB = startCollecting(b, into: collectB)
+
+            try await waitUntil("both members assigned, partitions split") {
+                let (assignedA, assignedB) = (a.assignment, b.assignment)
+                return !assignedA.isEmpty && !assignedB.isEmpty && assignedA.isDisjoint(with: assignedB)
+                    && assignedA.union(assignedB).count == Int(partitions)
+            }
+            try await produce(120..<180)
+            try await waitUntil("every record consumed once split") {
+                collectA.count + collectB.count >= 180
+            }
+            #expect(collectA.count > 0 && collectB.count > 0, "both members consumed")
+
+            // B leaves: A must own every partition and continue where B stopped.
+            b.stop()
+            try await taskB.value
+            await b.close()
+            try await waitUntil("A owns every partition") { a.assignment.count == Int(partitions) }
+            try await produce(180..<240)
+            try await waitUntil("all 240 records consumed") { collectA.count + collectB.count >= 240 }
+            a.stop()
+            try await taskA.value
+            await a.close()
+            await producer.shutdown()
+
+            var seen: [TopicPartition: [Int64]] = [:]
+            for record in collectA.all + collectB.all { seen[record.topicPartition, default: []].append(record.offset) }
+            for (tp, next) in produced {
+                let offsets = (seen[tp] ?? []).sorted()
+                #expect(offsets == Array(0..<next), "\(tp): every offset exactly once")
+            }
+        }
+    }
+
+    @Test("send fails with brokerUnavailable while the brokers are down, and succeeds once they are back")
+    func brokerDownAndBack() async throws {
+        try await withCluster { cluster in
+            let topic = uniqueName("down")
+            try cluster.createTopic(TopicSpec(name: topic, partitions: 2))
+            let producer = try producer(
+                cluster, deliveryTimeout: .seconds(2),
+                overrides: ["reconnect.backoff.max.ms": "500", "reconnect.backoff.ms": "100"])
+            try await producer.send(KafkaOutgoingRecord(topic: topic, key: "k", value: "before".bytes))
+            #expect(await producer.brokersReachable())
+
+            for id in cluster.brokerIDs { try cluster.setBrokerDown(id) }
+            let started = ContinuousClock.now
+            let error = await #expect(throws: KafkaError.self) {
+                try await producer.send(KafkaOutgoingRecord(topic: topic, key: "k", value: "during".bytes))
+            }
+            #expect(error?.code == .brokerUnavailable)
+            #expect(error?.isRetriable == true)
+            // Bounded by the delivery timeout (2 s), with slack for a loaded machine.
+            #expect(ContinuousClock.now - started < .seconds(15))
+
+            for id in cluster.brokerIDs { try cluster.setBrokerUp(id) }
+            try await waitUntil("a send succeeds again", timeout: .seconds(60)) {
+                do {
+                    try await producer.send(KafkaOutgoingRecord(topic: topic, key: "k", value: "after".bytes))
+                    return true
+                } catch let error as KafkaError where error.isRetriable {
+                    return false
+                }
+            }
+            await producer.shutdown()
+        }
+    }
+
+    @Test("a restarted consumer resumes at the offsets its caller stored, or at the group's committed offsets")
+    func resumeFromStoredOffsets() async throws {
+        try await withCluster { cluster in
+            let topic = uniqueName("resume")
+            try cluster.createTopic(TopicSpec(name: topic, partitions: 2))
+            let producer = try producer(cluster)
+            for index in 0..<20 {
+                try await producer.send(
+                    KafkaOutgoingRecord(topic: topic, key: nil, value: "\(index)".bytes, partition: Int32(index % 2)))
+            }
+            let p0 = TopicPartition(topic, 0)
+            let p1 = TopicPartition(topic, 1)
+
+            // The caller stores offsets itself (as the services do in SQLite): 7 for p0, 10 (the end) for p1.
+            let stored: [TopicPartition: KafkaStartOffset] = [p0: .offset(7), p1: .offset(10)]
+            let group = uniqueName("g")
+            let first = try KafkaConsumer(
+                configuration: consumerConfiguration(cluster, group: group, topics: [topic]),
+                listener: FixedOffsetsListener(offsets: stored), logger: testLogger)
+            let firstCollector = Collector(name: "first")
+            let firstTask = startCollecting(first, into: firstCollector)
+            try await waitUntil("3 records from offset 7") { firstCollector.count >= 3 }
+            // Written after the consumer started: p1's stored offset was its end, so it gets exactly these.
+            for index in 0..<2 {
+                try await producer.send(
+                    KafkaOutgoingRecord(topic: topic, key: nil, value: "late-\(index)".bytes, partition: 1))
+            }
+            try await waitUntil("the 2 late records") { firstCollector.count >= 5 }
+            first.stop()
+            try await firstTask.value
+            await first.close()
+            #expect(firstCollector.all.filter { $0.partition == 0 }.map(\.offset) == [7, 8, 9])
+            #expect(firstCollector.all.filter { $0.partition == 1 }.map(\.offset) == [10, 11])
+
+            // Committed offsets in Kafka: a member of the same group without stored offsets starts there.
+            let committer = try KafkaConsumer(
+                configuration: consumerConfiguration(cluster, group: group, topics: [topic]),
+                listener: FixedOffsetsListener(offsets: [p0: .end, p1: .end]), logger: testLogger)
+            let committerTask = startCollecting(committer, into: Collector(name: "committer"))
+            try await waitUntil("assignment") { committer.assignment.count == 2 }
+            try await committer.commit([p0: 4, p1: 9])
+            let committed = try await committer.committed([p0, p1])
+            #expect(committed == [p0: 4, p1: 9])
+            committer.stop()
+            try await committerTask.value
+            await committer.close()
+
+            let restarted = try KafkaConsumer(
+                configuration: consumerConfiguration(cluster, group: group, topics: [topic]), logger: testLogger)
+            let restartedCollector = Collector(name: "restarted")
+            let restartedTask = startCollecting(restarted, into: restartedCollector)
+            try await waitUntil("records from the committed offsets") { restartedCollector.count >= 9 }
+            restarted.stop()
+            try await restartedTask.value
+            await restarted.close()
+            await producer.shutdown()
+            #expect(restartedCollector.all.filter { $0.partition == 0 }.map(\.offset) == Array(4..<10))
+            #expect(restartedCollector.all.filter { $0.partition == 1 }.map(\.offset) == [9, 10, 11])
+        }
+    }
+
+    @Test("a paused partition delivers nothing until resumed")
+    func pauseResume() async throws {
+        try await withCluster(brokers: 1) { cluster in
+            let topic = uniqueName("pause")
+            try cluster.createTopic(TopicSpec(name: topic, partitions: 1))
+            let producer = try producer(cluster)
+            let consumer = try KafkaConsumer(
+                configuration: consumerConfiguration(cluster, group: uniqueName("g"), topics: [topic]),
+                logger: testLogger)
+            let collector = Collector(name: "c")
+            let task = startCollecting(consumer, into: collector)
+            try await producer.send(KafkaOutgoingRecord(topic: topic, key: "k", value: "1".bytes))
+            try await waitUntil("first record") { collector.count == 1 }
+            let tp = TopicPartition(topic, 0)
+            try await consumer.pause([tp])
+            try await producer.send(KafkaOutgoingRecord(topic: topic, key: "k", value: "2".bytes))
+            // A negative can only be observed over a window.
+            try await Task.sleep(for: .seconds(1))
+            #expect(collector.count == 1)
+            try await consumer.resume([tp])
+            try await waitUntil("second record after resume") { collector.count == 2 }
+            consumer.stop()
+            try await task.value
+            await consumer.close()
+            await producer.shutdown()
+        }
+    }
+
+    @Test("topics: the embedded broker's are found; a partition-count mismatch is refused by name")
+    func ensureTopics() async throws {
+        try await withCluster { cluster in
+            let specs = HeraldTopic.specs(partitions: 4)
+            try cluster.createTopics(specs)
+            let admin = try KafkaAdmin(
+                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "admin",
+                logger: testLogger)
+            let topics = try await admin.describeTopics()
+            for spec in specs { #expect(topics[spec.name] == spec.partitions) }
+            #expect(topics[HeraldTopic.config.name] == 1)
+            let created = try await admin.ensureTopics(specs)
+            #expect(created.isEmpty)
+
+            let error = await #expect(throws: KafkaError.self) {
+                try await admin.ensureTopics(HeraldTopic.specs(partitions: 12))
+            }
+            #expect(error?.code == .configuration)
+            #expect(error?.reason.contains("herald.ingest has 4 partitions, expected 12") == true)
+            await admin.shutdown()
+        }
+    }
+
+    @Test("a configuration key librdkafka refuses is named in the error")
+    func refusedConfigurationKey() async throws {
+        let error = #expect(throws: KafkaError.self) {
+            _ = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(
+                    client: KafkaClientSettings(bootstrapServers: "127.0.0.1:1", overrides: ["no.such.key": "1"]),
+                    clientID: "x"),
+                logger: testLogger)
+        }
+        #expect(error?.code == .configuration)
+        #expect(error?.reason.contains("no.such.key") == true)
+    }
+}
+
+/// Offsets stored with the state, shared by the members as a partition's database would be.
+final class OffsetStore: Sendable {
+    private let offsets = Mutex<[TopicPartition: Int64]>([:])
+    func store(_ batch: KafkaBatch) {
+        offsets.withLock { offsets in
+            for record in batch.records { offsets[record.topicPartition] = record.offset + 1 }
+        }
+    }
+    func offset(_ tp: TopicPartition) -> Int64? { offsets.withLock { $0[tp] } }
+}
+
+struct StoredOffsetsListener: KafkaRebalanceListener {
+    let store: OffsetStore
+    func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
+        Dictionary(uniqueKeysWithValues: partitions.map { ($0, store.offset($0).map(KafkaStartOffset.offset) ?? .beginning) })
+    }
+    func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {}
+}
+
+/// Starts each partition where the caller stored it.
+struct FixedOffsetsListener: KafkaRebalanceListener {
+    var offsets: [TopicPartition: KafkaStartOffset]
+    func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
+        offsets
+    }
+    func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {}
+}
