@@ -19,7 +19,8 @@ package final class EmbeddedKafkaCluster: Sendable {
         // The mock cluster lives inside a (never used) producer handle, whose thread relays the mock's logs.
         let runtime = try RdKafkaRuntime(
             type: RD_KAFKA_PRODUCER,
-            configuration: RdKafkaConfiguration([("client.id", "herald-devbroker")]),
+            // The host handle never connects anywhere: its "no bootstrap.servers" notice is noise.
+            configuration: RdKafkaConfiguration([("client.id", "herald-devbroker"), ("log_level", "4")]),
             events: 0,
             logger: logger,
             onEvent: { _, _ in }

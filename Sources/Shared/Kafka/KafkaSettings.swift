@@ -20,8 +20,6 @@ package struct KafkaClientSettings: Sendable, Equatable {
         var configuration = RdKafkaConfiguration([
             ("bootstrap.servers", bootstrapServers),
             ("client.id", clientID),
-            // Java's partitioner, so that records keyed by Herald and by JVM producers land on the same partition.
-            ("partitioner", "murmur2_random"),
             ("socket.keepalive.enable", "true"),
         ])
         for (key, value) in overrides.sorted(by: { $0.key < $1.key }) { configuration.set(key, value) }
@@ -48,6 +46,8 @@ package struct KafkaProducerConfiguration: Sendable {
 
     var rdKafka: RdKafkaConfiguration {
         var configuration = client.base(clientID: clientID)
+        // Java's partitioner, so that records keyed by Herald and by JVM producers land on the same partition.
+        configuration.set("partitioner", "murmur2_random")
         configuration.set("enable.idempotence", "true")
         configuration.set("acks", "all")
         configuration.set("max.in.flight.requests.per.connection", "5")

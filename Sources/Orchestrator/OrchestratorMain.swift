@@ -1,0 +1,11 @@
+import ServiceSupport
+import Shared
+
+@main
+enum OrchestratorMain {
+    static func main() async {
+        await ServiceMain.run(
+            service: "orchestrator", parse: OrchestratorConfig.fromEnvironment, common: \.common,
+            build: Orchestrator.buildServices)
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Hummingbird
+import Logging
+import Prometheus
+import Shared
+
+/// A named check behind `GET /health`.
+package struct HealthCheck: Sendable {
+    package var name: String
+    package var check: @Sendable () async -> Bool
+
+    package init(_ name: String, _ check: @escaping @Sendable () async -> Bool) {
+        self.name = name
+        self.check = check
+    }
+}
+
+/// `GET /health` and `GET /metrics`, which every service serves.
+package enum OpsEndpoints {
+    /// `/health` answers 200 `{"status":"ok",…}` when every check passes, else 503 `{"status":"unavailable",…}` naming
+    /// the failing checks. `/metrics` is the Prometheus text format.
+    package static func register(
+        on router: Router<some RequestContext>,
+        service: String,
+        checks: [HealthCheck],
+        registry: PrometheusCollectorRegistry
+    ) {
+        router.get("health") { _, _ -> Response in
+            var results: [(String, Bool)] = []
+            for check in checks { results.append((check.name, await check.check())) }
+            let healthy = results.allSatisfy(\.1)
+            let body = HealthBody(
+                status: healthy ? "ok" : "unavailable",
+                service: service,
+                checks: Dictionary(uniqueKeysWithValues: results.map { ($0.0, $0.1 ? "up" : "down") }))
+            return try jsonResponse(body, status: healthy ? .ok : .serviceUnavailable)
+        }
+        router.get("metrics") { _, _ -> Response in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+    }
+
+    private struct HealthBody: Encodable {
+        var status: String
+        var service: String
+        var checks: [String: String]
+    }
+
+    static func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(value)
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

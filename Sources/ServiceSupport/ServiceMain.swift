@@ -1,0 +1,90 @@
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+import Shared
+import UnixSignals
+
+/// What a service's builder gets: its configuration, a logger, and the metrics registry behind `/metrics`.
+package struct ServiceContext<Config: Sendable>: Sendable {
+    package var config: Config
+    package var common: CommonConfig
+    package var logger: Logger
+    package var registry: PrometheusCollectorRegistry
+}
+
+/// The start-up every Herald executable shares.
+package enum ServiceMain {
+    /// Reads the configuration (exit 2 with one line naming the variable when it is wrong), sets up JSON logging and
+    /// Prometheus metrics, checks the topics, then runs the `ServiceGroup` that `build` returns until SIGTERM/SIGINT.
+    package static func run<Config: Sendable>(
+        service: String,
+        parse: @Sendable ([String: String]) throws(ConfigError) -> Config,
+        common: @Sendable (Config) -> CommonConfig,
+        build: @Sendable (ServiceContext<Config>) async throws -> [any Service]
+    ) async -> Never {
+        let config: Config
+        do {
+            config = try parse(ProcessInfo.processInfo.environment)
+        } catch {
+            FileHandle.standardError.write(Data("herald-\(service): \(error)\n".utf8))
+            exit(2)
+        }
+        let commonConfig = common(config)
+        HeraldLogging.bootstrap(service: service, level: commonConfig.logLevel, format: commonConfig.logFormat)
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        var logger = Logger(label: "herald.\(service)")
+        logger[metadataKey: "instance"] = .string(commonConfig.instanceID)
+        for variable in commonConfig.unknownVariables {
+            logger.warning("unknown environment variable ignored", metadata: ["variable": .string(variable)])
+        }
+        logger.info(
+            "starting",
+            metadata: [
+                "kafka": .string(commonConfig.kafka.bootstrapServers),
+                "http": .string("\(commonConfig.httpHost):\(commonConfig.httpPort)"),
+            ])
+        do {
+            try await TopicSetup.prepare(commonConfig, logger: logger)
+            let context = ServiceContext(config: config, common: commonConfig, logger: logger, registry: registry)
+            let services = try await build(context)
+            let group = ServiceGroup(
+                configuration: ServiceGroupConfiguration(
+                    services: services.map { .init(service: $0) },
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    cancellationSignals: [],
+                    logger: logger
+                ))
+            try await group.run()
+        } catch {
+            logger.critical("stopped on error", metadata: ["error": "\(error)"])
+            exit(1)
+        }
+        logger.info("stopped")
+        exit(0)
+    }
+
+    /// The HTTP application serving `router` on the configured address; logs the bound port once listening.
+    package static func httpApplication<Context: RequestContext>(
+        router: Router<Context>, common: CommonConfig, service: String, logger: Logger
+    ) -> some Service where Context.Source == ApplicationRequestContextSource {
+        Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(common.httpHost, port: common.httpPort), serverName: "herald-\(service)"),
+            onServerRunning: { channel in
+                logger.info(
+                    "http listening",
+                    metadata: [
+                        "host": .string(common.httpHost),
+                        "port": .stringConvertible(channel.localAddress?.port ?? common.httpPort),
+                    ])
+            },
+            logger: logger
+        )
+    }
+}

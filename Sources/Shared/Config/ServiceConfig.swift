@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+
+/// Settings every service reads: Kafka, logging, the HTTP listener, topics.
+package struct CommonConfig: Sendable, Equatable {
+    package var kafka: KafkaClientSettings
+    package var logLevel: Logger.Level
+    package var logFormat: LogFormat
+    package var httpHost: String
+    package var httpPort: Int
+    /// The partition count every keyed topic must have.
+    package var topicPartitions: Int32
+    /// Replication factor for topics Herald creates; -1 takes the broker's default.
+    package var topicReplication: Int32
+    /// Whether a service creates missing topics at start (admin API). Either way it checks their partition counts.
+    package var createTopics: Bool
+    /// Names this instance in client ids and logs.
+    package var instanceID: String
+    /// `HERALD_` variables nobody reads (likely typos), reported as a warning at start.
+    package var unknownVariables: [String]
+
+    static func read(_ env: inout EnvironmentReader, defaultPort: Int, service: String) throws(ConfigError) -> CommonConfig {
+        let bootstrap = try env.required(
+            "KAFKA_BOOTSTRAP_SERVERS", hint: "comma-separated host:port list of Kafka brokers, e.g. kafka:9092")
+        try validateBootstrap(bootstrap)
+        return CommonConfig(
+            kafka: KafkaClientSettings(bootstrapServers: bootstrap, overrides: try kafkaOverrides(env.values)),
+            logLevel: try env.oneOf("HERALD_LOG_LEVEL", default: Logger.Level.info),
+            logFormat: try env.oneOf("HERALD_LOG_FORMAT", default: LogFormat.json),
+            httpHost: env.string("HERALD_HTTP_HOST", default: "0.0.0.0"),
+            httpPort: try env.int("HERALD_HTTP_PORT", default: defaultPort, range: 0...65535),
+            topicPartitions: Int32(try env.int("HERALD_TOPIC_PARTITIONS", default: 12, range: 1...10_000)),
+            topicReplication: Int32(try env.int("HERALD_TOPIC_REPLICATION", default: -1, range: -1...32)),
+            createTopics: try env.bool("HERALD_CREATE_TOPICS", default: true),
+            instanceID: env.string("HERALD_INSTANCE_ID", default: "\(service)-\(hostName())"),
+            unknownVariables: []
+        )
+    }
+
+    static func validateBootstrap(_ value: String) throws(ConfigError) {
+        for server in value.split(separator: ",", omittingEmptySubsequences: false) {
+            let entry = server.trimmingCharacters(in: .whitespaces)
+            guard let colon = entry.lastIndex(of: ":"), colon != entry.startIndex,
+                let port = Int(entry[entry.index(after: colon)...]), (1...65535).contains(port)
+            else {
+                throw ConfigError("KAFKA_BOOTSTRAP_SERVERS", "expected host:port[,host:port…], got \"\(value)\"")
+            }
+        }
+    }
+
+    /// `KAFKA_SECURITY_PROTOCOL=SASL_SSL` → `security.protocol=SASL_SSL`: any librdkafka key, except those Herald's
+    /// guarantees depend on. librdkafka itself refuses unknown keys when the client starts.
+    static func kafkaOverrides(_ values: [String: String]) throws(ConfigError) -> [String: String] {
+        var overrides: [String: String] = [:]
+        for (name, value) in values where name.hasPrefix("KAFKA_") && name != "KAFKA_BOOTSTRAP_SERVERS" {
+            let key = name.dropFirst("KAFKA_".count).lowercased().replacingOccurrences(of: "_", with: ".")
+            guard !key.isEmpty else { continue }
+            if KafkaClientSettings.reservedKeys.contains(key) {
+                throw ConfigError(name, "\(key) is set by Herald and cannot be overridden")
+            }
+            overrides[key] = value
+        }
+        return overrides
+    }
+
+    private static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "local" }
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+}
+
+/// The ingest service's configuration.
+package struct IngestConfig: Sendable, Equatable {
+    package var common: CommonConfig
+    /// How long a write may wait for the broker's acknowledgement before the API answers 503.
+    package var produceTimeout: Duration
+
+    package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> IngestConfig {
+        var env = EnvironmentReader(values)
+        var common = try CommonConfig.read(&env, defaultPort: 8080, service: "ingest")
+        let timeout = try env.int("HERALD_PRODUCE_TIMEOUT_MS", default: 10_000, range: 100...300_000)
+        common.unknownVariables = env.unknownHeraldVariables
+        return IngestConfig(common: common, produceTimeout: .milliseconds(timeout))
+    }
+}
+
+/// Settings of the stateful services (orchestrator, notifier), which own partitions and keep SQLite per partition.
+package struct StatefulServiceConfig: Sendable, Equatable {
+    package var common: CommonConfig
+    /// Where the per-partition databases live.
+    package var dataDirectory: String
+    package var consumerGroup: String
+    package var sessionTimeout: Duration
+
+    static func read(_ values: [String: String], service: String, defaultPort: Int) throws(ConfigError)
+        -> StatefulServiceConfig
+    {
+        var env = EnvironmentReader(values)
+        var common = try CommonConfig.read(&env, defaultPort: defaultPort, service: service)
+        let config = StatefulServiceConfig(
+            common: common,
+            dataDirectory: env.string("HERALD_DATA_DIR", default: "data/\(service)"),
+            consumerGroup: env.string("HERALD_CONSUMER_GROUP", default: "herald-\(service)"),
+            sessionTimeout: .milliseconds(try env.int("HERALD_SESSION_TIMEOUT_MS", default: 10_000, range: 1000...300_000))
+        )
+        common.unknownVariables = env.unknownHeraldVariables
+        var result = config
+        result.common = common
+        return result
+    }
+}
+
+package enum OrchestratorConfig {
+    package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> StatefulServiceConfig {
+        try StatefulServiceConfig.read(values, service: "orchestrator", defaultPort: 8081)
+    }
+}
+
+package enum NotifierConfig {
+    package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> StatefulServiceConfig {
+        try StatefulServiceConfig.read(values, service: "notifier", defaultPort: 8082)
+    }
+}

@@ -1,0 +1,83 @@
+import Logging
+import Metrics
+import ServiceLifecycle
+
+/// Runs a consumer as a `Service`: hands each batch to `handle`; on graceful shutdown finishes the batch in hand,
+/// hands the partitions back and leaves the group.
+package struct KafkaConsumerService: Service {
+    package let consumer: KafkaConsumer
+    private let handle: @Sendable (KafkaBatch) async throws -> Void
+
+    package init(consumer: KafkaConsumer, handle: @escaping @Sendable (KafkaBatch) async throws -> Void) {
+        self.consumer = consumer
+        self.handle = handle
+    }
+
+    package func run() async throws {
+        do {
+            try await withGracefulShutdownHandler {
+                for try await batch in consumer.batches() { try await handle(batch) }
+            } onGracefulShutdown: {
+                consumer.stop()
+            }
+        } catch {
+            await consumer.close()
+            throw error
+        }
+        await consumer.close()
+    }
+}
+
+/// Checks (and, if allowed, creates) Herald's topics before a service starts, waiting for Kafka to come up.
+package enum TopicSetup {
+    package static func prepare(_ config: CommonConfig, logger: Logger, waitFor: Duration = .seconds(60)) async throws {
+        let admin = try KafkaAdmin(client: config.kafka, clientID: "\(config.instanceID)-admin", logger: logger)
+        let specs = HeraldTopic.specs(partitions: config.topicPartitions, replicationFactor: config.topicReplication)
+        let deadline = ContinuousClock.now + waitFor
+        defer { Task { await admin.shutdown() } }
+        while true {
+            do {
+                if config.createTopics {
+                    let created = try await admin.ensureTopics(specs)
+                    if !created.isEmpty {
+                        logger.notice("created topics", metadata: ["topics": .string(created.joined(separator: ","))])
+                    }
+                } else {
+                    let topics = try await admin.describeTopics()
+                    for spec in specs where topics[spec.name] != spec.partitions {
+                        throw KafkaError(
+                            code: .configuration,
+                            reason:
+                                "topic \(spec.name) has \(topics[spec.name].map(String.init) ?? "no") partitions, expected \(spec.partitions) (HERALD_CREATE_TOPICS=false)"
+                        )
+                    }
+                }
+                logger.info(
+                    "topics ready",
+                    metadata: ["partitions": .stringConvertible(config.topicPartitions)])
+                return
+            } catch let error as KafkaError where error.isRetriable && ContinuousClock.now < deadline {
+                logger.warning("waiting for Kafka", metadata: ["error": "\(error)"])
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+}
+
+/// Counts consumed records per topic (`herald_records_consumed_total{topic=…}`).
+package struct ConsumedRecordsMetric: Sendable {
+    private let counters: [String: Counter]
+
+    package init(topics: [String]) {
+        counters = Dictionary(
+            uniqueKeysWithValues: topics.map {
+                ($0, Counter(label: "herald_records_consumed_total", dimensions: [("topic", $0)]))
+            })
+    }
+
+    package func record(_ batch: KafkaBatch) {
+        var counts: [String: Int] = [:]
+        for record in batch.records { counts[record.topic, default: 0] += 1 }
+        for (topic, count) in counts { counters[topic]?.increment(by: count) }
+    }
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what Herald needs to build, run and test on Debian 12, skipping what is already there.
+# Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev kcat pkg-config curl python3)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    echo "setup: swift is not on PATH; Herald needs Swift 6.1 or newer (https://www.swift.org/install/linux/)" >&2
+    exit 1
+fi
