@@ -76,6 +76,19 @@ package struct KafkaRecord: Sendable, Hashable {
     /// The record's timestamp in milliseconds since the epoch, when the broker supplied one.
     package var timestampMs: Int64?
 
+    package init(
+        topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [KafkaHeader] = [],
+        timestampMs: Int64? = nil
+    ) {
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.key = key
+        self.value = value
+        self.headers = headers
+        self.timestampMs = timestampMs
+    }
+
     package var topicPartition: TopicPartition { TopicPartition(topic, partition) }
     package var keyString: String? { key.map { String(decoding: $0, as: UTF8.self) } }
     package var isTombstone: Bool { value == nil }

@@ -109,19 +109,7 @@ package struct JSONLogHandler: LogHandler {
         }
     }
 
-    /// RFC 3339 UTC with milliseconds: 2026-11-22T11:40:54.123Z.
-    static func timestamp(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(milliseconds / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds % 1000), 3))Z"
-    }
+    static func timestamp(_ date: Date) -> String { WireTime.format(date) }
 }
 
 /// Minimal JSON writing for log lines (no Foundation encoder on the logging path).

@@ -106,7 +106,20 @@ package enum WireTime {
     private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
     private static let plain = Date.ISO8601FormatStyle(timeZone: .gmt)
 
-    package static func format(_ date: Date) -> String { style.format(date) }
+    /// Rounds to the nearest millisecond (a formatter would truncate 0.123 stored as 0.12299… to .122).
+    package static func format(_ date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var seconds = time_t(milliseconds.floorDivided(by: 1000))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let date = "\(pad(Int64(parts.tm_year) + 1900, 4))-\(pad(Int64(parts.tm_mon) + 1, 2))-\(pad(Int64(parts.tm_mday), 2))"
+        let time = "\(pad(Int64(parts.tm_hour), 2)):\(pad(Int64(parts.tm_min), 2)):\(pad(Int64(parts.tm_sec), 2))"
+        return "\(date)T\(time).\(pad(milliseconds - milliseconds.floorDivided(by: 1000) * 1000, 3))Z"
+    }
 
     package static func parse(_ text: String) -> Date? {
         (try? style.parse(text)) ?? (try? plain.parse(text))
@@ -146,5 +159,12 @@ package struct DeadLetter: WireMessage {
         self.value = render(record.value)
         self.encoding = textual ? "utf8" : "base64"
         self.at = at
+    }
+}
+
+extension Int64 {
+    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }

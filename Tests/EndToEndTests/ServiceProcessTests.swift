@@ -1,0 +1,110 @@
+import Foundation
+import Shared
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("Service executables", .timeLimit(.minutes(3)))
+struct ServiceProcessTests {
+    static let services = ["herald-ingest", "herald-orchestrator", "herald-notifier"]
+
+    @Test("starts against the embedded broker, answers /health and /metrics, exits 0 on SIGTERM", arguments: services)
+    func startHealthStop(executable: String) async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-e2e-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let process = try ChildProcess(
+            executable,
+            environment: [
+                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
+                "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data.path,
+                "HERALD_SESSION_TIMEOUT_MS": "3000", "HERALD_CREATE_TOPICS": "false",
+            ])
+        try await waitUntil("\(executable) to listen") { !process.logs("http listening").isEmpty }
+        let port = try #require(process.logs("http listening").first?["port"] as? Int)
+
+        let (status, body) = try await httpGet("http://127.0.0.1:\(port)/health")
+        #expect(status == 200)
+        let health = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        #expect(health["status"] as? String == "ok")
+        #expect((health["checks"] as? [String: String])?["kafka"] == "up")
+
+        let (metricsStatus, metrics) = try await httpGet("http://127.0.0.1:\(port)/metrics")
+        #expect(metricsStatus == 200)
+        if executable != "herald-ingest" {
+            #expect(metrics.contains("herald_records_consumed_total{topic="))
+            try await waitUntil("partitions assigned") { !process.logs("partitions assigned").isEmpty }
+        }
+
+        process.signal(SIGTERM)
+        #expect(try await process.waitForExit() == 0)
+        #expect(!process.logs("stopped").isEmpty)
+        if executable != "herald-ingest" { #expect(!process.logs("consumer closed").isEmpty) }
+        // Every line a service writes is a JSON object.
+        for line in process.output {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "not JSON: \(line)")
+        }
+        await cluster.shutdown()
+    }
+
+    @Test(
+        "a missing or invalid variable exits 2 with one line naming it",
+        arguments: [
+            ([:], "KAFKA_BOOTSTRAP_SERVERS"),
+            (["KAFKA_BOOTSTRAP_SERVERS": "localhost"], "KAFKA_BOOTSTRAP_SERVERS"),
+            (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_HTTP_PORT": "http"], "HERALD_HTTP_PORT"),
+            (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_LOG_LEVEL": "loud"], "HERALD_LOG_LEVEL"),
+            (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "KAFKA_ACKS": "1"], "KAFKA_ACKS"),
+        ])
+    func badConfiguration(environment: [String: String], variable: String) async throws {
+        let process = try ChildProcess("herald-ingest", environment: environment)
+        #expect(try await process.waitForExit() == 2)
+        #expect(process.output.count == 1)
+        #expect(process.output.first?.hasPrefix("herald-ingest: configuration error: \(variable):") == true)
+    }
+
+    @Test("refuses to start when a keyed topic has another partition count than configured")
+    func partitionMismatch() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+        let process = try ChildProcess(
+            "herald-ingest",
+            environment: [
+                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_PORT": "0",
+                "HERALD_TOPIC_PARTITIONS": "12",
+            ])
+        #expect(try await process.waitForExit() == 1)
+        let failure = try #require(process.logs("stopped on error").first)
+        #expect((failure["error"] as? String)?.contains("has 4 partitions, expected 12") == true)
+        await cluster.shutdown()
+    }
+
+    @Test("herald-devbroker serves Herald's topics to kcat and writes its bootstrap file until SIGTERM")
+    func devBroker() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("herald-\(UUID().uuidString)/bootstrap")
+        let broker = try ChildProcess(
+            "herald-devbroker", arguments: ["--brokers", "2", "--partitions", "5", "--bootstrap-file", file.path],
+            environment: [:])
+        try await waitUntil("the bootstrap file") { FileManager.default.fileExists(atPath: file.path) }
+        let bootstrap = try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(bootstrap.split(separator: ",").count == 2)
+
+        let kcat = try #require(
+            ["/usr/bin/kcat", "/usr/local/bin/kcat"].first { FileManager.default.isExecutableFile(atPath: $0) },
+            "kcat is installed by scripts/setup.sh")
+        let (status, listing) = try runCommand(kcat, ["-b", bootstrap, "-L", "-m", "10"])
+        #expect(status == 0)
+        #expect(listing.contains(" 2 brokers:"))
+        for topic in HeraldTopic.allCases {
+            let partitions = topic == .config ? 1 : 5
+            #expect(listing.contains("topic \"\(topic.name)\" with \(partitions) partitions"), "\(topic.name)")
+        }
+
+        broker.signal(SIGTERM)
+        #expect(try await broker.waitForExit() == 0)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Shared
+import Testing
+
+@Suite("Wire format")
+struct WireTests {
+    static let record = KafkaRecord(
+        topic: "herald.ingest", partition: 3, offset: 42, key: Array("acme/paul".utf8),
+        value: Array(#"{"v":9}"#.utf8), headers: [], timestampMs: nil)
+    static let at = Date(timeIntervalSince1970: 1_795_000_000.123)
+
+    /// Changing this string is changing the format on the topics: make it a visible decision.
+    @Test("dead letter golden JSON")
+    func deadLetterGolden() throws {
+        let letter = DeadLetter(service: "orchestrator", reason: "unsupported version", record: Self.record, at: Self.at)
+        let json = String(decoding: try Wire.encode(letter), as: UTF8.self)
+        #expect(
+            json
+                == #"{"at":"2026-11-18T11:06:40.123Z","encoding":"utf8","key":"acme/paul","kind":"dead_letter","offset":42,"partition":3,"reason":"unsupported version","service":"orchestrator","topic":"herald.ingest","v":1,"value":"{\"v\":9}"}"#
+        )
+        let decoded = try Wire.decode(DeadLetter.self, from: Array(json.utf8))
+        #expect(decoded.reason == letter.reason && decoded.offset == 42)
+        #expect(String(decoding: try Wire.encode(decoded), as: UTF8.self) == json, "decode then encode is lossless")
+    }
+
+    @Test("binary originals are kept as base64")
+    func binary() throws {
+        var record = Self.record
+        record.value = [0xff, 0x00]
+        let letter = DeadLetter(service: "s", reason: "r", record: record, at: Self.at)
+        #expect(letter.encoding == "base64")
+        #expect(letter.value == "/wA=")
+        #expect(letter.key == Data("acme/paul".utf8).base64EncodedString())
+    }
+
+    @Test(
+        "decoding refuses what it cannot read, saying why",
+        arguments: [
+            (#"not json"#, "not a Herald message"),
+            (#"{"kind":"dead_letter"}"#, "not a Herald message"),
+            (#"{"v":1,"kind":"event"}"#, #"expected kind "dead_letter", got "event""#),
+            (#"{"v":2,"kind":"dead_letter"}"#, "dead_letter version 2 is not supported"),
+            (#"{"v":0,"kind":"dead_letter"}"#, "dead_letter version 0 is not supported"),
+            (#"{"v":1,"kind":"dead_letter","service":"s"}"#, "missing field reason"),
+        ])
+    func refused(json: String, reason: String) {
+        let error = #expect(throws: WireError.self) { try Wire.decode(DeadLetter.self, from: Array(json.utf8)) }
+        #expect(error?.reason.contains(reason) == true, "\(error?.reason ?? "")")
+    }
+
+    @Test("times are UTC with milliseconds; whole seconds are read too")
+    func times() {
+        #expect(WireTime.format(Self.at) == "2026-11-18T11:06:40.123Z")
+        #expect(WireTime.parse("2026-11-18T11:06:40.123Z").map(WireTime.format) == "2026-11-18T11:06:40.123Z")
+        #expect(WireTime.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
+        #expect(WireTime.parse("2026-11-18T11:06:40Z") == Date(timeIntervalSince1970: 1_795_000_000))
+        #expect(WireTime.parse("18/11/2026") == nil)
+    }
+
+    @Test("every topic of the design, keyed topics sharing the partition count")
+    func topics() {
+        let specs = HeraldTopic.specs(partitions: 12)
+        #expect(specs.map(\.name) == [
+            "herald.ingest", "herald.config", "herald.contacts", "herald.sends.push", "herald.sends.email",
+            "herald.sends.sms", "herald.deliveries", "herald.dlq",
+        ])
+        #expect(specs.filter { $0.partitions == 12 }.count == 7)
+        #expect(specs.first { $0.name == "herald.config" }?.partitions == 1)
+        #expect(specs.filter { $0.config["cleanup.policy"] == "compact" }.map(\.name) == ["herald.config", "herald.contacts"])
+    }
+}
