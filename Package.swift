@@ -90,14 +90,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "HeraldTestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Tests/Support",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "SharedTests",
-            dependencies: ["Shared"],
+            dependencies: ["Shared", "HeraldTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Shared"],
+            dependencies: ["Shared", "HeraldTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

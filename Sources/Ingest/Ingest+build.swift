@@ -14,12 +14,9 @@ enum Ingest {
 
         let router = Router()
         router.middlewares.add(MetricsMiddleware())
-        OpsEndpoints.register(
-            on: router, service: "ingest",
-            checks: [HealthCheck("kafka") { await producer.brokersReachable() }],
-            registry: context.registry)
         let http = ServiceMain.httpApplication(
-            router: router, common: context.common, service: "ingest", logger: context.logger)
+            router: router, context: context, service: "ingest",
+            checks: [HealthCheck("kafka") { await producer.brokersReachable() }])
         return [producer, http]
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import HeraldTestSupport
 import Shared
 import Synchronization
 
@@ -19,13 +20,6 @@ let binDirectory: URL = {
 }()
 
 let quietLogger = Logger(label: "e2e", factory: { _ in SwiftLogNoOpLogHandler() })
-
-/// Shared mutable state for closures (a `Mutex` itself cannot be captured).
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
-}
 
 /// A child process with its output collected line by line.
 final class ChildProcess: Sendable {
@@ -84,23 +78,6 @@ final class ChildProcess: Sendable {
     deinit {
         if process.isRunning { process.terminate() }
     }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: @Sendable () async throws -> Bool)
-    async throws
-{
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    if try await condition() { return }
-    throw TimedOut(what: what)
 }
 
 /// A GET on loopback: status and body.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import HeraldTestSupport
 import Shared
 import Synchronization
 
@@ -29,24 +30,6 @@ func withCluster<T>(brokers: Int = 3, _ body: (EmbeddedKafkaCluster) async throw
 /// A name no other test uses, so tests can share a cluster and run in parallel.
 func uniqueName(_ prefix: String) -> String {
     "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Waits until `condition` holds, checking every 50 ms, or throws after `timeout`.
-func waitUntil(
-    _ what: String, timeout: Duration = .seconds(30), _ condition: @Sendable () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    if try await condition() { return }
-    throw TimedOut(what: what)
 }
 
 func producer(_ cluster: EmbeddedKafkaCluster, deliveryTimeout: Duration = .seconds(30), overrides: [String: String] = [:])

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import HeraldTestSupport
 import Shared
 import Synchronization
 import Testing
