@@ -32,13 +32,15 @@ func uniqueName(_ prefix: String) -> String {
     "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
 }
 
-func producer(_ cluster: EmbeddedKafkaCluster, deliveryTimeout: Duration = .seconds(30), overrides: [String: String] = [:])
-    throws -> KafkaProducer
-{
+func makeProducer(
+    _ cluster: EmbeddedKafkaCluster, deliveryTimeout: Duration = .seconds(30), maxQueuedRecords: Int = 100_000,
+    overrides: [String: String] = [:]
+) throws -> KafkaProducer {
     var configuration = KafkaProducerConfiguration(
         client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers, overrides: overrides),
         clientID: uniqueName("producer"))
     configuration.deliveryTimeout = deliveryTimeout
+    configuration.maxQueuedRecords = maxQueuedRecords
     return try KafkaProducer(configuration: configuration, logger: testLogger)
 }
 

@@ -12,7 +12,7 @@ struct KafkaTests {
         try await withCluster { cluster in
             let topic = uniqueName("roundtrip")
             try cluster.createTopic(TopicSpec(name: topic, partitions: 3))
-            let producer = try producer(cluster)
+            let producer = try makeProducer(cluster)
             let sent: [KafkaOutgoingRecord] = [
                 KafkaOutgoingRecord(
                     topic: topic, key: "alice", value: #"{"v":1}"#.bytes,
@@ -60,7 +60,7 @@ struct KafkaTests {
             let topic = uniqueName("split")
             let partitions: Int32 = 6
             try cluster.createTopic(TopicSpec(name: topic, partitions: partitions))
-            let producer = try producer(cluster)
+            let producer = try makeProducer(cluster)
             var produced: [TopicPartition: Int64] = [:]  // next offset per partition
             func produce(_ range: Range<Int>) async throws {
                 for index in range {
@@ -124,7 +124,7 @@ struct KafkaTests {
         try await withCluster { cluster in
             let topic = uniqueName("down")
             try cluster.createTopic(TopicSpec(name: topic, partitions: 2))
-            let producer = try producer(
+            let producer = try makeProducer(
                 cluster, deliveryTimeout: .seconds(2),
                 overrides: ["reconnect.backoff.max.ms": "500", "reconnect.backoff.ms": "100"])
             try await producer.send(KafkaOutgoingRecord(topic: topic, key: "k", value: "before".bytes))
@@ -139,6 +139,20 @@ struct KafkaTests {
             #expect(error?.isRetriable == true)
             // Bounded by the delivery timeout (2 s), with slack for a loaded machine.
             #expect(ContinuousClock.now - started < .seconds(15))
+
+            // A full local queue fails at once, without waiting for the delivery timeout.
+            let small = try makeProducer(cluster, deliveryTimeout: .seconds(2), maxQueuedRecords: 1)
+            let queued = Task {
+                try await small.send(KafkaOutgoingRecord(topic: topic, key: "k", value: "queued".bytes))
+            }
+            try await waitUntil("one record queued") { small.inFlight == 1 }
+            let full = await #expect(throws: KafkaError.self) {
+                try await small.send(KafkaOutgoingRecord(topic: topic, key: "k", value: "overflow".bytes))
+            }
+            #expect(full?.code == .queueFull)
+            #expect(full?.isRetriable == true)
+            await #expect(throws: KafkaError.self) { try await queued.value }
+            await small.shutdown()
 
             for id in cluster.brokerIDs { try cluster.setBrokerUp(id) }
             try await waitUntil("a send succeeds again", timeout: .seconds(60)) {
@@ -158,7 +172,7 @@ struct KafkaTests {
         try await withCluster { cluster in
             let topic = uniqueName("resume")
             try cluster.createTopic(TopicSpec(name: topic, partitions: 2))
-            let producer = try producer(cluster)
+            let producer = try makeProducer(cluster)
             for index in 0..<20 {
                 try await producer.send(
                     KafkaOutgoingRecord(topic: topic, key: nil, value: "\(index)".bytes, partition: Int32(index % 2)))
@@ -219,7 +233,7 @@ struct KafkaTests {
         try await withCluster(brokers: 1) { cluster in
             let topic = uniqueName("pause")
             try cluster.createTopic(TopicSpec(name: topic, partitions: 1))
-            let producer = try producer(cluster)
+            let producer = try makeProducer(cluster)
             let consumer = try KafkaConsumer(
                 configuration: consumerConfiguration(cluster, group: uniqueName("g"), topics: [topic]),
                 logger: testLogger)
