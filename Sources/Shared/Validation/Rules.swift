@@ -1,0 +1,336 @@
+import Foundation
+
+/// One thing wrong with the input: where (a path such as `[0].attributes.age`), a stable code, and a message.
+package struct Problem: Sendable, Equatable, Codable, CustomStringConvertible {
+    package var path: String
+    package var code: String
+    package var message: String
+
+    package init(path: String, code: String, message: String) {
+        self.path = path
+        self.code = code
+        self.message = message
+    }
+
+    package var description: String { "\(path): \(code): \(message)" }
+}
+
+/// A rule broken by one value; the caller knows the path.
+package struct Violation: Error, Equatable {
+    package var code: String
+    package var message: String
+
+    package init(_ code: String, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    package func at(_ path: String) -> Problem { Problem(path: path, code: code, message: message) }
+}
+
+/// The limits of the source documents (shared/spec/batch-rules.md), in one place.
+package enum Limits {
+    package static let attributeName = 30
+    package static let customIDLength = 1024
+    package static let string = 300
+    package static let url = 2048
+    package static let stringArrayItems = 25
+    package static let arrayEditItems = 25
+    package static let eventArrayItems = 25
+    package static let eventObjectDepth = 3
+    package static let eventObjectAttributes = 20
+    package static let label = 200
+    package static let tags = 10
+    package static let tagLength = 64
+    package static let email = 256
+    package static let clientID = 128
+    package static let profileUpdatesPerRequest = 200
+    package static let eventsPerRequest = 200
+}
+
+/// The rules on single values. Lengths count UTF-16 code units, as the SDKs do (`NSString.length`).
+package enum Rules {
+    /// Attribute, event-attribute and event names: `^[a-zA-Z0-9_]{1,30}$`.
+    package static func isValidName(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        return (1...Limits.attributeName).contains(utf8.count)
+            && utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+            }
+    }
+
+    /// A custom attribute or event attribute name, lowercased.
+    package static func attributeName(_ name: String) throws(Violation) -> String {
+        if name.contains("$") {
+            throw Violation("reserved_name", "attribute names cannot contain '$'")
+        }
+        guard isValidName(name) else {
+            throw Violation("invalid_name", "attribute names are 1 to 30 letters, digits or underscores")
+        }
+        return name.lowercased()
+    }
+
+    /// An event name, uppercased (Herald's canonical case, as the SDK sends it).
+    package static func eventName(_ name: String) throws(Violation) -> String {
+        guard isValidName(name) else {
+            throw Violation("invalid_event_name", "event names are 1 to 30 letters, digits or underscores")
+        }
+        return name.uppercased()
+    }
+
+    static let customIDBlocklist: Set<String> = [
+        "undefined", "null", "nil", "(null)", "[object object]", "true", "false", "nan", "infinity", "-infinity",
+    ]
+
+    /// A custom user ID: 1…1024 characters, no newline, not blank, not a blocklisted word. Kept as given (case and
+    /// whitespace sensitive).
+    package static func customID(_ value: String) throws(Violation) -> String {
+        guard !value.isEmpty else { throw Violation("invalid_custom_id", "the custom ID is empty") }
+        guard value.utf16.count <= Limits.customIDLength else {
+            throw Violation("invalid_custom_id", "the custom ID is longer than 1024 characters")
+        }
+        guard !value.contains(where: \.isNewline) else {
+            throw Violation("invalid_custom_id", "the custom ID contains a line break")
+        }
+        guard !value.allSatisfy(\.isWhitespace) else {
+            throw Violation("invalid_custom_id", "the custom ID is only whitespace")
+        }
+        guard !customIDBlocklist.contains(value.lowercased()) else {
+            throw Violation("invalid_custom_id", "\"\(value)\" is not accepted as a custom ID")
+        }
+        return value
+    }
+
+    /// An installation ID: 1…128 visible ASCII characters (the SDK sends an uppercased UUID).
+    package static func installationID(_ value: String) throws(Violation) -> String {
+        guard (1...128).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw Violation("invalid_installation_id", "installation IDs are 1 to 128 visible ASCII characters")
+        }
+        return value
+    }
+
+    /// A client-supplied record id used to drop replays: 1…128 visible ASCII characters.
+    package static func clientID(_ value: String) throws(Violation) -> String {
+        guard (1...Limits.clientID).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        else {
+            throw Violation("invalid_id", "ids are 1 to 128 visible ASCII characters")
+        }
+        return value
+    }
+
+    /// A profile string attribute: not empty, at most 300 characters.
+    package static func profileString(_ value: String) throws(Violation) -> String {
+        guard !value.isEmpty else { throw Violation("empty_string", "strings cannot be empty") }
+        guard value.utf16.count <= Limits.string else {
+            throw Violation("string_too_long", "strings are at most 300 characters (got \(value.utf16.count))")
+        }
+        return value
+    }
+
+    /// An event string: also single-line and not only whitespace.
+    package static func eventString(_ value: String, limit: Int = Limits.string) throws(Violation) -> String {
+        guard !value.isEmpty else { throw Violation("empty_string", "strings cannot be empty") }
+        guard value.utf16.count <= limit else {
+            throw Violation("string_too_long", "strings are at most \(limit) characters (got \(value.utf16.count))")
+        }
+        guard !value.contains(where: \.isNewline) else {
+            throw Violation("multiline_string", "event strings must be on one line")
+        }
+        guard !value.allSatisfy(\.isWhitespace) else {
+            throw Violation("blank_string", "event strings cannot be only whitespace")
+        }
+        return value
+    }
+
+    /// A JSON number literal as an int64 (no fraction or exponent) or a finite double.
+    package static func number(_ literal: String) throws(Violation) -> AttributeValue {
+        if !literal.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
+            guard let integer = Int64(literal) else {
+                throw Violation("integer_out_of_range", "integers must fit in a signed 64-bit integer (got \(literal))")
+            }
+            return .integer(integer)
+        }
+        guard let double = Double(literal), double.isFinite else {
+            throw Violation("number_out_of_range", "numbers must fit in a double (got \(literal))")
+        }
+        return .double(double)
+    }
+
+    /// `{"$date": "2026-11-22T10:00:00Z"}`: an ISO-8601 time with a zone (`Z` or an offset), stored in UTC.
+    package static func date(_ text: String) throws(Violation) -> Date {
+        guard let date = parseTime(text) else {
+            throw Violation("invalid_date", "dates are ISO-8601 with a time zone, e.g. 2026-11-22T10:00:00Z")
+        }
+        return date
+    }
+
+    package static func parseTime(_ text: String) -> Date? {
+        WireTime.parse(text) ?? (try? Date.ISO8601FormatStyle().parse(text))
+            ?? (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+    }
+
+    /// `{"$url": "https://…"}`: at most 2048 characters, with a scheme and a host.
+    package static func url(_ text: String) throws(Violation) -> String {
+        guard text.utf16.count <= Limits.url else {
+            throw Violation("url_too_long", "URLs are at most 2048 characters")
+        }
+        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, let host = url.host, !host.isEmpty
+        else {
+            throw Violation("invalid_url", "URLs need a scheme and a host, e.g. https://example.com/path")
+        }
+        return text
+    }
+
+    /// An email address: at most 256 characters, one '@', a dotted domain.
+    package static func email(_ value: String) throws(Violation) -> String {
+        guard value.utf16.count <= Limits.email else {
+            throw Violation("invalid_email", "email addresses are at most 256 characters")
+        }
+        let parts = value.split(separator: "@", omittingEmptySubsequences: false)
+        let domainCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.")
+        guard parts.count == 2, !parts[0].isEmpty, !parts[0].contains(where: \.isWhitespace),
+            let dot = parts[1].lastIndex(of: "."), dot != parts[1].startIndex, parts[1].index(after: dot) != parts[1].endIndex,
+            parts[1].allSatisfy(domainCharacters.contains),
+            !parts[1][parts[1].index(after: dot)...].contains(where: { $0 == "." || $0 == "-" })
+        else {
+            throw Violation("invalid_email", "not a valid email address")
+        }
+        return value
+    }
+
+    /// A phone number in E.164: `^\+[0-9]{1,15}$`.
+    package static func phone(_ value: String) throws(Violation) -> String {
+        let digits = value.utf8.dropFirst()
+        guard value.utf8.first == UInt8(ascii: "+"), (1...15).contains(digits.count),
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else {
+            throw Violation("invalid_phone_number", "phone numbers are E.164: '+' then 1 to 15 digits")
+        }
+        return value
+    }
+
+    /// `subscribed` or `unsubscribed`.
+    package static func marketingState(_ value: String) throws(Violation) -> String {
+        guard value == "subscribed" || value == "unsubscribed" else {
+            throw Violation("invalid_subscription_state", "expected \"subscribed\" or \"unsubscribed\"")
+        }
+        return value
+    }
+
+    /// ISO 639-1, normalised to lowercase.
+    package static func language(_ value: String) throws(Violation) -> String {
+        let code = value.lowercased()
+        guard iso639_1.contains(code) else {
+            throw Violation("invalid_language", "languages are ISO 639-1 two-letter codes, e.g. \"fr\"")
+        }
+        return code
+    }
+
+    /// ISO 3166-1 alpha-2, normalised to uppercase.
+    package static func region(_ value: String) throws(Violation) -> String {
+        let code = value.uppercased()
+        guard iso3166_1.contains(code) else {
+            throw Violation("invalid_region", "regions are ISO 3166-1 alpha-2 codes, e.g. \"FR\"")
+        }
+        return code
+    }
+
+    private static let timeZones = Set(TimeZone.knownTimeZoneIdentifiers).union(["UTC"])
+
+    /// An IANA time zone name such as `Europe/Paris`.
+    package static func timeZone(_ value: String) throws(Violation) -> String {
+        guard timeZones.contains(value) else {
+            throw Violation("invalid_timezone", "time zones are IANA names, e.g. \"Europe/Paris\"")
+        }
+        return value
+    }
+}
+
+/// A validated attribute value, with the type suffix used on the wire (`age.i`, as the SDK writes them).
+package indirect enum AttributeValue: Sendable, Equatable {
+    case string(String)
+    case integer(Int64)
+    case double(Double)
+    case bool(Bool)
+    case date(Date)
+    case url(String)
+    case stringArray([String])
+    /// Events only.
+    case object([(String, AttributeValue)])
+    /// Events only.
+    case objectArray([[(String, AttributeValue)]])
+
+    package var suffix: String {
+        switch self {
+        case .string: "s"
+        case .integer: "i"
+        case .double: "f"
+        case .bool: "b"
+        case .date: "t"
+        case .url: "u"
+        case .stringArray, .objectArray: "a"
+        case .object: "o"
+        }
+    }
+
+    package var json: JSONValue {
+        switch self {
+        case .string(let value), .url(let value): .string(value)
+        case .integer(let value): .number(String(value))
+        case .double(let value): .number(JSONValue.literal(value))
+        case .bool(let value): .bool(value)
+        case .date(let value): .string(WireTime.format(value))
+        case .stringArray(let values): .array(values.map(JSONValue.string))
+        case .object(let members): AttributeValue.typedObject(members)
+        case .objectArray(let objects): .array(objects.map(AttributeValue.typedObject))
+        }
+    }
+
+    /// `{"name.s": …, "price.f": …}`.
+    package static func typedObject(_ members: [(String, AttributeValue)]) -> JSONValue {
+        .object(members.map { JSONMember("\($0.0).\($0.1.suffix)", $0.1.json) })
+    }
+
+    package static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool { lhs.json == rhs.json }
+}
+
+extension JSONValue {
+    /// A JSON literal for a finite double that reads back as the same double.
+    package static func literal(_ value: Double) -> String {
+        let text = "\(value)"
+        return text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) ? text : text + ".0"
+    }
+
+    /// Compact JSON text, members in their order.
+    package var serialized: [UInt8] {
+        var out = ""
+        write(to: &out)
+        return Array(out.utf8)
+    }
+
+    private func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .number(let literal): out += literal
+        case .string(let value): JSON.appendString(value, to: &out)
+        case .array(let values):
+            out += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { out += "," }
+                value.write(to: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, member) in members.enumerated() {
+                if index > 0 { out += "," }
+                JSON.appendString(member.key, to: &out)
+                out += ":"
+                member.value.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+}
