@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // C libraries from Debian's packages; shims wrap what Swift cannot import (variadic calls).
@@ -64,7 +65,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "Ingest",
-            dependencies: ["Shared", "ServiceSupport", .product(name: "Hummingbird", package: "hummingbird")],
+            dependencies: [
+                "Shared", "ServiceSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

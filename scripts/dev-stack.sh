@@ -57,7 +57,8 @@ if [ ! -s "$run_dir/bootstrap" ]; then echo "dev-stack: the broker did not start
 
 export KAFKA_BOOTSTRAP_SERVERS="$(cat "$run_dir/bootstrap")"
 export HERALD_HTTP_HOST=127.0.0.1 HERALD_LOG_FORMAT="$log_format"
-HERALD_HTTP_PORT="${INGEST_PORT:-8080}" start ingest "$bin/herald-ingest"
+HERALD_HTTP_PORT="${INGEST_PORT:-8080}" HERALD_APPS_FILE="${HERALD_APPS_FILE:-config/apps.sample.json}" \
+    start ingest "$bin/herald-ingest"
 HERALD_HTTP_PORT="${ORCHESTRATOR_PORT:-8081}" HERALD_DATA_DIR="$run_dir/data/orchestrator" \
     start orchestrator "$bin/herald-orchestrator"
 HERALD_HTTP_PORT="${NOTIFIER_PORT:-8082}" HERALD_DATA_DIR="$run_dir/data/notifier" \

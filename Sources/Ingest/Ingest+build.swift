@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import ServiceLifecycle
 import ServiceSupport
@@ -11,12 +12,23 @@ enum Ingest {
             client: context.common.kafka, clientID: context.common.instanceID)
         producerConfig.deliveryTimeout = context.config.produceTimeout
         let producer = try KafkaProducer(configuration: producerConfig, logger: context.logger)
-
-        let router = Router()
-        router.middlewares.add(MetricsMiddleware())
+        let router = buildRouter(
+            api: IngestAPI(
+                catalog: context.config.catalog, sink: KafkaRecordSink(producer: producer),
+                maxBodyBytes: context.config.maxBodyBytes, now: { Date() }))
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "ingest",
             checks: [HealthCheck("kafka") { await producer.brokersReachable() }])
         return [producer, http]
+    }
+
+    /// The API's routes; tests build it with a fake sink.
+    static func buildRouter(api: IngestAPI) -> Router<IngestContext> {
+        let router = Router(context: IngestContext.self)
+        router.middlewares.add(MetricsMiddleware())
+        router.middlewares.add(RequestLogMiddleware())
+        ServerController(api: api).register(on: router)
+        AppController(api: api).register(on: router)
+        return router
     }
 }

@@ -89,9 +89,9 @@ package enum ServiceMain {
     }
 
     /// The service's HTTP application: `router` with `/health` (running `checks`) and `/metrics` added.
-    package static func httpApplication<Config>(
-        router: Router<BasicRequestContext>, context: ServiceContext<Config>, service: String, checks: [HealthCheck]
-    ) -> some Service {
+    package static func httpApplication<Config, Context: RequestContext>(
+        router: Router<Context>, context: ServiceContext<Config>, service: String, checks: [HealthCheck]
+    ) -> some Service where Context.Source == ApplicationRequestContextSource {
         OpsEndpoints.register(on: router, service: service, checks: checks, registry: context.registry)
         return httpApplication(router: router, common: context.common, service: service, logger: context.logger)
     }
@@ -115,7 +115,7 @@ package enum ServiceMain {
             try await handle(batch)
         }
         let http = httpApplication(
-            router: Router(), context: context, service: service,
+            router: Router(context: BasicRequestContext.self), context: context, service: service,
             checks: [HealthCheck("kafka") { await consumer.brokersReachable() }])
         return [consuming, http]
     }

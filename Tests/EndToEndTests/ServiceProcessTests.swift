@@ -23,7 +23,7 @@ struct ServiceProcessTests {
                 "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
                 "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data.path,
                 "HERALD_SESSION_TIMEOUT_MS": "3000", "HERALD_CREATE_TOPICS": "false",
-            ])
+            ].merging(executable == "herald-ingest" ? ["HERALD_APPS_FILE": sampleAppsFile] : [:]) { $1 })
         try await waitUntil("\(executable) to listen") { !process.logs("http listening").isEmpty }
         let port = try #require(process.logs("http listening").first?["port"] as? Int)
 
@@ -59,6 +59,7 @@ struct ServiceProcessTests {
             (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_HTTP_PORT": "http"], "HERALD_HTTP_PORT"),
             (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_LOG_LEVEL": "loud"], "HERALD_LOG_LEVEL"),
             (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "KAFKA_ACKS": "1"], "KAFKA_ACKS"),
+            (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092"], "HERALD_APPS_FILE"),
         ])
     func badConfiguration(environment: [String: String], variable: String) async throws {
         let process = try ChildProcess("herald-ingest", environment: environment)
@@ -75,7 +76,7 @@ struct ServiceProcessTests {
             "herald-ingest",
             environment: [
                 "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_PORT": "0",
-                "HERALD_TOPIC_PARTITIONS": "12",
+                "HERALD_TOPIC_PARTITIONS": "12", "HERALD_APPS_FILE": sampleAppsFile,
             ])
         #expect(try await process.waitForExit() == 1)
         let failure = try #require(process.logs("stopped on error").first)

@@ -1,10 +1,11 @@
+import HeraldTestSupport
 import Logging
 import Shared
 import Testing
 
 @Suite("Environment configuration")
 struct ConfigTests {
-    static let base = ["KAFKA_BOOTSTRAP_SERVERS": "kafka-1:9092,kafka-2:9092"]
+    static let base = ["KAFKA_BOOTSTRAP_SERVERS": "kafka-1:9092,kafka-2:9092", "HERALD_APPS_FILE": sampleAppsFile]
 
     @Test("defaults when only the bootstrap list is set")
     func defaults() throws {
@@ -18,6 +19,9 @@ struct ConfigTests {
         #expect(ingest.common.topicReplication == -1)
         #expect(ingest.common.createTopics)
         #expect(ingest.produceTimeout == .seconds(10))
+        #expect(ingest.maxBodyBytes == 2 << 20)
+        #expect(ingest.catalog.credential(for: "rest_demo_0123456789abcdef") == .rest(project: "demo"))
+        #expect(ingest.catalog.credential(for: "DEV_demo_ios_0123456789") == .app(project: "demo", app: "demo-ios", dev: true))
         let orchestrator = try OrchestratorConfig.fromEnvironment(Self.base)
         #expect(orchestrator.common.httpPort == 8081)
         #expect(orchestrator.consumerGroup == "herald-orchestrator")
@@ -50,6 +54,8 @@ struct ConfigTests {
             ("KAFKA_ENABLE_IDEMPOTENCE", "false"),
             ("KAFKA_ACKS", "1"),
             ("KAFKA_GROUP_ID", "x"),
+            ("HERALD_APPS_FILE", "/nonexistent/apps.json"),
+            ("HERALD_MAX_BODY_BYTES", "1023"),
         ])
     func refused(variable: String, value: String) {
         var environment = Self.base
@@ -85,13 +91,35 @@ struct ConfigTests {
 
     @Test("unknown HERALD_ variables are reported, others ignored")
     func unknownVariables() throws {
-        var environment = Self.base
-        environment["HERALD_HTTP_PROT"] = "1"
-        environment["HOME"] = "/root"
-        let config = try OrchestratorConfig.fromEnvironment(environment)
-        #expect(config.common.unknownVariables == ["HERALD_HTTP_PROT"])
+        var orchestrator = Self.base
+        orchestrator["HERALD_APPS_FILE"] = nil
+        orchestrator["HERALD_HTTP_PROT"] = "1"
+        orchestrator["HOME"] = "/root"
+        #expect(try OrchestratorConfig.fromEnvironment(orchestrator).common.unknownVariables == ["HERALD_HTTP_PROT"])
         // A variable of another service is unknown to this one.
-        environment["HERALD_DATA_DIR"] = "/data"
-        #expect(try IngestConfig.fromEnvironment(environment).common.unknownVariables == ["HERALD_DATA_DIR", "HERALD_HTTP_PROT"])
+        var ingest = Self.base
+        ingest["HERALD_HTTP_PROT"] = "1"
+        ingest["HERALD_DATA_DIR"] = "/data"
+        #expect(try IngestConfig.fromEnvironment(ingest).common.unknownVariables == ["HERALD_DATA_DIR", "HERALD_HTTP_PROT"])
+        #expect(try OrchestratorConfig.fromEnvironment(Self.base).common.unknownVariables == ["HERALD_APPS_FILE"])
+    }
+
+    @Test(
+        "the apps catalog is checked, every error naming the field",
+        arguments: [
+            (#"{"projects":{}}"#, "projects: expected an array"),
+            (#"{"projects":[{"id":"Demo","rest_api_keys":[],"apps":[]}]}"#, "projects[0].id: ids are"),
+            (#"{"projects":[{"id":"a/b","rest_api_keys":[],"apps":[]}]}"#, "projects[0].id: ids are"),
+            (#"{"projects":[{"id":"d","rest_api_keys":["short"],"apps":[]}]}"#, "projects[0].rest_api_keys[0]: keys are at least 16"),
+            (#"{"projects":[{"id":"d","rest_api_keys":["DEV_0123456789abcdef"],"apps":[]}]}"#, "only dev keys start with DEV"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"dev_0123456789abcdef"}]}]}"#, "projects[0].apps[0].dev_api_key: dev keys start with DEV"),
+            (#"{"projects":[{"id":"d","rest_api_keys":["key_0123456789abcdef"],"apps":[{"id":"i","platform":"ios","api_key":"key_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef"}]}]}"#, "projects[0].apps[0].api_key: this key is already used"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"tv","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef"}]}]}"#, "projects[0].apps[0].platform: expected ios"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[]},{"id":"d","rest_api_keys":[],"apps":[]}]}"#, "projects[1].id: project \"d\" is defined twice"),
+            ("{", "not JSON: line 1, column 2"),
+        ])
+    func catalogErrors(text: String, message: String) {
+        let error = #expect(throws: AppsCatalog.FormatError.self) { try AppsCatalog.parse(Array(text.utf8)) }
+        #expect(error?.description.contains(message) == true, "\(error?.description ?? "")")
     }
 }

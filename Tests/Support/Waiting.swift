@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Synchronization
 
@@ -26,3 +27,10 @@ package final class Locked<Value: Sendable>: Sendable {
     package init(_ value: Value) { mutex = Mutex(value) }
     package func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
+
+/// The repository's sample catalog of projects, apps and keys (config/apps.sample.json).
+package let sampleAppsFile: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.appendingPathComponent("config/apps.sample.json").path
+}()

@@ -75,13 +75,21 @@ package struct IngestConfig: Sendable, Equatable {
     package var common: CommonConfig
     /// How long a write may wait for the broker's acknowledgement before the API answers 503.
     package var produceTimeout: Duration
+    /// Projects, apps and keys.
+    package var catalog: AppsCatalog
+    /// Larger request bodies get 413.
+    package var maxBodyBytes: Int
 
     package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> IngestConfig {
         var env = EnvironmentReader(values)
         var common = try CommonConfig.read(&env, defaultPort: 8080, service: "ingest")
         let timeout = try env.int("HERALD_PRODUCE_TIMEOUT_MS", default: 10_000, range: 100...300_000)
+        let appsFile = try env.required("HERALD_APPS_FILE", hint: "JSON file of projects, apps and keys, see config/apps.sample.json")
+        let maxBody = try env.int("HERALD_MAX_BODY_BYTES", default: 2 << 20, range: 1024...(64 << 20))
         common.unknownVariables = env.unknownHeraldVariables
-        return IngestConfig(common: common, produceTimeout: .milliseconds(timeout))
+        return IngestConfig(
+            common: common, produceTimeout: .milliseconds(timeout), catalog: try AppsCatalog.load(path: appsFile),
+            maxBodyBytes: maxBody)
     }
 }
 

@@ -1,0 +1,274 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Shared
+
+/// The app-side API (`X-Api-Key`: an app's live or dev key). Every body names the installation; `custom_id` is the
+/// user the app has identified, if any (email and phone need one).
+struct AppController {
+    let api: IngestAPI
+
+    func register(on router: Router<IngestContext>) {
+        let group = router.group("v1/app")
+        group.post("identify") { request, context in try await identify(request, context: context) }
+        group.post("profile") { request, context in try await profile(request, context: context) }
+        group.post("events") { request, context in try await events(request, context: context) }
+        group.post("installation") { request, context in try await installation(request, context: context) }
+        group.post("push-token") { request, context in try await pushToken(request, context: context) }
+        group.post("location") { request, context in try await location(request, context: context) }
+        group.post("opt-out") { request, context in try await privacy(.optOut, request, context: context) }
+        group.post("opt-in") { request, context in try await privacy(.optIn, request, context: context) }
+        group.post("wipe") { request, context in try await privacy(.wipe, request, context: context) }
+    }
+
+    /// The parts every app request shares.
+    struct Envelope {
+        var project: String
+        var source: IngestSource
+        var platform: String
+        var installationID: String
+        var customID: String?
+        var clientID: String?
+        var fields: Fields
+    }
+
+    /// Authenticates, parses, and reads `installation_id`, `custom_id` and `id` next to the endpoint's `known` fields.
+    /// A missing or invalid installation or custom ID fails the request (422): the write could not be routed.
+    func envelope(_ request: Request, known: Set<String>) async throws -> Envelope {
+        guard case .app(let project, let app, let dev) = try api.authenticate(request, as: .app) else {
+            throw APIError.validation([])
+        }
+        let body = try await api.body(request)
+        let fields = Fields(body, path: "", known: known.union(["installation_id", "custom_id", "id"]))
+        guard fields.isObject else { throw APIError.badRequest("invalid_body", "the body is a JSON object") }
+        var problems: [Problem] = []
+        var installationID = ""
+        var customID: String?
+        var clientID: String?
+        do throws(Violation) {
+            guard case .string(let text)? = fields["installation_id"] else {
+                throw Violation("missing_field", "installation_id is required (a string)")
+            }
+            installationID = try Rules.installationID(text)
+        } catch {
+            problems.append(error.at("installation_id"))
+        }
+        do throws(Violation) {
+            switch fields["custom_id"] {
+            case nil, .null?: break
+            case .string(let text)?: customID = try Rules.customID(text)
+            case let other?: throw Violation("invalid_type", "custom_id is a string or null, got \(other.typeName)")
+            }
+        } catch {
+            problems.append(error.at("custom_id"))
+        }
+        do throws(Violation) {
+            switch fields["id"] {
+            case nil: break
+            case .string(let text)?: clientID = try Rules.clientID(text)
+            case let other?: throw Violation("invalid_type", "id is a string, got \(other.typeName)")
+            }
+        } catch {
+            problems.append(error.at("id"))
+        }
+        guard problems.isEmpty else { throw APIError.validation(problems + fields.problems) }
+        let platform = api.catalog.projects.first { $0.id == project }?.apps.first { $0.id == app }?.platform ?? "ios"
+        return Envelope(
+            project: project, source: .app(id: app, dev: dev), platform: platform, installationID: installationID,
+            customID: customID, clientID: clientID, fields: fields)
+    }
+
+    func record(_ op: IngestOp, _ envelope: Envelope, request: Request, fields: [JSONMember] = []) -> IngestRecord {
+        IngestRecord(
+            op: op, id: api.recordID(client: envelope.clientID, request: request, index: 0),
+            project: envelope.project, source: envelope.source, customID: envelope.customID,
+            installationID: envelope.installationID, receivedAt: api.now(), fields: fields)
+    }
+
+    /// `POST /v1/app/identify {"installation_id", "custom_id": "…" | null}`: links the installation to a profile, or
+    /// (null) logs it out.
+    func identify(_ request: Request, context: IngestContext) async throws -> Response {
+        let envelope = try await envelope(request, known: [])
+        guard envelope.fields["custom_id"] != nil else {
+            throw APIError.validation([Violation("missing_field", "custom_id is required: a string, or null to log out").at("custom_id")])
+        }
+        let record = record(envelope.customID == nil ? .logout : .identify, envelope, request: request)
+        return try await api.store([record], problems: envelope.fields.problems, requestID: context.requestID, logger: context.logger)
+    }
+
+    /// `POST /v1/app/profile {"installation_id", "custom_id"?, "attributes": {…}}`: validated per operation.
+    func profile(_ request: Request, context: IngestContext) async throws -> Response {
+        let envelope = try await envelope(request, known: ["attributes"])
+        var problems = envelope.fields.problems
+        guard let attributes = envelope.fields["attributes"] else {
+            throw APIError.validation([Violation("missing_field", "attributes is required").at("attributes")])
+        }
+        let (edit, editProblems) = ProfileValidation.validate(
+            attributes, path: "attributes", identified: envelope.customID != nil)
+        problems += editProblems
+        let records = edit.isEmpty ? [] : [record(.profileUpdate, envelope, request: request, fields: [JSONMember("profile", edit.json)])]
+        return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
+    }
+
+    /// `POST /v1/app/events {"installation_id", "custom_id"?, "events": [ … ]}`: one record per valid event; an
+    /// invalid event is dropped whole and reported with all its problems.
+    func events(_ request: Request, context: IngestContext) async throws -> Response {
+        let envelope = try await envelope(request, known: ["events"])
+        var problems = envelope.fields.problems
+        guard let events = envelope.fields["events"] else {
+            throw APIError.validation([Violation("missing_field", "events is required").at("events")])
+        }
+        let valid = validateEvents(events, path: "events", problems: &problems)
+        let records = valid.enumerated().map { index, event in
+            IngestRecord(
+                op: .event, id: event.id ?? api.recordID(client: nil, request: request, index: index),
+                project: envelope.project, source: envelope.source, customID: envelope.customID,
+                installationID: envelope.installationID, receivedAt: api.now(), fields: [JSONMember("event", event.json)])
+        }
+        return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
+    }
+
+    static let permissions: Set<String> = ["allowed", "denied", "undecided", "provisional"]
+
+    /// `POST /v1/app/installation`: what the SDK collects about the installation, each field validated on its own.
+    func installation(_ request: Request, context: IngestContext) async throws -> Response {
+        let known: Set<String> = [
+            "app_version", "app_build", "os_version", "sdk_version", "device_brand", "device_model", "detected_language",
+            "detected_region", "timezone", "notification_permission", "data_collection",
+        ]
+        let envelope = try await envelope(request, known: known)
+        var problems = envelope.fields.problems
+        var out: [JSONMember] = []
+        var deviceModelAllowed: Bool?
+        if let collection = envelope.fields["data_collection"] {
+            var flags = Fields(collection, path: "data_collection", known: ["geoip", "device_model"])
+            var members: [JSONMember] = []
+            for key in ["geoip", "device_model"] {
+                switch flags[key] {
+                case nil: break
+                case .bool(let flag)?:
+                    members.append(JSONMember(key, .bool(flag)))
+                    if key == "device_model" { deviceModelAllowed = flag }
+                case let other?:
+                    flags.report(Violation("invalid_type", "\(key) is a boolean, got \(other.typeName)").at("data_collection.\(key)"))
+                }
+            }
+            problems += flags.problems
+            if !members.isEmpty { out.append(JSONMember("data_collection", .object(members))) }
+        }
+        for key in known.sorted() where key != "data_collection" {
+            guard let value = envelope.fields[key] else { continue }
+            do throws(Violation) {
+                out.append(JSONMember(key, try installationField(key, value, deviceModelAllowed: deviceModelAllowed)))
+            } catch {
+                problems.append(error.at(key))
+            }
+        }
+        let records = out.isEmpty ? [] : [record(.installation, envelope, request: request, fields: [JSONMember("installation", .object(out))])]
+        return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
+    }
+
+    func installationField(_ key: String, _ value: JSONValue, deviceModelAllowed: Bool?) throws(Violation) -> JSONValue {
+        switch (key, value) {
+        case ("device_model", .null):
+            return .null  // collection turned off: erase the stored model
+        case ("device_model", .string) where deviceModelAllowed == false:
+            throw Violation("not_collected", "device_model is sent while data_collection.device_model is false")
+        case ("detected_language", .string(let text)): return .string(try Rules.language(text))
+        case ("detected_region", .string(let text)): return .string(try Rules.region(text))
+        case ("timezone", .string(let text)): return .string(try Rules.timeZone(text))
+        case ("notification_permission", .string(let text)):
+            guard Self.permissions.contains(text) else {
+                throw Violation("invalid_value", "expected one of \(Self.permissions.sorted().joined(separator: ", "))")
+            }
+            return .string(text)
+        case (_, .string(let text)):
+            guard !text.isEmpty, text.utf16.count <= 100, !text.contains(where: \.isNewline) else {
+                throw Violation("invalid_value", "\(key) is 1 to 100 characters on one line")
+            }
+            return .string(text)
+        default:
+            throw Violation("invalid_type", "\(key) is a string, got \(value.typeName)")
+        }
+    }
+
+    /// `POST /v1/app/push-token {"installation_id", "token", "environment": "sandbox"|"production"}`.
+    /// iOS tokens are hexadecimal (stored lowercase); other platforms' are opaque.
+    func pushToken(_ request: Request, context: IngestContext) async throws -> Response {
+        let envelope = try await envelope(request, known: ["token", "environment"])
+        var problems: [Problem] = []
+        var token = ""
+        var environment = ""
+        do throws(Violation) {
+            guard case .string(let text)? = envelope.fields["token"] else {
+                throw Violation("missing_field", "token is required (a string)")
+            }
+            if envelope.platform == "ios" {
+                let hex = Set("0123456789abcdef")
+                token = text.lowercased()
+                guard (64...200).contains(token.count), token.count % 2 == 0, token.allSatisfy(hex.contains) else {
+                    throw Violation("invalid_token", "APNs tokens are an even number (64 to 200) of hexadecimal digits")
+                }
+            } else {
+                guard (1...4096).contains(text.utf8.count), text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                    throw Violation("invalid_token", "tokens are 1 to 4096 visible ASCII characters")
+                }
+                token = text
+            }
+        } catch {
+            problems.append(error.at("token"))
+        }
+        do throws(Violation) {
+            guard case .string(let text)? = envelope.fields["environment"], text == "sandbox" || text == "production" else {
+                throw Violation("invalid_environment", "environment is \"sandbox\" or \"production\"")
+            }
+            environment = text
+        } catch {
+            problems.append(error.at("environment"))
+        }
+        guard problems.isEmpty else { throw APIError.validation(problems + envelope.fields.problems) }
+        let push = JSONValue.object([JSONMember("token", .string(token)), JSONMember("environment", .string(environment))])
+        return try await api.store(
+            [record(.pushToken, envelope, request: request, fields: [JSONMember("push", push)])],
+            problems: envelope.fields.problems, requestID: context.requestID, logger: context.logger)
+    }
+
+    /// `POST /v1/app/location {"installation_id", "latitude", "longitude", "accuracy"?, "time"?}`.
+    func location(_ request: Request, context: IngestContext) async throws -> Response {
+        let envelope = try await envelope(request, known: ["latitude", "longitude", "accuracy", "time"])
+        var problems: [Problem] = []
+        var members: [JSONMember] = []
+        for (key, range) in [("latitude", -90.0...90.0), ("longitude", -180.0...180.0), ("accuracy", 0.0...1e7)] {
+            guard let value = envelope.fields[key] else {
+                if key != "accuracy" { problems.append(Violation("missing_field", "\(key) is required").at(key)) }
+                continue
+            }
+            guard case .number(let literal) = value, let number = Double(literal), range.contains(number) else {
+                problems.append(
+                    Violation("out_of_range", "\(key) is a number from \(range.lowerBound) to \(range.upperBound)").at(key))
+                continue
+            }
+            members.append(JSONMember(key, .number(JSONValue.literal(number))))
+        }
+        if let time = envelope.fields["time"] {
+            do throws(Violation) {
+                guard case .string(let text) = time else { throw Violation("invalid_type", "time is an ISO-8601 string") }
+                members.append(JSONMember("time", .string(WireTime.format(try Rules.date(text)))))
+            } catch {
+                problems.append(error.at("time"))
+            }
+        }
+        guard problems.isEmpty else { throw APIError.validation(problems + envelope.fields.problems) }
+        return try await api.store(
+            [record(.location, envelope, request: request, fields: [JSONMember("location", .object(members))])],
+            problems: envelope.fields.problems, requestID: context.requestID, logger: context.logger)
+    }
+
+    /// `POST /v1/app/opt-out`, `/opt-in`, `/wipe {"installation_id", "custom_id"?}`.
+    func privacy(_ op: IngestOp, _ request: Request, context: IngestContext) async throws -> Response {
+        let envelope = try await envelope(request, known: [])
+        return try await api.store(
+            [record(op, envelope, request: request)], problems: envelope.fields.problems, requestID: context.requestID,
+            logger: context.logger)
+    }
+}

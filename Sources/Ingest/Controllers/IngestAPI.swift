@@ -1,0 +1,145 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Shared
+
+/// The write API's shared machinery: authentication, body parsing, storing, answering.
+struct IngestAPI: Sendable {
+    let catalog: AppsCatalog
+    let sink: any RecordSink
+    let maxBodyBytes: Int
+    let now: @Sendable () -> Date
+
+    enum KeyKind { case rest, app }
+
+    /// Who is calling. Server endpoints take `Authorization: Bearer <REST key>`, app endpoints `X-Api-Key: <app key>`.
+    func authenticate(_ request: Request, as kind: KeyKind) throws(APIError) -> AppsCatalog.Credential {
+        let key: String?
+        switch kind {
+        case .rest:
+            key = request.headers[.authorization].flatMap { header in
+                header.hasPrefix("Bearer ") ? String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil
+            }
+            if key == nil {
+                throw .unauthorized("missing_credentials", "this endpoint needs 'Authorization: Bearer <REST API key>'")
+            }
+        case .app:
+            key = request.headers[HTTPField.Name("X-Api-Key")!]
+            if key == nil { throw .unauthorized("missing_credentials", "this endpoint needs 'X-Api-Key: <app API key>'") }
+        }
+        guard let key, let credential = catalog.credential(for: key) else {
+            throw .unauthorized("invalid_credentials", "unknown API key")
+        }
+        switch (kind, credential) {
+        case (.rest, .rest), (.app, .app): return credential
+        case (.rest, .app):
+            throw APIError(status: .forbidden, code: "wrong_key_kind", message: "this endpoint takes a project REST API key, not an app key")
+        case (.app, .rest):
+            throw APIError(status: .forbidden, code: "wrong_key_kind", message: "this endpoint takes an app API key, not a REST key")
+        }
+    }
+
+    /// The request body as JSON: 413 over the size limit, 400 saying where it is malformed.
+    func body(_ request: Request) async throws -> JSONValue {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw APIError(
+                status: .contentTooLarge, code: "body_too_large", message: "request bodies are at most \(maxBodyBytes) bytes")
+        }
+        do {
+            return try JSONParser.parse(Array(buffer.readableBytesView))
+        } catch {
+            throw APIError.badRequest("malformed_json", "the body is not valid JSON: \(error)")
+        }
+    }
+
+    /// Stores the records (waiting for the broker) and answers `{"accepted": n, "rejected": [...]}`; nothing stored and
+    /// problems found → 422.
+    func store(_ records: [IngestRecord], problems: [Problem], requestID: String, logger: Logger) async throws -> Response {
+        guard !records.isEmpty else {
+            throw problems.isEmpty
+                ? APIError.badRequest("empty_request", "the request holds no write") : APIError.validation(problems)
+        }
+        do {
+            try await sink.store(records, requestID: requestID)
+        } catch let error as KafkaError {
+            logger.warning("write not stored", metadata: ["error": "\(error)", "records": "\(records.count)"])
+            throw Self.unavailable(error, records: records.count)
+        }
+        let body = JSONValue.object([
+            JSONMember("accepted", .number(String(records.count))),
+            JSONMember(
+                "ids", .array(records.map { .string($0.id) })),
+            JSONMember(
+                "rejected",
+                .array(
+                    problems.map {
+                        .object([
+                            JSONMember("path", .string($0.path)), JSONMember("code", .string($0.code)),
+                            JSONMember("message", .string($0.message)),
+                        ])
+                    })),
+        ])
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body.serialized)))
+    }
+
+    /// A broker outage or a full producer queue is 503 with Retry-After; nothing is answered 2xx unless stored.
+    static func unavailable(_ error: KafkaError, records: Int) -> APIError {
+        switch error.code {
+        case .messageTooLarge:
+            return APIError(status: .contentTooLarge, code: "record_too_large", message: "a write is larger than the broker accepts")
+        case .queueFull, .brokerUnavailable, .timedOut, .fatal, .closed:
+            let note = records > 1 ? " Some of the \(records) writes may be stored: retry with the same ids." : ""
+            return APIError(
+                status: .serviceUnavailable, code: "unavailable",
+                message: "the write could not be stored now (\(error.code.rawValue)); retry later.\(note)",
+                headers: [.retryAfter: error.code == .queueFull ? "1" : "5"])
+        default:
+            return APIError(status: .internalServerError, code: "internal_error", message: "the write could not be stored")
+        }
+    }
+
+    /// The id of the `index`th write of a request: the client's, else derived from `Idempotency-Key`, else new.
+    func recordID(client: String?, request: Request, index: Int) -> String {
+        if let client { return client }
+        if let key = request.headers[HTTPField.Name("Idempotency-Key")!], !key.isEmpty, key.utf8.count <= 100 {
+            return "\(key):\(index)"
+        }
+        return UUID().uuidString.lowercased()
+    }
+}
+
+/// Reads an object's members, reporting the ones it does not know.
+struct Fields {
+    private(set) var values: [String: JSONValue] = [:]
+    private(set) var problems: [Problem] = []
+
+    init(_ value: JSONValue, path: String, known: Set<String>) {
+        guard case .object(let members) = value else {
+            problems.append(Violation("invalid_type", "expected an object, got \(value.typeName)").at(path))
+            return
+        }
+        for member in members {
+            if known.contains(member.key) {
+                values[member.key] = member.value
+            } else {
+                let list = known.sorted().joined(separator: ", ")
+                problems.append(
+                    Violation("unknown_field", "unknown field (known: \(list))").at(path.isEmpty ? member.key : "\(path).\(member.key)"))
+            }
+        }
+    }
+
+    var isObject: Bool { problems.first?.code != "invalid_type" }
+
+    subscript(key: String) -> JSONValue? { values[key] }
+
+    mutating func report(_ problem: Problem) { problems.append(problem) }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Shared
+
+/// The request context: Hummingbird's, plus the request id that follows a write into Kafka (`herald-request-id`).
+struct IngestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    var requestID = ""
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+}
+
+/// Gives every request an id (the caller's `X-Request-Id` if sane, else a new one), returns it, and logs one JSON line
+/// per request: method, path, status, duration. No bodies, keys or personal data.
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = IngestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        var context = context
+        let supplied = request.headers[HTTPField.Name("X-Request-Id")!]
+        context.requestID =
+            supplied.flatMap { id in
+                (1...128).contains(id.utf8.count) && id.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) ? id : nil
+            } ?? UUID().uuidString.lowercased()
+        context.logger[metadataKey: "request_id"] = .string(context.requestID)
+        let started = ContinuousClock.now
+        let status: Int
+        do {
+            var response = try await next(request, context)
+            response.headers[HTTPField.Name("X-Request-Id")!] = context.requestID
+            status = response.status.code
+            log(request, context: context, status: status, started: started)
+            return response
+        } catch let error as APIError {
+            var error = error
+            error.headers[HTTPField.Name("X-Request-Id")!] = context.requestID
+            log(request, context: context, status: error.status.code, started: started, code: error.code)
+            throw error
+        } catch let error as any HTTPResponseError {
+            log(request, context: context, status: error.status.code, started: started)
+            throw error
+        } catch {
+            log(request, context: context, status: 500, started: started)
+            throw error
+        }
+    }
+
+    private func log(_ request: Request, context: Context, status: Int, started: ContinuousClock.Instant, code: String? = nil) {
+        var metadata: Logger.Metadata = [
+            "method": .string(request.method.rawValue), "path": .string(request.uri.path),
+            "status": .stringConvertible(status),
+            "duration_ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
+        ]
+        if let code { metadata["error_code"] = .string(code) }
+        context.logger.log(level: status >= 500 ? .warning : .info, "request", metadata: metadata)
+    }
+}

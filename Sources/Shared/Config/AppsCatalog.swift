@@ -1,0 +1,135 @@
+import Foundation
+
+/// Projects, their apps and API keys, read from the file named by `HERALD_APPS_FILE` (see config/apps.sample.json).
+package struct AppsCatalog: Sendable, Equatable {
+    package struct App: Sendable, Equatable {
+        package var id: String
+        package var platform: String
+        package var apiKey: String
+        package var devAPIKey: String
+        package var inboxSecret: String?
+    }
+
+    package struct Project: Sendable, Equatable {
+        package var id: String
+        package var restAPIKeys: [String]
+        package var apps: [App]
+    }
+
+    /// Who a key belongs to.
+    package enum Credential: Sendable, Equatable {
+        /// A project's server-side REST key.
+        case rest(project: String)
+        /// An app's key; `dev` for keys starting with `DEV`.
+        case app(project: String, app: String, dev: Bool)
+    }
+
+    package var projects: [Project]
+    private var keys: [String: Credential]
+
+    package func credential(for key: String) -> Credential? { keys[key] }
+
+    /// Reads and checks a catalog file; every error names the file and the field.
+    package static func load(path: String) throws(ConfigError) -> AppsCatalog {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError("HERALD_APPS_FILE", "cannot read \(path)")
+        }
+        do {
+            return try parse(Array(data))
+        } catch {
+            throw ConfigError("HERALD_APPS_FILE", "\(path): \(error)")
+        }
+    }
+
+    package struct FormatError: Error, CustomStringConvertible {
+        package var path: String
+        package var message: String
+        package var description: String { path.isEmpty ? message : "\(path): \(message)" }
+    }
+
+    package static func parse(_ bytes: [UInt8]) throws(FormatError) -> AppsCatalog {
+        let root: JSONValue
+        do {
+            root = try JSONParser.parse(bytes)
+        } catch {
+            throw FormatError(path: "", message: "not JSON: \(error)")
+        }
+        var catalog = AppsCatalog(projects: [], keys: [:])
+        guard case .array(let projects)? = root["projects"] else {
+            throw FormatError(path: "projects", message: "expected an array of projects")
+        }
+        for (p, project) in projects.enumerated() {
+            let path = "projects[\(p)]"
+            let id = try identifier(project["id"], path: "\(path).id")
+            guard !catalog.projects.contains(where: { $0.id == id }) else {
+                throw FormatError(path: "\(path).id", message: "project \"\(id)\" is defined twice")
+            }
+            let restKeys = try strings(project["rest_api_keys"], path: "\(path).rest_api_keys")
+            for (k, key) in restKeys.enumerated() {
+                try catalog.register(key, .rest(project: id), path: "\(path).rest_api_keys[\(k)]", dev: false)
+            }
+            guard case .array(let apps)? = project["apps"] else {
+                throw FormatError(path: "\(path).apps", message: "expected an array of apps")
+            }
+            var parsedApps: [App] = []
+            for (a, app) in apps.enumerated() {
+                let appPath = "\(path).apps[\(a)]"
+                let appID = try identifier(app["id"], path: "\(appPath).id")
+                guard !parsedApps.contains(where: { $0.id == appID }) else {
+                    throw FormatError(path: "\(appPath).id", message: "app \"\(appID)\" is defined twice")
+                }
+                let platform = try string(app["platform"], path: "\(appPath).platform")
+                guard ["ios", "android", "web"].contains(platform) else {
+                    throw FormatError(path: "\(appPath).platform", message: "expected ios, android or web")
+                }
+                let live = try string(app["api_key"], path: "\(appPath).api_key")
+                let dev = try string(app["dev_api_key"], path: "\(appPath).dev_api_key")
+                try catalog.register(live, .app(project: id, app: appID, dev: false), path: "\(appPath).api_key", dev: false)
+                try catalog.register(dev, .app(project: id, app: appID, dev: true), path: "\(appPath).dev_api_key", dev: true)
+                let secret = try app["inbox_secret"].map { value throws(FormatError) in
+                    try string(value, path: "\(appPath).inbox_secret")
+                }
+                parsedApps.append(App(id: appID, platform: platform, apiKey: live, devAPIKey: dev, inboxSecret: secret))
+            }
+            catalog.projects.append(Project(id: id, restAPIKeys: restKeys, apps: parsedApps))
+        }
+        return catalog
+    }
+
+    private mutating func register(_ key: String, _ credential: Credential, path: String, dev: Bool) throws(FormatError) {
+        guard key.utf8.count >= 16, key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw FormatError(path: path, message: "keys are at least 16 visible ASCII characters")
+        }
+        guard key.hasPrefix("DEV") == dev else {
+            throw FormatError(path: path, message: dev ? "dev keys start with DEV" : "only dev keys start with DEV")
+        }
+        guard keys[key] == nil else { throw FormatError(path: path, message: "this key is already used elsewhere") }
+        keys[key] = credential
+    }
+
+    /// Project and app ids: lowercase letters, digits, '-' and '_', 1…64, starting with a letter or digit (no '/',
+    /// which separates a profile key's parts).
+    private static func identifier(_ value: JSONValue?, path: String) throws(FormatError) -> String {
+        let text = try string(value, path: path)
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-_")
+        guard (1...64).contains(text.count), text.allSatisfy(allowed.contains), text.first != "-", text.first != "_"
+        else {
+            throw FormatError(path: path, message: "ids are 1 to 64 lowercase letters, digits, '-' or '_'")
+        }
+        return text
+    }
+
+    private static func string(_ value: JSONValue?, path: String) throws(FormatError) -> String {
+        guard case .string(let text)? = value, !text.isEmpty else {
+            throw FormatError(path: path, message: "expected a non-empty string")
+        }
+        return text
+    }
+
+    private static func strings(_ value: JSONValue?, path: String) throws(FormatError) -> [String] {
+        guard case .array(let items)? = value else { throw FormatError(path: path, message: "expected an array") }
+        var result: [String] = []
+        for (index, item) in items.enumerated() { result.append(try string(item, path: "\(path)[\(index)]")) }
+        return result
+    }
+}
