@@ -109,6 +109,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "IngestTests",
+            dependencies: [
+                "Ingest", "Shared", "HeraldTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: ["Shared", "HeraldTestSupport"],
             swiftSettings: swiftSettings

@@ -1,0 +1,356 @@
+import Foundation
+import HTTPTypes
+import HeraldTestSupport
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Shared
+import Testing
+
+@testable import Ingest
+
+/// Stores records in memory, or fails like the broker would.
+final class FakeSink: RecordSink {
+    let stored = Locked<[IngestRecord]>([])
+    let failure = Locked<KafkaError?>(nil)
+
+    func store(_ records: [IngestRecord], requestID: String) async throws {
+        if let error = failure.withLock({ $0 }) { throw error }
+        stored.withLock { $0 += records }
+    }
+
+    var records: [IngestRecord] { stored.withLock { $0 } }
+}
+
+let restKey = "rest_demo_0123456789abcdef"
+let iosKey = "live_demo_ios_0123456789"
+let iosDevKey = "DEV_demo_ios_0123456789"
+let androidKey = "live_demo_android_0123456789"
+let fixedNow = Date(timeIntervalSince1970: 1_795_000_000)
+
+struct Answer {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var json: JSONValue
+
+    var code: String? {
+        if case .string(let code)? = json["error"]?["code"] { return code }
+        return nil
+    }
+
+    /// `path code` of each problem, from `rejected` (2xx) or `error.details`.
+    var problems: [String] {
+        let list = json["rejected"] ?? json["error"]?["details"]
+        guard case .array(let items)? = list else { return [] }
+        return items.compactMap { item in
+            guard case .string(let path)? = item["path"], case .string(let code)? = item["code"] else { return nil }
+            return "\(path) \(code)"
+        }
+    }
+
+    var accepted: Int? {
+        if case .number(let text)? = json["accepted"] { return Int(text) }
+        return nil
+    }
+}
+
+func call(
+    _ uri: String, method: HTTPRequest.Method = .post, key: String? = nil, rest: Bool = false, body: String? = nil,
+    headers extra: HTTPFields = [:], sink: FakeSink = FakeSink(), maxBody: Int = 1 << 20
+) async throws -> Answer {
+    let catalog = try AppsCatalog.load(path: sampleAppsFile)
+    let router = Ingest.buildRouter(api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }))
+    let app = Application(router: router)
+    var headers = extra
+    if let key {
+        if rest { headers[.authorization] = "Bearer \(key)" } else { headers[HTTPField.Name("X-Api-Key")!] = key }
+    }
+    let requestHeaders = headers
+    return try await app.test(.router) { client in
+        try await client.execute(
+            uri: uri, method: method, headers: requestHeaders, body: body.map { ByteBuffer(string: $0) }
+        ) { response in
+            let bytes = Array(response.body.readableBytesView)
+            return Answer(
+                status: response.status, headers: response.headers,
+                json: bytes.isEmpty ? .null : try JSONParser.parse(bytes))
+        }
+    }
+}
+
+@Suite("Ingest API: authentication")
+struct AuthTests {
+    @Test(
+        "401 for a missing or unknown key, 403 for a key of the wrong kind",
+        arguments: [
+            ("/v1/profiles/update", nil, true, 401, "missing_credentials"),
+            ("/v1/profiles/update", "rest_nope_0123456789abcdef", true, 401, "invalid_credentials"),
+            ("/v1/profiles/update", iosKey, true, 403, "wrong_key_kind"),
+            ("/v1/profiles/update", restKey, false, 401, "missing_credentials"),
+            ("/v1/app/events", nil, false, 401, "missing_credentials"),
+            ("/v1/app/events", "nope_0123456789abcdef", false, 401, "invalid_credentials"),
+            ("/v1/app/events", restKey, false, 403, "wrong_key_kind"),
+        ] as [(String, String?, Bool, Int, String)])
+    func refused(uri: String, key: String?, rest: Bool, status: Int, code: String) async throws {
+        let sink = FakeSink()
+        let answer = try await call(uri, key: key, rest: rest, body: "[]", sink: sink)
+        #expect(answer.status.code == status)
+        #expect(answer.code == code)
+        #expect(sink.records.isEmpty)
+    }
+}
+
+@Suite("Ingest API: server-side profile updates")
+struct ServerAPITests {
+    @Test("valid operations are stored, invalid ones reported by path; one record per update, keyed by profile")
+    func update() async throws {
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/profiles/update", key: restKey, rest: true,
+            body: #"""
+                [{"identifiers":{"custom_id":"paul"},"id":"u-1",
+                  "attributes":{"$email_address":"paul@example.com","age":26,"bad$":1,"$region":"fr"},
+                  "events":[{"name":"purchased","attributes":{"price":9.5}},{"name":"bad-name"}]},
+                 {"identifiers":{"custom_id":"null"},"attributes":{"age":3}},
+                 {"identifiers":{"custom_id":"anna"},"attributes":{"plan":""},"extra":true},
+                 {"identifiers":{"custom_id":"zoe"}}]
+                """#, sink: sink)
+        #expect(answer.status == .ok)
+        #expect(answer.accepted == 1)
+        #expect(
+            answer.problems == [
+                "[0].attributes.bad$ reserved_name", "[0].events[1].name invalid_event_name",
+                "[1].identifiers.custom_id invalid_custom_id", "[2].attributes.plan empty_string", "[2].extra unknown_field",
+                "[3] empty_update",
+            ])
+        let record = try #require(sink.records.first)
+        #expect(record.key == "demo/paul")
+        #expect(
+            String(decoding: record.value, as: UTF8.self)
+                == #"{"v":1,"kind":"ingest","op":"profile_update","id":"u-1","project":"demo","source":"server","custom_id":"paul","received_at":"2026-11-18T11:06:40.000Z","profile":{"email":"paul@example.com","region":"FR","custom_attributes":{"age.i":26}},"events":[{"name":"PURCHASED","attributes":{"price.f":9.5}}]}"#
+        )
+    }
+
+    @Test(
+        "request-level problems: 400 with a code, 413 over the size limit, 422 when nothing is valid",
+        arguments: [
+            (#"{"identifiers":{}}"#, 400, "invalid_body"),
+            ("[", 400, "malformed_json"),
+            ("[]", 400, "empty_request"),
+            ("[" + Array(repeating: #"{"identifiers":{"custom_id":"a"},"attributes":{"x":1}}"#, count: 201).joined(separator: ",") + "]", 400, "too_many_updates"),
+            (#"[{"identifiers":{"custom_id":""},"attributes":{"x":1}}]"#, 422, "validation_failed"),
+            (#"[{"attributes":{"x":1}}]"#, 422, "validation_failed"),
+        ])
+    func requestErrors(body: String, status: Int, code: String) async throws {
+        let sink = FakeSink()
+        let answer = try await call("/v1/profiles/update", key: restKey, rest: true, body: body, sink: sink)
+        #expect(answer.status.code == status)
+        #expect(answer.code == code)
+        #expect(sink.records.isEmpty)
+    }
+
+    @Test("exactly 200 updates are accepted")
+    func twoHundred() async throws {
+        let body = "[" + (0..<200).map { #"{"identifiers":{"custom_id":"u\#($0)"},"attributes":{"x":1}}"# }.joined(separator: ",") + "]"
+        let sink = FakeSink()
+        let answer = try await call("/v1/profiles/update", key: restKey, rest: true, body: body, sink: sink)
+        #expect(answer.status == .ok)
+        #expect(sink.records.count == 200)
+        #expect(Set(sink.records.map(\.id)).count == 200)
+    }
+
+    @Test("malformed JSON says where")
+    func malformed() async throws {
+        let answer = try await call("/v1/profiles/update", key: restKey, rest: true, body: "[\n {\"a\" 1}]")
+        #expect(answer.status == .badRequest)
+        if case .string(let message)? = answer.json["error"]?["message"] {
+            #expect(message.contains("line 2, column 7"))
+        } else {
+            Issue.record("no message")
+        }
+    }
+
+    @Test("413 over the body limit, with the JSON error shape")
+    func tooLarge() async throws {
+        let answer = try await call(
+            "/v1/profiles/update", key: restKey, rest: true, body: "[" + String(repeating: " ", count: 2000) + "]",
+            maxBody: 1024)
+        #expect(answer.status == .contentTooLarge)
+        #expect(answer.code == "body_too_large")
+    }
+
+    @Test(
+        "a broker outage or a full queue is 503 with Retry-After, never a 2xx",
+        arguments: [(KafkaError.Code.brokerUnavailable, "5"), (.queueFull, "1"), (.timedOut, "5")])
+    func unavailable(code: KafkaError.Code, retryAfter: String) async throws {
+        let sink = FakeSink()
+        sink.failure.withLock { $0 = KafkaError(code: code, reason: "test") }
+        let answer = try await call(
+            "/v1/profiles/update", key: restKey, rest: true, body: #"[{"identifiers":{"custom_id":"a"},"attributes":{"x":1}}]"#,
+            sink: sink)
+        #expect(answer.status == .serviceUnavailable)
+        #expect(answer.code == "unavailable")
+        #expect(answer.headers[.retryAfter] == retryAfter)
+    }
+
+    @Test("DELETE /v1/profiles/{custom_id}")
+    func delete() async throws {
+        let sink = FakeSink()
+        let answer = try await call("/v1/profiles/paul%20smith", method: .delete, key: restKey, rest: true, sink: sink)
+        #expect(answer.status == .ok)
+        #expect(sink.records.map(\.op) == [.profileDelete])
+        #expect(sink.records.first?.key == "demo/paul smith")
+        let refused = try await call("/v1/profiles/undefined", method: .delete, key: restKey, rest: true)
+        #expect(refused.status == .unprocessableContent)
+        #expect(refused.problems == ["custom_id invalid_custom_id"])
+    }
+
+    @Test("ids: the client's, else derived from Idempotency-Key, else new; the request id is returned")
+    func ids() async throws {
+        let sink = FakeSink()
+        let body = #"[{"identifiers":{"custom_id":"a"},"attributes":{"x":1}},{"identifiers":{"custom_id":"b"},"attributes":{"x":1}}]"#
+        let answer = try await call(
+            "/v1/profiles/update", key: restKey, rest: true, body: body,
+            headers: [HTTPField.Name("Idempotency-Key")!: "batch-7", HTTPField.Name("X-Request-Id")!: "req-42"], sink: sink)
+        #expect(sink.records.map(\.id) == ["batch-7:0", "batch-7:1"])
+        #expect(answer.headers[HTTPField.Name("X-Request-Id")!] == "req-42")
+        let fresh = FakeSink()
+        _ = try await call("/v1/profiles/update", key: restKey, rest: true, body: body, sink: fresh)
+        #expect(Set(fresh.records.map(\.id)).count == 2)
+        #expect(fresh.records.allSatisfy { UUID(uuidString: $0.id) != nil })
+    }
+}
+
+@Suite("Ingest API: app-side writes")
+struct AppAPITests {
+    @Test("identify and logout are keyed by the profile, or the installation when logging out")
+    func identify() async throws {
+        let sink = FakeSink()
+        let identify = try await call(
+            "/v1/app/identify", key: iosKey, body: #"{"installation_id":"INST-1","custom_id":"paul"}"#, sink: sink)
+        #expect(identify.status == .ok)
+        let logout = try await call(
+            "/v1/app/identify", key: iosDevKey, body: #"{"installation_id":"INST-1","custom_id":null}"#, sink: sink)
+        #expect(logout.status == .ok)
+        #expect(sink.records.map(\.op) == [.identify, .logout])
+        #expect(sink.records.map(\.key) == ["demo/paul", "demo/install/INST-1"])
+        #expect(sink.records.map(\.source) == [.app(id: "demo-ios", dev: false), .app(id: "demo-ios", dev: true)])
+        let missing = try await call("/v1/app/identify", key: iosKey, body: #"{"installation_id":"INST-1"}"#)
+        #expect(missing.status == .unprocessableContent)
+        #expect(missing.problems == ["custom_id missing_field"])
+    }
+
+    @Test("installation-scoped profile edits: email needs an identified user")
+    func profile() async throws {
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/app/profile", key: iosKey,
+            body: #"{"installation_id":"I","attributes":{"$email_address":"a@b.co","$language":"EN","tier":"gold"}}"#,
+            sink: sink)
+        #expect(answer.status == .ok)
+        #expect(answer.problems == ["attributes.$email_address not_identified"])
+        #expect(
+            String(decoding: try #require(sink.records.first).json["profile"]!.serialized, as: UTF8.self)
+                == #"{"language":"en","custom_attributes":{"tier.s":"gold"}}"#)
+    }
+
+    @Test("events: one record each; an invalid event is dropped whole, the others stored")
+    func events() async throws {
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/app/events", key: iosKey,
+            body: #"""
+                {"installation_id":"I","custom_id":"paul","events":[
+                  {"name":"open","id":"e-1"},{"name":"buy","attributes":{"a":"","b":[1,"x"]}},{"name":"view","time":"2026-11-22T10:00:00+01:00"}]}
+                """#, sink: sink)
+        #expect(answer.status == .ok)
+        #expect(answer.accepted == 2)
+        #expect(answer.problems == ["events[1].attributes.a empty_string", "events[1].attributes.b mixed_array"])
+        #expect(sink.records.map(\.op) == [.event, .event])
+        #expect(sink.records.first?.id == "e-1")
+        #expect(sink.records.map(\.key) == ["demo/paul", "demo/paul"])
+        let view = try #require(sink.records.last?.json["event"])
+        #expect(view["time"] == .string("2026-11-22T09:00:00.000Z"))
+    }
+
+    @Test("push tokens: APNs hex normalised for iOS apps, opaque for Android; environment required")
+    func pushTokens() async throws {
+        let sink = FakeSink()
+        let hex = String(repeating: "AB", count: 32)
+        let ios = try await call(
+            "/v1/app/push-token", key: iosKey, body: #"{"installation_id":"I","token":"\#(hex)","environment":"sandbox"}"#,
+            sink: sink)
+        #expect(ios.status == .ok)
+        #expect(sink.records.first?.json["push"]?["token"] == .string(hex.lowercased()))
+        let android = try await call(
+            "/v1/app/push-token", key: androidKey, body: #"{"installation_id":"I","token":"fcm:abc-123","environment":"production"}"#,
+            sink: sink)
+        #expect(android.status == .ok)
+        for body in [
+            #"{"installation_id":"I","token":"xyz","environment":"sandbox"}"#,
+            #"{"installation_id":"I","token":"\#(hex)","environment":"prod"}"#,
+            #"{"installation_id":"I","token":"\#(hex)0","environment":"sandbox"}"#,
+        ] {
+            let refused = try await call("/v1/app/push-token", key: iosKey, body: body)
+            #expect(refused.status == .unprocessableContent, "\(body)")
+        }
+    }
+
+    @Test("installation data: each field on its own; the device model only with consent")
+    func installation() async throws {
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/app/installation", key: iosKey,
+            body: #"""
+                {"installation_id":"I","app_version":"3.2.1","os_version":"18.1","detected_language":"fr","detected_region":"be",
+                 "timezone":"Europe/Brussels","notification_permission":"maybe","data_collection":{"geoip":true,"device_model":false},
+                 "device_model":"iPhone17,1","device_brand":"Apple","battery":12}
+                """#, sink: sink)
+        #expect(answer.status == .ok)
+        #expect(answer.problems == ["battery unknown_field", "device_model not_collected", "notification_permission invalid_value"])
+        #expect(
+            String(decoding: try #require(sink.records.first?.json["installation"]).serialized, as: UTF8.self)
+                == #"{"data_collection":{"geoip":true,"device_model":false},"app_version":"3.2.1","detected_language":"fr","detected_region":"BE","device_brand":"Apple","os_version":"18.1","timezone":"Europe/Brussels"}"#
+        )
+    }
+
+    @Test(
+        "location: latitude and longitude in range",
+        arguments: [
+            (#"{"installation_id":"I","latitude":48.85,"longitude":2.35}"#, 200),
+            (#"{"installation_id":"I","latitude":90,"longitude":-180,"accuracy":5}"#, 200),
+            (#"{"installation_id":"I","latitude":90.1,"longitude":0}"#, 422),
+            (#"{"installation_id":"I","latitude":0,"longitude":180.5}"#, 422),
+            (#"{"installation_id":"I","latitude":"48","longitude":2}"#, 422),
+            (#"{"installation_id":"I","longitude":2}"#, 422),
+        ])
+    func location(body: String, status: Int) async throws {
+        let answer = try await call("/v1/app/location", key: iosKey, body: body)
+        #expect(answer.status.code == status, "\(answer.problems)")
+    }
+
+    @Test("opt-out, opt-in and wipe become records of their own")
+    func privacy() async throws {
+        let sink = FakeSink()
+        for path in ["opt-out", "opt-in", "wipe"] {
+            let answer = try await call("/v1/app/\(path)", key: iosKey, body: #"{"installation_id":"I"}"#, sink: sink)
+            #expect(answer.status == .ok)
+        }
+        #expect(sink.records.map(\.op) == [.optOut, .optIn, .wipe])
+        #expect(sink.records.allSatisfy { $0.key == "demo/install/I" })
+    }
+
+    @Test(
+        "the installation and custom ID are checked before anything is stored",
+        arguments: [
+            (#"{"custom_id":"paul"}"#, "installation_id missing_field"),
+            (#"{"installation_id":"has space"}"#, "installation_id invalid_installation_id"),
+            (#"{"installation_id":"I","custom_id":"nan"}"#, "custom_id invalid_custom_id"),
+            (#"{"installation_id":"I","custom_id":5}"#, "custom_id invalid_type"),
+        ])
+    func envelope(body: String, problem: String) async throws {
+        let answer = try await call("/v1/app/opt-out", key: iosKey, body: body)
+        #expect(answer.status == .unprocessableContent)
+        #expect(answer.problems.contains(problem), "\(answer.problems)")
+    }
+}
