@@ -86,6 +86,16 @@ func httpGet(_ url: String) async throws -> (Int, String) {
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
 }
 
+/// A POST on loopback: status and body.
+func httpPost(_ url: String, headers: [String: String], body: String) async throws -> (Int, String) {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = "POST"
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    request.httpBody = Data(body.utf8)
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+}
+
 /// Runs a command to completion and returns its exit status and output.
 func runCommand(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
     let process = Process()

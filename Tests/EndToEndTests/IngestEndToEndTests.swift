@@ -1,0 +1,105 @@
+import Foundation
+import HeraldTestSupport
+import Shared
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("Ingest end to end", .timeLimit(.minutes(3)))
+struct IngestEndToEndTests {
+    @Test("HTTP → herald-ingest → embedded broker: the record read back from herald.ingest is the one accepted")
+    func httpToTopic() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+        let ingest = try ChildProcess(
+            "herald-ingest",
+            environment: [
+                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
+                "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_APPS_FILE": sampleAppsFile,
+            ])
+        try await waitUntil("ingest to listen") { !ingest.logs("http listening").isEmpty }
+        let port = try #require(ingest.logs("http listening").first?["port"] as? Int)
+
+        let (status, body) = try await httpPost(
+            "http://127.0.0.1:\(port)/v1/profiles/update",
+            headers: ["Authorization": "Bearer rest_demo_0123456789abcdef", "X-Request-Id": "e2e-1"],
+            body: #"[{"identifiers":{"custom_id":"paul"},"id":"e2e-update","attributes":{"plan":"gold","$region":"fr"},"events":[{"name":"signed_up"}]}]"#
+        )
+        #expect(status == 200, "\(body)")
+        let (appStatus, appBody) = try await httpPost(
+            "http://127.0.0.1:\(port)/v1/app/events",
+            headers: ["X-Api-Key": "live_demo_ios_0123456789"],
+            body: #"{"installation_id":"INST-9","events":[{"name":"app_open","id":"e2e-event"}]}"#)
+        #expect(appStatus == 200, "\(appBody)")
+
+        // Read herald.ingest back from the beginning.
+        var configuration = KafkaConsumerConfiguration(
+            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "e2e-reader",
+            groupID: "e2e-\(UUID().uuidString)", topics: [HeraldTopic.ingest.name])
+        configuration.sessionTimeout = .seconds(3)
+        let consumer = try KafkaConsumer(configuration: configuration, logger: quietLogger)
+        let records = Locked<[KafkaRecord]>([])
+        let reading = Task {
+            for try await batch in consumer.batches() { records.withLock { $0 += batch.records } }
+        }
+        try await waitUntil("2 records on herald.ingest") { records.withLock { $0.count } >= 2 }
+        consumer.stop()
+        try await reading.value
+        await consumer.close()
+
+        let read = records.withLock { $0 }
+        let update = try #require(read.first { $0.keyString == "demo/paul" })
+        let value = try JSONParser.parse(try #require(update.value))
+        #expect(value["op"] == .string("profile_update"))
+        #expect(value["id"] == .string("e2e-update"))
+        #expect(value["source"] == .string("server"))
+        #expect(
+            String(decoding: try #require(value["profile"]).serialized, as: UTF8.self)
+                == #"{"region":"FR","custom_attributes":{"plan.s":"gold"}}"#)
+        #expect(value["events"] == .array([.object([JSONMember("name", .string("SIGNED_UP")), JSONMember("attributes", .object([]))])]))
+        #expect(update.header("herald-request-id") == Array("e2e-1".utf8))
+        #expect(update.header("herald-op") == Array("profile_update".utf8))
+
+        let event = try #require(read.first { $0.keyString == "demo/install/INST-9" })
+        let eventValue = try JSONParser.parse(try #require(event.value))
+        #expect(eventValue["op"] == .string("event"))
+        #expect(eventValue["id"] == .string("e2e-event"))
+        #expect(eventValue["app"] == .string("demo-ios"))
+        #expect(eventValue["event"]?["name"] == .string("APP_OPEN"))
+
+        ingest.signal(SIGTERM)
+        #expect(try await ingest.waitForExit() == 0)
+        await cluster.shutdown()
+    }
+
+    @Test("with the broker down, a write gets 503 and Retry-After, not a 2xx")
+    func brokerDown() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+        let ingest = try ChildProcess(
+            "herald-ingest",
+            environment: [
+                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
+                "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_APPS_FILE": sampleAppsFile,
+                "HERALD_PRODUCE_TIMEOUT_MS": "1500",
+            ])
+        try await waitUntil("ingest to listen") { !ingest.logs("http listening").isEmpty }
+        let port = try #require(ingest.logs("http listening").first?["port"] as? Int)
+        for id in cluster.brokerIDs { try cluster.setBrokerDown(id) }
+
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/app/opt-out")!)
+        request.httpMethod = "POST"
+        request.setValue("live_demo_ios_0123456789", forHTTPHeaderField: "X-Api-Key")
+        request.httpBody = Data(#"{"installation_id":"INST-1"}"#.utf8)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(http.statusCode == 503, "\(String(decoding: data, as: UTF8.self))")
+        #expect(http.value(forHTTPHeaderField: "Retry-After") == "5")
+
+        ingest.signal(SIGTERM)
+        #expect(try await ingest.waitForExit() == 0)
+        await cluster.shutdown()
+    }
+}
