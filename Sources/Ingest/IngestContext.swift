@@ -15,7 +15,8 @@ struct IngestContext: RequestContext {
 }
 
 /// Gives every request an id (the caller's `X-Request-Id` if sane, else a new one), returns it, and logs one JSON line
-/// per request: method, path, status, duration. No bodies, keys or personal data.
+/// per request: method, route (the template, so that a custom ID in a path is not logged), status, duration. No
+/// bodies, keys or personal data.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = IngestContext
 
@@ -53,7 +54,7 @@ struct RequestLogMiddleware: RouterMiddleware {
 
     private func log(_ request: Request, context: Context, status: Int, started: ContinuousClock.Instant, code: String? = nil) {
         var metadata: Logger.Metadata = [
-            "method": .string(request.method.rawValue), "path": .string(request.uri.path),
+            "method": .string(request.method.rawValue), "route": .string(context.endpointPath ?? "unmatched"),
             "status": .stringConvertible(status),
             "duration_ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
         ]

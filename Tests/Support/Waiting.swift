@@ -29,8 +29,11 @@ package final class Locked<Value: Sendable>: Sendable {
 }
 
 /// The repository's sample catalog of projects, apps and keys (config/apps.sample.json).
-package let sampleAppsFile: String = {
+package let sampleAppsFile = repositoryFile("config/apps.sample.json")
+
+/// A file of the repository, by its path from the root.
+package func repositoryFile(_ path: String) -> String {
     var url = URL(fileURLWithPath: #filePath)
     for _ in 0..<3 { url.deleteLastPathComponent() }
-    return url.appendingPathComponent("config/apps.sample.json").path
-}()
+    return url.appendingPathComponent(path).path
+}
