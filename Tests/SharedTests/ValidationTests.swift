@@ -174,6 +174,7 @@ struct RuleTests {
         #expect(WireTime.format(try Rules.date("2026-11-22T10:00:00Z")) == "2026-11-22T10:00:00.000Z")
         #expect(WireTime.format(try Rules.date("2026-11-22T11:00:00+01:00")) == "2026-11-22T10:00:00.000Z")
         #expect(WireTime.format(try Rules.date("2026-11-22T10:00:00.250Z")) == "2026-11-22T10:00:00.250Z")
+        #expect(WireTime.format(try Rules.date("2016-12-14T13:32:31.601-0800")) == "2016-12-14T21:32:31.601Z")
         for bad in ["2026-11-22", "22/11/2026", "2026-11-22T10:00:00", "tomorrow"] {
             #expect((try? Rules.date(bad)) == nil, "\(bad)")
         }

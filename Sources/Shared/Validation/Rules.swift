@@ -165,10 +165,8 @@ package enum Rules {
         return date
     }
 
-    package static func parseTime(_ text: String) -> Date? {
-        WireTime.parse(text) ?? (try? Date.ISO8601FormatStyle().parse(text))
-            ?? (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
-    }
+    /// Also reads Braze's `2016-12-14T13:32:31.601-0800` (offset without a colon).
+    package static func parseTime(_ text: String) -> Date? { WireTime.parse(text) }
 
     /// `{"$url": "https://…"}`: at most 2048 characters, with a scheme and a host.
     package static func url(_ text: String) throws(Violation) -> String {
