@@ -8,6 +8,8 @@ import Shared
 struct IngestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     var requestID = ""
+    /// A random id of this request, unique across requests and instances; writes without an id get `<serverID>:<i>`.
+    let serverID = UUID().uuidString.lowercased()
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

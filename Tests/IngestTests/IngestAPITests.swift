@@ -214,10 +214,15 @@ struct ServerAPITests {
             headers: [HTTPField.Name("Idempotency-Key")!: "batch-7", HTTPField.Name("X-Request-Id")!: "req-42"], sink: sink)
         #expect(sink.records.map(\.id) == ["batch-7:0", "batch-7:1"])
         #expect(answer.headers[HTTPField.Name("X-Request-Id")!] == "req-42")
+        // Without either: a random id per request, then the index; two requests never share an id.
         let fresh = FakeSink()
         _ = try await call("/v1/profiles/update", key: restKey, rest: true, body: body, sink: fresh)
-        #expect(Set(fresh.records.map(\.id)).count == 2)
-        #expect(fresh.records.allSatisfy { UUID(uuidString: $0.id) != nil })
+        _ = try await call("/v1/profiles/update", key: restKey, rest: true, body: body, sink: fresh)
+        #expect(Set(fresh.records.map(\.id)).count == 4)
+        for (index, record) in fresh.records.enumerated() {
+            let parts = record.id.split(separator: ":")
+            #expect(parts.count == 2 && UUID(uuidString: String(parts[0])) != nil && parts[1] == "\(index % 2)")
+        }
     }
 }
 

@@ -54,6 +54,27 @@ struct KafkaTests {
         }
     }
 
+    @Test("a batch send returns every report in order once all are acknowledged")
+    func batchSend() async throws {
+        try await withCluster(brokers: 1) { cluster in
+            let topic = uniqueName("batch")
+            try cluster.createTopic(TopicSpec(name: topic, partitions: 3))
+            let producer = try makeProducer(cluster)
+            let records = (0..<250).map { KafkaOutgoingRecord(topic: topic, key: "k\($0 % 7)", value: "\($0)".bytes) }
+            let reports = try await producer.send(records)
+            #expect(reports.count == 250)
+            #expect(producer.inFlight == 0)
+            // Records of one key keep their order: offsets grow with the index.
+            for key in 0..<7 {
+                let offsets = reports.enumerated().filter { $0.offset % 7 == key }.map(\.element)
+                #expect(Set(offsets.map(\.partition)).count == 1)
+                #expect(offsets.map(\.offset) == offsets.map(\.offset).sorted())
+            }
+            #expect(try await producer.send([]) == [])
+            await producer.shutdown()
+        }
+    }
+
     @Test("two members split the partitions; when one leaves the other takes over, nothing lost or skipped")
     func groupSplitAndTakeover() async throws {
         try await withCluster { cluster in
@@ -137,6 +158,11 @@ struct KafkaTests {
             }
             #expect(error?.code == .brokerUnavailable)
             #expect(error?.isRetriable == true)
+            let batchError = await #expect(throws: KafkaError.self) {
+                try await producer.send((0..<5).map { KafkaOutgoingRecord(topic: topic, key: "k\($0)", value: "x".bytes) })
+            }
+            #expect(batchError?.code == .brokerUnavailable)
+            #expect(producer.inFlight == 0, "nothing left in flight when the batch fails")
             // Bounded by the delivery timeout (2 s), with slack for a loaded machine.
             #expect(ContinuousClock.now - started < .seconds(15))
 
@@ -150,6 +176,11 @@ struct KafkaTests {
                 try await small.send(KafkaOutgoingRecord(topic: topic, key: "k", value: "overflow".bytes))
             }
             #expect(full?.code == .queueFull)
+            // A batch with a record that does not fit fails as a whole, with the same typed error.
+            let fullBatch = await #expect(throws: KafkaError.self) {
+                try await small.send([KafkaOutgoingRecord(topic: topic, key: "k", value: "b".bytes)])
+            }
+            #expect(fullBatch?.code == .queueFull)
             #expect(full?.isRetriable == true)
             await #expect(throws: KafkaError.self) { try await queued.value }
             await small.shutdown()

@@ -78,9 +78,11 @@ struct AppController {
             customID: customID, clientID: clientID, fields: fields)
     }
 
-    func record(_ op: IngestOp, _ envelope: Envelope, request: Request, fields: [JSONMember] = []) -> IngestRecord {
+    func record(
+        _ op: IngestOp, _ envelope: Envelope, request: Request, context: IngestContext, fields: [JSONMember] = []
+    ) -> IngestRecord {
         IngestRecord(
-            op: op, id: api.recordID(client: envelope.clientID, request: request, index: 0),
+            op: op, id: api.recordID(client: envelope.clientID, request: request, context: context, index: 0),
             project: envelope.project, source: envelope.source, customID: envelope.customID,
             installationID: envelope.installationID, receivedAt: api.now(), fields: fields)
     }
@@ -92,7 +94,7 @@ struct AppController {
         guard envelope.fields["custom_id"] != nil else {
             throw APIError.validation([Violation("missing_field", "custom_id is required: a string, or null to log out").at("custom_id")])
         }
-        let record = record(envelope.customID == nil ? .logout : .identify, envelope, request: request)
+        let record = record(envelope.customID == nil ? .logout : .identify, envelope, request: request, context: context)
         return try await api.store([record], problems: envelope.fields.problems, requestID: context.requestID, logger: context.logger)
     }
 
@@ -106,7 +108,7 @@ struct AppController {
         let (edit, editProblems) = ProfileValidation.validate(
             attributes, path: "attributes", identified: envelope.customID != nil)
         problems += editProblems
-        let records = edit.isEmpty ? [] : [record(.profileUpdate, envelope, request: request, fields: [JSONMember("profile", edit.json)])]
+        let records = edit.isEmpty ? [] : [record(.profileUpdate, envelope, request: request, context: context, fields: [JSONMember("profile", edit.json)])]
         return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
     }
 
@@ -121,7 +123,7 @@ struct AppController {
         let valid = validateEvents(events, path: "events", problems: &problems)
         let records = valid.enumerated().map { index, event in
             IngestRecord(
-                op: .event, id: event.id ?? api.recordID(client: nil, request: request, index: index),
+                op: .event, id: event.id ?? api.recordID(client: nil, request: request, context: context, index: index),
                 project: envelope.project, source: envelope.source, customID: envelope.customID,
                 installationID: envelope.installationID, receivedAt: api.now(), fields: [JSONMember("event", event.json)])
         }
@@ -164,7 +166,7 @@ struct AppController {
                 problems.append(error.at(key))
             }
         }
-        let records = out.isEmpty ? [] : [record(.installation, envelope, request: request, fields: [JSONMember("installation", .object(out))])]
+        let records = out.isEmpty ? [] : [record(.installation, envelope, request: request, context: context, fields: [JSONMember("installation", .object(out))])]
         return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
     }
 
@@ -229,7 +231,7 @@ struct AppController {
         guard problems.isEmpty else { throw APIError.validation(problems + envelope.fields.problems) }
         let push = JSONValue.object([JSONMember("token", .string(token)), JSONMember("environment", .string(environment))])
         return try await api.store(
-            [record(.pushToken, envelope, request: request, fields: [JSONMember("push", push)])],
+            [record(.pushToken, envelope, request: request, context: context, fields: [JSONMember("push", push)])],
             problems: envelope.fields.problems, requestID: context.requestID, logger: context.logger)
     }
 
@@ -260,7 +262,7 @@ struct AppController {
         }
         guard problems.isEmpty else { throw APIError.validation(problems + envelope.fields.problems) }
         return try await api.store(
-            [record(.location, envelope, request: request, fields: [JSONMember("location", .object(members))])],
+            [record(.location, envelope, request: request, context: context, fields: [JSONMember("location", .object(members))])],
             problems: envelope.fields.problems, requestID: context.requestID, logger: context.logger)
     }
 
@@ -268,7 +270,7 @@ struct AppController {
     func privacy(_ op: IngestOp, _ request: Request, context: IngestContext) async throws -> Response {
         let envelope = try await envelope(request, known: [])
         return try await api.store(
-            [record(op, envelope, request: request)], problems: envelope.fields.problems, requestID: context.requestID,
+            [record(op, envelope, request: request, context: context)], problems: envelope.fields.problems, requestID: context.requestID,
             logger: context.logger)
     }
 }

@@ -106,13 +106,14 @@ struct IngestAPI: Sendable {
         }
     }
 
-    /// The id of the `index`th write of a request: the client's, else derived from `Idempotency-Key`, else new.
-    func recordID(client: String?, request: Request, index: Int) -> String {
+    /// The id of the `index`th write of a request: the client's, else derived from `Idempotency-Key`, else the
+    /// request's random server id and the index (one UUID per request, not per write).
+    func recordID(client: String?, request: Request, context: IngestContext, index: Int) -> String {
         if let client { return client }
         if let key = request.headers[HTTPField.Name("Idempotency-Key")!], !key.isEmpty, key.utf8.count <= 100 {
             return "\(key):\(index)"
         }
-        return UUID().uuidString.lowercased()
+        return "\(context.serverID):\(index)"
     }
 }
 

@@ -71,7 +71,7 @@ struct ServerController {
             }
             records.append(
                 IngestRecord(
-                    op: .profileUpdate, id: api.recordID(client: clientID, request: request, index: index),
+                    op: .profileUpdate, id: api.recordID(client: clientID, request: request, context: context, index: index),
                     project: project, source: .server, customID: customID, installationID: nil,
                     receivedAt: receivedAt, fields: recordFields))
         }
@@ -89,7 +89,7 @@ struct ServerController {
             throw APIError.validation([error.at("custom_id")])
         }
         let record = IngestRecord(
-            op: .profileDelete, id: api.recordID(client: nil, request: request, index: 0), project: project,
+            op: .profileDelete, id: api.recordID(client: nil, request: request, context: context, index: 0), project: project,
             source: .server, customID: customID, installationID: nil, receivedAt: api.now())
         return try await api.store([record], problems: [], requestID: context.requestID, logger: context.logger)
     }

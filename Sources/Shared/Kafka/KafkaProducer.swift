@@ -58,6 +58,26 @@ package final class KafkaProducer: Service, Sendable {
         }
     }
 
+    /// Produces `records` together and waits until the broker acknowledged every one, returning their reports in
+    /// order; throws the first error once every record has its delivery report, so nothing is still in flight when
+    /// it returns. One continuation for the whole batch: cheaper than one task per record.
+    package func send(_ records: [KafkaOutgoingRecord]) async throws -> [KafkaDeliveryReport] {
+        guard !records.isEmpty else { return [] }
+        if let fatal = deliveries.fatalError { throw fatal }
+        guard !runtime.isStopping else { throw KafkaError.closed("producer") }
+        return try await withCheckedThrowingContinuation { continuation in
+            let ids = deliveries.register(batch: records.count, continuation)
+            for (record, id) in zip(records, ids) {
+                let err = runtime.withHandle { produce(record, handle: $0, opaque: UnsafeMutableRawPointer(bitPattern: id)) }
+                if let err, err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                    deliveries.fail(id: id, KafkaError(err, context: "produce to \(record.topic)"))
+                } else if err == nil {
+                    deliveries.fail(id: id, KafkaError.closed("producer"))
+                }
+            }
+        }
+    }
+
     /// `rd_kafka_producev` copies key and value and only enqueues: it does not block.
     private func produce(_ record: KafkaOutgoingRecord, handle: OpaquePointer, opaque: UnsafeMutableRawPointer?)
         -> rd_kafka_resp_err_t
@@ -119,36 +139,62 @@ package final class KafkaProducer: Service, Sendable {
     package var inFlight: Int { deliveries.pendingCount }
 }
 
-/// Maps message opaques (ids) to the continuations of `send`.
+/// Maps message opaques (ids) to what waits for them: one `send`, or one slot of a batch `send`.
 private final class DeliveryTracker: Sendable {
+    typealias Single = CheckedContinuation<KafkaDeliveryReport, any Error>
+    typealias Many = CheckedContinuation<[KafkaDeliveryReport], any Error>
+
+    /// A batch in flight: its reports so far, the first error, and how many are still missing.
+    /// Only touched under the tracker's lock.
+    private final class Batch: @unchecked Sendable {
+        let continuation: Many
+        var reports: [KafkaDeliveryReport?]
+        var remaining: Int
+        var error: KafkaError?
+
+        init(_ continuation: Many, count: Int) {
+            self.continuation = continuation
+            self.reports = Array(repeating: nil, count: count)
+            self.remaining = count
+        }
+    }
+
+    private enum Waiter {
+        case single(Single)
+        case batch(Batch, index: Int)
+    }
+
     private struct State {
         var nextID: UInt = 1
-        var pending: [UInt: CheckedContinuation<KafkaDeliveryReport, any Error>] = [:]
+        var pending: [UInt: Waiter] = [:]
         var fatal: KafkaError?
+
+        mutating func newID() -> UInt {
+            let id = nextID
+            nextID &+= 1
+            if nextID == 0 { nextID = 1 }
+            return id
+        }
     }
     private let state = Mutex(State())
 
-    func register(_ continuation: CheckedContinuation<KafkaDeliveryReport, any Error>) -> UInt {
+    func register(_ continuation: Single) -> UInt {
         state.withLock { state in
-            let id = state.nextID
-            state.nextID &+= 1
-            if state.nextID == 0 { state.nextID = 1 }
-            state.pending[id] = continuation
+            let id = state.newID()
+            state.pending[id] = .single(continuation)
             return id
         }
     }
 
-    func fail(id: UInt, _ error: KafkaError) {
-        state.withLock { $0.pending.removeValue(forKey: id) }?.resume(throwing: error)
-    }
-
-    func failAll(_ error: KafkaError) {
-        let all = state.withLock { state in
-            let all = state.pending.values
-            state.pending.removeAll()
-            return Array(all)
+    func register(batch count: Int, _ continuation: Many) -> [UInt] {
+        let batch = Batch(continuation, count: count)
+        return state.withLock { state in
+            (0..<count).map { index in
+                let id = state.newID()
+                state.pending[id] = .batch(batch, index: index)
+                return id
+            }
         }
-        for continuation in all { continuation.resume(throwing: error) }
     }
 
     var pendingCount: Int { state.withLock { $0.pending.count } }
@@ -158,25 +204,57 @@ private final class DeliveryTracker: Sendable {
         state.withLock { $0.fatal = KafkaError(code: .fatal, reason: reason) }
     }
 
+    func fail(id: UInt, _ error: KafkaError) {
+        let resume = state.withLock { state in Self.settle(&state, id: id, .failure(error)) }
+        resume?()
+    }
+
+    func failAll(_ error: KafkaError) {
+        let resumes = state.withLock { state in
+            state.pending.keys.compactMap { Self.settle(&state, id: $0, .failure(error)) }
+        }
+        for resume in resumes { resume() }
+    }
+
     /// Resumes the sends of one delivery-report event. Runs on the runtime thread.
     func complete(_ event: OpaquePointer) {
-        var results: [(CheckedContinuation<KafkaDeliveryReport, any Error>, Result<KafkaDeliveryReport, KafkaError>)] =
-            []
-        state.withLock { state in
+        let resumes = state.withLock { state in
+            var resumes: [() -> Void] = []
             while let message = rd_kafka_event_message_next(event) {
                 let id = UInt(bitPattern: message.pointee._private)
-                guard let continuation = state.pending.removeValue(forKey: id) else { continue }
                 let topic = String(cString: rd_kafka_topic_name(message.pointee.rkt))
-                if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                    let report = KafkaDeliveryReport(
-                        topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)
-                    results.append((continuation, .success(report)))
-                } else {
-                    results.append((continuation, .failure(KafkaError(message.pointee.err, context: "deliver to \(topic)"))))
-                }
+                let result: Result<KafkaDeliveryReport, KafkaError> =
+                    message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR
+                    ? .success(
+                        KafkaDeliveryReport(topic: topic, partition: message.pointee.partition, offset: message.pointee.offset))
+                    : .failure(KafkaError(message.pointee.err, context: "deliver to \(topic)"))
+                if let resume = Self.settle(&state, id: id, result) { resumes.append(resume) }
             }
+            return resumes
         }
-        for (continuation, result) in results { continuation.resume(with: result) }
+        for resume in resumes { resume() }
+    }
+
+    /// Records one outcome under the lock; returns the resumption to run after the lock is released, if any.
+    private static func settle(_ state: inout State, id: UInt, _ result: Result<KafkaDeliveryReport, KafkaError>)
+        -> (() -> Void)?
+    {
+        switch state.pending.removeValue(forKey: id) {
+        case nil:
+            return nil
+        case .single(let continuation):
+            return { continuation.resume(with: result.mapError { $0 as any Error }) }
+        case .batch(let batch, let index):
+            switch result {
+            case .success(let report): batch.reports[index] = report
+            case .failure(let error): batch.error = batch.error ?? error
+            }
+            batch.remaining -= 1
+            guard batch.remaining == 0 else { return nil }
+            if let error = batch.error { return { batch.continuation.resume(throwing: error) } }
+            let reports = batch.reports.compactMap { $0 }
+            return { batch.continuation.resume(returning: reports) }
+        }
     }
 }
 

@@ -67,22 +67,22 @@ package struct JSONLogHandler: LogHandler {
     }
 
     func jsonLine(now: Date, level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
-        var out = "{\"ts\":\""
-        out += Self.timestamp(now)
-        out += "\",\"level\":\"\(level.rawValue)\",\"service\":"
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        out.append(contentsOf: "{\"ts\":\"\(Self.timestamp(now))\",\"level\":\"\(level.rawValue)\",\"service\":".utf8)
         JSON.appendString(service, to: &out)
-        out += ",\"logger\":"
+        out.append(contentsOf: ",\"logger\":".utf8)
         JSON.appendString(label, to: &out)
-        out += ",\"msg\":"
+        out.append(contentsOf: ",\"msg\":".utf8)
         JSON.appendString(message, to: &out)
         for key in metadata.keys.sorted() where !Self.reserved.contains(key) {
-            out += ","
+            out.append(UInt8(ascii: ","))
             JSON.appendString(key, to: &out)
-            out += ":"
+            out.append(UInt8(ascii: ":"))
             JSON.append(metadata[key]!, to: &out)
         }
-        out += "}\n"
-        return out
+        out.append(contentsOf: "}\n".utf8)
+        return String(decoding: out, as: UTF8.self)
     }
 
     func consoleLine(now: Date, level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
@@ -102,9 +102,9 @@ package struct JSONLogHandler: LogHandler {
         case .stringConvertible(let convertible): convertible.description
         case .array, .dictionary:
             {
-                var out = ""
+                var out: [UInt8] = []
                 JSON.append(value, to: &out)
-                return out
+                return String(decoding: out, as: UTF8.self)
             }()
         }
     }
@@ -114,54 +114,63 @@ package struct JSONLogHandler: LogHandler {
 
 /// Minimal JSON writing for log lines (no Foundation encoder on the logging path).
 enum JSON {
-    static func appendString(_ string: String, to out: inout String) {
-        out += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+    /// Appends `string` as a JSON string literal. Runs of bytes that need no escaping are copied at once.
+    static func appendString(_ string: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
+                case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
+                case 0x0A: out.append(contentsOf: #"\n"#.utf8)
+                case 0x0D: out.append(contentsOf: #"\r"#.utf8)
+                case 0x09: out.append(contentsOf: #"\t"#.utf8)
+                default:
+                    let hex = String(byte, radix: 16)
+                    out.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 
-    static func append(_ value: Logger.Metadata.Value, to out: inout String) {
+    static func append(_ value: Logger.Metadata.Value, to out: inout [UInt8]) {
         switch value {
         case .string(let string):
             appendString(string, to: &out)
         case .stringConvertible(let convertible):
             if let bool = convertible as? Bool {
-                out += bool ? "true" : "false"
+                out.append(contentsOf: (bool ? "true" : "false").utf8)
             } else if convertible is any BinaryInteger {
-                out += convertible.description
+                out.append(contentsOf: convertible.description.utf8)
             } else if let double = convertible as? Double, double.isFinite {
-                out += convertible.description
+                out.append(contentsOf: convertible.description.utf8)
             } else {
                 appendString(convertible.description, to: &out)
             }
         case .array(let values):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (index, element) in values.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 append(element, to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .dictionary(let dictionary):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (index, key) in dictionary.keys.sorted().enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 appendString(key, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 append(dictionary[key]!, to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 }

@@ -62,7 +62,7 @@ package enum Rules {
 
     /// A custom attribute or event attribute name, lowercased.
     package static func attributeName(_ name: String) throws(Violation) -> String {
-        if name.contains("$") {
+        if name.utf8.contains(UInt8(ascii: "$")) {
             throw Violation("reserved_name", "attribute names cannot contain '$'")
         }
         guard isValidName(name) else {
@@ -90,10 +90,10 @@ package enum Rules {
         guard value.utf16.count <= Limits.customIDLength else {
             throw Violation("invalid_custom_id", "the custom ID is longer than 1024 characters")
         }
-        guard !value.contains(where: \.isNewline) else {
+        guard !value.hasLineBreak else {
             throw Violation("invalid_custom_id", "the custom ID contains a line break")
         }
-        guard !value.allSatisfy(\.isWhitespace) else {
+        guard !value.isBlank else {
             throw Violation("invalid_custom_id", "the custom ID is only whitespace")
         }
         guard !customIDBlocklist.contains(value.lowercased()) else {
@@ -134,10 +134,10 @@ package enum Rules {
         guard value.utf16.count <= limit else {
             throw Violation("string_too_long", "strings are at most \(limit) characters (got \(value.utf16.count))")
         }
-        guard !value.contains(where: \.isNewline) else {
+        guard !value.hasLineBreak else {
             throw Violation("multiline_string", "event strings must be on one line")
         }
-        guard !value.allSatisfy(\.isWhitespace) else {
+        guard !value.isBlank else {
             throw Violation("blank_string", "event strings cannot be only whitespace")
         }
         return value
@@ -302,33 +302,49 @@ extension JSONValue {
 
     /// Compact JSON text, members in their order.
     package var serialized: [UInt8] {
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(to: &out)
-        return Array(out.utf8)
+        return out
     }
 
-    private func write(to out: inout String) {
+    private func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let value): out += value ? "true" : "false"
-        case .number(let literal): out += literal
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
+        case .number(let literal): out.append(contentsOf: literal.utf8)
         case .string(let value): JSON.appendString(value, to: &out)
         case .array(let values):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (index, value) in values.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 value.write(to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (index, member) in members.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 JSON.appendString(member.key, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 member.value.write(to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
+}
+
+extension String {
+    /// Whether any scalar is a line break (LF, CR, VT, FF, NEL, LS, PS). Scalars, not grapheme clusters: fast.
+    package var hasLineBreak: Bool {
+        unicodeScalars.contains { scalar in
+            switch scalar.value {
+            case 0x0A...0x0D, 0x85, 0x2028, 0x2029: true
+            default: false
+            }
+        }
+    }
+
+    /// Whether the string is only white space (true for the empty string).
+    package var isBlank: Bool { unicodeScalars.allSatisfy(\.properties.isWhitespace) }
 }
