@@ -11,17 +11,7 @@ import Testing
 struct IngestEndToEndTests {
     @Test("HTTP → herald-ingest → embedded broker: the record read back from herald.ingest is the one accepted")
     func httpToTopic() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
-        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
-        let ingest = try ChildProcess(
-            "herald-ingest",
-            environment: [
-                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
-                "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_APPS_FILE": sampleAppsFile,
-            ])
-        try await waitUntil("ingest to listen") { !ingest.logs("http listening").isEmpty }
-        let port = try #require(ingest.logs("http listening").first?["port"] as? Int)
-
+        let (cluster, ingest, port) = try await startIngest()
         let (status, body) = try await httpPost(
             "http://127.0.0.1:\(port)/v1/profiles/update",
             headers: ["Authorization": "Bearer rest_demo_0123456789abcdef", "X-Request-Id": "e2e-1"],
@@ -76,17 +66,7 @@ struct IngestEndToEndTests {
 
     @Test("with the broker down, a write gets 503 and Retry-After, not a 2xx")
     func brokerDown() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
-        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
-        let ingest = try ChildProcess(
-            "herald-ingest",
-            environment: [
-                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
-                "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_APPS_FILE": sampleAppsFile,
-                "HERALD_PRODUCE_TIMEOUT_MS": "1500",
-            ])
-        try await waitUntil("ingest to listen") { !ingest.logs("http listening").isEmpty }
-        let port = try #require(ingest.logs("http listening").first?["port"] as? Int)
+        let (cluster, ingest, port) = try await startIngest(environment: ["HERALD_PRODUCE_TIMEOUT_MS": "1500"])
         for id in cluster.brokerIDs { try cluster.setBrokerDown(id) }
 
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/app/opt-out")!)

@@ -80,6 +80,23 @@ final class ChildProcess: Sendable {
     }
 }
 
+/// An embedded cluster with Herald's topics (4 partitions) and an ingest process started against it, listening.
+func startIngest(environment extra: [String: String] = [:]) async throws -> (EmbeddedKafkaCluster, ChildProcess, Int) {
+    let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+    try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+    let ingest = try ChildProcess(
+        "herald-ingest",
+        environment: [
+            "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
+            "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_APPS_FILE": sampleAppsFile,
+        ].merging(extra) { $1 })
+    try await waitUntil("ingest to listen") { !ingest.logs("http listening").isEmpty || ingest.exitCode != nil }
+    guard let port = ingest.logs("http listening").first?["port"] as? Int else {
+        throw TimedOut(what: "ingest to listen (it exited: \(ingest.output.suffix(3)))")
+    }
+    return (cluster, ingest, port)
+}
+
 /// A GET on loopback: status and body.
 func httpGet(_ url: String) async throws -> (Int, String) {
     let (data, response) = try await URLSession.shared.data(from: URL(string: url)!)

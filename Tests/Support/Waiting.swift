@@ -5,6 +5,7 @@ import Synchronization
 /// What the test targets share.
 package struct TimedOut: Error, CustomStringConvertible {
     package var what: String
+    package init(what: String) { self.what = what }
     package var description: String { "timed out waiting for \(what)" }
 }
 
