@@ -61,6 +61,9 @@ struct RequestLogMiddleware: RouterMiddleware {
             "duration_ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
         ]
         if let code { metadata["error_code"] = .string(code) }
-        context.logger.log(level: status >= 500 ? .warning : .info, "request", metadata: metadata)
+        // Health probes and scrapes come every few seconds: keep them out of the info log.
+        let route = context.endpointPath ?? ""
+        let level: Logger.Level = status >= 500 ? .warning : (route == "/health" || route == "/metrics") ? .debug : .info
+        context.logger.log(level: level, "request", metadata: metadata)
     }
 }
