@@ -117,6 +117,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "OrchestratorTests",
+            dependencies: [
+                "Orchestrator", "Shared", "HeraldTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: ["Shared", "HeraldTestSupport"],
             swiftSettings: swiftSettings

@@ -1,3 +1,5 @@
+import Foundation
+import Hummingbird
 import ServiceLifecycle
 import ServiceSupport
 import Shared
@@ -5,10 +7,46 @@ import Shared
 enum Orchestrator {
     static let topics: [HeraldTopic] = [.ingest, .deliveries]
 
-    /// The orchestrator: a member of its consumer group on `herald.ingest` and `herald.deliveries`, plus the ops
-    /// endpoints. Processing of the records (profiles in per-partition SQLite) comes with the profiles issue; until
-    /// then records are counted and no offset is stored or committed, so the code that will process them reads them all.
+    /// The orchestrator: a member of its consumer group on `herald.ingest` and `herald.deliveries` that applies the
+    /// writes to per-partition SQLite databases, a producer for the outbox, and the HTTP endpoints (ops, and a
+    /// read-only profile view).
     static func buildServices(_ context: ServiceContext<StatefulServiceConfig>) async throws -> [any Service] {
-        try ServiceMain.consumingServices(context, service: "orchestrator", topics: topics)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
+            logger: context.logger)
+        let manager = PartitionManager(
+            directory: context.config.dataDirectory, producer: producer, logger: context.logger)
+        var consumerConfig = KafkaConsumerConfiguration(
+            client: context.common.kafka, clientID: context.common.instanceID,
+            groupID: context.config.consumerGroup, topics: topics.map(\.name))
+        consumerConfig.sessionTimeout = context.config.sessionTimeout
+        let consumer = try KafkaConsumer(configuration: consumerConfig, listener: manager, logger: context.logger)
+        let consumed = ConsumedRecordsMetric(topics: topics.map(\.name))
+        let consuming = KafkaConsumerService(consumer: consumer) { batch in
+            consumed.record(batch)
+            try await manager.apply(batch)
+        }
+
+        let router = Router(context: BasicRequestContext.self)
+        // Read-only, for operators: the profile as the orchestrator holds it (404 when no partition of this instance
+        // has it).
+        router.get("v1/profiles/:project/:custom_id") { _, request in
+            let project = request.parameters.get("project") ?? ""
+            let customID = request.parameters.get("custom_id") ?? ""
+            let key = "\(project)/\(customID.removingPercentEncoding ?? customID)"
+            guard let json = try await manager.profile(key: key) else {
+                return Response(status: .notFound, headers: [.contentType: "application/json"],
+                                body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":{"code":"not_found","message":"no such profile in this instance's partitions","details":[]}}"#)))
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.serialized)))
+        }
+        let http = ServiceMain.httpApplication(
+            router: router, context: context, service: "orchestrator",
+            checks: [HealthCheck("kafka") { await consumer.brokersReachable() }])
+        // Stopped in reverse: HTTP, then the consumer (finishes its batch, flushes the outbox on revocation), then the
+        // producer flushes.
+        return [producer, consuming, http]
     }
 }

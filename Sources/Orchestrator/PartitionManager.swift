@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import Shared
+
+/// Owns the databases of the partitions assigned to this instance: opens each on assignment (and resumes at its stored
+/// offsets), applies batches, relays the outbox after each commit, and closes on revocation.
+actor PartitionManager: KafkaRebalanceListener {
+    let directory: String
+    private let producer: KafkaProducer
+    private let logger: Logger
+    private var databases: [Int32: PartitionDatabase] = [:]
+    /// Partitions whose outbox still holds records (a produce failed); flushed again after the next batch.
+    private var unflushed: Set<Int32> = []
+
+    init(directory: String, producer: KafkaProducer, logger: Logger) {
+        self.directory = directory
+        self.producer = producer
+        self.logger = logger
+    }
+
+    // MARK: KafkaRebalanceListener
+
+    func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
+        var starts: [TopicPartition: KafkaStartOffset] = [:]
+        for number in Set(partitions.map(\.partition)).sorted() {
+            let database = try databases[number] ?? PartitionDatabase.open(directory: directory, partition: number)
+            databases[number] = database
+            let offsets = try await database.nextOffsets()
+            for tp in partitions where tp.partition == number {
+                starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning
+            }
+            // Output committed before a crash or a revocation but not yet produced.
+            await flushOutbox(number)
+        }
+        logger.info(
+            "partition databases open",
+            metadata: ["partitions": .string(databases.keys.sorted().map(String.init).joined(separator: ","))])
+        return starts
+    }
+
+    func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
+        for number in Set(partitions.map(\.partition)).sorted() {
+            guard let database = databases.removeValue(forKey: number) else { continue }
+            await flush(database)
+            unflushed.remove(number)
+            do { try database.close() } catch { logger.warning("closing partition database failed", metadata: ["error": "\(error)"]) }
+        }
+    }
+
+    // MARK: Batches
+
+    /// Applies a batch: per partition, one transaction for state, offsets and outbox; then produces the outbox.
+    func apply(_ batch: KafkaBatch) async throws {
+        for (tp, records) in batch.byPartition {
+            guard let database = databases[tp.partition] else {
+                // Not ours (any more): the records are not consumed here and the next owner reads them.
+                logger.warning("batch for a partition not open", metadata: ["partition": "\(tp)"])
+                continue
+            }
+            let outbox = try await database.applyBatch(records, apply: ProfileApplier.apply)
+            if !outbox.isEmpty || unflushed.contains(tp.partition) {
+                await flushOutbox(tp.partition)
+            }
+        }
+    }
+
+    private func flushOutbox(_ number: Int32) async {
+        guard let database = databases[number] else { return }
+        if await flush(database) { unflushed.remove(number) } else { unflushed.insert(number) }
+    }
+
+    /// Produces every pending outbox record of `database`, oldest first, and forgets those acknowledged.
+    @discardableResult
+    private func flush(_ database: PartitionDatabase) async -> Bool {
+        do {
+            while true {
+                let pending = try await database.pendingOutbox(limit: 1000)
+                guard !pending.isEmpty else { return true }
+                _ = try await producer.send(
+                    pending.map { KafkaOutgoingRecord(topic: $0.topic, key: Array($0.key.utf8), value: $0.value, headers: $0.headers) })
+                try await database.markProduced(pending.map(\.id))
+            }
+        } catch {
+            logger.warning(
+                "outbox not produced yet; retried after the next batch",
+                metadata: ["partition": "\(database.partition)", "error": "\(error)"])
+            return false
+        }
+    }
+
+    // MARK: Reads
+
+    /// The profile with this key, if a partition of this instance holds it.
+    func profile(key: String) async throws -> JSONValue? {
+        for database in databases.values {
+            if let json = try await database.read({ try ProfileView.json($0, key: key) }) { return json }
+        }
+        return nil
+    }
+
+    var openPartitions: [Int32] { databases.keys.sorted() }
+}

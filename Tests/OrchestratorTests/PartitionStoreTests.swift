@@ -1,0 +1,208 @@
+import Foundation
+import GRDB
+import HeraldTestSupport
+import Shared
+import Testing
+
+@testable import Orchestrator
+
+/// A fresh partition database in a temporary directory.
+func temporaryDirectory() -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-orch-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+let t0 = Date(timeIntervalSince1970: 1_795_000_000)
+
+/// Builds the `herald.ingest` record the ingest would write, at an offset.
+struct Writer {
+    var offset: Int64 = 0
+    var partition: Int32 = 0
+
+    mutating func record(
+        _ op: IngestOp, id: String, customID: String? = "paul", installationID: String? = nil, at: Date = t0,
+        fields: [JSONMember] = []
+    ) -> KafkaRecord {
+        let ingest = IngestRecord(
+            op: op, id: id, project: "demo", source: .server, customID: customID, installationID: installationID,
+            receivedAt: at, fields: fields)
+        defer { offset += 1 }
+        return KafkaRecord(
+            topic: HeraldTopic.ingest.name, partition: partition, offset: offset, key: Array(ingest.key.utf8),
+            value: ingest.value)
+    }
+
+    mutating func update(id: String, _ attributes: String, at: Date = t0) throws -> KafkaRecord {
+        let (edit, problems) = ProfileValidation.validate(
+            try JSONParser.parse(Array(attributes.utf8)), path: "a", identified: true)
+        precondition(problems.isEmpty, "\(problems)")
+        return record(.profileUpdate, id: id, at: at, fields: [JSONMember("profile", edit.json)])
+    }
+
+    mutating func event(id: String, _ event: String, at: Date = t0) throws -> KafkaRecord {
+        guard case .valid(let validated) = EventValidation.validate(try JSONParser.parse(Array(event.utf8)), path: "e")
+        else { preconditionFailure("invalid event \(event)") }
+        return record(.event, id: id, at: at, fields: [JSONMember("event", validated.json)])
+    }
+}
+
+func profileJSON(_ database: PartitionDatabase, _ key: String = "demo/paul") async throws -> String? {
+    try await database.read { db in try ProfileView.json(db, key: key) }.map { String(decoding: $0.serialized, as: UTF8.self) }
+}
+
+func eventCount(_ database: PartitionDatabase, _ name: String, key: String = "demo/paul") async throws -> Int64? {
+    try await database.read { db in
+        try Int64.fetchOne(db, sql: "SELECT count FROM event_aggregates WHERE profile_key = ? AND name = ?", arguments: [key, name])
+    }
+}
+
+@Suite("Profiles in per-partition SQLite")
+struct ProfileStoreTests {
+    @Test("a sequence of writes gives the expected profile")
+    func golden() async throws {
+        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 3)
+        var writer = Writer(partition: 3)
+        let records = [
+            try writer.update(id: "1", #"{"$email_address":"paul@example.com","$email_marketing":"subscribed","plan":"free","age":25,"tags":["a","b"]}"#),
+            try writer.event(id: "2", #"{"name":"purchased","attributes":{"price":9.5,"$label":"first","$tags":["Sale"]}}"#),
+            try writer.update(id: "3", #"{"plan":"gold","age":null,"tags":{"$add":["c","a"],"$remove":["b"]},"$language":"fr","since":{"$date":"2026-01-01T00:00:00Z"}}"#, at: t0 + 60),
+            try writer.event(id: "4", #"{"name":"purchased","time":"2026-11-18T11:10:00Z","attributes":{"price":20}}"#, at: t0 + 120),
+            // A late event, older than the last one: counted, but the "last" values stay.
+            try writer.event(id: "5", #"{"name":"purchased","time":"2026-11-18T10:00:00Z","attributes":{"price":1}}"#, at: t0 + 180),
+            try writer.update(id: "6", #"{"$email_marketing":"unsubscribed"}"#, at: t0 + 240),
+        ]
+        let outbox = try await database.applyBatch(records, apply: ProfileApplier.apply)
+        #expect(
+            try await profileJSON(database)
+                == #"{"profile_key":"demo/paul","project":"demo","custom_id":"paul","email":{"address":"paul@example.com","marketing":"unsubscribed","marketing_changed_at":"2026-11-18T11:10:40.000Z"},"sms":{"phone_number":null,"marketing":null,"marketing_changed_at":null},"native":{"b.language":"fr","b.region":null,"b.timezone":null},"custom":{"c.plan":"gold","c.since":"2026-01-01T00:00:00.000Z","c.tags":["a","c"]},"events":{"e.PURCHASED":{"count":3,"first":"2026-11-18T10:00:00.000Z","last":"2026-11-18T11:10:00.000Z","label":null,"tags":null,"attributes":{"price.i":20}}},"created_at":"2026-11-18T11:06:40.000Z","updated_at":"2026-11-18T11:10:40.000Z"}"#
+        )
+        // Reachability changed twice (email set and subscribed; then unsubscribed): two contact snapshots.
+        #expect(outbox.map(\.topic) == [HeraldTopic.contacts.name, HeraldTopic.contacts.name])
+        #expect(outbox.allSatisfy { $0.key == "demo/paul" })
+        let last = try JSONParser.parse(try #require(outbox.last?.value))
+        #expect(last["email"]?["marketing"] == .string("unsubscribed"))
+        #expect(try await database.nextOffsets() == [HeraldTopic.ingest.name: 6])
+    }
+
+    @Test("a replayed record id is a no-op")
+    func dedupe() async throws {
+        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        var writer = Writer()
+        let event = try writer.event(id: "same", #"{"name":"open"}"#)
+        var replay = event
+        replay.offset = 7
+        _ = try await database.applyBatch([event, replay], apply: ProfileApplier.apply)
+        _ = try await database.applyBatch([replay], apply: ProfileApplier.apply)
+        #expect(try await eventCount(database, "OPEN") == 1)
+    }
+
+    @Test("string arrays: $add keeps items unique and at most 25, dropping the oldest; $remove of a missing item is a no-op")
+    func arrays() async throws {
+        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        var writer = Writer()
+        let first = (0..<20).map { "\"i\($0)\"" }.joined(separator: ",")
+        let more = (20..<30).map { "\"i\($0)\"" }.joined(separator: ",")
+        let records = [
+            try writer.update(id: "1", #"{"items":[\#(first)]}"#),
+            try writer.update(id: "2", #"{"items":{"$add":[\#(more),"i25"],"$remove":["zz"]}}"#),
+            try writer.update(id: "3", #"{"other":"text"}"#),
+            try writer.update(id: "4", #"{"other":{"$add":["x"]}}"#),
+        ]
+        _ = try await database.applyBatch(records, apply: ProfileApplier.apply)
+        let profile = try JSONParser.parse(Array(try #require(try await profileJSON(database)).utf8))
+        #expect(profile["custom"]?["c.items"] == .array((5..<30).map { .string("i\($0)") }))
+        #expect(profile["custom"]?["c.other"] == .array([.string("x")]))
+    }
+
+    @Test("delete removes the profile and everything keyed by it, with a contacts tombstone")
+    func delete() async throws {
+        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        var writer = Writer()
+        let outbox = try await database.applyBatch(
+            [
+                try writer.update(id: "1", #"{"plan":"gold"}"#), try writer.event(id: "2", #"{"name":"open"}"#),
+                writer.record(.profileDelete, id: "3"),
+            ], apply: ProfileApplier.apply)
+        #expect(try await profileJSON(database) == nil)
+        #expect(try await eventCount(database, "OPEN") == nil)
+        #expect(try await database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM profile_attributes") } == 0)
+        #expect(outbox.map { "\($0.topic) \($0.value == nil)" } == ["herald.contacts true"])
+    }
+
+    @Test("unreadable records go to herald.dlq; identity and installation ops are kept for later, not skipped")
+    func deadLettersAndDeferred() async throws {
+        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        var writer = Writer()
+        let garbage = KafkaRecord(topic: HeraldTopic.ingest.name, partition: 0, offset: 50, key: Array("k".utf8), value: Array("{".utf8))
+        let outbox = try await database.applyBatch(
+            [writer.record(.identify, id: "1", installationID: "I"), writer.record(.optOut, id: "2", installationID: "I"), garbage],
+            apply: ProfileApplier.apply)
+        #expect(outbox.map(\.topic) == [HeraldTopic.dlq.name])
+        let letter = try Wire.decode(DeadLetter.self, from: try #require(outbox.first?.value))
+        #expect(letter.offset == 50 && letter.reason.hasPrefix("not JSON"))
+        #expect(
+            try await database.read { try String.fetchAll($0, sql: "SELECT op FROM deferred_records ORDER BY offset") }
+                == ["identify", "opt_out"])
+        #expect(try await database.nextOffsets() == [HeraldTopic.ingest.name: 51])
+    }
+}
+
+@Suite("Crash safety")
+struct CrashSafetyTests {
+    struct Crash: Error {}
+
+    @Test("a batch abandoned half-way changes nothing; redelivered, every write is applied exactly once")
+    func abandonedBatch() async throws {
+        let directory = temporaryDirectory()
+        var writer = Writer()
+        let records = try (0..<100).map { index in
+            index % 10 == 9
+                ? try writer.update(id: "u\(index)", #"{"$email_address":"p\#(index)@example.com"}"#)
+                : try writer.event(id: "e\(index)", #"{"name":"tap"}"#)
+        }
+        do {
+            let database = try PartitionDatabase.open(directory: directory, partition: 0)
+            // The process dies after applying 57 records of the batch, before the commit.
+            let applied = Locked(0)
+            await #expect(throws: Crash.self) {
+                _ = try await database.applyBatch(records) { db, record in
+                    if applied.withLock({ $0 += 1; return $0 }) > 57 { throw Crash() }
+                    return try ProfileApplier.apply(db, record: record)
+                }
+            }
+            #expect(try await eventCount(database, "TAP") == nil)
+            #expect(try await database.nextOffsets().isEmpty)
+            #expect(try await database.pendingOutbox().isEmpty)
+            try database.close()
+        }
+        // Restart: reopen, resume at the stored offset (none: the beginning), Kafka redelivers the whole batch.
+        let database = try PartitionDatabase.open(directory: directory, partition: 0)
+        #expect(try await database.nextOffsets().isEmpty)
+        let outbox = try await database.applyBatch(records, apply: ProfileApplier.apply)
+        #expect(try await eventCount(database, "TAP") == 90)
+        #expect(outbox.count == 10, "one contact snapshot per email change")
+        #expect(try await database.nextOffsets() == [HeraldTopic.ingest.name: 100])
+        // Kafka's at-least-once: the same batch again after a crash between commit and the consumer's next poll.
+        _ = try await database.applyBatch(records, apply: ProfileApplier.apply)
+        #expect(try await eventCount(database, "TAP") == 90)
+    }
+
+    @Test("outbox records committed but not produced before a crash are still there after a restart")
+    func outboxSurvives() async throws {
+        let directory = temporaryDirectory()
+        var writer = Writer()
+        do {
+            let database = try PartitionDatabase.open(directory: directory, partition: 0)
+            let outbox = try await database.applyBatch(
+                [try writer.update(id: "1", #"{"$email_address":"a@b.co"}"#)], apply: ProfileApplier.apply)
+            #expect(outbox.count == 1)
+            try database.close()  // dies before producing
+        }
+        let database = try PartitionDatabase.open(directory: directory, partition: 0)
+        let pending = try await database.pendingOutbox()
+        #expect(pending.map(\.key) == ["demo/paul"])
+        try await database.markProduced(pending.map(\.id))
+        #expect(try await database.pendingOutbox().isEmpty)
+    }
+}
