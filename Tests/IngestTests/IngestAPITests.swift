@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
 import Shared
 import Testing
@@ -60,7 +61,7 @@ func call(
 ) async throws -> Answer {
     let catalog = try AppsCatalog.load(path: sampleAppsFile)
     let router = Ingest.buildRouter(api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }))
-    let app = Application(router: router)
+    let app = Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
     var headers = extra
     if let key {
         if rest { headers[.authorization] = "Bearer \(key)" } else { headers[HTTPField.Name("X-Api-Key")!] = key }

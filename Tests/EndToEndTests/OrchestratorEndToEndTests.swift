@@ -1,0 +1,96 @@
+import Foundation
+import HeraldTestSupport
+import Shared
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("Orchestrator end to end", .timeLimit(.minutes(3)))
+struct OrchestratorEndToEndTests {
+    static func start(_ cluster: EmbeddedKafkaCluster, data: String) async throws -> (ChildProcess, Int) {
+        let process = try ChildProcess(
+            "herald-orchestrator",
+            environment: [
+                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
+                "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data,
+                "HERALD_SESSION_TIMEOUT_MS": "3000",
+            ])
+        try await waitUntil("the orchestrator to listen") {
+            !process.logs("http listening").isEmpty || process.exitCode != nil
+        }
+        let port = try #require(process.logs("http listening").first?["port"] as? Int, "\(process.output.suffix(5))")
+        return (process, port)
+    }
+
+    /// The count of an event in the orchestrator's view of demo/paul (nil: no profile yet).
+    static func count(_ port: Int, _ event: String) async throws -> Int? {
+        let (status, body) = try await httpGet("http://127.0.0.1:\(port)/v1/profiles/demo/paul")
+        guard status == 200 else { return nil }
+        guard case .number(let text)? = try JSONParser.parse(Array(body.utf8))["events"]?["e.\(event)"]?["count"] else {
+            return nil
+        }
+        return Int(text)
+    }
+
+    @Test("killed with SIGKILL mid-stream and restarted, it applies every write exactly once and produces its outbox")
+    func crashAndRestart() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "e2e"),
+            logger: quietLogger)
+        func record(_ op: IngestOp, _ id: String, _ fields: [JSONMember]) -> KafkaOutgoingRecord {
+            let ingest = IngestRecord(
+                op: op, id: id, project: "demo", source: .server, customID: "paul", installationID: nil,
+                receivedAt: Date(), fields: fields)
+            return KafkaOutgoingRecord(topic: HeraldTopic.ingest.name, key: ingest.key, value: ingest.value)
+        }
+        let tap = JSONMember("event", .object([JSONMember("name", .string("TAP")), JSONMember("attributes", .object([]))]))
+        var records = (0..<3000).map { record(.event, "tap-\($0)", [tap]) }
+        records.insert(
+            record(.profileUpdate, "email", [JSONMember("profile", .object([JSONMember("email", .string("paul@example.com"))]))]),
+            at: 1500)
+        records.append(
+            record(.event, "done", [JSONMember("event", .object([JSONMember("name", .string("DONE")), JSONMember("attributes", .object([]))]))]))
+        for chunk in stride(from: 0, to: records.count, by: 500) {
+            _ = try await producer.send(Array(records[chunk..<min(chunk + 500, records.count)]))
+        }
+
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-orch-e2e-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (first, firstPort) = try await Self.start(cluster, data: data)
+        try await waitUntil("some writes applied") { (try? await Self.count(firstPort, "TAP")) ?? nil != nil }
+        first.signal(SIGKILL)
+        _ = try await first.waitForExit()
+
+        let (second, port) = try await Self.start(cluster, data: data)
+        try await waitUntil("the last write applied", timeout: .seconds(60)) {
+            (try? await Self.count(port, "DONE")) ?? nil == 1
+        }
+        #expect(try await Self.count(port, "TAP") == 3000)
+
+        // The contact snapshot of the email change reached herald.contacts (from the outbox, before or after the crash).
+        var configuration = KafkaConsumerConfiguration(
+            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "reader",
+            groupID: "reader-\(UUID().uuidString)", topics: [HeraldTopic.contacts.name])
+        configuration.sessionTimeout = .seconds(3)
+        let reader = try KafkaConsumer(configuration: configuration, logger: quietLogger)
+        let contacts = Locked<[KafkaRecord]>([])
+        let reading = Task { for try await batch in reader.batches() { contacts.withLock { $0 += batch.records } } }
+        try await waitUntil("the contact snapshot") { contacts.withLock { !$0.isEmpty } }
+        reader.stop()
+        try await reading.value
+        await reader.close()
+        let snapshot = try JSONParser.parse(try #require(contacts.withLock { $0.last?.value }))
+        #expect(contacts.withLock { $0.last?.keyString } == "demo/paul")
+        #expect(snapshot["email"]?["address"] == .string("paul@example.com"))
+
+        second.signal(SIGTERM)
+        #expect(try await second.waitForExit() == 0)
+        await producer.shutdown()
+        await cluster.shutdown()
+    }
+}
