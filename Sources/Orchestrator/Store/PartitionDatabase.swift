@@ -116,9 +116,8 @@ struct PartitionDatabase: Sendable {
 
     private static func insertOutbox(_ db: Database, _ output: PendingOutput) throws -> OutboxRecord {
         let headers = JSONValue.object(output.headers.map { JSONMember($0.name, $0.value.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null) })
-        try db.execute(
-            sql: "INSERT INTO outbox (topic, key, value, headers, created_at) VALUES (?, ?, ?, ?, ?)",
-            arguments: [
+        try db.cachedStatement(sql: "INSERT INTO outbox (topic, key, value, headers, created_at) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [
                 output.topic, output.key, output.value.map { Data($0) }, String(decoding: headers.serialized, as: UTF8.self),
                 WireTime.format(Date()),
             ])

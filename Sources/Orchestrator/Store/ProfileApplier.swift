@@ -37,8 +37,8 @@ enum ProfileApplier {
             return [deadLetter(record, reason: "missing op, project, id or received_at")]
         }
         // A replay of a record id is a no-op.
-        try db.execute(
-            sql: "INSERT OR IGNORE INTO applied_records (project, record_id, applied_at) VALUES (?, ?, ?)",
+        try Self.run(
+            db, sql: "INSERT OR IGNORE INTO applied_records (project, record_id, applied_at) VALUES (?, ?, ?)",
             arguments: [project, id, WireTime.format(Date())])
         guard db.changesCount == 1 else { return [] }
 
@@ -61,7 +61,7 @@ enum ProfileApplier {
             if let event = value["event"] { try applyEvent(db, key: key, event: event, receivedAt: receivedAt) }
             return []
         case .profileDelete:
-            try db.execute(sql: "DELETE FROM profiles WHERE profile_key = ?", arguments: [key])
+            try Self.run(db, sql: "DELETE FROM profiles WHERE profile_key = ?", arguments: [key])
             return [PendingOutput(topic: HeraldTopic.contacts.name, key: key, value: nil)]
         case .identify, .logout, .installation, .pushToken, .location, .optOut, .optIn, .wipe:
             try defer_(db, record, op: op.rawValue)
@@ -69,9 +69,14 @@ enum ProfileApplier {
         }
     }
 
+    /// Runs `sql` through GRDB's statement cache: each statement is compiled once per connection.
+    private static func run(_ db: Database, sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        try db.cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+
     private static func defer_(_ db: Database, _ record: KafkaRecord, op: String?) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO deferred_records (topic, offset, key, value, op) VALUES (?, ?, ?, ?, ?)",
+        try Self.run(
+            db, sql: "INSERT OR REPLACE INTO deferred_records (topic, offset, key, value, op) VALUES (?, ?, ?, ?, ?)",
             arguments: [record.topic, record.offset, record.keyString, record.value.map { Data($0) }, op])
     }
 
@@ -83,8 +88,8 @@ enum ProfileApplier {
 
     private static func ensureProfile(_ db: Database, key: String, project: String, customID: String?, at: Date) throws {
         let time = WireTime.format(at)
-        try db.execute(
-            sql: """
+        try Self.run(
+            db, sql: """
                 INSERT INTO profiles (profile_key, project, custom_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (profile_key) DO UPDATE SET updated_at = max(updated_at, excluded.updated_at)
                 """, arguments: [key, project, customID, time, time])
@@ -104,14 +109,15 @@ enum ProfileApplier {
         for member in members {
             if let column = nativeColumns[member.key] {
                 let newValue: String? = if case .string(let text) = member.value { text } else { nil }
-                let old = try String.fetchOne(db, sql: "SELECT \(column) FROM profiles WHERE profile_key = ?", arguments: [key])
+                let old = try String.fetchOne(
+                    db.cachedStatement(sql: "SELECT \(column) FROM profiles WHERE profile_key = ?"), arguments: [key])
                 guard old != newValue else { continue }
                 var sql = "UPDATE profiles SET \(column) = ?"
                 if column == "email_marketing" || column == "sms_marketing" { sql += ", \(column)_changed_at = ?" }
                 sql += " WHERE profile_key = ?"
                 let arguments: StatementArguments =
                     column.hasSuffix("_marketing") ? [newValue, time, key] : [newValue, key]
-                try db.execute(sql: sql, arguments: arguments)
+                try Self.run(db, sql: sql, arguments: arguments)
                 if reachabilityColumns.contains(column) { reachabilityChanged = true }
             } else if member.key == "custom_attributes", case .object(let attributes) = member.value {
                 for attribute in attributes { try applyAttribute(db, key: key, attribute: attribute, time: time) }
@@ -125,7 +131,7 @@ enum ProfileApplier {
         let parts = attribute.key.split(separator: ".", maxSplits: 1)
         let name = String(parts[0])
         guard parts.count == 2 else {
-            try db.execute(sql: "DELETE FROM profile_attributes WHERE profile_key = ? AND name = ?", arguments: [key, name])
+            try Self.run(db, sql: "DELETE FROM profile_attributes WHERE profile_key = ? AND name = ?", arguments: [key, name])
             return
         }
         let type = String(parts[1])
@@ -133,7 +139,8 @@ enum ProfileApplier {
         if type == "a", case .object = value {
             // A partial edit of the stored array (a new array if the attribute is absent or of another type).
             let stored = try Row.fetchOne(
-                db, sql: "SELECT type, value FROM profile_attributes WHERE profile_key = ? AND name = ?", arguments: [key, name])
+                db.cachedStatement(sql: "SELECT type, value FROM profile_attributes WHERE profile_key = ? AND name = ?"),
+                arguments: [key, name])
             var items: [String] = []
             if let stored, stored["type"] as String == "a", case .array(let values)? = try? JSONParser.parse(Array((stored["value"] as String).utf8)) {
                 items = values.compactMap { if case .string(let text) = $0 { text } else { nil } }
@@ -145,8 +152,8 @@ enum ProfileApplier {
             if items.count > maxArrayItems { items.removeFirst(items.count - maxArrayItems) }
             value = .array(items.map(JSONValue.string))
         }
-        try db.execute(
-            sql: """
+        try Self.run(
+            db, sql: """
                 INSERT INTO profile_attributes (profile_key, name, type, value, updated_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (profile_key, name) DO UPDATE SET type = excluded.type, value = excluded.value,
                     updated_at = excluded.updated_at
@@ -168,8 +175,8 @@ enum ProfileApplier {
         let tags = event["tags"].map { String(decoding: $0.serialized, as: UTF8.self) }
         let attributes = String(decoding: (event["attributes"] ?? .object([])).serialized, as: UTF8.self)
         // "Last" values follow the event time, so that a late, older event does not overwrite newer ones.
-        try db.execute(
-            sql: """
+        try Self.run(
+            db, sql: """
                 INSERT INTO event_aggregates (profile_key, name, count, first_at, last_at, last_label, last_tags,
                     last_attributes)
                 VALUES (?, ?, 1, ?, ?, ?, ?, ?)
