@@ -45,8 +45,8 @@ enum Orchestrator {
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",
             checks: [HealthCheck("kafka") { await consumer.brokersReachable() }])
-        // Stopped in reverse: HTTP, then the consumer (finishes its batch, flushes the outbox on revocation), then the
-        // producer flushes.
-        return [producer, consuming, http]
+        // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on
+        // revocation), then the producer flushes.
+        return [producer, consuming, OutboxRelay(manager: manager), http]
     }
 }

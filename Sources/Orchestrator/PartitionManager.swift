@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServiceLifecycle
 import Shared
 
 /// Owns the databases of the partitions assigned to this instance: opens each on assignment (and resumes at its stored
@@ -9,8 +10,11 @@ actor PartitionManager: KafkaRebalanceListener {
     private let producer: KafkaProducer
     private let logger: Logger
     private var databases: [Int32: PartitionDatabase] = [:]
-    /// Partitions whose outbox still holds records (a produce failed); flushed again after the next batch.
+    /// Partitions whose outbox still holds records (found on opening, or a produce failed): flushed by the relay
+    /// every second and after the partition's next batch.
     private var unflushed: Set<Int32> = []
+    /// Partitions being flushed now; a second flush of the same one waits for the next round.
+    private var flushing: Set<Int32> = []
 
     init(directory: String, producer: KafkaProducer, logger: Logger) {
         self.directory = directory
@@ -29,8 +33,9 @@ actor PartitionManager: KafkaRebalanceListener {
             for tp in partitions where tp.partition == number {
                 starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning
             }
-            // Output committed before a crash or a revocation but not yet produced.
-            await flushOutbox(number)
+            // Output committed before a crash or a revocation but not yet produced: the relay produces it. Not here,
+            // where a broker outage would hold the whole group's rebalance.
+            if !(try await database.pendingOutbox(limit: 1).isEmpty) { unflushed.insert(number) }
         }
         logger.info(
             "partition databases open",
@@ -65,8 +70,19 @@ actor PartitionManager: KafkaRebalanceListener {
     }
 
     private func flushOutbox(_ number: Int32) async {
-        guard let database = databases[number] else { return }
-        if await flush(database) { unflushed.remove(number) } else { unflushed.insert(number) }
+        guard let database = databases[number] else {
+            unflushed.remove(number)
+            return
+        }
+        guard flushing.insert(number).inserted else { return }
+        let done = await flush(database)
+        flushing.remove(number)
+        if done || databases[number] == nil { unflushed.remove(number) } else { unflushed.insert(number) }
+    }
+
+    /// Flushes every partition whose outbox still holds records (the relay's round).
+    func flushUnflushed() async {
+        for number in unflushed.sorted() { await flushOutbox(number) }
     }
 
     /// Produces every pending outbox record of `database`, oldest first, and forgets those acknowledged.
@@ -99,4 +115,17 @@ actor PartitionManager: KafkaRebalanceListener {
     }
 
     var openPartitions: [Int32] { databases.keys.sorted() }
+}
+
+/// Produces outbox records left behind (after a restart, or while the broker was down) once a second, until shutdown.
+struct OutboxRelay: Service {
+    let manager: PartitionManager
+    var interval: Duration = .seconds(1)
+
+    func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            await manager.flushUnflushed()
+            try? await Task.sleep(for: interval)
+        }
+    }
 }

@@ -1,0 +1,54 @@
+import Foundation
+import HeraldTestSupport
+import Logging
+import Shared
+import Testing
+
+@testable import Orchestrator
+
+@Suite("Outbox relay", .timeLimit(.minutes(2)))
+struct OutboxRelayTests {
+    @Test("output committed before a restart is produced by the relay, without a new batch")
+    func leftoverOutbox() async throws {
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 1))
+        let directory = temporaryDirectory()
+        do {
+            // The previous run committed an email change (and its contact snapshot) and died before producing it.
+            let database = try PartitionDatabase.open(directory: directory, partition: 0)
+            var writer = Writer()
+            _ = try await database.applyBatch(
+                [try writer.update(id: "1", #"{"$email_address":"paul@example.com"}"#)], apply: ProfileApplier.apply)
+            try database.close()
+        }
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "relay-test"),
+            logger: logger)
+        let manager = PartitionManager(directory: directory, producer: producer, logger: logger)
+        let starts = try await manager.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
+        #expect(starts == [TopicPartition(HeraldTopic.ingest.name, 0): .offset(1)])
+
+        await manager.flushUnflushed()
+
+        var configuration = KafkaConsumerConfiguration(
+            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "reader",
+            groupID: "reader-\(UUID().uuidString)", topics: [HeraldTopic.contacts.name])
+        configuration.sessionTimeout = .seconds(3)
+        let reader = try KafkaConsumer(configuration: configuration, logger: logger)
+        let records = Locked<[KafkaRecord]>([])
+        let reading = Task { for try await batch in reader.batches() { records.withLock { $0 += batch.records } } }
+        try await waitUntil("the contact snapshot") { records.withLock { !$0.isEmpty } }
+        reader.stop()
+        try await reading.value
+        await reader.close()
+        #expect(records.withLock { $0.map(\.keyString) } == ["demo/paul"])
+        let reopened = try PartitionDatabase.open(directory: directory, partition: 0)
+        #expect(try await reopened.pendingOutbox().isEmpty)
+
+        await manager.partitionsRevoked([TopicPartition(HeraldTopic.ingest.name, 0)], lost: false)
+        await producer.shutdown()
+        await cluster.shutdown()
+    }
+}
