@@ -9,6 +9,9 @@ run_dir=".run"
 log_format="${LOG_FORMAT:-console}"
 mkdir -p "$run_dir"
 rm -f "$run_dir"/*.pid "$run_dir/bootstrap"
+# The embedded broker keeps its data in memory: the services' state from an earlier run would point at offsets the new
+# broker does not have. Start both fresh.
+rm -rf "$run_dir/data"
 
 # start NAME COMMAND…: runs COMMAND with its output prefixed by [NAME]; its pid goes to .run/NAME.pid.
 # The prefixer ignores INT and TERM, so it outlives the process and shows its last lines.
@@ -51,7 +54,9 @@ wait_for_services() {
 }
 trap stop INT TERM
 
-start devbroker "$bin/herald-devbroker" --bootstrap-file "$run_dir/bootstrap" --log-format "$log_format"
+# The broker runs in its own session: Ctrl-C reaches the services, which leave their groups while the broker is still
+# there; the broker is stopped last.
+start devbroker setsid "$bin/herald-devbroker" --bootstrap-file "$run_dir/bootstrap" --log-format "$log_format"
 for _ in $(seq 100); do [ -s "$run_dir/bootstrap" ] && break; sleep 0.1; done
 if [ ! -s "$run_dir/bootstrap" ]; then echo "dev-stack: the broker did not start" >&2; stop; fi
 
