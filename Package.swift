@@ -99,7 +99,7 @@ let package = Package(
         ),
         .target(
             name: "HeraldTestSupport",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: ["Shared", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support",
             swiftSettings: swiftSettings
         ),

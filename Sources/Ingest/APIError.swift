@@ -18,15 +18,7 @@ struct APIError: Error, HTTPResponseError {
                 "error",
                 .object([
                     JSONMember("code", .string(code)), JSONMember("message", .string(message)),
-                    JSONMember(
-                        "details",
-                        .array(
-                            details.map {
-                                .object([
-                                    JSONMember("path", .string($0.path)), JSONMember("code", .string($0.code)),
-                                    JSONMember("message", .string($0.message)),
-                                ])
-                            })),
+                    JSONMember("details", .array(details.map(\.json))),
                 ]))
         ])
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body.serialized)))

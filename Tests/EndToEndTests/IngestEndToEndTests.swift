@@ -25,21 +25,9 @@ struct IngestEndToEndTests {
         #expect(appStatus == 200, "\(appBody)")
 
         // Read herald.ingest back from the beginning.
-        var configuration = KafkaConsumerConfiguration(
-            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "e2e-reader",
-            groupID: "e2e-\(UUID().uuidString)", topics: [HeraldTopic.ingest.name])
-        configuration.sessionTimeout = .seconds(3)
-        let consumer = try KafkaConsumer(configuration: configuration, logger: quietLogger)
-        let records = Locked<[KafkaRecord]>([])
-        let reading = Task {
-            for try await batch in consumer.batches() { records.withLock { $0 += batch.records } }
+        let read = try await readTopic(HeraldTopic.ingest.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) {
+            $0.count >= 2
         }
-        try await waitUntil("2 records on herald.ingest") { records.withLock { $0.count } >= 2 }
-        consumer.stop()
-        try await reading.value
-        await consumer.close()
-
-        let read = records.withLock { $0 }
         let update = try #require(read.first { $0.keyString == "demo/paul" })
         let value = try JSONParser.parse(try #require(update.value))
         #expect(value["op"] == .string("profile_update"))

@@ -73,19 +73,11 @@ struct OrchestratorEndToEndTests {
         #expect(try await Self.count(port, "TAP") == 3000)
 
         // The contact snapshot of the email change reached herald.contacts (from the outbox, before or after the crash).
-        var configuration = KafkaConsumerConfiguration(
-            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "reader",
-            groupID: "reader-\(UUID().uuidString)", topics: [HeraldTopic.contacts.name])
-        configuration.sessionTimeout = .seconds(3)
-        let reader = try KafkaConsumer(configuration: configuration, logger: quietLogger)
-        let contacts = Locked<[KafkaRecord]>([])
-        let reading = Task { for try await batch in reader.batches() { contacts.withLock { $0 += batch.records } } }
-        try await waitUntil("the contact snapshot") { contacts.withLock { !$0.isEmpty } }
-        reader.stop()
-        try await reading.value
-        await reader.close()
-        let snapshot = try JSONParser.parse(try #require(contacts.withLock { $0.last?.value }))
-        #expect(contacts.withLock { $0.last?.keyString } == "demo/paul")
+        let contacts = try await readTopic(HeraldTopic.contacts.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) {
+            !$0.isEmpty
+        }
+        #expect(contacts.last?.keyString == "demo/paul")
+        let snapshot = try JSONParser.parse(try #require(contacts.last?.value))
         #expect(snapshot["email"]?["address"] == .string("paul@example.com"))
 
         second.signal(SIGTERM)

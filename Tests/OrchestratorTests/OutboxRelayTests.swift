@@ -32,18 +32,10 @@ struct OutboxRelayTests {
 
         await manager.flushUnflushed()
 
-        var configuration = KafkaConsumerConfiguration(
-            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "reader",
-            groupID: "reader-\(UUID().uuidString)", topics: [HeraldTopic.contacts.name])
-        configuration.sessionTimeout = .seconds(3)
-        let reader = try KafkaConsumer(configuration: configuration, logger: logger)
-        let records = Locked<[KafkaRecord]>([])
-        let reading = Task { for try await batch in reader.batches() { records.withLock { $0 += batch.records } } }
-        try await waitUntil("the contact snapshot") { records.withLock { !$0.isEmpty } }
-        reader.stop()
-        try await reading.value
-        await reader.close()
-        #expect(records.withLock { $0.map(\.keyString) } == ["demo/paul"])
+        let records = try await readTopic(HeraldTopic.contacts.name, bootstrap: cluster.bootstrapServers, logger: logger) {
+            !$0.isEmpty
+        }
+        #expect(records.map(\.keyString) == ["demo/paul"])
         let reopened = try PartitionDatabase.open(directory: directory, partition: 0)
         #expect(try await reopened.pendingOutbox().isEmpty)
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Shared
 import Synchronization
 
 /// What the test targets share.
@@ -37,4 +38,28 @@ package func repositoryFile(_ path: String) -> String {
     var url = URL(fileURLWithPath: #filePath)
     for _ in 0..<3 { url.deleteLastPathComponent() }
     return url.appendingPathComponent(path).path
+}
+
+/// Reads `topic` from the beginning with a fresh group until `enough` holds for what was read, then leaves.
+package func readTopic(
+    _ topic: String, bootstrap: String, logger: Logger, until enough: @escaping @Sendable ([KafkaRecord]) -> Bool
+) async throws -> [KafkaRecord] {
+    var configuration = KafkaConsumerConfiguration(
+        client: KafkaClientSettings(bootstrapServers: bootstrap), clientID: "test-reader",
+        groupID: "test-reader-\(UUID().uuidString)", topics: [topic])
+    configuration.sessionTimeout = .seconds(3)
+    let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+    let records = Locked<[KafkaRecord]>([])
+    let reading = Task { for try await batch in consumer.batches() { records.withLock { $0 += batch.records } } }
+    do {
+        try await waitUntil("records on \(topic)") { enough(records.withLock { $0 }) }
+    } catch {
+        consumer.stop()
+        await consumer.close()
+        throw error
+    }
+    consumer.stop()
+    try await reading.value
+    await consumer.close()
+    return records.withLock { $0 }
 }

@@ -75,15 +75,7 @@ struct IngestAPI: Sendable {
             JSONMember("accepted", .number(String(records.count))),
             JSONMember(
                 "ids", .array(records.map { .string($0.id) })),
-            JSONMember(
-                "rejected",
-                .array(
-                    problems.map {
-                        .object([
-                            JSONMember("path", .string($0.path)), JSONMember("code", .string($0.code)),
-                            JSONMember("message", .string($0.message)),
-                        ])
-                    })),
+            JSONMember("rejected", .array(problems.map(\.json))),
         ])
         return Response(
             status: .ok, headers: [.contentType: "application/json"],

@@ -196,23 +196,12 @@ enum ProfileApplier {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM profiles WHERE profile_key = ?", arguments: [key]) else {
             return PendingOutput(topic: HeraldTopic.contacts.name, key: key, value: nil)
         }
-        func text(_ column: String) -> JSONValue { (row[column] as String?).map(JSONValue.string) ?? .null }
         let snapshot = JSONValue.object([
             JSONMember("v", .number("1")), JSONMember("kind", .string("contact")),
-            JSONMember("project", text("project")), JSONMember("custom_id", text("custom_id")),
-            JSONMember(
-                "email",
-                .object([
-                    JSONMember("address", text("email")), JSONMember("marketing", text("email_marketing")),
-                    JSONMember("marketing_changed_at", text("email_marketing_changed_at")),
-                ])),
-            JSONMember(
-                "sms",
-                .object([
-                    JSONMember("phone_number", text("phone_number")), JSONMember("marketing", text("sms_marketing")),
-                    JSONMember("marketing_changed_at", text("sms_marketing_changed_at")),
-                ])),
-            JSONMember("updated_at", text("updated_at")),
+            JSONMember("project", ProfileView.text(row, "project")),
+            JSONMember("custom_id", ProfileView.text(row, "custom_id")),
+            JSONMember("email", ProfileView.email(row)), JSONMember("sms", ProfileView.sms(row)),
+            JSONMember("updated_at", ProfileView.text(row, "updated_at")),
         ])
         return PendingOutput(topic: HeraldTopic.contacts.name, key: key, value: snapshot.serialized)
     }

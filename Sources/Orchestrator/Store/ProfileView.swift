@@ -8,7 +8,7 @@ enum ProfileView {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM profiles WHERE profile_key = ?", arguments: [key]) else {
             return nil
         }
-        func text(_ column: String) -> JSONValue { (row[column] as String?).map(JSONValue.string) ?? .null }
+        func text(_ column: String) -> JSONValue { Self.text(row, column) }
         var custom: [JSONMember] = []
         for attribute in try Row.fetchAll(
             db, sql: "SELECT name, value FROM profile_attributes WHERE profile_key = ? ORDER BY name", arguments: [key])
@@ -36,18 +36,7 @@ enum ProfileView {
         return .object([
             JSONMember("profile_key", .string(key)), JSONMember("project", text("project")),
             JSONMember("custom_id", text("custom_id")),
-            JSONMember(
-                "email",
-                .object([
-                    JSONMember("address", text("email")), JSONMember("marketing", text("email_marketing")),
-                    JSONMember("marketing_changed_at", text("email_marketing_changed_at")),
-                ])),
-            JSONMember(
-                "sms",
-                .object([
-                    JSONMember("phone_number", text("phone_number")), JSONMember("marketing", text("sms_marketing")),
-                    JSONMember("marketing_changed_at", text("sms_marketing_changed_at")),
-                ])),
+            JSONMember("email", email(row)), JSONMember("sms", sms(row)),
             JSONMember(
                 "native",
                 .object([
@@ -57,5 +46,25 @@ enum ProfileView {
             JSONMember("custom", .object(custom)), JSONMember("events", .object(events)),
             JSONMember("created_at", text("created_at")), JSONMember("updated_at", text("updated_at")),
         ])
+    }
+
+    /// The email channel of a `profiles` row: address, marketing state and when it changed.
+    static func email(_ row: Row) -> JSONValue {
+        .object([
+            JSONMember("address", text(row, "email")), JSONMember("marketing", text(row, "email_marketing")),
+            JSONMember("marketing_changed_at", text(row, "email_marketing_changed_at")),
+        ])
+    }
+
+    /// The SMS channel of a `profiles` row.
+    static func sms(_ row: Row) -> JSONValue {
+        .object([
+            JSONMember("phone_number", text(row, "phone_number")), JSONMember("marketing", text(row, "sms_marketing")),
+            JSONMember("marketing_changed_at", text(row, "sms_marketing_changed_at")),
+        ])
+    }
+
+    static func text(_ row: Row, _ column: String) -> JSONValue {
+        (row[column] as String?).map(JSONValue.string) ?? .null
     }
 }

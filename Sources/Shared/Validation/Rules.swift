@@ -13,6 +13,11 @@ package struct Problem: Sendable, Equatable, Codable, CustomStringConvertible {
     }
 
     package var description: String { "\(path): \(code): \(message)" }
+
+    /// `{"path": …, "code": …, "message": …}`, as the API reports problems.
+    package var json: JSONValue {
+        .object([JSONMember("path", .string(path)), JSONMember("code", .string(code)), JSONMember("message", .string(message))])
+    }
 }
 
 /// A rule broken by one value; the caller knows the path.
