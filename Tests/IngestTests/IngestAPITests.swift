@@ -194,13 +194,26 @@ struct ServerAPITests {
         #expect(answer.headers[.retryAfter] == retryAfter)
     }
 
-    @Test("DELETE /v1/profiles/{custom_id}")
+    @Test("the Bearer scheme is case-insensitive; other schemes are not a REST key")
+    func bearerScheme() async throws {
+        let body = #"[{"identifiers":{"custom_id":"a"},"attributes":{"x":1}}]"#
+        let lower = try await call("/v1/profiles/update", body: body, headers: [.authorization: "bearer \(restKey)"])
+        #expect(lower.status == .ok)
+        let basic = try await call("/v1/profiles/update", body: body, headers: [.authorization: "Basic \(restKey)"])
+        #expect(basic.status == .unauthorized)
+        #expect(basic.code == "missing_credentials")
+    }
+
+    @Test("DELETE /v1/profiles/{custom_id}, percent-decoded once")
     func delete() async throws {
         let sink = FakeSink()
         let answer = try await call("/v1/profiles/paul%20smith", method: .delete, key: restKey, rest: true, sink: sink)
         #expect(answer.status == .ok)
         #expect(sink.records.map(\.op) == [.profileDelete])
         #expect(sink.records.first?.key == "demo/paul smith")
+        let encoded = FakeSink()
+        _ = try await call("/v1/profiles/a%2525b%2Fc", method: .delete, key: restKey, rest: true, sink: encoded)
+        #expect(encoded.records.first?.customID == "a%25b/c")
         let refused = try await call("/v1/profiles/undefined", method: .delete, key: restKey, rest: true)
         #expect(refused.status == .unprocessableContent)
         #expect(refused.problems == ["custom_id invalid_custom_id"])

@@ -19,8 +19,9 @@ struct IngestAPI: Sendable {
         let key: String?
         switch kind {
         case .rest:
+            // The scheme is case-insensitive (RFC 9110).
             key = request.headers[.authorization].flatMap { header in
-                header.hasPrefix("Bearer ") ? String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil
+                header.prefix(7).lowercased() == "bearer " ? String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil
             }
             if key == nil {
                 throw .unauthorized("missing_credentials", "this endpoint needs 'Authorization: Bearer <REST API key>'")
