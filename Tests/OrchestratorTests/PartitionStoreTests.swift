@@ -144,6 +144,8 @@ struct ProfileStoreTests {
         #expect(
             try await database.read { try String.fetchAll($0, sql: "SELECT op FROM deferred_records ORDER BY offset") }
                 == ["identify", "opt_out"])
+        // Their ids are not marked applied: the version that applies them later must not take them for replays.
+        #expect(try await database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM applied_records") } == 0)
         #expect(try await database.nextOffsets() == [HeraldTopic.ingest.name: 51])
     }
 }

@@ -36,6 +36,14 @@ enum ProfileApplier {
         else {
             return [deadLetter(record, reason: "missing op, project, id or received_at")]
         }
+        switch op {
+        case .identify, .logout, .installation, .pushToken, .location, .optOut, .optIn, .wipe:
+            // Kept whole for the version that applies them; their ids are not marked applied, so that it can.
+            try defer_(db, record, op: op.rawValue)
+            return []
+        case .profileUpdate, .event, .profileDelete:
+            break
+        }
         // A replay of a record id is a no-op.
         try Self.run(
             db, sql: "INSERT OR IGNORE INTO applied_records (project, record_id, applied_at) VALUES (?, ?, ?)",
@@ -64,8 +72,7 @@ enum ProfileApplier {
             try Self.run(db, sql: "DELETE FROM profiles WHERE profile_key = ?", arguments: [key])
             return [PendingOutput(topic: HeraldTopic.contacts.name, key: key, value: nil)]
         case .identify, .logout, .installation, .pushToken, .location, .optOut, .optIn, .wipe:
-            try defer_(db, record, op: op.rawValue)
-            return []
+            return []  // deferred above
         }
     }
 
