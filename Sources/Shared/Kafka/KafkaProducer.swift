@@ -45,17 +45,10 @@ package final class KafkaProducer: Service, Sendable {
     /// Produces one record and waits for the broker's acknowledgement.
     @discardableResult
     package func send(_ record: KafkaOutgoingRecord) async throws -> KafkaDeliveryReport {
-        if let fatal = deliveries.fatalError { throw fatal }
-        guard !runtime.isStopping else { throw KafkaError.closed("producer") }
-        return try await withCheckedThrowingContinuation { continuation in
-            let id = deliveries.register(continuation)
-            let err = runtime.withHandle { produce(record, handle: $0, opaque: UnsafeMutableRawPointer(bitPattern: id)) }
-            if let err, err != RD_KAFKA_RESP_ERR_NO_ERROR {
-                deliveries.fail(id: id, KafkaError(err, context: "produce to \(record.topic)"))
-            } else if err == nil {
-                deliveries.fail(id: id, KafkaError.closed("producer"))
-            }
+        guard let report = try await send([record]).first else {
+            throw KafkaError(code: .other, reason: "no delivery report for \(record.topic)")
         }
+        return report
     }
 
     /// Produces `records` together and waits until the broker acknowledged every one, returning their reports in
@@ -139,9 +132,8 @@ package final class KafkaProducer: Service, Sendable {
     package var inFlight: Int { deliveries.pendingCount }
 }
 
-/// Maps message opaques (ids) to what waits for them: one `send`, or one slot of a batch `send`.
+/// Maps message opaques (ids) to the slot of the `send` batch that waits for them.
 private final class DeliveryTracker: Sendable {
-    typealias Single = CheckedContinuation<KafkaDeliveryReport, any Error>
     typealias Many = CheckedContinuation<[KafkaDeliveryReport], any Error>
 
     /// A batch in flight: its reports so far, the first error, and how many are still missing.
@@ -159,9 +151,9 @@ private final class DeliveryTracker: Sendable {
         }
     }
 
-    private enum Waiter {
-        case single(Single)
-        case batch(Batch, index: Int)
+    private struct Waiter {
+        var batch: Batch
+        var index: Int
     }
 
     private struct State {
@@ -178,20 +170,12 @@ private final class DeliveryTracker: Sendable {
     }
     private let state = Mutex(State())
 
-    func register(_ continuation: Single) -> UInt {
-        state.withLock { state in
-            let id = state.newID()
-            state.pending[id] = .single(continuation)
-            return id
-        }
-    }
-
     func register(batch count: Int, _ continuation: Many) -> [UInt] {
         let batch = Batch(continuation, count: count)
         return state.withLock { state in
             (0..<count).map { index in
                 let id = state.newID()
-                state.pending[id] = .batch(batch, index: index)
+                state.pending[id] = Waiter(batch: batch, index: index)
                 return id
             }
         }
@@ -239,22 +223,17 @@ private final class DeliveryTracker: Sendable {
     private static func settle(_ state: inout State, id: UInt, _ result: Result<KafkaDeliveryReport, KafkaError>)
         -> (() -> Void)?
     {
-        switch state.pending.removeValue(forKey: id) {
-        case nil:
-            return nil
-        case .single(let continuation):
-            return { continuation.resume(with: result.mapError { $0 as any Error }) }
-        case .batch(let batch, let index):
-            switch result {
-            case .success(let report): batch.reports[index] = report
-            case .failure(let error): batch.error = batch.error ?? error
-            }
-            batch.remaining -= 1
-            guard batch.remaining == 0 else { return nil }
-            if let error = batch.error { return { batch.continuation.resume(throwing: error) } }
-            let reports = batch.reports.compactMap { $0 }
-            return { batch.continuation.resume(returning: reports) }
+        guard let waiter = state.pending.removeValue(forKey: id) else { return nil }
+        let batch = waiter.batch
+        switch result {
+        case .success(let report): batch.reports[waiter.index] = report
+        case .failure(let error): batch.error = batch.error ?? error
         }
+        batch.remaining -= 1
+        guard batch.remaining == 0 else { return nil }
+        if let error = batch.error { return { batch.continuation.resume(throwing: error) } }
+        let reports = batch.reports.compactMap { $0 }
+        return { batch.continuation.resume(returning: reports) }
     }
 }
 
