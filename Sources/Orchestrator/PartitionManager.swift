@@ -46,7 +46,9 @@ actor PartitionManager: KafkaRebalanceListener {
     func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
         for number in Set(partitions.map(\.partition)).sorted() {
             guard let database = databases.removeValue(forKey: number) else { continue }
-            await flush(database)
+            // Best effort, and only while the broker answers: what stays in the outbox is produced when the partition
+            // is opened again. Lost partitions belong to another member already.
+            if !lost && !unflushed.contains(number) { await flush(database) }
             unflushed.remove(number)
             do { try database.close() } catch { logger.warning("closing partition database failed", metadata: ["error": "\(error)"]) }
         }
