@@ -114,12 +114,16 @@ struct IngestAPI: Sendable {
 struct Fields {
     private(set) var values: [String: JSONValue] = [:]
     private(set) var problems: [Problem] = []
+    /// Whether the value was an object at all.
+    let isObject: Bool
 
     init(_ value: JSONValue, path: String, known: Set<String>) {
         guard case .object(let members) = value else {
+            isObject = false
             problems.append(Violation("invalid_type", "expected an object, got \(value.typeName)").at(path))
             return
         }
+        isObject = true
         for member in members {
             if known.contains(member.key) {
                 values[member.key] = member.value
@@ -130,8 +134,6 @@ struct Fields {
             }
         }
     }
-
-    var isObject: Bool { problems.first?.code != "invalid_type" }
 
     subscript(key: String) -> JSONValue? { values[key] }
 
