@@ -15,7 +15,8 @@ enum Orchestrator {
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: context.logger)
         let manager = PartitionManager(
-            directory: context.config.dataDirectory, producer: producer, logger: context.logger)
+            directory: context.config.dataDirectory, producer: producer, logger: context.logger,
+            dedupeRetention: context.config.dedupeRetention)
         var consumerConfig = KafkaConsumerConfiguration(
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: context.config.consumerGroup, topics: topics.map(\.name))

@@ -16,10 +16,14 @@ actor PartitionManager: KafkaRebalanceListener {
     /// Partitions being flushed now; a second flush of the same one waits for the next round.
     private var flushing: Set<Int32> = []
 
-    init(directory: String, producer: KafkaProducer, logger: Logger) {
+    /// How long a record id is remembered: a replay older than this is applied again.
+    let dedupeRetention: Duration
+
+    init(directory: String, producer: KafkaProducer, logger: Logger, dedupeRetention: Duration = .seconds(30 * 86_400)) {
         self.directory = directory
         self.producer = producer
         self.logger = logger
+        self.dedupeRetention = dedupeRetention
     }
 
     // MARK: KafkaRebalanceListener
@@ -87,6 +91,21 @@ actor PartitionManager: KafkaRebalanceListener {
         for number in unflushed.sorted() { await flushOutbox(number) }
     }
 
+    /// Forgets record ids older than the dedupe window in every open partition.
+    func pruneDedupe(now: Date = Date()) async {
+        let cutoff = now.addingTimeInterval(-Double(dedupeRetention.components.seconds))
+        for (number, database) in databases.sorted(by: { $0.key < $1.key }) {
+            do {
+                let pruned = try await database.pruneApplied(before: cutoff)
+                if pruned > 0 {
+                    logger.info("dedupe window pruned", metadata: ["partition": "\(number)", "ids": "\(pruned)"])
+                }
+            } catch {
+                logger.warning("dedupe pruning failed", metadata: ["partition": "\(number)", "error": "\(error)"])
+            }
+        }
+    }
+
     /// Produces every pending outbox record of `database`, oldest first, and forgets those acknowledged.
     @discardableResult
     private func flush(_ database: PartitionDatabase) async -> Bool {
@@ -119,14 +138,19 @@ actor PartitionManager: KafkaRebalanceListener {
     var openPartitions: [Int32] { databases.keys.sorted() }
 }
 
-/// Produces outbox records left behind (after a restart, or while the broker was down) once a second, until shutdown.
+/// Produces outbox records left behind (after a restart, or while the broker was down) once a second, and prunes the
+/// dedupe window every ten minutes, until shutdown.
 struct OutboxRelay: Service {
     let manager: PartitionManager
     var interval: Duration = .seconds(1)
+    var pruneEvery = 600
 
     func run() async throws {
+        var round = 0
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             await manager.flushUnflushed()
+            if round % pruneEvery == 0 { await manager.pruneDedupe() }
+            round += 1
             try? await Task.sleep(for: interval)
         }
     }

@@ -97,6 +97,22 @@ struct ProfileStoreTests {
         #expect(try await eventCount(database, "OPEN") == 1)
     }
 
+    @Test("the dedupe window: ids older than the retention are forgotten, newer ones kept")
+    func dedupeWindow() async throws {
+        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        var writer = Writer()
+        let event = try writer.event(id: "old", #"{"name":"open"}"#)
+        _ = try await database.applyBatch([event], apply: ProfileApplier.apply)
+        // Nothing is older than an hour ago: kept, and a replay is still a no-op.
+        #expect(try await database.pruneApplied(before: Date().addingTimeInterval(-3600)) == 0)
+        _ = try await database.applyBatch([event], apply: ProfileApplier.apply)
+        #expect(try await eventCount(database, "OPEN") == 1)
+        // Past the window the id is forgotten: a replay that old counts again.
+        #expect(try await database.pruneApplied(before: Date().addingTimeInterval(1)) == 1)
+        _ = try await database.applyBatch([event], apply: ProfileApplier.apply)
+        #expect(try await eventCount(database, "OPEN") == 2)
+    }
+
     @Test("string arrays: $add keeps items unique and at most 25, dropping the oldest; $remove of a missing item is a no-op")
     func arrays() async throws {
         let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)

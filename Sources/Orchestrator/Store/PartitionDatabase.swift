@@ -155,6 +155,15 @@ struct PartitionDatabase: Sendable {
         }
     }
 
+    /// Forgets record ids applied before `cutoff` (the dedupe window); returns how many.
+    @discardableResult
+    func pruneApplied(before cutoff: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM applied_records WHERE applied_at < ?", arguments: [WireTime.format(cutoff)])
+            return db.changesCount
+        }
+    }
+
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await pool.read(body)
     }

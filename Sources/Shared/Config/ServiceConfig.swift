@@ -100,6 +100,8 @@ package struct StatefulServiceConfig: Sendable, Equatable {
     package var dataDirectory: String
     package var consumerGroup: String
     package var sessionTimeout: Duration
+    /// How long a record id is remembered for dedupe (orchestrator).
+    package var dedupeRetention: Duration
 
     static func read(_ values: [String: String], service: String, defaultPort: Int) throws(ConfigError)
         -> StatefulServiceConfig
@@ -110,7 +112,8 @@ package struct StatefulServiceConfig: Sendable, Equatable {
             common: common,
             dataDirectory: env.string("HERALD_DATA_DIR", default: "data/\(service)"),
             consumerGroup: env.string("HERALD_CONSUMER_GROUP", default: "herald-\(service)"),
-            sessionTimeout: .milliseconds(try env.int("HERALD_SESSION_TIMEOUT_MS", default: 10_000, range: 1000...300_000))
+            sessionTimeout: .milliseconds(try env.int("HERALD_SESSION_TIMEOUT_MS", default: 10_000, range: 1000...300_000)),
+            dedupeRetention: .seconds(86_400 * (try env.int("HERALD_DEDUPE_RETENTION_DAYS", default: 30, range: 1...3650)))
         )
         common.unknownVariables = env.unknownHeraldVariables
         var result = config
