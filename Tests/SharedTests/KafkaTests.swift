@@ -300,6 +300,13 @@ struct KafkaTests {
             #expect(topics[HeraldTopic.config.name] == 1)
             let created = try await admin.ensureTopics(specs)
             #expect(created.isEmpty)
+            // Check-only (HERALD_CREATE_TOPICS=false): present topics pass, a missing one is named.
+            #expect(try await admin.ensureTopics(specs, create: false).isEmpty)
+            let missing = await #expect(throws: KafkaError.self) {
+                try await admin.ensureTopics([TopicSpec(name: "herald.absent", partitions: 4)], create: false)
+            }
+            #expect(missing?.code == .unknownTopic)
+            #expect(missing?.reason.contains("herald.absent") == true)
 
             let error = await #expect(throws: KafkaError.self) {
                 try await admin.ensureTopics(HeraldTopic.specs(partitions: 12))

@@ -100,12 +100,19 @@ package final class KafkaAdmin: Sendable {
         return .success(())
     }
 
-    /// Makes sure `specs` exist: creates the missing ones, then checks every topic's partition count, since Herald's
-    /// co-partitioning breaks silently if keyed topics differ. Returns the names it created.
+    /// Makes sure `specs` exist: creates the missing ones (unless `create` is false), then checks every topic's
+    /// partition count, since Herald's co-partitioning breaks silently if keyed topics differ. Returns the names it
+    /// created.
     @discardableResult
-    package func ensureTopics(_ specs: [TopicSpec], timeout: Duration = .seconds(30)) async throws -> [String] {
+    package func ensureTopics(_ specs: [TopicSpec], create: Bool = true, timeout: Duration = .seconds(30)) async throws
+        -> [String]
+    {
         let existing = try await describeTopics()
-        let missing = specs.filter { existing[$0.name] == nil }
+        let missing = create ? specs.filter { existing[$0.name] == nil } : []
+        guard !missing.isEmpty else {
+            try Self.check(specs, against: existing)
+            return []
+        }
         try await createTopics(missing, timeout: timeout)
         var topics = try await describeTopics()
         let deadline = ContinuousClock.now + timeout
@@ -114,6 +121,11 @@ package final class KafkaAdmin: Sendable {
             try await Task.sleep(for: .milliseconds(200))
             topics = try await describeTopics()
         }
+        try Self.check(specs, against: topics)
+        return missing.map(\.name)
+    }
+
+    private static func check(_ specs: [TopicSpec], against topics: [String: Int32]) throws {
         for spec in specs {
             guard let partitions = topics[spec.name] else {
                 throw KafkaError(code: .unknownTopic, reason: "topic \(spec.name) does not exist and was not created")
@@ -126,7 +138,6 @@ package final class KafkaAdmin: Sendable {
                 )
             }
         }
-        return missing.map(\.name)
     }
 
     package func shutdown() async { await runtime.stop() }

@@ -37,20 +37,9 @@ package enum TopicSetup {
         defer { Task { await admin.shutdown() } }
         while true {
             do {
-                if config.createTopics {
-                    let created = try await admin.ensureTopics(specs)
-                    if !created.isEmpty {
-                        logger.notice("created topics", metadata: ["topics": .string(created.joined(separator: ","))])
-                    }
-                } else {
-                    let topics = try await admin.describeTopics()
-                    for spec in specs where topics[spec.name] != spec.partitions {
-                        throw KafkaError(
-                            code: .configuration,
-                            reason:
-                                "topic \(spec.name) has \(topics[spec.name].map(String.init) ?? "no") partitions, expected \(spec.partitions) (HERALD_CREATE_TOPICS=false)"
-                        )
-                    }
+                let created = try await admin.ensureTopics(specs, create: config.createTopics)
+                if !created.isEmpty {
+                    logger.notice("created topics", metadata: ["topics": .string(created.joined(separator: ","))])
                 }
                 logger.info(
                     "topics ready",
