@@ -55,14 +55,14 @@ struct RequestLogMiddleware: RouterMiddleware {
     }
 
     private func log(_ request: Request, context: Context, status: Int, started: ContinuousClock.Instant, code: String? = nil) {
+        let route = context.endpointPath ?? "unmatched"
         var metadata: Logger.Metadata = [
-            "method": .string(request.method.rawValue), "route": .string(context.endpointPath ?? "unmatched"),
+            "method": .string(request.method.rawValue), "route": .string(route),
             "status": .stringConvertible(status),
             "duration_ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
         ]
         if let code { metadata["error_code"] = .string(code) }
         // Health probes and scrapes come every few seconds: keep them out of the info log.
-        let route = context.endpointPath ?? ""
         let level: Logger.Level = status >= 500 ? .warning : (route == "/health" || route == "/metrics") ? .debug : .info
         context.logger.log(level: level, "request", metadata: metadata)
     }

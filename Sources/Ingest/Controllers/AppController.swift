@@ -53,21 +53,13 @@ struct AppController {
         } catch {
             problems.append(error.at("installation_id"))
         }
-        do throws(Violation) {
-            switch fields["custom_id"] {
-            case nil, .null?: break
-            case .string(let text)?: customID = try Rules.customID(text)
-            case let other?: throw Violation("invalid_type", "custom_id is a string or null, got \(other.typeName)")
-            }
+        do {
+            customID = try fields.string("custom_id", nullable: true, Rules.customID)
         } catch {
             problems.append(error.at("custom_id"))
         }
-        do throws(Violation) {
-            switch fields["id"] {
-            case nil: break
-            case .string(let text)?: clientID = try Rules.clientID(text)
-            case let other?: throw Violation("invalid_type", "id is a string, got \(other.typeName)")
-            }
+        do {
+            clientID = try fields.string("id", Rules.clientID)
         } catch {
             problems.append(error.at("id"))
         }

@@ -137,5 +137,19 @@ struct Fields {
 
     subscript(key: String) -> JSONValue? { values[key] }
 
+    /// An optional string field through `rule`: nil when absent (or null, if `nullable`), `invalid_type` when not a
+    /// string.
+    func string(_ key: String, nullable: Bool = false, _ rule: (String) throws(Violation) -> String) throws(Violation)
+        -> String?
+    {
+        switch values[key] {
+        case nil: return nil
+        case .null? where nullable: return nil
+        case .string(let text)?: return try rule(text)
+        case let other?:
+            throw Violation("invalid_type", "\(key) is a string\(nullable ? " or null" : ""), got \(other.typeName)")
+        }
+    }
+
     mutating func report(_ problem: Problem) { problems.append(problem) }
 }

@@ -43,15 +43,12 @@ struct ServerController {
                 fields.report(error.at("\(path).identifiers.custom_id"))
                 continue
             }
-            var clientID: String?
-            if let id = fields["id"] {
-                do throws(Violation) {
-                    guard case .string(let text) = id else { throw Violation("invalid_type", "id is a string") }
-                    clientID = try Rules.clientID(text)
-                } catch {
-                    fields.report(error.at("\(path).id"))
-                    continue
-                }
+            let clientID: String?
+            do {
+                clientID = try fields.string("id", Rules.clientID)
+            } catch {
+                fields.report(error.at("\(path).id"))
+                continue
             }
             var recordFields: [JSONMember] = []
             if let attributes = fields["attributes"] {
