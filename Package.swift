@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "herald-orchestrator", targets: ["Orchestrator"]),
         .executable(name: "herald-notifier", targets: ["Notifier"]),
         .executable(name: "herald-devbroker", targets: ["DevBroker"]),
+        .executable(name: "herald", targets: ["Herald"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -74,9 +75,25 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The orchestrator's state: per-partition SQLite, profiles, identity. A library, so that the `herald` command
+        // can read a data directory.
+        .target(
+            name: "ProfileStore",
+            dependencies: ["Shared", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "Orchestrator",
-            dependencies: ["Shared", "ServiceSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Shared", "ServiceSupport", "ProfileStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        // The operator's command line.
+        .executableTarget(
+            name: "Herald",
+            dependencies: [
+                "Shared", "ProfileStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -119,7 +136,7 @@ let package = Package(
         .testTarget(
             name: "OrchestratorTests",
             dependencies: [
-                "Orchestrator", "Shared", "HeraldTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "Orchestrator", "ProfileStore", "Shared", "HeraldTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ProfileStore
 import ServiceLifecycle
 import Shared
 
@@ -31,8 +32,17 @@ actor PartitionManager: KafkaRebalanceListener {
     func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
         var starts: [TopicPartition: KafkaStartOffset] = [:]
         for number in Set(partitions.map(\.partition)).sorted() {
+            let isNew = databases[number] == nil
             let database = try databases[number] ?? PartitionDatabase.open(directory: directory, partition: number)
             databases[number] = database
+            if isNew {
+                // Records an earlier version kept for later (ops it did not implement): applied now, before new ones.
+                let outbox = try await database.applyDeferred(apply: ProfileApplier.apply)
+                if !outbox.isEmpty {
+                    logger.info(
+                        "deferred records applied", metadata: ["partition": "\(number)", "outputs": "\(outbox.count)"])
+                }
+            }
             let offsets = try await database.nextOffsets()
             for tp in partitions where tp.partition == number {
                 starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning

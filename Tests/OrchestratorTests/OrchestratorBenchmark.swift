@@ -4,6 +4,7 @@ import Shared
 import Testing
 
 @testable import Orchestrator
+@testable import ProfileStore
 
 /// Not a test: figures for scripts/bench/orchestrator (runs only with HERALD_BENCH=1, in release).
 @Suite("Orchestrator benchmark", .enabled(if: ProcessInfo.processInfo.environment["HERALD_BENCH"] != nil), .serialized)

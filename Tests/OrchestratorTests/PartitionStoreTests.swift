@@ -5,6 +5,7 @@ import Shared
 import Testing
 
 @testable import Orchestrator
+@testable import ProfileStore
 
 /// A fresh partition database in a temporary directory.
 func temporaryDirectory() -> String {
@@ -19,13 +20,14 @@ let t0 = Date(timeIntervalSince1970: 1_795_000_000)
 struct Writer {
     var offset: Int64 = 0
     var partition: Int32 = 0
+    var source: IngestSource = .server
 
     mutating func record(
         _ op: IngestOp, id: String, customID: String? = "paul", installationID: String? = nil, at: Date = t0,
         fields: [JSONMember] = []
     ) -> KafkaRecord {
         let ingest = IngestRecord(
-            op: op, id: id, project: "demo", source: .server, customID: customID, installationID: installationID,
+            op: op, id: id, project: "demo", source: source, customID: customID, installationID: installationID,
             receivedAt: at, fields: fields)
         defer { offset += 1 }
         return KafkaRecord(
@@ -75,7 +77,7 @@ struct ProfileStoreTests {
         let outbox = try await database.applyBatch(records, apply: ProfileApplier.apply)
         #expect(
             try await profileJSON(database)
-                == #"{"profile_key":"demo/paul","project":"demo","custom_id":"paul","email":{"address":"paul@example.com","marketing":"unsubscribed","marketing_changed_at":"2026-11-18T11:10:40.000Z"},"sms":{"phone_number":null,"marketing":null,"marketing_changed_at":null},"native":{"b.language":"fr","b.region":null,"b.timezone":null},"custom":{"c.plan":"gold","c.since":"2026-01-01T00:00:00.000Z","c.tags":["a","c"]},"events":{"e.PURCHASED":{"count":3,"first":"2026-11-18T10:00:00.000Z","last":"2026-11-18T11:10:00.000Z","label":null,"tags":null,"attributes":{"price.i":20}}},"created_at":"2026-11-18T11:06:40.000Z","updated_at":"2026-11-18T11:10:40.000Z"}"#
+                == #"{"profile_key":"demo/paul","project":"demo","custom_id":"paul","email":{"address":"paul@example.com","marketing":"unsubscribed","marketing_changed_at":"2026-11-18T11:10:40.000Z","bounced_at":null},"sms":{"phone_number":null,"marketing":null,"marketing_changed_at":null},"native":{"b.language":"fr","b.region":null,"b.timezone":null,"b.install_date":null,"b.last_visit_date":null,"b.last_push_date":null,"b.is_push_optin":false},"custom":{"c.plan":"gold","c.since":"2026-01-01T00:00:00.000Z","c.tags":["a","c"]},"events":{"e.PURCHASED":{"count":3,"first":"2026-11-18T10:00:00.000Z","last":"2026-11-18T11:10:00.000Z","label":null,"tags":null,"attributes":{"price.i":20}}},"installations":[],"location":null,"push_changelog":[],"created_at":"2026-11-18T11:06:40.000Z","updated_at":"2026-11-18T11:10:40.000Z"}"#
         )
         // Reachability changed twice (email set and subscribed; then unsubscribed): two contact snapshots.
         #expect(outbox.map(\.topic) == [HeraldTopic.contacts.name, HeraldTopic.contacts.name])
@@ -146,23 +148,55 @@ struct ProfileStoreTests {
         #expect(outbox.map { "\($0.topic) \($0.value == nil)" } == ["herald.contacts true"])
     }
 
-    @Test("unreadable records go to herald.dlq; identity and installation ops are kept for later, not skipped")
-    func deadLettersAndDeferred() async throws {
+    @Test("unreadable records go to herald.dlq with the reason, and the offset moves on")
+    func deadLetters() async throws {
         let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
-        var writer = Writer()
-        let garbage = KafkaRecord(topic: HeraldTopic.ingest.name, partition: 0, offset: 50, key: Array("k".utf8), value: Array("{".utf8))
+        func raw(_ offset: Int64, _ text: String?) -> KafkaRecord {
+            KafkaRecord(
+                topic: HeraldTopic.ingest.name, partition: 0, offset: offset, key: Array("k".utf8),
+                value: text.map { Array($0.utf8) })
+        }
         let outbox = try await database.applyBatch(
-            [writer.record(.identify, id: "1", installationID: "I"), writer.record(.optOut, id: "2", installationID: "I"), garbage],
+            [
+                raw(50, "{"), raw(51, nil), raw(52, #"{"v":2,"kind":"ingest"}"#),
+                raw(53, #"{"v":1,"kind":"ingest","op":"event","id":"x","project":"demo","source":"app","received_at":"2026-11-18T11:10:40.000Z"}"#),
+            ],
             apply: ProfileApplier.apply)
-        #expect(outbox.map(\.topic) == [HeraldTopic.dlq.name])
-        let letter = try Wire.decode(DeadLetter.self, from: try #require(outbox.first?.value))
-        #expect(letter.offset == 50 && letter.reason.hasPrefix("not JSON"))
-        #expect(
-            try await database.read { try String.fetchAll($0, sql: "SELECT op FROM deferred_records ORDER BY offset") }
-                == ["identify", "opt_out"])
-        // Their ids are not marked applied: the version that applies them later must not take them for replays.
-        #expect(try await database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM applied_records") } == 0)
-        #expect(try await database.nextOffsets() == [HeraldTopic.ingest.name: 51])
+        let reasons = try outbox.map { try Wire.decode(DeadLetter.self, from: try #require($0.value)).reason }
+        #expect(outbox.allSatisfy { $0.topic == HeraldTopic.dlq.name })
+        #expect(reasons.count == 4)
+        #expect(reasons[0].hasPrefix("not JSON"))
+        #expect(reasons[1] == "a null value on herald.ingest")
+        #expect(reasons[2] == "not an ingest record of format version 1")
+        #expect(reasons[3] == "event from app without installation_id")
+        #expect(try await database.nextOffsets() == [HeraldTopic.ingest.name: 54])
+    }
+
+    @Test("records an earlier version kept in deferred_records are applied when the partition opens")
+    func deferredRecordsApplied() async throws {
+        let directory = temporaryDirectory()
+        let database = try PartitionDatabase.open(directory: directory, partition: 0)
+        var writer = Writer()
+        writer.source = .app(id: "ios", dev: false)
+        let deferred = [
+            writer.record(.identify, id: "1", installationID: "I"),
+            writer.record(.optOut, id: "2", installationID: "I", at: t0 + 5),
+        ]
+        // What the first version did with these ops: kept them whole, ids not marked applied.
+        try await database.write { db in
+            for record in deferred {
+                try db.execute(
+                    sql: "INSERT INTO deferred_records (topic, offset, key, value, op) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [record.topic, record.offset, record.keyString, Data(record.value ?? []), "x"])
+            }
+        }
+        let outbox = try await database.applyDeferred(apply: ProfileApplier.apply)
+        #expect(outbox.map(\.topic).sorted() == ["herald.contacts", "herald.ingest"])
+        let profile = try JSONParser.parse(Array(try #require(try await profileJSON(database)).utf8))
+        #expect(profile["installations"]?[0]?["installation_id"] == .string("I"))
+        #expect(profile["installations"]?[0]?["opted_out"] == .bool(true))
+        #expect(try await database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM deferred_records") } == 0)
+        #expect(try await database.applyDeferred(apply: ProfileApplier.apply).isEmpty)
     }
 }
 

@@ -13,12 +13,36 @@ package enum IngestOp: String, Sendable, CaseIterable {
     case optIn = "opt_in"
     case wipe
     case profileDelete = "profile_delete"
+
+    // Written by the orchestrator itself (source "orchestrator"), to move identity state between the partitions of
+    // the keys involved (docs/orchestrator.md, Identity). The ingest never accepts them.
+    /// To an installation's home key: link it to a profile (`target_custom_id`, `merge`).
+    case installLink = "install_link"
+    /// To an installation's home key: forget a link to a deleted profile.
+    case installUnlink = "install_unlink"
+    /// To a profile: give the installation back (it moves through its home key to wherever its link points).
+    case installDetach = "install_detach"
+    /// Carries an installation's state (and, on a first identification, the anonymous history) to its new holder.
+    case installMove = "install_move"
+    /// To a profile: forget the installation without moving it (it was wiped).
+    case installDrop = "install_drop"
+    /// To a token's key (`<project>/token/<token>`): the token now belongs to this profile and installation.
+    case tokenClaim = "token_claim"
+    /// To the token's previous owner: the token moved elsewhere.
+    case tokenRelease = "token_release"
+
+    /// The ops only the orchestrator writes.
+    package static let internalOps: Set<IngestOp> = [
+        .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease,
+    ]
 }
 
 /// Where a write came from.
 package enum IngestSource: Sendable, Equatable {
     case server
     case app(id: String, dev: Bool)
+    /// The orchestrator's own records (identity moves, forwarded writes keep their original source).
+    case orchestrator
 }
 
 /// One validated write on `herald.ingest` (format version 1, documented in docs/ingest.md):
@@ -72,6 +96,8 @@ package struct IngestRecord: Sendable, Equatable {
             members.append(JSONMember("source", .string("app")))
             members.append(JSONMember("app", .string(app)))
             members.append(JSONMember("dev", .bool(dev)))
+        case .orchestrator:
+            members.append(JSONMember("source", .string("orchestrator")))
         }
         if let customID { members.append(JSONMember("custom_id", .string(customID))) }
         if let installationID { members.append(JSONMember("installation_id", .string(installationID))) }

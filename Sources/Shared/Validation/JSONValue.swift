@@ -26,6 +26,12 @@ package indirect enum JSONValue: Sendable, Equatable {
         guard case .object(let members) = self else { return nil }
         return members.first(where: { $0.key == key })?.value
     }
+
+    /// The item at `index`, for arrays.
+    package subscript(index: Int) -> JSONValue? {
+        guard case .array(let items) = self, items.indices.contains(index) else { return nil }
+        return items[index]
+    }
 }
 
 package struct JSONMember: Sendable, Equatable {

@@ -3,29 +3,29 @@ import GRDB
 import Shared
 
 /// A record to produce after the transaction that created it commits (the outbox of the design brief).
-struct OutboxRecord: Sendable, Equatable {
-    var id: Int64
-    var topic: String
-    var key: String
+package struct OutboxRecord: Sendable, Equatable {
+    package var id: Int64
+    package var topic: String
+    package var key: String
     /// nil: a tombstone.
-    var value: [UInt8]?
-    var headers: [KafkaHeader]
+    package var value: [UInt8]?
+    package var headers: [KafkaHeader]
 }
 
 /// One SQLite database per owned partition number (all topics the orchestrator reads share the partition number).
 /// A batch is applied in one transaction that also stores the partition's next offsets and the outbox records the batch
 /// produced: state, position and output change together or not at all.
-struct PartitionDatabase: Sendable {
-    let partition: Int32
-    let path: String
+package struct PartitionDatabase: Sendable {
+    package let partition: Int32
+    package let path: String
     private let pool: DatabasePool
 
-    static func fileName(partition: Int32) -> String {
+    package static func fileName(partition: Int32) -> String {
         "partition-\(String(format: "%03d", partition)).sqlite"
     }
 
     /// Opens (creating if needed) and migrates the partition's database in `directory`.
-    static func open(directory: String, partition: Int32) throws -> PartitionDatabase {
+    package static func open(directory: String, partition: Int32) throws -> PartitionDatabase {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = (directory as NSString).appendingPathComponent(fileName(partition: partition))
         var configuration = Configuration()
@@ -40,7 +40,7 @@ struct PartitionDatabase: Sendable {
     }
 
     /// Named, append-only migrations.
-    static var migrator: DatabaseMigrator {
+    package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: offsets, dedupe, outbox, profiles, events") { db in
             try db.execute(
@@ -73,11 +73,64 @@ struct PartitionDatabase: Sendable {
                         PRIMARY KEY (profile_key, name)) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v2: installations, identity links, token owners, push changelog") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE installations (
+                        profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                        installation_id TEXT NOT NULL, project TEXT NOT NULL, app TEXT, dev INTEGER NOT NULL DEFAULT 0,
+                        token TEXT, environment TEXT, token_updated_at TEXT, notification_permission TEXT,
+                        opted_out INTEGER NOT NULL DEFAULT 0, opt_changed_at TEXT,
+                        geoip INTEGER, device_model_collection INTEGER,
+                        app_version TEXT, app_build TEXT, os_version TEXT, sdk_version TEXT, device_brand TEXT,
+                        device_model TEXT, detected_language TEXT, detected_region TEXT, timezone TEXT,
+                        latitude REAL, longitude REAL, location_accuracy REAL, location_at TEXT,
+                        install_date TEXT NOT NULL, last_visit_at TEXT NOT NULL, last_push_at TEXT,
+                        updated_at TEXT NOT NULL,
+                        PRIMARY KEY (profile_key, installation_id)) WITHOUT ROWID;
+                    CREATE TABLE installation_links (
+                        project TEXT NOT NULL, installation_id TEXT NOT NULL, custom_id TEXT, linked_at TEXT NOT NULL,
+                        PRIMARY KEY (project, installation_id)) WITHOUT ROWID;
+                    CREATE TABLE token_owners (
+                        project TEXT NOT NULL, token TEXT NOT NULL, profile_key TEXT NOT NULL,
+                        installation_id TEXT NOT NULL, since TEXT NOT NULL,
+                        PRIMARY KEY (project, token)) WITHOUT ROWID;
+                    CREATE TABLE push_changelog (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                        installation_id TEXT NOT NULL, at TEXT NOT NULL, change TEXT NOT NULL, token TEXT,
+                        detail TEXT);
+                    CREATE INDEX push_changelog_by_profile ON push_changelog (profile_key, id);
+                    ALTER TABLE profiles ADD COLUMN email_bounced_at TEXT;
+                    """)
+        }
         return migrator
     }
 
+    /// Applies the records an earlier version kept in `deferred_records` (ops it did not implement yet), in their
+    /// order, in one transaction with their outbox records; returns the outbox records for the caller to produce.
+    package func applyDeferred(
+        apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
+    ) async throws -> [OutboxRecord] {
+        try await pool.write { db in
+            var outbox: [OutboxRecord] = []
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT topic, offset, key, value FROM deferred_records ORDER BY topic, offset")
+            for row in rows {
+                let key: String? = row["key"]
+                let value: Data? = row["value"]
+                let record = KafkaRecord(
+                    topic: row["topic"], partition: partition, offset: row["offset"], key: key.map { Array($0.utf8) },
+                    value: value.map { Array($0) })
+                for output in try apply(db, record) { outbox.append(try Self.insertOutbox(db, output)) }
+            }
+            try db.execute(sql: "DELETE FROM deferred_records")
+            return outbox
+        }
+    }
+
     /// The next offset to read of each topic, as stored by the last committed batch.
-    func nextOffsets() async throws -> [String: Int64] {
+    package func nextOffsets() async throws -> [String: Int64] {
         try await pool.read { db in
             var offsets: [String: Int64] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT topic, next_offset FROM partition_offsets") {
@@ -90,7 +143,7 @@ struct PartitionDatabase: Sendable {
     /// Applies `records` (all of this partition, in offset order) in one transaction: each record through `apply`,
     /// then the next offsets. `apply` returns the outbox records to write. Returns what the outbox now holds from this
     /// batch, for the caller to produce.
-    func applyBatch(
+    package func applyBatch(
         _ records: [KafkaRecord],
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
     ) async throws -> [OutboxRecord] {
@@ -126,7 +179,7 @@ struct PartitionDatabase: Sendable {
     }
 
     /// Outbox records not yet produced, oldest first (replayed after a restart).
-    func pendingOutbox(limit: Int = 10_000) async throws -> [OutboxRecord] {
+    package func pendingOutbox(limit: Int = 10_000) async throws -> [OutboxRecord] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, topic, key, value, headers FROM outbox ORDER BY id LIMIT ?", arguments: [limit])
                 .map { row in
@@ -146,7 +199,7 @@ struct PartitionDatabase: Sendable {
     }
 
     /// Forgets outbox records the broker acknowledged.
-    func markProduced(_ ids: [Int64]) async throws {
+    package func markProduced(_ ids: [Int64]) async throws {
         guard !ids.isEmpty else { return }
         try await pool.write { db in
             try db.execute(
@@ -157,25 +210,36 @@ struct PartitionDatabase: Sendable {
 
     /// Forgets record ids applied before `cutoff` (the dedupe window); returns how many.
     @discardableResult
-    func pruneApplied(before cutoff: Date) async throws -> Int {
+    package func pruneApplied(before cutoff: Date) async throws -> Int {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM applied_records WHERE applied_at < ?", arguments: [WireTime.format(cutoff)])
             return db.changesCount
         }
     }
 
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    package func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.write(body)
+    }
+
+    package func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await pool.read(body)
     }
 
     /// Closes the connections (the pool's deinit would too; this makes the moment explicit).
-    func close() throws { try pool.close() }
+    package func close() throws { try pool.close() }
 }
 
 /// An output record produced by applying a record, before it has an outbox id.
-struct PendingOutput: Sendable, Equatable {
-    var topic: String
-    var key: String
-    var value: [UInt8]?
-    var headers: [KafkaHeader] = []
+package struct PendingOutput: Sendable, Equatable {
+    package var topic: String
+    package var key: String
+    package var value: [UInt8]?
+    package var headers: [KafkaHeader] = []
+
+    package init(topic: String, key: String, value: [UInt8]?, headers: [KafkaHeader] = []) {
+        self.topic = topic
+        self.key = key
+        self.value = value
+        self.headers = headers
+    }
 }

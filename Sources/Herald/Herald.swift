@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import ProfileStore
+import Shared
+
+/// The operator's command line. Subcommands grow with the product (`config`, `topics`, `tail`, `lag`, `send-test`).
+@main
+struct Herald: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "herald",
+        abstract: "Operate a Herald installation.",
+        subcommands: [ProfileCommand.self])
+}
+
+struct ProfileCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile", abstract: "Read profiles.", subcommands: [Show.self])
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a profile as JSON from the orchestrator's data directory.",
+            discussion: """
+                Reads the partition databases (read-only) of the orchestrator's data directory: run it on the \
+                orchestrator's host or volume, or on a copy. Exit status 1 when no partition holds the profile. \
+                The same view is served by the orchestrator at GET /v1/profiles/{project}/{custom_id}.
+                """)
+
+        @Argument(help: "The project id.")
+        var project: String
+
+        @Argument(help: "The custom user ID. Omit it with --installation to show an anonymous installation's profile.")
+        var customID: String?
+
+        @Option(help: "Show the anonymous profile of this installation ID instead.")
+        var installation: String?
+
+        @Option(help: "The orchestrator's data directory (default: $HERALD_DATA_DIR, else data/orchestrator).")
+        var dataDir: String?
+
+        func validate() throws {
+            guard (customID == nil) != (installation == nil) else {
+                throw ValidationError("name either a custom ID or --installation")
+            }
+        }
+
+        func run() throws {
+            let directory =
+                dataDir ?? ProcessInfo.processInfo.environment["HERALD_DATA_DIR"] ?? "data/orchestrator"
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
+                throw CleanExit.message("herald: no data directory at \(directory) (set --data-dir or HERALD_DATA_DIR)")
+            }
+            let key = installation.map { "\(project)/install/\($0)" } ?? "\(project)/\(customID ?? "")"
+            guard let json = try ProfileView.find(directory: directory, key: key) else {
+                FileHandle.standardError.write(Data("herald: no profile \(key) in \(directory)\n".utf8))
+                throw ExitCode(1)
+            }
+            print(String(decoding: json.serialized, as: UTF8.self))
+        }
+    }
+}

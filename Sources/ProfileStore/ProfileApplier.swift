@@ -1,0 +1,302 @@
+import Foundation
+import GRDB
+import Shared
+
+/// Applies `herald.ingest` and `herald.deliveries` records to a partition's database, inside the batch's transaction,
+/// and returns what to produce after the commit (the outbox): contact snapshots, the orchestrator's own identity
+/// records, forwarded writes and dead letters.
+///
+/// Identity (docs/orchestrator.md): an installation's *home key* `<project>/install/<id>` holds its link to a profile
+/// and, while it is anonymous, its state and anonymous history. Once linked, the installation's state lives with the
+/// profile; writes that name only the installation reach its home and are forwarded to the profile. Every move of an
+/// installation between profiles goes through its home, whose records to any one key are produced in order.
+package enum ProfileApplier {
+    /// The most items a string array keeps; an `$add` beyond it drops the oldest items.
+    static let maxArrayItems = Limits.stringArrayItems
+    /// A write forwarded between a home and profiles more often than this is dead-lettered: the links kept moving.
+    static let maxHops = 8
+
+    package static func apply(_ db: Database, record: KafkaRecord) throws -> [PendingOutput] {
+        if record.topic == HeraldTopic.deliveries.name { return try applyDelivery(db, record: record) }
+        guard record.topic == HeraldTopic.ingest.name else {
+            return [deadLetter(record, reason: "the orchestrator does not read \(record.topic)")]
+        }
+        let write: Write
+        switch Write.read(record) {
+        case .success(let read): write = read
+        case .failure(let failure): return [deadLetter(record, reason: failure.reason)]
+        }
+        var context = ApplyContext(db: db, write: write)
+        try context.route()
+        return try context.finish()
+    }
+
+    /// Runs `sql` through GRDB's statement cache: each statement is compiled once per connection.
+    static func run(_ db: Database, sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        try db.cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+
+    static func deadLetter(_ record: KafkaRecord, reason: String) -> PendingOutput {
+        let letter = DeadLetter(service: "orchestrator", reason: reason, record: record, at: Date())
+        return PendingOutput(
+            topic: HeraldTopic.dlq.name, key: record.keyString ?? "", value: (try? Wire.encode(letter)) ?? [])
+    }
+
+    /// Remembers a record id; false when it was applied before (a replay, which is then a no-op).
+    static func firstTime(_ db: Database, project: String, id: String) throws -> Bool {
+        try run(
+            db, sql: "INSERT OR IGNORE INTO applied_records (project, record_id, applied_at) VALUES (?, ?, ?)",
+            arguments: [project, id, WireTime.format(Date())])
+        return db.changesCount == 1
+    }
+}
+
+/// One `herald.ingest` record, read.
+struct Write {
+    let record: KafkaRecord
+    let members: [JSONMember]
+    let op: IngestOp
+    let id: String
+    let project: String
+    /// `server`, `app` or `orchestrator`.
+    let source: String
+    let app: String?
+    let dev: Bool
+    let customID: String?
+    let installationID: String?
+    let receivedAt: Date
+    /// Set on a write the orchestrator re-produced to another key, with the number of times it did.
+    let forwarded: Bool
+    let hops: Int
+
+    static func read(_ record: KafkaRecord) -> Result<Write, ReadFailure> {
+        guard let bytes = record.value else { return .failure("a null value on herald.ingest") }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            return .failure("not JSON: \(error)")
+        }
+        guard case .object(let members) = value, case .string("ingest")? = value["kind"], case .number("1")? = value["v"]
+        else {
+            return .failure("not an ingest record of format version 1")
+        }
+        guard case .string(let opName)? = value["op"], let op = IngestOp(rawValue: opName),
+            case .string(let project)? = value["project"], case .string(let id)? = value["id"],
+            case .string(let source)? = value["source"],
+            case .string(let receivedText)? = value["received_at"], let receivedAt = WireTime.parse(receivedText)
+        else {
+            return .failure("missing op, project, id, source or received_at")
+        }
+        func string(_ name: String) -> String? { if case .string(let text)? = value[name] { text } else { nil } }
+        let installationID = string("installation_id")
+        if source == "app" || IngestOp.internalOps.contains(op) || op == .identify || op == .logout {
+            guard installationID != nil || op == .tokenClaim || op == .tokenRelease else {
+                return .failure("\(op.rawValue) from \(source) without installation_id")
+            }
+        }
+        var hops = 0
+        if case .number(let literal)? = value["hops"] { hops = Int(literal) ?? 0 }
+        return .success(
+            Write(
+                record: record, members: members, op: op, id: id, project: project, source: source,
+                app: string("app"), dev: value["dev"] == .bool(true), customID: string("custom_id"),
+                installationID: installationID, receivedAt: receivedAt, forwarded: value["forwarded"] == .bool(true),
+                hops: hops))
+    }
+
+    struct ReadFailure: Error, ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
+        let reason: String
+        init(stringLiteral value: String) { reason = value }
+        init(stringInterpolation: DefaultStringInterpolation) { reason = String(stringInterpolation: stringInterpolation) }
+    }
+
+    subscript(name: String) -> JSONValue? { members.last { $0.key == name }?.value }
+
+    var time: String { WireTime.format(receivedAt) }
+    var isApp: Bool { source == "app" }
+    var isInternal: Bool { source == "orchestrator" }
+    /// The installation's home key (anonymous profile and link).
+    var homeKey: String { Keys.home(project, installationID ?? "") }
+    /// The key this write applies to: the custom ID's profile, else the installation's home.
+    var profileKey: String { customID.map { Keys.profile(project, $0) } ?? homeKey }
+
+    /// This write again, for another key: the same id (applied once, where it lands), another custom ID.
+    func rerouted(customID newCustomID: String?) -> PendingOutput {
+        var out = members.filter { !["custom_id", "forwarded", "hops"].contains($0.key) }
+        if let newCustomID {
+            let position = out.firstIndex { $0.key == "installation_id" || $0.key == "received_at" } ?? out.endIndex
+            out.insert(JSONMember("custom_id", .string(newCustomID)), at: position)
+        }
+        out.append(JSONMember("forwarded", .bool(true)))
+        out.append(JSONMember("hops", .number(String(hops + 1))))
+        let key = newCustomID.map { Keys.profile(project, $0) } ?? homeKey
+        return PendingOutput(
+            topic: HeraldTopic.ingest.name, key: key, value: JSONValue.object(out).serialized,
+            headers: [KafkaHeader("herald-op", op.rawValue)])
+    }
+}
+
+/// The keys of the design brief.
+enum Keys {
+    static func profile(_ project: String, _ customID: String) -> String { "\(project)/\(customID)" }
+    static func home(_ project: String, _ installationID: String) -> String { "\(project)/install/\(installationID)" }
+    static func token(_ project: String, _ token: String) -> String { "\(project)/token/\(token)" }
+}
+
+/// The state of applying one record: its outputs, and the profiles whose reachability changed (one contact snapshot
+/// each, written when the record is done).
+struct ApplyContext {
+    let db: Database
+    let write: Write
+    var outputs: [PendingOutput] = []
+    var changedContacts: [String] = []
+
+    init(db: Database, write: Write) {
+        self.db = db
+        self.write = write
+    }
+
+    mutating func contactsChanged(_ key: String) {
+        if !changedContacts.contains(key) { changedContacts.append(key) }
+    }
+
+    func finish() throws -> [PendingOutput] {
+        try outputs + changedContacts.map { try ContactSnapshot.output(db, key: $0) }
+    }
+
+    /// Emits a record of the orchestrator's own (source `orchestrator`), derived from this write: its id is the
+    /// write's id and a suffix with a space, which no client id contains.
+    mutating func emit(
+        _ op: IngestOp, suffix: String, key: String, customID: String? = nil, installationID: String? = nil,
+        fields: [JSONMember] = []
+    ) {
+        let record = IngestRecord(
+            op: op, id: "\(write.id) \(suffix)", project: write.project, source: .orchestrator, customID: customID,
+            installationID: installationID ?? write.installationID, receivedAt: write.receivedAt, fields: fields)
+        outputs.append(
+            PendingOutput(
+                topic: HeraldTopic.ingest.name, key: key, value: record.value,
+                headers: [KafkaHeader("herald-op", op.rawValue)]))
+    }
+
+    /// Decides where the write applies: here, forwarded to the installation's profile, bounced back to its home; then
+    /// applies it once (a replayed id is a no-op).
+    mutating func route() throws {
+        let write = self.write
+        if write.isInternal {
+            try applyInternal()
+            return
+        }
+        if write.isApp, let installationID = write.installationID {
+            if write.customID == nil {
+                // At the installation's home.
+                switch write.op {
+                case .logout:
+                    guard try firstTime() else { return }
+                    try logout()
+                    return
+                case .wipe:
+                    guard try firstTime() else { return }
+                    try wipeAtHome(from: nil)
+                    return
+                default:
+                    if let linked = try Identity.link(db, project: write.project, installationID: installationID)?.customID {
+                        try forward(to: linked)
+                        return
+                    }
+                }
+            } else if write.op != .identify {
+                let key = write.profileKey
+                let attached = try Installations.exists(db, key: key, installationID: installationID)
+                if !attached && write.forwarded {
+                    // Forwarded here, but the installation left this profile since: back to its home.
+                    try forward(to: nil)
+                    return
+                }
+                guard try firstTime() else { return }
+                if write.op == .wipe {
+                    try wipeAtProfile()
+                    return
+                }
+                // An app that names its user is identified: the installation joins the profile if it is not in it.
+                if !attached { try attach() }
+                try applyOp()
+                return
+            }
+        }
+        guard try firstTime() else { return }
+        try applyOp()
+    }
+
+    func firstTime() throws -> Bool {
+        try ProfileApplier.firstTime(db, project: write.project, id: write.id)
+    }
+
+    /// Re-produces the write to the profile `customID` (nil: the installation's home).
+    mutating func forward(to customID: String?) throws {
+        guard write.hops < ProfileApplier.maxHops else {
+            outputs.append(
+                ProfileApplier.deadLetter(
+                    write.record,
+                    reason: "installation \(write.installationID ?? "") moved between profiles \(write.hops) times while this write followed it"))
+            return
+        }
+        outputs.append(write.rerouted(customID: customID))
+    }
+
+    /// Applies an op of the ingest at `write.profileKey`.
+    mutating func applyOp() throws {
+        let write = self.write
+        let key = write.profileKey
+        if write.isApp, let installationID = write.installationID, write.op != .optIn, write.op != .optOut,
+            write.op != .identify, try Installations.optedOut(db, key: key, installationID: installationID)
+        {
+            // The SDK sends nothing while opted out; what it sent before and arrives now is dropped (Batch: "data
+            // generated while opted out WILL be lost").
+            return
+        }
+        switch write.op {
+        case .identify:
+            try attach()
+        case .profileUpdate:
+            try touch()
+            if let profile = write["profile"], try ProfileEdits.applyProfile(db, key: key, profile: profile, at: write.receivedAt) {
+                contactsChanged(key)
+            }
+            if case .array(let events)? = write["events"] {
+                for event in events { try ProfileEdits.applyEvent(db, key: key, event: event, receivedAt: write.receivedAt) }
+            }
+        case .event:
+            try touch()
+            if let event = write["event"] { try ProfileEdits.applyEvent(db, key: key, event: event, receivedAt: write.receivedAt) }
+        case .installation:
+            try touch()
+            if let fields = write["installation"], try Installations.applyFields(db, write: write, fields: fields) {
+                contactsChanged(key)
+            }
+        case .pushToken:
+            try touch()
+            try pushToken()
+        case .location:
+            try touch()
+            if let location = write["location"] { try Installations.applyLocation(db, write: write, location: location) }
+        case .optOut, .optIn:
+            try touch()
+            if try Installations.setOptedOut(db, write: write, write.op == .optOut) { contactsChanged(key) }
+        case .profileDelete:
+            try deleteProfile()
+        case .logout, .wipe:
+            break  // routed in route()
+        case .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease:
+            break  // internal, routed in route()
+        }
+    }
+
+    /// The profile row, and for an app write the installation's row in it (first and last seen).
+    mutating func touch() throws {
+        let write = self.write
+        try ProfileEdits.ensureProfile(db, key: write.profileKey, project: write.project, customID: write.customID, at: write.receivedAt)
+        if write.isApp { try Installations.touch(db, write: write, key: write.profileKey) }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import GRDB
+import Shared
+
+/// A profile as operators and tests see it, under the names of the source documents (`b.` native, `c.` custom
+/// attributes, `e.` events).
+package enum ProfileView {
+    /// The profile as JSON: channels, natives (profile-level and per installation), custom attributes, events,
+    /// installations, last known location and the push changelog.
+    package static func json(_ db: Database, key: String) throws -> JSONValue? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM profiles WHERE profile_key = ?", arguments: [key]) else {
+            return nil
+        }
+        func text(_ column: String) -> JSONValue { Self.text(row, column) }
+        var custom: [JSONMember] = []
+        for attribute in try Row.fetchAll(
+            db, sql: "SELECT name, value FROM profile_attributes WHERE profile_key = ? ORDER BY name", arguments: [key])
+        {
+            let value = (try? JSONParser.parse(Array((attribute["value"] as String).utf8))) ?? .null
+            custom.append(JSONMember("c.\(attribute["name"] as String)", value))
+        }
+        var events: [JSONMember] = []
+        for event in try Row.fetchAll(
+            db, sql: "SELECT * FROM event_aggregates WHERE profile_key = ? ORDER BY name", arguments: [key])
+        {
+            func parsed(_ column: String) -> JSONValue {
+                (event[column] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) } ?? .null
+            }
+            events.append(
+                JSONMember(
+                    "e.\(event["name"] as String)",
+                    .object([
+                        JSONMember("count", .number(String(event["count"] as Int64))),
+                        JSONMember("first", .string(event["first_at"])), JSONMember("last", .string(event["last_at"])),
+                        JSONMember("label", (event["last_label"] as String?).map(JSONValue.string) ?? .null),
+                        JSONMember("tags", parsed("last_tags")), JSONMember("attributes", parsed("last_attributes")),
+                    ])))
+        }
+        // Most recently seen first: its detected values stand in for the profile's when it has none of its own.
+        let installations = try Row.fetchAll(
+            db, sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY last_visit_at DESC, installation_id",
+            arguments: [key])
+        func detected(_ explicit: String, _ column: String) -> JSONValue {
+            if let value = row[explicit] as String? { return .string(value) }
+            return installations.lazy.compactMap { $0[column] as String? }.first.map(JSONValue.string) ?? .null
+        }
+        func latest(_ column: String) -> JSONValue {
+            installations.compactMap { $0[column] as String? }.max().map(JSONValue.string) ?? .null
+        }
+        let located = installations.filter { $0["location_at"] as String? != nil }
+            .max { ($0["location_at"] as String) < ($1["location_at"] as String) }
+        let changelog = try Row.fetchAll(
+            db, sql: "SELECT * FROM push_changelog WHERE profile_key = ? ORDER BY id", arguments: [key]
+        ).map { entry in
+            JSONValue.object([
+                JSONMember("at", .string(entry["at"])), JSONMember("installation_id", .string(entry["installation_id"])),
+                JSONMember("change", .string(entry["change"])), JSONMember("token", Self.text(entry, "token")),
+                JSONMember("detail", Self.text(entry, "detail")),
+            ])
+        }
+        return .object([
+            JSONMember("profile_key", .string(key)), JSONMember("project", text("project")),
+            JSONMember("custom_id", text("custom_id")),
+            JSONMember("email", email(row)), JSONMember("sms", sms(row)),
+            JSONMember(
+                "native",
+                .object([
+                    JSONMember("b.language", detected("language", "detected_language")),
+                    JSONMember("b.region", detected("region", "detected_region")),
+                    JSONMember("b.timezone", detected("timezone", "timezone")),
+                    JSONMember("b.install_date", installations.compactMap { $0["install_date"] as String? }.min().map(JSONValue.string) ?? .null),
+                    JSONMember("b.last_visit_date", latest("last_visit_at")),
+                    JSONMember("b.last_push_date", latest("last_push_at")),
+                    JSONMember("b.is_push_optin", .bool(installations.contains(where: ContactSnapshot.pushReachable))),
+                ])),
+            JSONMember("custom", .object(custom)), JSONMember("events", .object(events)),
+            JSONMember("installations", .array(installations.map(installation))),
+            JSONMember("location", located.map(location) ?? .null),
+            JSONMember("push_changelog", .array(changelog)),
+            JSONMember("created_at", text("created_at")), JSONMember("updated_at", text("updated_at")),
+        ])
+    }
+
+    /// One installation, its natives under their `b.` names.
+    static func installation(_ row: Row) -> JSONValue {
+        func text(_ column: String) -> JSONValue { Self.text(row, column) }
+        func flag(_ column: String) -> JSONValue { (row[column] as Bool?).map(JSONValue.bool) ?? .null }
+        return .object([
+            JSONMember("installation_id", text("installation_id")), JSONMember("app", text("app")),
+            JSONMember("dev", .bool(row["dev"])),
+            JSONMember(
+                "native",
+                .object([
+                    JSONMember("b.app_version", text("app_version")), JSONMember("b.app_build", text("app_build")),
+                    JSONMember("b.os_version", text("os_version")), JSONMember("b.sdk_version", text("sdk_version")),
+                    JSONMember("b.device_brand", text("device_brand")), JSONMember("b.device_type", text("device_model")),
+                    JSONMember("b.language", text("detected_language")), JSONMember("b.region", text("detected_region")),
+                    JSONMember("b.timezone", text("timezone")), JSONMember("b.install_date", text("install_date")),
+                    JSONMember("b.last_visit_date", text("last_visit_at")),
+                    JSONMember("b.last_push_date", text("last_push_at")),
+                    JSONMember("b.is_push_optin", .bool(ContactSnapshot.pushReachable(row))),
+                ])),
+            JSONMember(
+                "push",
+                .object([
+                    JSONMember("token", text("token")), JSONMember("environment", text("environment")),
+                    JSONMember("token_updated_at", text("token_updated_at")),
+                    JSONMember("notification_permission", text("notification_permission")),
+                ])),
+            JSONMember("opted_out", .bool(row["opted_out"])), JSONMember("opt_changed_at", text("opt_changed_at")),
+            JSONMember(
+                "data_collection",
+                .object([JSONMember("geoip", flag("geoip")), JSONMember("device_model", flag("device_model_collection"))])),
+            JSONMember("location", row["location_at"] as String? == nil ? .null : location(row)),
+        ])
+    }
+
+    static func location(_ row: Row) -> JSONValue {
+        func number(_ column: String) -> JSONValue {
+            (row[column] as Double?).map { JSONValue.number(JSONValue.literal($0)) } ?? .null
+        }
+        return .object([
+            JSONMember("latitude", number("latitude")), JSONMember("longitude", number("longitude")),
+            JSONMember("accuracy", number("location_accuracy")), JSONMember("at", Self.text(row, "location_at")),
+        ])
+    }
+
+    /// The email channel of a `profiles` row: address, marketing state and when it changed, and whether it bounced.
+    static func email(_ row: Row) -> JSONValue {
+        .object([
+            JSONMember("address", text(row, "email")), JSONMember("marketing", text(row, "email_marketing")),
+            JSONMember("marketing_changed_at", text(row, "email_marketing_changed_at")),
+            JSONMember("bounced_at", text(row, "email_bounced_at")),
+        ])
+    }
+
+    /// The SMS channel of a `profiles` row.
+    static func sms(_ row: Row) -> JSONValue {
+        .object([
+            JSONMember("phone_number", text(row, "phone_number")), JSONMember("marketing", text(row, "sms_marketing")),
+            JSONMember("marketing_changed_at", text(row, "sms_marketing_changed_at")),
+        ])
+    }
+
+    static func text(_ row: Row, _ column: String) -> JSONValue {
+        (row[column] as String?).map(JSONValue.string) ?? .null
+    }
+
+    /// Finds a profile in the partition databases of `directory` (any partition count): for the `herald profile show`
+    /// command, which runs beside the orchestrator or on a copy of its data directory.
+    package static func find(directory: String, key: String) throws -> JSONValue? {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for file in files.sorted() where file.hasPrefix("partition-") && file.hasSuffix(".sqlite") {
+            var configuration = Configuration()
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: (directory as NSString).appendingPathComponent(file), configuration: configuration)
+            if let json = try queue.read({ db in try json(db, key: key) }) { return json }
+        }
+        return nil
+    }
+}

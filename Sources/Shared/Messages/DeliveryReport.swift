@@ -1,0 +1,66 @@
+import Foundation
+
+/// What happened to a send, or feedback from a provider or a recipient (`herald.deliveries`, keyed by profile key).
+/// The notifier writes them; the orchestrator applies the ones that change a profile (tokens, addresses, marketing
+/// states, last push date).
+package struct DeliveryReport: WireMessage {
+    package static let kind = "delivery"
+    package static let version = 1
+
+    package enum Channel: String, Codable, Sendable { case push, email, sms }
+
+    package enum Outcome: String, Codable, Sendable {
+        case sent, failed, suppressed
+        /// APNs 410 / BadDeviceToken, FCM UNREGISTERED: the token is dead.
+        case tokenInvalid = "token_invalid"
+        /// An email hard bounce: the address is dead.
+        case bounced
+        /// A recipient left marketing on the channel (SMS STOP, email one-click unsubscribe).
+        case unsubscribed
+        /// A recipient came back (SMS START).
+        case subscribed
+        case opened
+    }
+
+    /// Unique per report: a replay of the id is a no-op.
+    package var id: String
+    package var sendID: String?
+    package var project: String
+    package var customID: String?
+    package var installationID: String?
+    package var channel: Channel
+    package var outcome: Outcome
+    package var reason: String?
+    package var token: String?
+    package var address: String?
+    package var at: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, project, channel, outcome, reason, token, address, at
+        case sendID = "send_id", customID = "custom_id", installationID = "installation_id"
+    }
+
+    package init(
+        id: String, sendID: String? = nil, project: String, customID: String?, installationID: String? = nil,
+        channel: Channel, outcome: Outcome, reason: String? = nil, token: String? = nil, address: String? = nil,
+        at: Date
+    ) {
+        self.id = id
+        self.sendID = sendID
+        self.project = project
+        self.customID = customID
+        self.installationID = installationID
+        self.channel = channel
+        self.outcome = outcome
+        self.reason = reason
+        self.token = token
+        self.address = address
+        self.at = at
+    }
+
+    /// The profile key it is keyed by: the custom ID's profile, else the installation's anonymous profile.
+    package var key: String {
+        if let customID { return "\(project)/\(customID)" }
+        return "\(project)/install/\(installationID ?? "")"
+    }
+}
