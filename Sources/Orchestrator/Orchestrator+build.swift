@@ -30,19 +30,27 @@ enum Orchestrator {
         }
 
         let router = Router(context: BasicRequestContext.self)
-        // Read-only, for operators: the profile as the orchestrator holds it (404 when no partition of this instance
-        // has it).
-        router.get("v1/profiles/:project/:custom_id") { _, request in
-            let project = request.parameters.get("project") ?? ""
-            let customID = request.parameters.get("custom_id") ?? ""
-            let key = "\(project)/\(customID.removingPercentEncoding ?? customID)"
+        // Read-only, for operators: a profile as the orchestrator holds it (404 when no partition of this instance has
+        // it), by custom ID, or an installation's anonymous profile.
+        @Sendable func profileResponse(_ key: String) async throws -> Response {
             guard let json = try await manager.profile(key: key) else {
-                return Response(status: .notFound, headers: [.contentType: "application/json"],
-                                body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":{"code":"not_found","message":"no such profile in this instance's partitions","details":[]}}"#)))
+                return Response(
+                    status: .notFound, headers: [.contentType: "application/json"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":{"code":"not_found","message":"no such profile in this instance's partitions","details":[]}}"#)))
             }
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.serialized)))
+        }
+        @Sendable func decoded(_ context: BasicRequestContext, _ name: String) -> String {
+            let raw = context.parameters.get(name) ?? ""
+            return raw.removingPercentEncoding ?? raw
+        }
+        router.get("v1/profiles/:project/:custom_id") { _, context in
+            try await profileResponse("\(decoded(context, "project"))/\(decoded(context, "custom_id"))")
+        }
+        router.get("v1/installations/:project/:installation_id") { _, context in
+            try await profileResponse("\(decoded(context, "project"))/install/\(decoded(context, "installation_id"))")
         }
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",

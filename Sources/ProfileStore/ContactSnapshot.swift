@@ -9,11 +9,14 @@ enum ContactSnapshot {
     static let displayingPermissions: Set<String> = ["allowed", "provisional"]
 
     static func output(_ db: Database, key: String) throws -> PendingOutput {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM profiles WHERE profile_key = ?", arguments: [key]) else {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM profiles WHERE profile_key = ?"), arguments: [key])
+        else {
             return PendingOutput(topic: HeraldTopic.contacts.name, key: key, value: nil)
         }
         let installations = try Row.fetchAll(
-            db, sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY installation_id", arguments: [key]
+            db.cachedStatement(sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY installation_id"),
+            arguments: [key]
         ).map { installation in
             JSONValue.object([
                 JSONMember("installation_id", .string(installation["installation_id"])),

@@ -253,7 +253,8 @@ extension ApplyContext {
         else { return }
         let registeredAt: String = if case .string(let text)? = write["registered_at"] { text } else { write.time }
         let current = try Row.fetchOne(
-            db, sql: "SELECT profile_key, installation_id, since FROM token_owners WHERE project = ? AND token = ?",
+            db.cachedStatement(
+                sql: "SELECT profile_key, installation_id, since FROM token_owners WHERE project = ? AND token = ?"),
             arguments: [write.project, token])
         if let current, current["profile_key"] as String == owner, current["installation_id"] as String == installationID {
             return

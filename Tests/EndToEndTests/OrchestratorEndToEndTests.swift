@@ -85,4 +85,61 @@ struct OrchestratorEndToEndTests {
         await producer.shutdown()
         await cluster.shutdown()
     }
+
+    @Test("identity across partitions through the broker; herald profile show prints what the endpoint serves")
+    func identityAndProfileShow() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "e2e"),
+            logger: quietLogger)
+        var clock = Date()
+        func app(_ op: IngestOp, _ id: String, customID: String? = nil, _ fields: [JSONMember] = []) -> KafkaOutgoingRecord {
+            clock += 1
+            let ingest = IngestRecord(
+                op: op, id: id, project: "demo", source: .app(id: "ios", dev: false), customID: customID,
+                installationID: "I-1", receivedAt: clock, fields: fields)
+            return KafkaOutgoingRecord(topic: HeraldTopic.ingest.name, key: ingest.key, value: ingest.value)
+        }
+        let opened = JSONMember("event", .object([JSONMember("name", .string("OPENED")), JSONMember("attributes", .object([]))]))
+        let token = String(repeating: "ab", count: 32)
+        _ = try await producer.send([
+            app(.event, "e1", [opened]),
+            app(.pushToken, "t1", [JSONMember("push", .object([JSONMember("token", .string(token)), JSONMember("environment", .string("sandbox"))]))]),
+            app(.identify, "id1", customID: "paul"),
+            app(.event, "e2", [opened]),
+        ])
+
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-orch-e2e-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (process, port) = try await Self.start(cluster, data: data)
+        let latest = Locked("")
+        try await waitUntil("the installation and both events at demo/paul", timeout: .seconds(60)) {
+            guard let (status, text) = try? await httpGet("http://127.0.0.1:\(port)/v1/profiles/demo/paul"), status == 200,
+                let profile = try? JSONParser.parse(Array(text.utf8)),
+                profile["events"]?["e.OPENED"]?["count"] == .number("2"),
+                profile["installations"]?[0]?["push"]?["token"] == .string(token)
+            else { return false }
+            latest.withLock { $0 = text }
+            return true
+        }
+        let body = latest.withLock { $0 }
+        #expect(try await httpGet("http://127.0.0.1:\(port)/v1/installations/demo/I-1").0 == 404)
+
+        let herald = binDirectory.appendingPathComponent("herald").path
+        let (status, output) = try runCommand(herald, ["profile", "show", "demo", "paul", "--data-dir", data])
+        #expect(status == 0)
+        #expect(output.trimmingCharacters(in: .newlines) == body)
+        let (missing, message) = try runCommand(herald, ["profile", "show", "demo", "nobody", "--data-dir", data])
+        #expect(missing == 1)
+        #expect(message.contains("no profile demo/nobody"))
+        let (usage, _) = try runCommand(herald, ["profile", "show", "demo", "--data-dir", data])
+        #expect(usage != 0)
+
+        process.signal(SIGTERM)
+        #expect(try await process.waitForExit() == 0)
+        await producer.shutdown()
+        await cluster.shutdown()
+    }
 }

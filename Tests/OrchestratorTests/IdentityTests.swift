@@ -156,7 +156,7 @@ extension JSONValue {
     }
 }
 
-@Suite("Identity: identify, logout, forwarding, merge, tokens")
+@Suite("Identity: identify, logout, forwarding, merge, tokens", .serialized)
 struct IdentityTests {
     /// Several cross-partition orders per scenario.
     static let seeds: [UInt64] = [1, 2, 3, 4, 5, 6, 7, 8]
@@ -393,7 +393,7 @@ struct IdentityTests {
     }
 }
 
-@Suite("Installations: natives, location, deliveries")
+@Suite("Installations: natives, location, deliveries", .serialized)
 struct InstallationTests {
     @Test("installation fields under their b. names; explicit language and region override the detected ones")
     func natives() async throws {

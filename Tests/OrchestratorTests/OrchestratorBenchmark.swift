@@ -12,8 +12,10 @@ struct OrchestratorBenchmark {
     static let records = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_RECORDS"] ?? "") ?? 200_000
     static let batchSize = 500
 
-    /// A realistic mix over 2,000 profiles: 60% events with attributes, 30% attribute updates, 10% email and
-    /// marketing changes (which also write a contact snapshot to the outbox).
+    /// A realistic mix over 2,000 profiles, each with one app installation: 60% events with attributes (half from the
+    /// app), 20% attribute updates, 5% installation data, 5% push tokens, 5% locations (all from the app, so the
+    /// installation's row is touched too), 5% email and marketing changes (which also write a contact snapshot to the
+    /// outbox).
     static func workload() throws -> [KafkaRecord] {
         var writer = Writer()
         var records: [KafkaRecord] = []
@@ -22,10 +24,11 @@ struct OrchestratorBenchmark {
         for index in 0..<Self.records {
             let profile = "user-\(index % 2000)"
             let at = t0.addingTimeInterval(Double(index))
-            let kind = index % 10
+            let kind = index % 20
             let fields: [JSONMember]
             let op: IngestOp
-            if kind < 6 {
+            writer.source = kind % 2 == 0 || kind >= 16 ? .app(id: "ios", dev: false) : .server
+            if kind < 12 {
                 op = .event
                 fields = [
                     JSONMember(
@@ -40,7 +43,7 @@ struct OrchestratorBenchmark {
                                 ])),
                         ]))
                 ]
-            } else if kind < 9 {
+            } else if kind < 16 {
                 op = .profileUpdate
                 fields = [
                     JSONMember(
@@ -55,18 +58,42 @@ struct OrchestratorBenchmark {
                                 ]))
                         ]))
                 ]
+            } else if kind == 16 {
+                op = .installation
+                fields = [
+                    JSONMember(
+                        "installation",
+                        .object([
+                            JSONMember("app_version", .string("3.\(index % 7)")), JSONMember("os_version", .string("18.1")),
+                            JSONMember("notification_permission", .string(index % 3 == 0 ? "denied" : "allowed")),
+                        ]))
+                ]
+            } else if kind == 17 {
+                op = .pushToken
+                let token = String(repeating: String(format: "%02x", index % 256), count: 32)
+                fields = [JSONMember("push", .object([JSONMember("token", .string(token)), JSONMember("environment", .string("production"))]))]
+            } else if kind == 18 {
+                op = .location
+                fields = [
+                    JSONMember(
+                        "location",
+                        .object([JSONMember("latitude", .number("48.85")), JSONMember("longitude", .number("2.35"))]))
+                ]
             } else {
+                writer.source = .server
                 op = .profileUpdate
                 fields = [
                     JSONMember(
                         "profile",
                         .object([
                             JSONMember("email", .string("\(profile)-\(index % 3)@example.com")),
-                            JSONMember("email_marketing", .string(index % 20 == 9 ? "subscribed" : "unsubscribed")),
+                            JSONMember("email_marketing", .string(index % 40 == 19 ? "subscribed" : "unsubscribed")),
                         ]))
                 ]
             }
-            records.append(writer.record(op, id: "r\(index)", customID: profile, at: at, fields: fields))
+            let installation: String? = if case .app = writer.source { "inst-\(profile)" } else { nil }
+            records.append(
+                writer.record(op, id: "r\(index)", customID: profile, installationID: installation, at: at, fields: fields))
         }
         return records
     }
@@ -108,7 +135,7 @@ struct OrchestratorBenchmark {
         print(
             """
             orchestrator benchmark (\(ProcessInfo.processInfo.activeProcessorCount) cores, \(workload.count) records, batches of \(Self.batchSize), 2000 profiles)
-              profile writes applied   \(Int(rate)) records/s   (60% events, 30% attribute updates, 10% email changes; \(outbox) outbox records)
+              profile writes applied   \(Int(rate)) records/s   (60% events, 20% attributes, 15% installation/token/location, 5% email; \(outbox) outbox records)
               raw SQLite inserts       \(Int(rawRate)) rows/s
               ratio applied / raw      \(String(format: "%.2f", rate / rawRate))
             """)
