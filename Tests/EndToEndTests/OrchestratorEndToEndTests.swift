@@ -24,6 +24,17 @@ struct OrchestratorEndToEndTests {
         return (process, port)
     }
 
+    /// A one-broker cluster with Herald's topics (4 partitions) and a producer to it.
+    static func clusterAndProducer() throws -> (EmbeddedKafkaCluster, KafkaProducer) {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "e2e"),
+            logger: quietLogger)
+        return (cluster, producer)
+    }
+
     /// The count of an event in the orchestrator's view of demo/paul (nil: no profile yet).
     static func count(_ port: Int, _ event: String) async throws -> Int? {
         let (status, body) = try await httpGet("http://127.0.0.1:\(port)/v1/profiles/demo/paul")
@@ -36,12 +47,7 @@ struct OrchestratorEndToEndTests {
 
     @Test("killed with SIGKILL mid-stream and restarted, it applies every write exactly once and produces its outbox")
     func crashAndRestart() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
-        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(
-                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "e2e"),
-            logger: quietLogger)
+        let (cluster, producer) = try Self.clusterAndProducer()
         func record(_ op: IngestOp, _ id: String, _ fields: [JSONMember]) -> KafkaOutgoingRecord {
             let ingest = IngestRecord(
                 op: op, id: id, project: "demo", source: .server, customID: "paul", installationID: nil,
@@ -88,12 +94,7 @@ struct OrchestratorEndToEndTests {
 
     @Test("identity across partitions through the broker; herald profile show prints what the endpoint serves")
     func identityAndProfileShow() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
-        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(
-                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "e2e"),
-            logger: quietLogger)
+        let (cluster, producer) = try Self.clusterAndProducer()
         var clock = Date()
         func app(_ op: IngestOp, _ id: String, customID: String? = nil, _ fields: [JSONMember] = []) -> KafkaOutgoingRecord {
             clock += 1
