@@ -1,0 +1,289 @@
+import Foundation
+
+/// A segment condition in Herald's text language (docs/segments.md), parsed:
+/// `c.plan = "gold" and e.PURCHASED.last > now - 30d and not t.churned exists`.
+package indirect enum SegmentExpression: Sendable, Equatable {
+    case and(SegmentExpression, SegmentExpression)
+    case or(SegmentExpression, SegmentExpression)
+    case not(SegmentExpression)
+    case compare(SegmentPath, SegmentOperator, SegmentOperand)
+    case isIn(SegmentPath, [SegmentOperand])
+    case contains(SegmentPath, SegmentOperand)
+    case exists(SegmentPath)
+
+    /// Every path the condition reads: a profile change that touches none of them cannot change the answer.
+    package var paths: Set<SegmentPath> {
+        switch self {
+        case .and(let left, let right), .or(let left, let right): left.paths.union(right.paths)
+        case .not(let inner): inner.paths
+        case .compare(let path, _, _), .isIn(let path, _), .contains(let path, _), .exists(let path): [path]
+        }
+    }
+}
+
+/// A value's address: a namespace (`b`, `c`, `t`, `e`, `email`, `sms`, `push`) and the names after it.
+package struct SegmentPath: Sendable, Hashable, CustomStringConvertible {
+    package var namespace: String
+    package var names: [String]
+    package var description: String { ([namespace] + names).joined(separator: ".") }
+
+    package init(_ namespace: String, _ names: [String]) {
+        self.namespace = namespace
+        self.names = names
+    }
+}
+
+package enum SegmentOperator: String, Sendable, Equatable, CaseIterable {
+    case equal = "=", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+}
+
+/// A literal, or a time relative to the moment of evaluation (`now - 30d`: offset -2,592,000 s).
+package enum SegmentOperand: Sendable, Equatable {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case null
+    case relativeTime(seconds: Double)
+}
+
+/// A value read from a profile.
+package enum SegmentValue: Sendable, Equatable {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case time(Date)
+    case strings([String])
+}
+
+/// A parse error: where (1-based line and column, and the offset in characters) and what was expected.
+package struct SegmentParseError: Error, Equatable, CustomStringConvertible {
+    package var line: Int
+    package var column: Int
+    package var offset: Int
+    package var message: String
+    package var description: String { "\(line):\(column): \(message)" }
+}
+
+package enum SegmentParser {
+    static let namespaces: Set<String> = ["b", "c", "t", "e", "email", "sms", "push"]
+    static let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+
+    package static func parse(_ text: String) throws(SegmentParseError) -> SegmentExpression {
+        var parser = Parser(tokens: try tokenize(text), text: text)
+        let expression = try parser.orExpression()
+        guard parser.peek.kind == .end else { throw parser.error("expected `and`, `or` or the end, found \(parser.peek.kind)") }
+        return expression
+    }
+
+    // MARK: Tokens
+
+    struct Token: Equatable {
+        enum Kind: Equatable, CustomStringConvertible {
+            case word(String), string(String), number(Double), duration(Double), symbol(String), end
+            var description: String {
+                switch self {
+                case .word(let word): "`\(word)`"
+                case .string(let text): "the string \"\(text)\""
+                case .number(let number):
+                    "the number \(number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number))"
+                case .duration: "a duration"
+                case .symbol(let symbol): "`\(symbol)`"
+                case .end: "the end"
+                }
+            }
+        }
+        var kind: Kind
+        var offset: Int
+    }
+
+    static func tokenize(_ text: String) throws(SegmentParseError) -> [Token] {
+        let characters = Array(text)
+        var tokens: [Token] = []
+        var index = 0
+        func fail(_ message: String, at offset: Int) -> SegmentParseError {
+            position(text, offset: offset, message: message)
+        }
+        while index < characters.count {
+            let character = characters[index]
+            let start = index
+            if character.isWhitespace {
+                index += 1
+            } else if character == "\"" {
+                var value = ""
+                index += 1
+                while true {
+                    guard index < characters.count else { throw fail("unterminated string", at: start) }
+                    let next = characters[index]
+                    if next == "\"" { break }
+                    if next == "\\" {
+                        index += 1
+                        guard index < characters.count, ["\"", "\\"].contains(characters[index]) else {
+                            throw fail("only \\\" and \\\\ are escapes in strings", at: index - 1)
+                        }
+                    }
+                    value.append(characters[index])
+                    index += 1
+                }
+                index += 1
+                tokens.append(Token(kind: .string(value), offset: start))
+            } else if character.isNumber || (character == "-" && index + 1 < characters.count && characters[index + 1].isNumber
+                && !(tokens.last.map { if case .word("now") = $0.kind { true } else { false } } ?? false))
+            {
+                index += 1
+                while index < characters.count, characters[index].isNumber || characters[index] == "." { index += 1 }
+                let literal = String(characters[start..<index])
+                guard let number = Double(literal) else { throw fail("`\(literal)` is not a number", at: start) }
+                if index < characters.count, let unit = units[characters[index]],
+                    index + 1 >= characters.count || !(characters[index + 1].isLetter || characters[index + 1].isNumber)
+                {
+                    index += 1
+                    tokens.append(Token(kind: .duration(number * unit), offset: start))
+                } else if index < characters.count, characters[index].isLetter {
+                    throw fail("a duration's unit is s, m, h, d or w", at: index)
+                } else {
+                    tokens.append(Token(kind: .number(number), offset: start))
+                }
+            } else if character.isLetter || character == "_" || character == "$" {
+                while index < characters.count,
+                    characters[index].isLetter || characters[index].isNumber || ["_", "$", "."].contains(characters[index])
+                {
+                    index += 1
+                }
+                tokens.append(Token(kind: .word(String(characters[start..<index])), offset: start))
+            } else {
+                let two = index + 1 < characters.count ? String(characters[index...index + 1]) : ""
+                if ["!=", "<=", ">="].contains(two) {
+                    tokens.append(Token(kind: .symbol(two), offset: start))
+                    index += 2
+                } else if "=<>()[],+-".contains(character) {
+                    tokens.append(Token(kind: .symbol(String(character)), offset: start))
+                    index += 1
+                } else {
+                    throw fail("unexpected character `\(character)`", at: start)
+                }
+            }
+        }
+        tokens.append(Token(kind: .end, offset: characters.count))
+        return tokens
+    }
+
+    static func position(_ text: String, offset: Int, message: String) -> SegmentParseError {
+        var line = 1
+        var column = 1
+        for character in text.prefix(offset) {
+            if character == "\n" {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
+        }
+        return SegmentParseError(line: line, column: column, offset: offset, message: message)
+    }
+
+    // MARK: Grammar
+
+    struct Parser {
+        var tokens: [Token]
+        let text: String
+        var index = 0
+
+        var peek: Token { tokens[index] }
+
+        mutating func next() -> Token {
+            defer { if index < tokens.count - 1 { index += 1 } }
+            return tokens[index]
+        }
+
+        func error(_ message: String) -> SegmentParseError {
+            SegmentParser.position(text, offset: peek.offset, message: message)
+        }
+
+        mutating func keyword(_ word: String) -> Bool {
+            guard case .word(let found) = peek.kind, found.lowercased() == word else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func symbol(_ symbol: String) -> Bool {
+            guard peek.kind == .symbol(symbol) else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func orExpression() throws(SegmentParseError) -> SegmentExpression {
+            var expression = try andExpression()
+            while keyword("or") { expression = .or(expression, try andExpression()) }
+            return expression
+        }
+
+        mutating func andExpression() throws(SegmentParseError) -> SegmentExpression {
+            var expression = try unary()
+            while keyword("and") { expression = .and(expression, try unary()) }
+            return expression
+        }
+
+        mutating func unary() throws(SegmentParseError) -> SegmentExpression {
+            if keyword("not") { return .not(try unary()) }
+            if symbol("(") {
+                let inner = try orExpression()
+                guard symbol(")") else { throw error("expected `)`, found \(peek.kind)") }
+                return inner
+            }
+            return try condition()
+        }
+
+        mutating func condition() throws(SegmentParseError) -> SegmentExpression {
+            let path = try self.path()
+            if keyword("exists") { return .exists(path) }
+            if keyword("contains") { return .contains(path, try operand()) }
+            if keyword("in") {
+                guard symbol("[") else { throw error("expected `[` after `in`, found \(peek.kind)") }
+                var values = [try operand()]
+                while symbol(",") { values.append(try operand()) }
+                guard symbol("]") else { throw error("expected `,` or `]`, found \(peek.kind)") }
+                return .isIn(path, values)
+            }
+            guard case .symbol(let symbol) = peek.kind, let op = SegmentOperator(rawValue: symbol) else {
+                throw error("expected a comparison (=, !=, <, <=, >, >=), `in`, `contains` or `exists` after \(path), found \(peek.kind)")
+            }
+            index += 1
+            return .compare(path, op, try operand())
+        }
+
+        mutating func path() throws(SegmentParseError) -> SegmentPath {
+            guard case .word(let word) = peek.kind else {
+                throw error("expected a condition such as `c.plan = \"gold\"`, found \(peek.kind)")
+            }
+            let parts = word.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count >= 2, SegmentParser.namespaces.contains(parts[0]), !parts.dropFirst().contains("") else {
+                throw error("`\(word)` is not a path: expected b., c., t., e., email., sms. or push. and a name")
+            }
+            index += 1
+            return SegmentPath(parts[0], Array(parts.dropFirst()))
+        }
+
+        mutating func operand() throws(SegmentParseError) -> SegmentOperand {
+            let token = next()
+            switch token.kind {
+            case .string(let text): return .string(text)
+            case .number(let number): return .number(number)
+            case .word(let word) where word.lowercased() == "true": return .bool(true)
+            case .word(let word) where word.lowercased() == "false": return .bool(false)
+            case .word(let word) where word.lowercased() == "null": return .null
+            case .word(let word) where word.lowercased() == "now":
+                var sign = 0.0
+                if symbol("+") { sign = 1 } else if symbol("-") { sign = -1 }
+                guard sign != 0 else { return .relativeTime(seconds: 0) }
+                guard case .duration(let seconds) = peek.kind else {
+                    throw error("expected a duration such as 30d, 12h or 15m after `now \(sign > 0 ? "+" : "-")`, found \(peek.kind)")
+                }
+                index += 1
+                return .relativeTime(seconds: sign * seconds)
+            default:
+                index -= token.kind == .end ? 0 : 1
+                throw error("expected a value (a string, a number, true, false, null or now ± a duration), found \(token.kind)")
+            }
+        }
+    }
+}
