@@ -22,8 +22,7 @@ extension ProfileApplier {
         switch (report.channel, report.outcome) {
         case (.push, .sent):
             if let installationID = report.installationID {
-                try run(
-                    db, sql: """
+                try db.executeCached(sql: """
                         UPDATE installations SET last_push_at = max(coalesce(last_push_at, ?), ?)
                         WHERE profile_key = ? AND installation_id = ?
                         """, arguments: [time, time, key, installationID])
@@ -34,20 +33,14 @@ extension ProfileApplier {
                 db, sql: "SELECT installation_id FROM installations WHERE profile_key = ? AND token = ?",
                 arguments: [key, token])
             for installationID in holders {
-                try run(
-                    db, sql: """
-                        UPDATE installations SET token = NULL, environment = NULL, token_updated_at = ?
-                        WHERE profile_key = ? AND installation_id = ?
-                        """, arguments: [time, key, installationID])
-                try Installations.log(
-                    db, key: key, installationID: installationID, at: time, change: "invalidated", token: token,
+                let removed = try Installations.removeToken(
+                    db, key: key, installationID: installationID, token: token, at: time, change: "invalidated",
                     detail: report.reason)
-                reachabilityChanged = true
+                reachabilityChanged = reachabilityChanged || removed
             }
         case (.email, .bounced):
             // Only the address that bounced: a newer one set since is still good.
-            try run(
-                db, sql: """
+            try db.executeCached(sql: """
                     UPDATE profiles SET email_bounced_at = ?
                     WHERE profile_key = ? AND email IS NOT NULL AND (? IS NULL OR email = ?)
                     """, arguments: [time, key, report.address, report.address])
@@ -55,8 +48,7 @@ extension ProfileApplier {
         case (.email, .unsubscribed), (.email, .subscribed), (.sms, .unsubscribed), (.sms, .subscribed):
             let column = report.channel == .email ? "email_marketing" : "sms_marketing"
             let state = report.outcome == .subscribed ? "subscribed" : "unsubscribed"
-            try run(
-                db, sql: """
+            try db.executeCached(sql: """
                     UPDATE profiles SET \(column) = ?, \(column)_changed_at = ?
                     WHERE profile_key = ? AND coalesce(\(column), '') != ?
                     """, arguments: [state, time, key, state])

@@ -19,8 +19,7 @@ enum Identity {
     }
 
     static func setLink(_ db: Database, project: String, installationID: String, customID: String?, at: String) throws {
-        try ProfileApplier.run(
-            db, sql: """
+        try db.executeCached(sql: """
                 INSERT INTO installation_links (project, installation_id, custom_id, linked_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (project, installation_id) DO UPDATE SET custom_id = excluded.custom_id,
                     linked_at = excluded.linked_at
@@ -93,8 +92,7 @@ extension ApplyContext {
         let write = self.write
         guard let installationID = write.installationID else { return }
         let link = try Identity.link(db, project: write.project, installationID: installationID)
-        try ProfileApplier.run(
-            db, sql: "DELETE FROM installation_links WHERE project = ? AND installation_id = ?",
+        try db.executeCached(sql: "DELETE FROM installation_links WHERE project = ? AND installation_id = ?",
             arguments: [write.project, installationID])
         if let customID = link?.customID, customID != from {
             emit(.installDrop, suffix: "drop", key: Keys.profile(write.project, customID), customID: customID)

@@ -5,10 +5,6 @@ import Shared
 /// An installation's row under the profile that holds it: what the SDK reports, its push token, permission, opt-out
 /// and location, first and last seen.
 enum Installations {
-    static func run(_ db: Database, sql: String, arguments: StatementArguments = StatementArguments()) throws {
-        try ProfileApplier.run(db, sql: sql, arguments: arguments)
-    }
-
     static func row(_ db: Database, key: String, installationID: String) throws -> Row? {
         try Row.fetchOne(
             db.cachedStatement(sql: "SELECT * FROM installations WHERE profile_key = ? AND installation_id = ?"),
@@ -28,8 +24,7 @@ enum Installations {
     }
 
     static func delete(_ db: Database, key: String, installationID: String) throws -> Bool {
-        try run(
-            db, sql: "DELETE FROM installations WHERE profile_key = ? AND installation_id = ?",
+        try db.executeCached(sql: "DELETE FROM installations WHERE profile_key = ? AND installation_id = ?",
             arguments: [key, installationID])
         return db.changesCount > 0
     }
@@ -37,8 +32,7 @@ enum Installations {
     /// Creates the row if needed; first seen is the install date, last seen the last visit.
     static func touch(_ db: Database, write: Write, key: String) throws {
         guard let installationID = write.installationID else { return }
-        try run(
-            db, sql: """
+        try db.executeCached(sql: """
                 INSERT INTO installations (profile_key, installation_id, project, app, dev, install_date, last_visit_at,
                     updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -51,35 +45,33 @@ enum Installations {
             arguments: [key, installationID, write.project, write.app, write.dev, write.time, write.time, write.time])
     }
 
+    /// The `installation` op's string fields, stored in columns of the same names.
+    static let fieldColumns: Set<String> = [
+        "app_version", "app_build", "os_version", "sdk_version", "device_brand", "device_model", "detected_language",
+        "detected_region", "timezone", "notification_permission",
+    ]
+
     /// The SDK's installation fields (`installation` op); returns whether push reachability changed.
     static func applyFields(_ db: Database, write: Write, fields: JSONValue) throws -> Bool {
         guard case .object(let members) = fields, let installationID = write.installationID else { return false }
         let key = write.profileKey
-        let columns: [String: String] = [
-            "app_version": "app_version", "app_build": "app_build", "os_version": "os_version",
-            "sdk_version": "sdk_version", "device_brand": "device_brand", "device_model": "device_model",
-            "detected_language": "detected_language", "detected_region": "detected_region", "timezone": "timezone",
-            "notification_permission": "notification_permission",
-        ]
         var permissionChanged = false
         for member in members {
-            if let column = columns[member.key] {
+            if fieldColumns.contains(member.key) {
                 let value: String? = if case .string(let text) = member.value { text } else { nil }
-                if column == "notification_permission" {
-                    let old = try row(db, key: key, installationID: installationID)?["notification_permission"] as String?
-                    permissionChanged = old != value
-                }
-                try run(
-                    db, sql: "UPDATE installations SET \(column) = ? WHERE profile_key = ? AND installation_id = ?",
-                    arguments: [value, key, installationID])
+                try db.executeCached(
+                    sql: """
+                        UPDATE installations SET \(member.key) = ?
+                        WHERE profile_key = ? AND installation_id = ? AND \(member.key) IS NOT ?
+                        """, arguments: [value, key, installationID, value])
+                if member.key == "notification_permission" && db.changesCount > 0 { permissionChanged = true }
             } else if member.key == "data_collection", case .object(let flags) = member.value {
                 for flag in flags {
                     guard case .bool(let on) = flag.value else { continue }
                     let column = flag.key == "geoip" ? "geoip" : "device_model_collection"
                     // Turning device model collection off erases the stored model (batch-rules §9).
                     let erase = flag.key == "device_model" && !on ? ", device_model = NULL" : ""
-                    try run(
-                        db,
+                    try db.executeCached(
                         sql: "UPDATE installations SET \(column) = ?\(erase) WHERE profile_key = ? AND installation_id = ?",
                         arguments: [on, key, installationID])
                 }
@@ -104,8 +96,7 @@ enum Installations {
         }
         var accuracy: Double?
         if case .number(let literal)? = location["accuracy"] { accuracy = Double(literal) }
-        try run(
-            db, sql: """
+        try db.executeCached(sql: """
                 UPDATE installations SET latitude = ?, longitude = ?, location_accuracy = ?, location_at = ?
                 WHERE profile_key = ? AND installation_id = ?
                 """,
@@ -115,8 +106,7 @@ enum Installations {
     /// Opt-out and opt-in; returns whether the state changed.
     static func setOptedOut(_ db: Database, write: Write, _ optedOut: Bool) throws -> Bool {
         guard let installationID = write.installationID else { return false }
-        try run(
-            db, sql: """
+        try db.executeCached(sql: """
                 UPDATE installations SET opted_out = ?, opt_changed_at = ?
                 WHERE profile_key = ? AND installation_id = ? AND opted_out != ?
                 """, arguments: [optedOut, write.time, write.profileKey, installationID, optedOut])
@@ -187,8 +177,7 @@ enum Installations {
             }
         }
         let names = movingColumns.map(\.name)
-        try run(
-            db, sql: """
+        try db.executeCached(sql: """
                 INSERT INTO installations (profile_key, installation_id, \(names.joined(separator: ", ")))
                 VALUES (\(Array(repeating: "?", count: names.count + 2).joined(separator: ", ")))
                 ON CONFLICT (profile_key, installation_id) DO UPDATE SET
@@ -198,12 +187,25 @@ enum Installations {
 
     // MARK: Push tokens and their changelog
 
+    /// Takes `token` from the installation if it still has it, and logs why; returns whether it had it.
+    static func removeToken(
+        _ db: Database, key: String, installationID: String, token: String, at: String, change: String, detail: String?
+    ) throws -> Bool {
+        try db.executeCached(
+            sql: """
+                UPDATE installations SET token = NULL, environment = NULL, token_updated_at = ?
+                WHERE profile_key = ? AND installation_id = ? AND token = ?
+                """, arguments: [at, key, installationID, token])
+        guard db.changesCount > 0 else { return false }
+        try log(db, key: key, installationID: installationID, at: at, change: change, token: token, detail: detail)
+        return true
+    }
+
     static func log(
         _ db: Database, key: String, installationID: String, at: String, change: String, token: String?,
         detail: String? = nil
     ) throws {
-        try run(
-            db, sql: """
+        try db.executeCached(sql: """
                 INSERT INTO push_changelog (profile_key, installation_id, at, change, token, detail)
                 VALUES (?, ?, ?, ?, ?, ?)
                 """, arguments: [key, installationID, at, change, token, detail])
@@ -221,8 +223,7 @@ extension ApplyContext {
         let key = write.profileKey
         let old = try Installations.row(db, key: key, installationID: installationID)
         guard old?["token"] as String? != token || old?["environment"] as String? != environment else { return }
-        try ProfileApplier.run(
-            db, sql: """
+        try db.executeCached(sql: """
                 UPDATE installations SET token = ?, environment = ?, token_updated_at = ?
                 WHERE profile_key = ? AND installation_id = ?
                 """, arguments: [token, environment, write.time, key, installationID])
@@ -267,8 +268,7 @@ extension ApplyContext {
                 ])
             return
         }
-        try ProfileApplier.run(
-            db, sql: """
+        try db.executeCached(sql: """
                 INSERT INTO token_owners (project, token, profile_key, installation_id, since) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (project, token) DO UPDATE SET profile_key = excluded.profile_key,
                     installation_id = excluded.installation_id, since = excluded.since
@@ -286,16 +286,12 @@ extension ApplyContext {
         let write = self.write
         guard case .string(let token)? = write["token"], let installationID = write.installationID else { return }
         let key = write.record.keyString ?? ""
-        try ProfileApplier.run(
-            db, sql: """
-                UPDATE installations SET token = NULL, environment = NULL, token_updated_at = ?
-                WHERE profile_key = ? AND installation_id = ? AND token = ?
-                """, arguments: [write.time, key, installationID, token])
-        guard db.changesCount > 0 else { return }
         let movedTo: String? = if case .string(let text)? = write["moved_to"] { text } else { nil }
-        try Installations.log(
-            db, key: key, installationID: installationID, at: write.time, change: "moved_out", token: token,
+        if try Installations.removeToken(
+            db, key: key, installationID: installationID, token: token, at: write.time, change: "moved_out",
             detail: movedTo.map { "to \($0)" })
-        contactsChanged(key)
+        {
+            contactsChanged(key)
+        }
     }
 }

@@ -31,11 +31,6 @@ package enum ProfileApplier {
         return try context.finish()
     }
 
-    /// Runs `sql` through GRDB's statement cache: each statement is compiled once per connection.
-    static func run(_ db: Database, sql: String, arguments: StatementArguments = StatementArguments()) throws {
-        try db.cachedStatement(sql: sql).execute(arguments: arguments)
-    }
-
     static func deadLetter(_ record: KafkaRecord, reason: String) -> PendingOutput {
         let letter = DeadLetter(service: "orchestrator", reason: reason, record: record, at: Date())
         return PendingOutput(
@@ -44,10 +39,16 @@ package enum ProfileApplier {
 
     /// Remembers a record id; false when it was applied before (a replay, which is then a no-op).
     static func firstTime(_ db: Database, project: String, id: String) throws -> Bool {
-        try run(
-            db, sql: "INSERT OR IGNORE INTO applied_records (project, record_id, applied_at) VALUES (?, ?, ?)",
+        try db.executeCached(sql: "INSERT OR IGNORE INTO applied_records (project, record_id, applied_at) VALUES (?, ?, ?)",
             arguments: [project, id, WireTime.format(Date())])
         return db.changesCount == 1
+    }
+}
+
+extension Database {
+    /// Runs `sql` through GRDB's statement cache: each statement is compiled once per connection.
+    func executeCached(sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
     }
 }
 

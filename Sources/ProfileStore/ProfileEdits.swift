@@ -4,10 +4,6 @@ import Shared
 
 /// Profile-level writes: natives, custom attributes, array edits, event aggregates, and the merge of anonymous history.
 enum ProfileEdits {
-    static func run(_ db: Database, sql: String, arguments: StatementArguments = StatementArguments()) throws {
-        try ProfileApplier.run(db, sql: sql, arguments: arguments)
-    }
-
     static func exists(_ db: Database, key: String) throws -> Bool {
         try Bool.fetchOne(
             db.cachedStatement(sql: "SELECT 1 FROM profiles WHERE profile_key = ?"), arguments: [key]) ?? false
@@ -15,8 +11,7 @@ enum ProfileEdits {
 
     static func ensureProfile(_ db: Database, key: String, project: String, customID: String?, at: Date) throws {
         let time = WireTime.format(at)
-        try run(
-            db, sql: """
+        try db.executeCached(sql: """
                 INSERT INTO profiles (profile_key, project, custom_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (profile_key) DO UPDATE SET updated_at = max(updated_at, excluded.updated_at)
                 """, arguments: [key, project, customID, time, time])
@@ -24,7 +19,7 @@ enum ProfileEdits {
 
     /// Deletes a profile and every row keyed by it (attributes, events, installations, push changelog).
     static func delete(_ db: Database, key: String) throws -> Bool {
-        try run(db, sql: "DELETE FROM profiles WHERE profile_key = ?", arguments: [key])
+        try db.executeCached(sql: "DELETE FROM profiles WHERE profile_key = ?", arguments: [key])
         return db.changesCount > 0
     }
 
@@ -52,7 +47,7 @@ enum ProfileEdits {
                 sql += " WHERE profile_key = ?"
                 let arguments: StatementArguments =
                     column.hasSuffix("_marketing") ? [newValue, time, key] : [newValue, key]
-                try run(db, sql: sql, arguments: arguments)
+                try db.executeCached(sql: sql, arguments: arguments)
                 if reachabilityColumns.contains(column) { reachabilityChanged = true }
             } else if member.key == "custom_attributes", case .object(let attributes) = member.value {
                 for attribute in attributes { try applyAttribute(db, key: key, attribute: attribute, time: time) }
@@ -66,7 +61,7 @@ enum ProfileEdits {
         let parts = attribute.key.split(separator: ".", maxSplits: 1)
         let name = String(parts[0])
         guard parts.count == 2 else {
-            try run(db, sql: "DELETE FROM profile_attributes WHERE profile_key = ? AND name = ?", arguments: [key, name])
+            try db.executeCached(sql: "DELETE FROM profile_attributes WHERE profile_key = ? AND name = ?", arguments: [key, name])
             return
         }
         let type = String(parts[1])
@@ -96,8 +91,7 @@ enum ProfileEdits {
     static func setAttribute(
         _ db: Database, key: String, name: String, type: String, value: String, time: String, onlyIfNewer: Bool = false
     ) throws {
-        try run(
-            db, sql: """
+        try db.executeCached(sql: """
                 INSERT INTO profile_attributes (profile_key, name, type, value, updated_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (profile_key, name) DO UPDATE SET type = excluded.type, value = excluded.value,
                     updated_at = excluded.updated_at
@@ -137,8 +131,7 @@ enum ProfileEdits {
     /// Adds an aggregate (one event, or a merged profile's whole history) to the profile's. "Last" values follow the
     /// event time, so that a late, older event does not overwrite newer ones.
     static func addAggregate(_ db: Database, key: String, _ aggregate: EventAggregate) throws {
-        try run(
-            db, sql: """
+        try db.executeCached(sql: """
                 INSERT INTO event_aggregates (profile_key, name, count, first_at, last_at, last_label, last_tags,
                     last_attributes)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -197,8 +190,7 @@ enum ProfileEdits {
         func text(_ value: JSONValue?) -> String? { if case .string(let text)? = value { text } else { nil } }
         if case .object(let natives)? = history["natives"] {
             for native in natives where ["language", "region", "timezone"].contains(native.key) {
-                try run(
-                    db, sql: "UPDATE profiles SET \(native.key) = coalesce(\(native.key), ?) WHERE profile_key = ?",
+                try db.executeCached(sql: "UPDATE profiles SET \(native.key) = coalesce(\(native.key), ?) WHERE profile_key = ?",
                     arguments: [text(native.value), key])
             }
         }
