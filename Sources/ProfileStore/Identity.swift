@@ -106,7 +106,6 @@ extension ApplyContext {
 
     mutating func applyInternal() throws {
         let write = self.write
-        func text(_ name: String) -> String? { if case .string(let value)? = write[name] { value } else { nil } }
         let installationID = write.installationID ?? ""
         // A move reaching the home of an installation that is linked follows the link (not applied here).
         if write.op == .installMove, write.customID == nil,
@@ -118,11 +117,11 @@ extension ApplyContext {
         guard try firstTime() else { return }
         switch write.op {
         case .installLink:
-            guard let target = text("target_custom_id") else { return }
+            guard let target = write["target_custom_id"]?.stringValue else { return }
             try link(to: target, merge: write["merge"] == .bool(true))
         case .installUnlink:
             let link = try Identity.link(db, project: write.project, installationID: installationID)
-            if let link, link.customID != nil, link.customID == text("target_custom_id") {
+            if let link, link.customID != nil, link.customID == write["target_custom_id"]?.stringValue {
                 try Identity.setLink(db, project: write.project, installationID: installationID, customID: nil, at: write.time)
             }
         case .installDetach:
@@ -141,7 +140,7 @@ extension ApplyContext {
                 contactsChanged(write.profileKey)
             }
         case .wipe:
-            try wipeAtHome(from: text("from_custom_id"))
+            try wipeAtHome(from: write["from_custom_id"]?.stringValue)
         case .tokenClaim:
             try claimToken()
         case .tokenRelease:

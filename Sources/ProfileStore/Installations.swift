@@ -58,7 +58,7 @@ enum Installations {
         var permissionChanged = false
         for member in members {
             if fieldColumns.contains(member.key) {
-                let value: String? = if case .string(let text) = member.value { text } else { nil }
+                let value = member.value.stringValue
                 try db.executeCached(
                     sql: """
                         UPDATE installations SET \(member.key) = ?
@@ -252,7 +252,7 @@ extension ApplyContext {
         guard case .string(let token)? = write["token"], case .string(let owner)? = write["owner_key"],
             let installationID = write.installationID
         else { return }
-        let registeredAt: String = if case .string(let text)? = write["registered_at"] { text } else { write.time }
+        let registeredAt = write["registered_at"]?.stringValue ?? write.time
         let current = try Row.fetchOne(
             db.cachedStatement(
                 sql: "SELECT profile_key, installation_id, since FROM token_owners WHERE project = ? AND token = ?"),
@@ -286,7 +286,7 @@ extension ApplyContext {
         let write = self.write
         guard case .string(let token)? = write["token"], let installationID = write.installationID else { return }
         let key = write.record.keyString ?? ""
-        let movedTo: String? = if case .string(let text)? = write["moved_to"] { text } else { nil }
+        let movedTo = write["moved_to"]?.stringValue
         if try Installations.removeToken(
             db, key: key, installationID: installationID, token: token, at: write.time, change: "moved_out",
             detail: movedTo.map { "to \($0)" })

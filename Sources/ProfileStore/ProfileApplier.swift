@@ -89,8 +89,7 @@ struct Write {
         else {
             return .failure("missing op, project, id, source or received_at")
         }
-        func string(_ name: String) -> String? { if case .string(let text)? = value[name] { text } else { nil } }
-        let installationID = string("installation_id")
+        let installationID = value["installation_id"]?.stringValue
         if source == "app" || IngestOp.internalOps.contains(op) || op == .identify || op == .logout {
             guard installationID != nil || op == .tokenClaim || op == .tokenRelease else {
                 return .failure("\(op.rawValue) from \(source) without installation_id")
@@ -101,7 +100,8 @@ struct Write {
         return .success(
             Write(
                 record: record, members: members, op: op, id: id, project: project, source: source,
-                app: string("app"), dev: value["dev"] == .bool(true), customID: string("custom_id"),
+                app: value["app"]?.stringValue, dev: value["dev"] == .bool(true),
+                customID: value["custom_id"]?.stringValue,
                 installationID: installationID, receivedAt: receivedAt, forwarded: value["forwarded"] == .bool(true),
                 hops: hops))
     }

@@ -36,7 +36,7 @@ enum ProfileEdits {
         var reachabilityChanged = false
         for member in members {
             if let column = nativeColumns[member.key] {
-                let newValue: String? = if case .string(let text) = member.value { text } else { nil }
+                let newValue = member.value.stringValue
                 let old = try String.fetchOne(
                     db.cachedStatement(sql: "SELECT \(column) FROM profiles WHERE profile_key = ?"), arguments: [key])
                 guard old != newValue else { continue }
@@ -110,7 +110,7 @@ enum ProfileEdits {
         var at = receivedAt
         if case .string(let text)? = event["time"], let time = WireTime.parse(text) { at = time }
         let time = WireTime.format(at)
-        let label: String? = if case .string(let text)? = event["label"] { text } else { nil }
+        let label = event["label"]?.stringValue
         let tags = event["tags"].map { String(decoding: $0.serialized, as: UTF8.self) }
         let attributes = String(decoding: (event["attributes"] ?? .object([])).serialized, as: UTF8.self)
         try addAggregate(
@@ -187,31 +187,31 @@ enum ProfileEdits {
     /// Merges anonymous history into a profile: natives only where the profile has none, attributes where the
     /// anonymous value is newer, event counts added.
     static func merge(_ db: Database, key: String, history: JSONValue) throws {
-        func text(_ value: JSONValue?) -> String? { if case .string(let text)? = value { text } else { nil } }
         if case .object(let natives)? = history["natives"] {
             for native in natives where ["language", "region", "timezone"].contains(native.key) {
                 try db.executeCached(sql: "UPDATE profiles SET \(native.key) = coalesce(\(native.key), ?) WHERE profile_key = ?",
-                    arguments: [text(native.value), key])
+                    arguments: [native.value.stringValue, key])
             }
         }
         if case .array(let attributes)? = history["attributes"] {
             for case .array(let parts) in attributes where parts.count == 4 {
-                guard let name = text(parts[0]), let type = text(parts[1]), let value = text(parts[2]),
-                    let time = text(parts[3])
+                guard let name = parts[0].stringValue, let type = parts[1].stringValue,
+                    let value = parts[2].stringValue, let time = parts[3].stringValue
                 else { continue }
                 try setAttribute(db, key: key, name: name, type: type, value: value, time: time, onlyIfNewer: true)
             }
         }
         if case .array(let events)? = history["events"] {
             for event in events {
-                guard let name = text(event["name"]), case .number(let count)? = event["count"], let count = Int64(count),
-                    let first = text(event["first"]), let last = text(event["last"])
+                guard let name = event["name"]?.stringValue, case .number(let count)? = event["count"],
+                    let count = Int64(count), let first = event["first"]?.stringValue,
+                    let last = event["last"]?.stringValue
                 else { continue }
                 try addAggregate(
                     db, key: key,
                     EventAggregate(
-                        name: name, count: count, first: first, last: last, label: text(event["label"]),
-                        tags: text(event["tags"]), attributes: text(event["attributes"]) ?? "{}"))
+                        name: name, count: count, first: first, last: last, label: event["label"]?.stringValue,
+                        tags: event["tags"]?.stringValue, attributes: event["attributes"]?.stringValue ?? "{}"))
             }
         }
     }

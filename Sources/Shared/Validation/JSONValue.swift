@@ -27,6 +27,9 @@ package indirect enum JSONValue: Sendable, Equatable {
         return members.first(where: { $0.key == key })?.value
     }
 
+    /// The text of a string; nil for any other value.
+    package var stringValue: String? { if case .string(let text) = self { text } else { nil } }
+
     /// The item at `index`, for arrays.
     package subscript(index: Int) -> JSONValue? {
         guard case .array(let items) = self, items.indices.contains(index) else { return nil }
