@@ -44,6 +44,7 @@ struct SegmentParserTests {
         (#"b.region in "FR""#, 1, 13, "expected `[` after `in`, found the string \"FR\""),
         (#"b.region in ["FR" "BE"]"#, 1, 19, "expected `,` or `]`, found the string \"BE\""),
         ("c.age # 3", 1, 7, "unexpected character `#`"),
+        ("c.age < -x", 1, 10, "expected a number after `-`, found `x`"),
         ("c.a = 1 and\n  c.b ~ 2", 2, 7, "unexpected character `~`"),
     ])
     func invalid(text: String, line: Int, column: Int, message: String) {

@@ -126,9 +126,7 @@ package enum SegmentParser {
                 }
                 index += 1
                 tokens.append(Token(kind: .string(value), offset: start))
-            } else if character.isNumber || (character == "-" && index + 1 < characters.count && characters[index + 1].isNumber
-                && !(tokens.last.map { if case .word("now") = $0.kind { true } else { false } } ?? false))
-            {
+            } else if character.isNumber {
                 index += 1
                 while index < characters.count, characters[index].isNumber || characters[index] == "." { index += 1 }
                 let literal = String(characters[start..<index])
@@ -268,6 +266,12 @@ package enum SegmentParser {
             switch token.kind {
             case .string(let text): return .string(text)
             case .number(let number): return .number(number)
+            case .symbol("-"):
+                guard case .number(let number) = peek.kind else {
+                    throw error("expected a number after `-`, found \(peek.kind)")
+                }
+                index += 1
+                return .number(-number)
             case .word(let word) where word.lowercased() == "true": return .bool(true)
             case .word(let word) where word.lowercased() == "false": return .bool(false)
             case .word(let word) where word.lowercased() == "null": return .null
