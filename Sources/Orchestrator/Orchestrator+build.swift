@@ -23,8 +23,11 @@ enum Orchestrator {
             groupID: context.config.consumerGroup, topics: topics.map(\.name))
         consumerConfig.sessionTimeout = context.config.sessionTimeout
         let consumer = try KafkaConsumer(configuration: consumerConfig, listener: manager, logger: context.logger)
+        let follower = try ConfigFollower(
+            client: context.common.kafka, instanceID: context.common.instanceID, manager: manager, logger: context.logger)
         let consumed = ConsumedRecordsMetric(topics: topics.map(\.name))
         let consuming = KafkaConsumerService(consumer: consumer) { batch in
+            await follower.waitUntilLoaded()
             consumed.record(batch)
             try await manager.apply(batch)
         }
@@ -52,11 +55,19 @@ enum Orchestrator {
         router.get("v1/installations/:project/:installation_id") { _, context in
             try await profileResponse("\(decoded(context, "project"))/install/\(decoded(context, "installation_id"))")
         }
+        // The segments a profile is in now.
+        router.get("v1/profiles/:project/:custom_id/segments") { _, context in
+            let key = "\(decoded(context, "project"))/\(decoded(context, "custom_id"))"
+            guard let segments = try await manager.segments(key: key) else { return try await profileResponse(key) }
+            let body = JSONValue.object([JSONMember("profile_key", .string(key)), JSONMember("segments", .array(segments.map(JSONValue.string)))])
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body.serialized)))
+        }
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",
             checks: [HealthCheck("kafka") { await consumer.brokersReachable() }])
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on
         // revocation), then the producer flushes.
-        return [producer, consuming, OutboxRelay(manager: manager), http]
+        return [producer, follower, consuming, OutboxRelay(manager: manager), EngagementTicker(manager: manager), http]
     }
 }

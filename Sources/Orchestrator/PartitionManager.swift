@@ -20,11 +20,113 @@ actor PartitionManager: KafkaRebalanceListener {
     /// How long a record id is remembered: a replay older than this is applied again.
     let dedupeRetention: Duration
 
-    init(directory: String, producer: KafkaProducer, logger: Logger, dedupeRetention: Duration = .seconds(30 * 86_400)) {
+    /// Segments and campaigns from `herald.config`; nil until the topic was read whole (nothing is consumed before).
+    private(set) var rules: EngagementRules?
+    private let clock: @Sendable () -> Date
+    /// Segments to backfill per partition, and where each stands.
+    private var backfills: [Int32: [Backfill]] = [:]
+
+    struct Backfill {
+        var segment: String
+        var after: String?
+        var evaluated = 0
+        var started = ContinuousClock.now
+    }
+
+    init(
+        directory: String, producer: KafkaProducer, logger: Logger, dedupeRetention: Duration = .seconds(30 * 86_400),
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.directory = directory
         self.producer = producer
         self.logger = logger
         self.dedupeRetention = dedupeRetention
+        self.clock = clock
+    }
+
+    // MARK: Configuration
+
+    /// A new configuration (read whole at start, then each change): every open partition catches up with it.
+    func setConfiguration(_ config: HeraldConfiguration) async {
+        let rules = EngagementRules(config: config, clock: clock)
+        self.rules = rules
+        logger.info(
+            "configuration loaded",
+            metadata: [
+                "segments": "\(config.segments.count)", "campaigns": "\(config.campaigns.count)",
+                "templates": "\(config.templates.count)",
+            ])
+        for number in databases.keys.sorted() { await reconcile(number) }
+    }
+
+    private func reconcile(_ number: Int32) async {
+        guard let rules, let database = databases[number] else { return }
+        do {
+            let pending = try await database.reconcile(rules: rules)
+            backfills[number] = pending.map { Backfill(segment: $0) }
+            for segment in pending {
+                logger.info("segment backfill started", metadata: ["partition": "\(number)", "segment": "\(segment)"])
+            }
+        } catch {
+            logger.error("configuration not applied to partition", metadata: ["partition": "\(number)", "error": "\(error)"])
+        }
+    }
+
+    // MARK: Timers and backfills
+
+    /// Runs due timers of every open partition, then backfill chunks for up to `budget`; returns whether work is left
+    /// (the caller comes back at once instead of sleeping).
+    func tick(budget: Duration = .milliseconds(500)) async -> Bool {
+        guard let rules else { return false }
+        var more = false
+        for (number, database) in databases.sorted(by: { $0.key < $1.key }) {
+            do {
+                let (ran, outbox) = try await database.runTimers(rules: rules)
+                if ran == 1000 { more = true }
+                if !outbox.isEmpty { await flushOutbox(number) }
+            } catch {
+                logger.error("timers failed", metadata: ["partition": "\(number)", "error": "\(error)"])
+            }
+        }
+        let deadline = ContinuousClock.now + budget
+        for number in backfills.keys.sorted() {
+            while var job = backfills[number]?.first, ContinuousClock.now < deadline, let database = databases[number] {
+                do {
+                    let chunk = try await database.backfill(rules: rules, segment: job.segment, after: job.after)
+                    job.after = chunk.last
+                    job.evaluated += chunk.evaluated
+                } catch {
+                    logger.error("segment backfill failed", metadata: ["partition": "\(number)", "segment": "\(job.segment)", "error": "\(error)"])
+                    job.after = nil
+                }
+                let seconds = Double((ContinuousClock.now - job.started).components.attoseconds) / 1e18
+                    + Double((ContinuousClock.now - job.started).components.seconds)
+                let metadata: Logger.Metadata = [
+                    "partition": "\(number)", "segment": "\(job.segment)", "profiles": "\(job.evaluated)",
+                    "profiles_per_second": "\(Int(Double(job.evaluated) / max(seconds, 0.001)))",
+                ]
+                if job.after == nil {
+                    backfills[number]?.removeFirst()
+                    logger.info("segment backfill done", metadata: metadata)
+                } else {
+                    backfills[number]?[0] = job
+                    if job.evaluated % 50_000 < 2000 { logger.info("segment backfill progress", metadata: metadata) }
+                }
+            }
+            if backfills[number]?.isEmpty ?? true { backfills.removeValue(forKey: number) }
+        }
+        return more || !backfills.isEmpty
+    }
+
+    /// Segment backfills not finished yet (for health and tests).
+    var backfillsPending: Int { backfills.values.reduce(0) { $0 + $1.count } }
+
+    /// The segments a profile is in, if a partition of this instance holds it.
+    func segments(key: String) async throws -> [String]? {
+        for database in databases.values {
+            if try await database.read({ try ProfileView.json($0, key: key) }) != nil { return try await database.segments(of: key) }
+        }
+        return nil
     }
 
     // MARK: KafkaRebalanceListener
@@ -37,12 +139,13 @@ actor PartitionManager: KafkaRebalanceListener {
             databases[number] = database
             if isNew {
                 // Records an earlier version kept for later (ops it did not implement): applied now, before new ones.
-                let outbox = try await database.applyDeferred(apply: ProfileApplier.apply)
+                let outbox = try await database.applyDeferred { db, record in try ProfileApplier.apply(db, record: record) }
                 if !outbox.isEmpty {
                     logger.info(
                         "deferred records applied", metadata: ["partition": "\(number)", "outputs": "\(outbox.count)"])
                 }
             }
+            if isNew { await reconcile(number) }
             let offsets = try await database.nextOffsets()
             for tp in partitions where tp.partition == number {
                 starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning
@@ -60,6 +163,7 @@ actor PartitionManager: KafkaRebalanceListener {
     func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
         for number in Set(partitions.map(\.partition)).sorted() {
             guard let database = databases.removeValue(forKey: number) else { continue }
+            backfills.removeValue(forKey: number)
             // Best effort, and only while the broker answers: what stays in the outbox is produced when the partition
             // is opened again. Lost partitions belong to another member already.
             if !lost && !unflushed.contains(number) { await flush(database) }
@@ -78,7 +182,10 @@ actor PartitionManager: KafkaRebalanceListener {
                 logger.warning("batch for a partition not open", metadata: ["partition": "\(tp)"])
                 continue
             }
-            let outbox = try await database.applyBatch(records, apply: ProfileApplier.apply)
+            let rules = self.rules ?? .none
+            let outbox = try await database.applyBatch(records) { db, record in
+                try ProfileApplier.apply(db, record: record, rules: rules)
+            }
             if !outbox.isEmpty || unflushed.contains(tp.partition) {
                 await flushOutbox(tp.partition)
             }
@@ -146,6 +253,20 @@ actor PartitionManager: KafkaRebalanceListener {
     }
 
     var openPartitions: [Int32] { databases.keys.sorted() }
+}
+
+/// Runs due timers (segment time flips, campaign delays, schedules) and segment backfills: every 100 ms, or at once
+/// while work is left, so that a due timer runs well within a second.
+struct EngagementTicker: Service {
+    let manager: PartitionManager
+    var interval: Duration = .milliseconds(100)
+
+    func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            if await manager.tick() { continue }
+            try? await Task.sleep(for: interval)
+        }
+    }
 }
 
 /// Produces outbox records left behind (after a restart, or while the broker was down) once a second, and prunes the

@@ -104,6 +104,26 @@ package struct PartitionDatabase: Sendable {
                     ALTER TABLE profiles ADD COLUMN email_bounced_at TEXT;
                     """)
         }
+        migrator.registerMigration("v3: segment membership, timers, campaign history") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE segment_members (
+                        segment_key TEXT NOT NULL, profile_key TEXT NOT NULL, since TEXT NOT NULL,
+                        PRIMARY KEY (segment_key, profile_key)) WITHOUT ROWID;
+                    CREATE INDEX segment_members_by_profile ON segment_members (profile_key);
+                    CREATE TABLE segment_state (
+                        segment_key TEXT PRIMARY KEY, condition TEXT NOT NULL, backfilled_at TEXT NOT NULL);
+                    CREATE TABLE timers (
+                        profile_key TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, due_at TEXT NOT NULL,
+                        payload TEXT, PRIMARY KEY (profile_key, kind, ref)) WITHOUT ROWID;
+                    CREATE INDEX timers_by_due ON timers (due_at);
+                    CREATE TABLE campaign_history (
+                        campaign_key TEXT NOT NULL, profile_key TEXT NOT NULL, occurrence TEXT NOT NULL, at TEXT NOT NULL,
+                        PRIMARY KEY (campaign_key, profile_key, occurrence)) WITHOUT ROWID;
+                    CREATE TABLE campaign_state (
+                        campaign_key TEXT PRIMARY KEY, last_occurrence TEXT NOT NULL);
+                    """)
+        }
         return migrator
     }
 
@@ -164,6 +184,16 @@ package struct PartitionDatabase: Sendable {
                         """, arguments: [topic, offset])
             }
             return outbox
+        }
+    }
+
+    /// Runs `body` in a write transaction and writes what it returns to the outbox; returns the outbox records.
+    package func writeWithOutbox<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> (T, [PendingOutput])
+    ) async throws -> (T, [OutboxRecord]) {
+        try await pool.write { db in
+            let (result, outputs) = try body(db)
+            return (result, try outputs.map { try Self.insertOutbox(db, $0) })
         }
     }
 

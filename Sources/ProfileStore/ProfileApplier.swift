@@ -16,8 +16,20 @@ package enum ProfileApplier {
     /// A write forwarded between a home and profiles more often than this is dead-lettered: the links kept moving.
     static let maxHops = 8
 
+    /// Applies a record without segments or campaigns.
     package static func apply(_ db: Database, record: KafkaRecord) throws -> [PendingOutput] {
-        if record.topic == HeraldTopic.deliveries.name { return try applyDelivery(db, record: record) }
+        try apply(db, record: record, rules: .none)
+    }
+
+    package static func apply(_ db: Database, record: KafkaRecord, rules: EngagementRules) throws -> [PendingOutput] {
+        if record.topic == HeraldTopic.deliveries.name {
+            let outputs = try applyDelivery(db, record: record)
+            guard rules.isActive, let key = record.keyString else { return outputs }
+            // Feedback changes reachability (tokens, bounces, marketing states) and the last push date.
+            var engagement = Engagement(db: db, rules: rules)
+            try engagement.profileChanged(key: key, changes: ["b", "push", "email", "sms"], cause: "delivery \(record.offset)")
+            return outputs + engagement.outputs
+        }
         guard record.topic == HeraldTopic.ingest.name else {
             return [deadLetter(record, reason: "the orchestrator does not read \(record.topic)")]
         }
@@ -28,7 +40,33 @@ package enum ProfileApplier {
         }
         var context = ApplyContext(db: db, write: write)
         try context.route()
-        return try context.finish()
+        var outputs = try context.finish()
+        if rules.isActive { outputs += try engage(db, context: context, rules: rules) }
+        return outputs
+    }
+
+    /// Segments and campaigns after a write: the changed profiles' dependent segments first (so that an audience is
+    /// up to date), then the events and API triggers.
+    static func engage(_ db: Database, context: ApplyContext, rules: EngagementRules) throws -> [PendingOutput] {
+        var engagement = Engagement(db: db, rules: rules)
+        for key in context.changeOrder {
+            try engagement.profileChanged(key: key, changes: context.changes[key] ?? [], cause: context.write.id)
+        }
+        for (key, trigger) in context.events { try engagement.eventHappened(key: key, trigger) }
+        for (key, campaignID, trigger) in context.apiTriggers {
+            guard let campaign = rules.config.campaigns["\(context.write.project)/\(campaignID)"], campaign.trigger == .api,
+                campaign.enabled
+            else {
+                engagement.outputs.append(deadLetter(context.write.record, reason: "no enabled API-triggered campaign \(campaignID)"))
+                continue
+            }
+            guard try ProfileEdits.exists(db, key: key) else {
+                engagement.outputs.append(deadLetter(context.write.record, reason: "no profile \(key) for campaign \(campaignID)"))
+                continue
+            }
+            try engagement.trigger(campaign, key: key, trigger)
+        }
+        return engagement.outputs
     }
 
     static func deadLetter(_ record: KafkaRecord, reason: String) -> PendingOutput {
@@ -152,10 +190,34 @@ struct ApplyContext {
     let write: Write
     var outputs: [PendingOutput] = []
     var changedContacts: [String] = []
+    /// Profiles changed by the write, with what changed (segment change keys, `*` for everything), in order.
+    var changes: [String: Set<String>] = [:]
+    var changeOrder: [String] = []
+    /// Events applied (campaign triggers and cancels), and API triggers.
+    var events: [(key: String, trigger: TriggerContext)] = []
+    var apiTriggers: [(key: String, campaign: String, trigger: TriggerContext)] = []
 
     init(db: Database, write: Write) {
         self.db = db
         self.write = write
+    }
+
+    mutating func changed(_ keys: Set<String>, at key: String? = nil) {
+        let key = key ?? write.profileKey
+        if changes[key] == nil { changeOrder.append(key) }
+        changes[key, default: []].formUnion(keys)
+    }
+
+    /// An event was applied to `write.profileKey`: its fields change, and it may trigger campaigns.
+    mutating func eventApplied(_ event: JSONValue, index: Int?) {
+        guard case .string(let name)? = event["name"] else { return }
+        changed(["e.\(name)", "t"])
+        let id = index.map { "\(write.id)#\($0)" } ?? write.id
+        events.append(
+            (write.profileKey,
+             TriggerContext(
+                type: "event", eventName: name, eventID: id, occurrence: "event \(id)", at: write.receivedAt,
+                attributes: event["attributes"], label: event["label"]?.stringValue)))
     }
 
     mutating func contactsChanged(_ key: String) {
@@ -187,6 +249,8 @@ struct ApplyContext {
         let write = self.write
         if write.isInternal {
             try applyInternal()
+            // Identity moves change many fields of the profiles involved: every segment is evaluated again.
+            changed(["*"], at: write.record.keyString ?? write.profileKey)
             return
         }
         if write.isApp, let installationID = write.installationID {
@@ -196,10 +260,12 @@ struct ApplyContext {
                 case .logout:
                     guard try firstTime() else { return }
                     try logout()
+                    changed(["*"])
                     return
                 case .wipe:
                     guard try firstTime() else { return }
                     try wipeAtHome(from: nil)
+                    changed(["*"])
                     return
                 default:
                     if let linked = try Identity.link(db, project: write.project, installationID: installationID)?.customID {
@@ -218,10 +284,14 @@ struct ApplyContext {
                 guard try firstTime() else { return }
                 if write.op == .wipe {
                     try wipeAtProfile()
+                    changed(["*"])
                     return
                 }
                 // An app that names its user is identified: the installation joins the profile if it is not in it.
-                if !attached { try attach() }
+                if !attached {
+                    try attach()
+                    changed(["*"])
+                }
                 try applyOp()
                 return
             }
@@ -260,17 +330,33 @@ struct ApplyContext {
         switch write.op {
         case .identify:
             try attach()
+            changed(["*"])
         case .profileUpdate:
             try touch()
-            if let profile = write["profile"], try ProfileEdits.applyProfile(db, key: key, profile: profile, at: write.receivedAt) {
-                contactsChanged(key)
+            if let profile = write["profile"] {
+                if try ProfileEdits.applyProfile(db, key: key, profile: profile, at: write.receivedAt) { contactsChanged(key) }
+                changed(ProfileEdits.changeKeys(profile))
             }
             if case .array(let events)? = write["events"] {
-                for event in events { try ProfileEdits.applyEvent(db, key: key, event: event, receivedAt: write.receivedAt) }
+                for (index, event) in events.enumerated() {
+                    try ProfileEdits.applyEvent(db, key: key, event: event, receivedAt: write.receivedAt)
+                    eventApplied(event, index: index)
+                }
             }
         case .event:
             try touch()
-            if let event = write["event"] { try ProfileEdits.applyEvent(db, key: key, event: event, receivedAt: write.receivedAt) }
+            if let event = write["event"] {
+                try ProfileEdits.applyEvent(db, key: key, event: event, receivedAt: write.receivedAt)
+                eventApplied(event, index: nil)
+            }
+        case .campaignTrigger:
+            if let campaign = write["campaign"]?.stringValue {
+                apiTriggers.append(
+                    (key, campaign,
+                     TriggerContext(
+                        type: "api", eventID: write.id, occurrence: "api \(write.id)", at: write.receivedAt,
+                        properties: write["trigger_properties"])))
+            }
         case .installation:
             try touch()
             if let fields = write["installation"], try Installations.applyFields(db, write: write, fields: fields) {
@@ -287,6 +373,7 @@ struct ApplyContext {
             if try Installations.setOptedOut(db, write: write, write.op == .optOut) { contactsChanged(key) }
         case .profileDelete:
             try deleteProfile()
+            changed(["*"])
         case .logout, .wipe:
             break  // routed in route()
         case .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease:
@@ -298,6 +385,10 @@ struct ApplyContext {
     mutating func touch() throws {
         let write = self.write
         try ProfileEdits.ensureProfile(db, key: write.profileKey, project: write.project, customID: write.customID, at: write.receivedAt)
-        if write.isApp { try Installations.touch(db, write: write, key: write.profileKey) }
+        if write.isApp {
+            try Installations.touch(db, write: write, key: write.profileKey)
+            changed(["b.last_visit_date", "b.install_date"])
+        }
+        if [.installation, .pushToken, .location, .optIn, .optOut].contains(write.op) { changed(["b", "push"]) }
     }
 }

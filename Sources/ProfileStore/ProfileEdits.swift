@@ -29,6 +29,25 @@ enum ProfileEdits {
     ]
     static let reachabilityColumns: Set<String> = ["email", "email_marketing", "phone_number", "sms_marketing"]
 
+    /// The segment change keys a `profile` object touches (docs/segments.md): `b.<native>`, `email`, `sms`,
+    /// `c.<attribute>`.
+    static func changeKeys(_ profile: JSONValue) -> Set<String> {
+        guard case .object(let members) = profile else { return [] }
+        var keys: Set<String> = []
+        for member in members {
+            switch member.key {
+            case "email", "email_marketing": keys.insert("email")
+            case "phone_number", "sms_marketing": keys.insert("sms")
+            case "custom_attributes":
+                if case .object(let attributes) = member.value {
+                    for attribute in attributes { keys.insert("c.\(attribute.key.prefix { $0 != "." })") }
+                }
+            default: keys.insert("b.\(member.key)")
+            }
+        }
+        return keys
+    }
+
     /// Applies a `profile` object; returns whether a reachability field changed.
     static func applyProfile(_ db: Database, key: String, profile: JSONValue, at: Date) throws -> Bool {
         guard case .object(let members) = profile else { return false }

@@ -23,6 +23,15 @@ package struct CommittedOffsetsListener: KafkaRebalanceListener {
     package func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {}
 }
 
+/// A listener that starts every partition at its beginning (a reader of a whole compacted topic).
+package struct FromBeginningListener: KafkaRebalanceListener {
+    package init() {}
+    package func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
+        Dictionary(uniqueKeysWithValues: partitions.map { ($0, KafkaStartOffset.beginning) })
+    }
+    package func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {}
+}
+
 /// A consumer-group member with manual offsets: batches as an `AsyncSequence`, rebalances handed to a listener,
 /// pause/resume, commit, and a `close` that hands the partitions back and leaves the group.
 ///
@@ -113,6 +122,18 @@ package final class KafkaConsumer: Sendable {
                 for (tp, offset) in list.pointee.entries where offset >= 0 { result[tp] = offset }
                 return result
             }
+        }
+    }
+
+    /// The partition's end offset (the offset the next record will get), asked of the broker.
+    package func endOffset(_ partition: TopicPartition, timeout: Duration = .seconds(5)) async throws -> Int64 {
+        try await runtime.perform { [runtime] in
+            var low: Int64 = 0
+            var high: Int64 = 0
+            let err = rd_kafka_query_watermark_offsets(
+                runtime.handle, partition.topic, partition.partition, &low, &high, Int32(timeout.milliseconds))
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "end offset of \(partition)") }
+            return high
         }
     }
 

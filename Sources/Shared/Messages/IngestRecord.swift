@@ -13,6 +13,8 @@ package enum IngestOp: String, Sendable, CaseIterable {
     case optIn = "opt_in"
     case wipe
     case profileDelete = "profile_delete"
+    /// A server's API trigger of a campaign for one recipient (`campaign`, `trigger_properties`).
+    case campaignTrigger = "campaign_trigger"
 
     // Written by the orchestrator itself (source "orchestrator"), to move identity state between the partitions of
     // the keys involved (docs/orchestrator.md, Identity). The ingest never accepts them.

@@ -65,11 +65,12 @@ package struct SegmentParseError: Error, Equatable, CustomStringConvertible {
 }
 
 package enum SegmentParser {
-    static let namespaces: Set<String> = ["b", "c", "t", "e", "email", "sms", "push"]
+    package static let namespaces: Set<String> = ["b", "c", "t", "e", "email", "sms", "push"]
     static let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
 
-    package static func parse(_ text: String) throws(SegmentParseError) -> SegmentExpression {
-        var parser = Parser(tokens: try tokenize(text), text: text)
+    /// Parses a condition over `namespaces` (a campaign's event condition reads only `event.`).
+    package static func parse(_ text: String, namespaces: Set<String> = namespaces) throws(SegmentParseError) -> SegmentExpression {
+        var parser = Parser(tokens: try tokenize(text), text: text, namespaces: namespaces)
         let expression = try parser.orExpression()
         guard parser.peek.kind == .end else { throw parser.error("expected `and`, `or` or the end, found \(parser.peek.kind)") }
         return expression
@@ -184,6 +185,7 @@ package enum SegmentParser {
     struct Parser {
         var tokens: [Token]
         let text: String
+        let namespaces: Set<String>
         var index = 0
 
         var peek: Token { tokens[index] }
@@ -254,8 +256,10 @@ package enum SegmentParser {
                 throw error("expected a condition such as `c.plan = \"gold\"`, found \(peek.kind)")
             }
             let parts = word.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count >= 2, SegmentParser.namespaces.contains(parts[0]), !parts.dropFirst().contains("") else {
-                throw error("`\(word)` is not a path: expected b., c., t., e., email., sms. or push. and a name")
+            guard parts.count >= 2, namespaces.contains(parts[0]), !parts.dropFirst().contains("") else {
+                let list = namespaces == SegmentParser.namespaces
+                    ? "b., c., t., e., email., sms. or push." : namespaces.sorted().map { "\($0)." }.joined(separator: ", ")
+                throw error("`\(word)` is not a path: expected \(list) and a name")
             }
             index += 1
             return SegmentPath(parts[0], Array(parts.dropFirst()))

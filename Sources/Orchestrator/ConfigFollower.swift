@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import ProfileStore
+import ServiceLifecycle
+import Shared
+import Synchronization
+
+/// Reads `herald.config` whole at start (a group of its own, from the beginning, up to the end offset asked at
+/// start), hands the configuration to the partitions, then follows each change live. `waitUntilLoaded` holds the
+/// writes back until the first read is done, so no write is applied without the segments and campaigns.
+final class ConfigFollower: Service, Sendable {
+    let consumer: KafkaConsumer
+    let manager: PartitionManager
+    let logger: Logger
+    private let loaded = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    init(client: KafkaClientSettings, instanceID: String, manager: PartitionManager, logger: Logger) throws {
+        consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                client: client, clientID: "\(instanceID)-config",
+                groupID: "herald-config-\(instanceID)-\(UUID().uuidString)", topics: [HeraldTopic.config.name]),
+            listener: FromBeginningListener(), logger: logger)
+        self.manager = manager
+        self.logger = logger
+    }
+
+    func waitUntilLoaded() async {
+        await withCheckedContinuation { continuation in
+            let done = loaded.withLock { state in
+                if !state.done { state.waiters.append(continuation) }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func markLoaded() {
+        let waiters = loaded.withLock { state in
+            state.done = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func run() async throws {
+        let end = try await consumer.endOffset(ConfigTopic.partition, timeout: .seconds(30))
+        var objects: [String: (file: String, node: ConfigNode)] = [:]
+        var ready = false
+        if end == 0 {
+            await publish(objects)
+            ready = true
+            markLoaded()
+        }
+        try await withGracefulShutdownHandler {
+            for try await batch in consumer.batches() {
+                ConfigTopic.fold(batch.records, into: &objects, logger: logger)
+                if !ready, let last = batch.records.last?.offset, last + 1 < end { continue }
+                await publish(objects)
+                if !ready {
+                    ready = true
+                    markLoaded()
+                }
+            }
+        } onGracefulShutdown: {
+            self.consumer.stop()
+        }
+        await consumer.close()
+    }
+
+    private func publish(_ objects: [String: (file: String, node: ConfigNode)]) async {
+        let (config, issues) = HeraldConfiguration.read(objects.keys.sorted().compactMap { objects[$0] })
+        for issue in issues {
+            // `herald config apply` refuses these; a record written by other means is left out, loudly.
+            logger.error("configuration object left out", metadata: ["issue": "\(issue)"])
+        }
+        await manager.setConfiguration(config)
+    }
+}

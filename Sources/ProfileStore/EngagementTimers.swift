@@ -1,0 +1,140 @@
+import Foundation
+import GRDB
+import Shared
+
+/// Durable timers (`timers`: a segment's next time flip, a campaign's delay, a schedule's next run), the partition's
+/// catch-up with a new configuration, and backfills.
+extension Engagement {
+    /// Runs the timers due at `now`, oldest first, at most `limit`; returns how many ran.
+    mutating func runDueTimers(limit: Int) throws -> Int {
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT profile_key, kind, ref, due_at, payload FROM timers WHERE due_at <= ? ORDER BY due_at LIMIT ?"),
+            arguments: [WireTime.format(now), limit])
+        for row in rows {
+            let key: String = row["profile_key"]
+            let kind: String = row["kind"]
+            let ref: String = row["ref"]
+            let due: String = row["due_at"]
+            try db.executeCached(
+                sql: "DELETE FROM timers WHERE profile_key = ? AND kind = ? AND ref = ?", arguments: [key, kind, ref])
+            switch kind {
+            case "segment":
+                guard let segment = rules.segmentsByProject[Self.project(ofKey: key)]?.first(where: { $0.key == ref }) else { continue }
+                let values = ProfileValues(db: db, key: key)
+                guard values.exists else { continue }
+                try evaluate(segment, values: values, cause: "at \(due)", fireEntries: true)
+            case "delay":
+                let campaignKey = String(ref.prefix { $0 != " " })
+                guard let campaign = rules.config.campaigns[campaignKey],
+                    let payload = (row["payload"] as String?).flatMap({ try? JSONParser.parse(Array($0.utf8)) }),
+                    let context = TriggerContext(json: payload)
+                else { continue }
+                try decide(campaign, key: key, context)
+            case "schedule":
+                guard let campaign = rules.config.campaigns[ref], let at = WireTime.parse(due) else { continue }
+                try runSchedule(campaign, at: at)
+            default: continue
+            }
+        }
+        return rows.count
+    }
+
+    /// Sends a scheduled campaign's occurrence to the members of its audience in this partition, then sets the timer
+    /// of the next occurrence.
+    mutating func runSchedule(_ campaign: CampaignDefinition, at occurrence: Date) throws {
+        guard let audience = campaign.audience else { return }
+        let members = try String.fetchAll(
+            db.cachedStatement(sql: "SELECT profile_key FROM segment_members WHERE segment_key = ? ORDER BY profile_key"),
+            arguments: ["\(campaign.project)/\(audience)"])
+        let stamp = WireTime.format(occurrence)
+        for key in members {
+            try trigger(campaign, key: key, TriggerContext(type: "schedule", occurrence: "schedule \(stamp)", at: occurrence))
+        }
+        try db.executeCached(
+            sql: """
+                INSERT INTO campaign_state (campaign_key, last_occurrence) VALUES (?, ?)
+                ON CONFLICT (campaign_key) DO UPDATE SET last_occurrence = excluded.last_occurrence
+                """, arguments: [campaign.key, stamp])
+        if let next = nextOccurrence(campaign, last: occurrence) {
+            try setTimer(key: "", kind: "schedule", ref: campaign.key, due: next)
+        }
+    }
+
+    /// The next run of a scheduled campaign after `last` (nil: none yet). A run missed by more than the campaign's
+    /// expiry (default 1 hour), while no instance owned the partition, is skipped.
+    func nextOccurrence(_ campaign: CampaignDefinition, last: Date?) -> Date? {
+        guard case .schedule(let start, let every) = campaign.trigger else { return nil }
+        let earliest = now.addingTimeInterval(-(campaign.expiresAfter ?? 3600))
+        guard let every else { return last == nil && start >= earliest ? start : nil }
+        var index = 0.0
+        if let last, last >= start { index = ((last.timeIntervalSince(start)) / every).rounded(.down) + 1 }
+        if start.addingTimeInterval(index * every) < earliest {
+            index = max(index, (earliest.timeIntervalSince(start) / every).rounded(.up))
+        }
+        return start.addingTimeInterval(index * every)
+    }
+
+    /// Brings the partition's stored state in line with the rules: membership of segments that are gone or whose
+    /// condition changed is forgotten, and each enabled scheduled campaign has its next run's timer. Returns the keys
+    /// of the segments to backfill (new or changed).
+    mutating func reconcile() throws -> [String] {
+        var stored: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT segment_key, condition FROM segment_state") {
+            stored[row["segment_key"]] = row["condition"]
+        }
+        let current = Dictionary(uniqueKeysWithValues: rules.config.segments.values.map { ($0.key, $0.conditionText) })
+        for (key, condition) in stored where current[key] != condition {
+            try db.execute(sql: "DELETE FROM segment_members WHERE segment_key = ?", arguments: [key])
+            try db.execute(sql: "DELETE FROM timers WHERE kind = 'segment' AND ref = ?", arguments: [key])
+            try db.execute(sql: "DELETE FROM segment_state WHERE segment_key = ?", arguments: [key])
+        }
+        // Segments evaluated by writes before their backfill finished keep that membership; the backfill redoes them.
+        let pending = current.filter { stored[$0.key] != $0.value }.keys.sorted()
+
+        var scheduled: Set<String> = []
+        for campaign in rules.config.campaigns.values.sorted(by: { $0.key < $1.key }) where campaign.enabled {
+            guard case .schedule = campaign.trigger else { continue }
+            scheduled.insert(campaign.key)
+            let last = try String.fetchOne(
+                db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign.key]
+            ).flatMap(WireTime.parse)
+            if let next = nextOccurrence(campaign, last: last) {
+                try setTimer(key: "", kind: "schedule", ref: campaign.key, due: next)
+            } else {
+                try db.execute(sql: "DELETE FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?", arguments: [campaign.key])
+            }
+        }
+        for ref in try String.fetchAll(db, sql: "SELECT ref FROM timers WHERE profile_key = '' AND kind = 'schedule'")
+        where !scheduled.contains(ref) {
+            try db.execute(sql: "DELETE FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?", arguments: [ref])
+        }
+        return pending
+    }
+
+    /// Evaluates `segmentKey` for up to `limit` profiles of its project after `after` (key order), without firing
+    /// entry campaigns (a new segment's members did not just *enter* it). Returns the last key done (nil: finished)
+    /// and how many were evaluated. When finished, the segment's condition is recorded as backfilled.
+    mutating func backfill(segmentKey: String, after: String?, limit: Int) throws -> (last: String?, evaluated: Int) {
+        guard let segment = rules.segmentsByProject[Self.project(ofKey: segmentKey)]?.first(where: { $0.key == segmentKey }) else {
+            return (nil, 0)
+        }
+        let project = segment.definition.project
+        let keys = try String.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT profile_key FROM profiles WHERE profile_key > ? AND profile_key < ? ORDER BY profile_key LIMIT ?"),
+            arguments: [after ?? "\(project)/", "\(project)0", limit])
+        for key in keys {
+            try evaluate(segment, values: ProfileValues(db: db, key: key), cause: "backfill", fireEntries: false)
+        }
+        if keys.count < limit {
+            try db.execute(
+                sql: """
+                    INSERT INTO segment_state (segment_key, condition, backfilled_at) VALUES (?, ?, ?)
+                    ON CONFLICT (segment_key) DO UPDATE SET condition = excluded.condition, backfilled_at = excluded.backfilled_at
+                    """, arguments: [segmentKey, segment.definition.conditionText, WireTime.format(now)])
+            return (nil, keys.count)
+        }
+        return (keys.last, keys.count)
+    }
+}

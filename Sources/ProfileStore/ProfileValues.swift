@@ -1,0 +1,215 @@
+import Foundation
+import GRDB
+import Shared
+
+/// A profile's values under the segment language's paths (docs/segments.md), read from the partition's database on
+/// first use and kept for the rest of one evaluation.
+final class ProfileValues {
+    let db: Database
+    let key: String
+    private var loadedProfile = false
+    private var profileRow: Row?
+    private var attributes: [String: (type: String, value: String)]?
+    private var installations: [Row]?
+    private var events: [String: Row?] = [:]
+    private var allTags: Set<String>?
+
+    init(db: Database, key: String) {
+        self.db = db
+        self.key = key
+    }
+
+    var profile: Row? {
+        if !loadedProfile {
+            profileRow = try? Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM profiles WHERE profile_key = ?"), arguments: [key])
+            loadedProfile = true
+        }
+        return profileRow
+    }
+
+    var exists: Bool { profile != nil }
+
+    func read(_ path: SegmentPath) -> SegmentValue? {
+        guard let profile, let first = path.names.first else { return nil }
+        switch path.namespace {
+        case "c":
+            guard path.names.count == 1, let attribute = customAttributes()[first] else { return nil }
+            return Self.value(type: attribute.type, json: attribute.value)
+        case "b": return native(first, profile)
+        case "e":
+            guard path.names.count >= 2, let row = event(first) else { return nil }
+            return eventValue(row, Array(path.names.dropFirst()))
+        case "t":
+            return tags().contains(path.names.joined(separator: ".")) ? .bool(true) : nil
+        case "email":
+            switch first {
+            case "reachable":
+                return .bool(profile["email"] as String? != nil && profile["email_bounced_at"] as String? == nil)
+            case "marketing": return (profile["email_marketing"] as String?).map(SegmentValue.string)
+            case "address": return (profile["email"] as String?).map(SegmentValue.string)
+            default: return nil
+            }
+        case "sms":
+            switch first {
+            case "reachable": return .bool(profile["phone_number"] as String? != nil)
+            case "marketing": return (profile["sms_marketing"] as String?).map(SegmentValue.string)
+            default: return nil
+            }
+        case "push":
+            return first == "reachable" ? .bool(installationRows().contains(where: ContactSnapshot.pushReachable)) : nil
+        default: return nil
+        }
+    }
+
+    /// A value as text, for templates: `c.<name>`, `b.<native>` (and `b.custom_id`).
+    func text(_ path: String) -> String? {
+        let names = path.split(separator: ".").map(String.init)
+        guard names.count >= 2 else { return nil }
+        if path == "b.custom_id" { return profile?["custom_id"] }
+        if names[0] == "c", names.count == 2, let attribute = customAttributes()[names[1]] {
+            return Self.text(json: attribute.value)
+        }
+        switch read(SegmentPath(names[0], Array(names.dropFirst()))) {
+        case .string(let text)?: return text
+        case .number(let number)?: return Self.format(number)
+        case .bool(let flag)?: return flag ? "true" : "false"
+        case .time(let time)?: return WireTime.format(time)
+        case .strings(let items)?: return items.joined(separator: ", ")
+        case nil: return nil
+        }
+    }
+
+    /// The profile's language: its own, else the most recently seen installation's.
+    var language: String? {
+        if case .string(let language)? = native("language", profile ?? Row()) { return language }
+        return nil
+    }
+
+    // MARK: Parts
+
+    private func customAttributes() -> [String: (type: String, value: String)] {
+        if let attributes { return attributes }
+        var loaded: [String: (type: String, value: String)] = [:]
+        if let rows = try? Row.fetchAll(
+            db.cachedStatement(sql: "SELECT name, type, value FROM profile_attributes WHERE profile_key = ?"), arguments: [key])
+        {
+            for row in rows { loaded[row["name"]] = (row["type"], row["value"]) }
+        }
+        attributes = loaded
+        return loaded
+    }
+
+    private func installationRows() -> [Row] {
+        if let installations { return installations }
+        let rows =
+            (try? Row.fetchAll(
+                db.cachedStatement(
+                    sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY last_visit_at DESC, installation_id"),
+                arguments: [key])) ?? []
+        installations = rows
+        return rows
+    }
+
+    private func event(_ name: String) -> Row? {
+        if let cached = events[name] { return cached }
+        let row = try? Row.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM event_aggregates WHERE profile_key = ? AND name = ?"), arguments: [key, name])
+        events[name] = row
+        return row
+    }
+
+    private func tags() -> Set<String> {
+        if let allTags { return allTags }
+        var found: Set<String> = []
+        if let rows = try? String.fetchAll(
+            db.cachedStatement(sql: "SELECT last_tags FROM event_aggregates WHERE profile_key = ? AND last_tags IS NOT NULL"),
+            arguments: [key])
+        {
+            for text in rows {
+                if case .array(let items)? = try? JSONParser.parse(Array(text.utf8)) {
+                    for case .string(let tag) in items { found.insert(tag) }
+                }
+            }
+        }
+        allTags = found
+        return found
+    }
+
+    private func native(_ name: String, _ profile: Row) -> SegmentValue? {
+        let installations = installationRows()
+        func time(_ text: String?) -> SegmentValue? { text.flatMap(WireTime.parse).map(SegmentValue.time) }
+        func latest(_ column: String) -> String? { installations.lazy.compactMap { $0[column] as String? }.first }
+        switch name {
+        case "language", "region", "timezone":
+            let detected = name == "timezone" ? "timezone" : "detected_\(name)"
+            return ((profile[name] as String?) ?? latest(detected)).map(SegmentValue.string)
+        case "custom_id": return (profile["custom_id"] as String?).map(SegmentValue.string)
+        case "install_date": return time(installations.compactMap { $0["install_date"] as String? }.min())
+        case "last_visit_date": return time(installations.compactMap { $0["last_visit_at"] as String? }.max())
+        case "last_push_date": return time(installations.compactMap { $0["last_push_at"] as String? }.max())
+        case "is_push_optin": return .bool(installations.contains(where: ContactSnapshot.pushReachable))
+        case "created_at": return time(profile["created_at"])
+        case "app_version", "app_build", "os_version", "sdk_version", "device_brand":
+            return latest(name).map(SegmentValue.string)
+        case "device_type": return latest("device_model").map(SegmentValue.string)
+        default: return nil
+        }
+    }
+
+    private func eventValue(_ row: Row, _ names: [String]) -> SegmentValue? {
+        switch names.joined(separator: ".") {
+        case "count": return .number(Double(row["count"] as Int64))
+        case "first": return (row["first_at"] as String?).flatMap(WireTime.parse).map(SegmentValue.time)
+        case "last": return (row["last_at"] as String?).flatMap(WireTime.parse).map(SegmentValue.time)
+        case "label": return (row["last_label"] as String?).map(SegmentValue.string)
+        default:
+            guard let text = row["last_attributes"] as String?, let attributes = try? JSONParser.parse(Array(text.utf8)) else {
+                return nil
+            }
+            return Self.attribute(attributes, names.joined(separator: "."))
+        }
+    }
+
+    /// An event attribute by its name without the type suffix (`price` finds `price.f`).
+    static func attribute(_ attributes: JSONValue, _ name: String) -> SegmentValue? {
+        guard case .object(let members) = attributes else { return nil }
+        for member in members {
+            guard let dot = member.key.lastIndex(of: "."), member.key[..<dot] == name else { continue }
+            return value(type: String(member.key[member.key.index(after: dot)...]), json: member.value)
+        }
+        return nil
+    }
+
+    /// A typed stored value (type suffix `s`, `i`, `f`, `b`, `t`, `u`, `a`) as a segment value.
+    static func value(type: String, json text: String) -> SegmentValue? {
+        guard let json = try? JSONParser.parse(Array(text.utf8)) else { return nil }
+        return value(type: type, json: json)
+    }
+
+    static func value(type: String, json: JSONValue) -> SegmentValue? {
+        switch (type, json) {
+        case ("t", .string(let text)): return WireTime.parse(text).map(SegmentValue.time)
+        case (_, .string(let text)): return .string(text)
+        case (_, .number(let literal)): return Double(literal).map(SegmentValue.number)
+        case (_, .bool(let flag)): return .bool(flag)
+        case (_, .array(let items)):
+            return .strings(items.compactMap { if case .string(let text) = $0 { text } else { nil } })
+        default: return nil
+        }
+    }
+
+    static func text(json text: String) -> String? {
+        guard let json = try? JSONParser.parse(Array(text.utf8)) else { return nil }
+        switch json {
+        case .string(let value): return value
+        case .number(let literal): return literal
+        case .bool(let flag): return flag ? "true" : "false"
+        case .array(let items): return items.compactMap(\.stringValue).joined(separator: ", ")
+        default: return nil
+        }
+    }
+
+    static func format(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+    }
+}

@@ -1,0 +1,300 @@
+import Foundation
+
+/// Reads one configuration object from its node, collecting every problem with its file and line.
+struct ConfigReader {
+    let file: String
+    var issues: [ConfigIssue] = []
+
+    init(file: String) { self.file = file }
+
+    mutating func fail(_ node: ConfigNode?, _ message: String, line: Int? = nil) {
+        issues.append(ConfigIssue(file: file, line: line ?? node?.line ?? 0, message: message))
+    }
+
+    /// An identifier: letters, digits, `_`, `-` and `.`, 1 to 128 characters.
+    static func isIdentifier(_ text: String) -> Bool {
+        !text.isEmpty && text.count <= 128
+            && text.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "_-.".unicodeScalars.contains($0) }
+    }
+
+    mutating func object(_ node: ConfigNode) -> ConfigObject? {
+        guard case .object(let members) = node.value else {
+            fail(node, "expected a mapping with `kind`, found \(node.typeName)")
+            return nil
+        }
+        guard let kind = string(node, "kind") else { return nil }
+        let known: [String: [String]] = [
+            "project": ["name", "default_language"],
+            "app": ["project", "platform", "bundle_id"],
+            "segment": ["project", "name", "condition"],
+            "template": ["project", "channel", "variants", "payload"],
+            "campaign": [
+                "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
+                "reeligibility", "messages",
+            ],
+        ]
+        guard let fields = known[kind] else {
+            fail(node["kind"], "kind: expected one of \(ConfigObject.kinds.joined(separator: ", ")), found \"\(kind)\"")
+            return nil
+        }
+        for member in members where !(["kind", "id", "description"] + fields).contains(member.key) {
+            fail(member.node, "\(kind): unknown field `\(member.key)`")
+        }
+        guard let id = identifier(node, "id") else { return nil }
+        let origin = ConfigOrigin(file: file, line: node.line)
+        let project = kind == "project" ? id : identifier(node, "project")
+        guard let project else { return nil }
+        switch kind {
+        case "project":
+            let language = string(node, "default_language", required: false) ?? "en"
+            if !iso639_1.contains(language) { fail(node["default_language"], "default_language: \"\(language)\" is not an ISO 639-1 code") }
+            return .project(ProjectDefinition(id: id, name: string(node, "name", required: false) ?? id, defaultLanguage: language, origin: origin))
+        case "app":
+            guard let platform = string(node, "platform") else { return nil }
+            if !["ios", "android", "web"].contains(platform) { fail(node["platform"], "platform: expected ios, android or web, found \"\(platform)\"") }
+            return .app(AppDefinition(id: id, project: project, platform: platform, bundleID: string(node, "bundle_id", required: false), origin: origin))
+        case "segment":
+            guard let text = string(node, "condition"), let condition = condition(node["condition"], text: text, namespaces: SegmentParser.namespaces)
+            else { return nil }
+            return .segment(
+                SegmentDefinition(
+                    id: id, project: project, name: string(node, "name", required: false) ?? id, conditionText: text,
+                    condition: condition, origin: origin))
+        case "template": return template(node, id: id, project: project, origin: origin).map(ConfigObject.template)
+        default: return campaign(node, id: id, project: project, origin: origin).map(ConfigObject.campaign)
+        }
+    }
+
+    // MARK: Fields
+
+    mutating func string(_ node: ConfigNode, _ key: String, required: Bool = true) -> String? {
+        guard let value = node[key] else {
+            if required { fail(node, "missing `\(key)`") }
+            return nil
+        }
+        guard case .string(let text) = value.value else {
+            fail(value, "\(key): expected a string, found \(value.typeName)")
+            return nil
+        }
+        return text
+    }
+
+    mutating func identifier(_ node: ConfigNode, _ key: String) -> String? {
+        guard let text = string(node, key) else { return nil }
+        guard Self.isIdentifier(text) else {
+            fail(node[key], "\(key): \"\(text)\" is not an identifier (letters, digits, _, - and ., at most 128)")
+            return nil
+        }
+        return text
+    }
+
+    mutating func bool(_ node: ConfigNode, _ key: String, default value: Bool) -> Bool {
+        guard let found = node[key] else { return value }
+        guard case .bool(let flag) = found.value else {
+            fail(found, "\(key): expected true or false, found \(found.typeName)")
+            return value
+        }
+        return flag
+    }
+
+    /// A duration such as `90s`, `15m`, `1h`, `7d`, `2w`.
+    mutating func duration(_ node: ConfigNode, _ key: String) -> TimeInterval? {
+        guard let text = string(node, key, required: false) else { return nil }
+        guard let seconds = Self.duration(text), seconds > 0 else {
+            fail(node[key], "\(key): expected a duration such as 30m, 1h or 7d, found \"\(text)\"")
+            return nil
+        }
+        return seconds
+    }
+
+    static func duration(_ text: String) -> TimeInterval? {
+        guard let unit = text.last, let factor = SegmentParser.units[unit], let number = Double(text.dropLast()) else { return nil }
+        return number * factor
+    }
+
+    mutating func condition(_ node: ConfigNode?, text: String, namespaces: Set<String>) -> SegmentExpression? {
+        do {
+            return try SegmentParser.parse(text, namespaces: namespaces)
+        } catch {
+            // A condition on one line is reported at its own line; `line` of a multi-line scalar is where it starts.
+            fail(node, "condition, line \(error.line) column \(error.column): \(error.message)")
+            return nil
+        }
+    }
+
+    // MARK: Templates
+
+    mutating func template(_ node: ConfigNode, id: String, project: String, origin: ConfigOrigin) -> TemplateDefinition? {
+        guard let channelText = string(node, "channel") else { return nil }
+        guard let channel = MessageChannel(rawValue: channelText) else {
+            fail(node["channel"], "channel: expected push, email or sms, found \"\(channelText)\"")
+            return nil
+        }
+        guard let variantsNode = node["variants"] else {
+            fail(node, "missing `variants` (a mapping from language, or `default`, to the message's fields)")
+            return nil
+        }
+        guard case .object(let languages) = variantsNode.value, !languages.isEmpty else {
+            fail(variantsNode, "variants: expected a mapping from language (or `default`) to fields, found \(variantsNode.typeName)")
+            return nil
+        }
+        var variants: [String: [String: TemplateText]] = [:]
+        let (required, optional) = channel.fields
+        for (language, fieldsNode) in languages {
+            guard language == "default" || iso639_1.contains(language) else {
+                fail(fieldsNode, "variants: \"\(language)\" is not an ISO 639-1 language code or `default`")
+                continue
+            }
+            guard case .object(let fields) = fieldsNode.value else {
+                fail(fieldsNode, "variants.\(language): expected a mapping of fields, found \(fieldsNode.typeName)")
+                continue
+            }
+            var texts: [String: TemplateText] = [:]
+            for (name, value) in fields {
+                guard (required + optional).contains(name) else {
+                    fail(value, "variants.\(language).\(name): a \(channel.rawValue) message has \((required + optional).joined(separator: ", "))")
+                    continue
+                }
+                if let text = templateText(value, "variants.\(language).\(name)") { texts[name] = text }
+            }
+            for name in required where fields.allSatisfy({ $0.key != name }) {
+                fail(fieldsNode, "variants.\(language): missing `\(name)`")
+            }
+            variants[language] = texts
+        }
+        var payload: [String: TemplateText] = [:]
+        if let payloadNode = node["payload"] {
+            if channel != .push { fail(payloadNode, "payload: only push templates have a custom payload") }
+            if case .object(let members) = payloadNode.value {
+                for (name, value) in members {
+                    if ["aps", "herald"].contains(name) { fail(value, "payload.\(name): reserved key") }
+                    if let text = templateText(value, "payload.\(name)") { payload[name] = text }
+                }
+            } else {
+                fail(payloadNode, "payload: expected a mapping of strings, found \(payloadNode.typeName)")
+            }
+        }
+        return TemplateDefinition(id: id, project: project, channel: channel, variants: variants, payload: payload, origin: origin)
+    }
+
+    mutating func templateText(_ node: ConfigNode, _ name: String) -> TemplateText? {
+        guard case .string(let text) = node.value else {
+            fail(node, "\(name): expected a string, found \(node.typeName)")
+            return nil
+        }
+        do {
+            return try TemplateText(parsing: text)
+        } catch {
+            fail(node, "\(name): \(error.message)")
+            return nil
+        }
+    }
+
+    // MARK: Campaigns
+
+    mutating func campaign(_ node: ConfigNode, id: String, project: String, origin: ConfigOrigin) -> CampaignDefinition? {
+        let type = string(node, "type", required: false) ?? "marketing"
+        if !["marketing", "transactional"].contains(type) {
+            fail(node["type"], "type: expected marketing or transactional, found \"\(type)\"")
+        }
+        guard let triggerNode = node["trigger"] else {
+            fail(node, "missing `trigger` (event, segment_entry, schedule or api)")
+            return nil
+        }
+        guard let trigger = trigger(triggerNode) else { return nil }
+        let audience = node["audience"] != nil ? identifier(node, "audience") : nil
+        if case .schedule = trigger, audience == nil {
+            fail(node, "a scheduled campaign needs an `audience` segment: the profiles it sends to")
+        }
+        var cancelOn: [String] = []
+        if let cancelNode = node["cancel_on"] {
+            if case .array(let items) = cancelNode.value {
+                for item in items {
+                    if case .string(let name) = item.value, !name.isEmpty { cancelOn.append(name) } else { fail(item, "cancel_on: expected event names") }
+                }
+            } else {
+                fail(cancelNode, "cancel_on: expected a list of event names, found \(cancelNode.typeName)")
+            }
+        }
+        let delay = duration(node, "delay")
+        if !cancelOn.isEmpty && delay == nil { fail(node["cancel_on"], "cancel_on: only a campaign with a `delay` can be cancelled") }
+        var messages: [CampaignDefinition.Message] = []
+        if case .array(let items)? = node["messages"]?.value, !items.isEmpty {
+            for (index, item) in items.enumerated() {
+                guard let channelText = string(item, "channel"), let template = identifier(item, "template") else { continue }
+                guard let channel = MessageChannel(rawValue: channelText) else {
+                    fail(item["channel"], "messages[\(index)].channel: expected push, email or sms, found \"\(channelText)\"")
+                    continue
+                }
+                let app = item["app"] != nil ? identifier(item, "app") : nil
+                if app != nil && channel != .push { fail(item["app"], "messages[\(index)].app: only push messages target an app") }
+                messages.append(CampaignDefinition.Message(channel: channel, template: template, app: app))
+            }
+        } else {
+            fail(node["messages"] ?? node, "messages: expected a list of {channel, template}")
+        }
+        return CampaignDefinition(
+            id: id, project: project, name: string(node, "name", required: false) ?? id,
+            enabled: bool(node, "enabled", default: true), marketing: type != "transactional", trigger: trigger,
+            audience: audience, delay: delay, cancelOn: cancelOn, expiresAfter: duration(node, "expires_after"),
+            reeligibility: reeligibility(node["reeligibility"]), messages: messages, origin: origin)
+    }
+
+    mutating func trigger(_ node: ConfigNode) -> CampaignDefinition.Trigger? {
+        guard case .object(let members) = node.value, let first = members.first else {
+            fail(node, "trigger: expected a mapping with one of event, segment_entry, schedule or api")
+            return nil
+        }
+        switch first.key {
+        case "event":
+            for member in members where !["event", "where"].contains(member.key) { fail(member.node, "trigger: unknown field `\(member.key)`") }
+            guard let name = string(node, "event"), !name.isEmpty else { return nil }
+            var condition: SegmentExpression?
+            if let text = string(node, "where", required: false) {
+                guard let parsed = self.condition(node["where"], text: text, namespaces: ["event"]) else { return nil }
+                condition = parsed
+            }
+            return .event(name: name, condition: condition)
+        case "segment_entry":
+            return identifier(node, "segment_entry").map { .segmentEntry(segment: $0) }
+        case "schedule":
+            let schedule = first.node
+            guard let startText = string(schedule, "at") else { return nil }
+            guard let start = WireTime.parse(startText) else {
+                fail(schedule["at"], "schedule.at: expected an ISO-8601 time such as 2026-12-01T09:00:00Z, found \"\(startText)\"")
+                return nil
+            }
+            return .schedule(start: start, every: duration(schedule, "every"))
+        case "api":
+            guard case .bool(true) = first.node.value else {
+                fail(first.node, "trigger.api: expected true")
+                return nil
+            }
+            return .api
+        default:
+            fail(first.node, "trigger: expected event, segment_entry, schedule or api, found `\(first.key)`")
+            return nil
+        }
+    }
+
+    mutating func reeligibility(_ node: ConfigNode?) -> CampaignDefinition.Reeligibility {
+        guard let node else { return .once }
+        switch node.value {
+        case .string("once"): return .once
+        case .string("always"): return .always
+        case .object:
+            guard case .number(let count)? = node["max"]?.value, count >= 1, count == count.rounded() else {
+                fail(node, "reeligibility.max: expected a whole number of sends, 1 or more")
+                return .once
+            }
+            guard let period = duration(node, "per") else {
+                fail(node, "reeligibility.per: expected a period such as 7d")
+                return .once
+            }
+            return .limit(count: Int(count), period: period)
+        default:
+            fail(node, "reeligibility: expected once, always or {max: N, per: 7d}")
+            return .once
+        }
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+
+/// Projects, apps, segments, templates and campaigns: the configuration the operator keeps as files
+/// (docs/configuration.md) and `herald config apply` publishes to `herald.config`, one record per object.
+package struct HeraldConfiguration: Sendable {
+    package var projects: [String: ProjectDefinition] = [:]
+    package var apps: [String: AppDefinition] = [:]
+    package var segments: [String: SegmentDefinition] = [:]
+    package var templates: [String: TemplateDefinition] = [:]
+    package var campaigns: [String: CampaignDefinition] = [:]
+
+    package init() {}
+
+    /// The object's key on `herald.config`: `<kind>/<project>/<id>` (`project/<id>` for a project).
+    package static func key(kind: String, project: String?, id: String) -> String {
+        kind == "project" ? "project/\(id)" : "\(kind)/\(project ?? "")/\(id)"
+    }
+
+    /// Reads objects (each a mapping with `kind`, `id` and, but for projects, `project`), then checks what they
+    /// reference. Returns the configuration and every problem found; objects with problems are left out.
+    package static func read(_ objects: [(file: String, node: ConfigNode)]) -> (HeraldConfiguration, [ConfigIssue]) {
+        var config = HeraldConfiguration()
+        var issues: [ConfigIssue] = []
+        var seen: [String: String] = [:]
+        for (file, node) in objects {
+            var reader = ConfigReader(file: file)
+            guard let object = reader.object(node) else {
+                issues += reader.issues
+                continue
+            }
+            if let earlier = seen[object.key] {
+                issues.append(ConfigIssue(file: file, line: node.line, message: "\(object.key) is also defined in \(earlier)"))
+                continue
+            }
+            seen[object.key] = "\(file):\(node.line)"
+            issues += reader.issues
+            guard reader.issues.isEmpty else { continue }
+            switch object {
+            case .project(let project): config.projects[project.id] = project
+            case .app(let app): config.apps[app.key] = app
+            case .segment(let segment): config.segments[segment.key] = segment
+            case .template(let template): config.templates[template.key] = template
+            case .campaign(let campaign): config.campaigns[campaign.key] = campaign
+            }
+        }
+        issues += config.crossCheck()
+        return (config, issues)
+    }
+
+    /// References between objects: every campaign's segments, templates and apps exist in its project, and each
+    /// template is of its message's channel.
+    func crossCheck() -> [ConfigIssue] {
+        var issues: [ConfigIssue] = []
+        func check(_ exists: Bool, _ origin: ConfigOrigin, _ message: String) {
+            if !exists { issues.append(ConfigIssue(file: origin.file, line: origin.line, message: message)) }
+        }
+        for segment in segments.values {
+            check(projects[segment.project] != nil, segment.origin, "segment \(segment.id): no project \(segment.project)")
+        }
+        for template in templates.values {
+            check(projects[template.project] != nil, template.origin, "template \(template.id): no project \(template.project)")
+        }
+        for app in apps.values {
+            check(projects[app.project] != nil, app.origin, "app \(app.id): no project \(app.project)")
+        }
+        for campaign in campaigns.values.sorted(by: { $0.key < $1.key }) {
+            let project = campaign.project
+            let name = "campaign \(campaign.id)"
+            check(projects[project] != nil, campaign.origin, "\(name): no project \(project)")
+            if let audience = campaign.audience {
+                check(segments["\(project)/\(audience)"] != nil, campaign.origin, "\(name): audience: no segment \(audience) in project \(project)")
+            }
+            if case .segmentEntry(let segment) = campaign.trigger {
+                check(segments["\(project)/\(segment)"] != nil, campaign.origin, "\(name): trigger.segment_entry: no segment \(segment) in project \(project)")
+            }
+            for (index, message) in campaign.messages.enumerated() {
+                let template = templates["\(project)/\(message.template)"]
+                check(template != nil, campaign.origin, "\(name): messages[\(index)].template: no template \(message.template) in project \(project)")
+                if let template {
+                    check(
+                        template.channel == message.channel, campaign.origin,
+                        "\(name): messages[\(index)]: template \(message.template) is for \(template.channel.rawValue), not \(message.channel.rawValue)")
+                }
+                if let app = message.app {
+                    check(apps["\(project)/\(app)"] != nil, campaign.origin, "\(name): messages[\(index)].app: no app \(app) in project \(project)")
+                }
+            }
+        }
+        return issues
+    }
+
+    /// The default language of a project's templates.
+    package func defaultLanguage(project: String) -> String { projects[project]?.defaultLanguage ?? "en" }
+}
+
+/// Where an object was written (for messages; lines are 0 for objects read from `herald.config`).
+package struct ConfigOrigin: Sendable, Equatable {
+    package var file: String
+    package var line: Int
+}
+
+package enum ConfigObject: Sendable {
+    case project(ProjectDefinition)
+    case app(AppDefinition)
+    case segment(SegmentDefinition)
+    case template(TemplateDefinition)
+    case campaign(CampaignDefinition)
+
+    package static let kinds = ["project", "app", "segment", "template", "campaign"]
+
+    package var key: String {
+        switch self {
+        case .project(let project): HeraldConfiguration.key(kind: "project", project: nil, id: project.id)
+        case .app(let app): HeraldConfiguration.key(kind: "app", project: app.project, id: app.id)
+        case .segment(let segment): HeraldConfiguration.key(kind: "segment", project: segment.project, id: segment.id)
+        case .template(let template): HeraldConfiguration.key(kind: "template", project: template.project, id: template.id)
+        case .campaign(let campaign): HeraldConfiguration.key(kind: "campaign", project: campaign.project, id: campaign.id)
+        }
+    }
+}
+
+package struct ProjectDefinition: Sendable {
+    package var id: String
+    package var name: String
+    /// The language of templates' fallback variant.
+    package var defaultLanguage: String
+    package var origin: ConfigOrigin
+}
+
+package struct AppDefinition: Sendable {
+    package var id: String
+    package var project: String
+    package var platform: String
+    /// The APNs topic (iOS) or package name (Android).
+    package var bundleID: String?
+    package var origin: ConfigOrigin
+    package var key: String { "\(project)/\(id)" }
+}
+
+package struct SegmentDefinition: Sendable {
+    package var id: String
+    package var project: String
+    package var name: String
+    package var conditionText: String
+    package var condition: SegmentExpression
+    package var origin: ConfigOrigin
+    package var key: String { "\(project)/\(id)" }
+}
+
+package enum MessageChannel: String, Sendable, CaseIterable, Codable {
+    case push, email, sms
+
+    /// The fields of a message on the channel: required, then optional.
+    package var fields: (required: [String], optional: [String]) {
+        switch self {
+        case .push: (["body"], ["title", "subtitle", "deeplink", "image_url", "sound", "collapse_id"])
+        case .email: (["subject", "text"], ["html", "from", "reply_to"])
+        case .sms: (["text"], [])
+        }
+    }
+
+    package var topic: HeraldTopic {
+        switch self {
+        case .push: .sendsPush
+        case .email: .sendsEmail
+        case .sms: .sendsSMS
+        }
+    }
+}
+
+package struct TemplateDefinition: Sendable {
+    package var id: String
+    package var project: String
+    package var channel: MessageChannel
+    /// Language (ISO 639-1, or `default`) → field → text.
+    package var variants: [String: [String: TemplateText]]
+    /// Push only: the custom payload, merged at the root of the notification (values are templates too).
+    package var payload: [String: TemplateText]
+    package var origin: ConfigOrigin
+    package var key: String { "\(project)/\(id)" }
+
+    /// The variant for `language`: the language's own, else `default`, else the project's default language.
+    package func variant(language: String?, fallback: String) -> (language: String, fields: [String: TemplateText])? {
+        for candidate in [language, "default", fallback].compactMap({ $0 }) {
+            if let fields = variants[candidate] { return (candidate, fields) }
+        }
+        return nil
+    }
+}
+
+package struct CampaignDefinition: Sendable {
+    package enum Trigger: Sendable, Equatable {
+        /// An event by name, with an optional condition on it (`event.<attribute>`, `event.label`).
+        case event(name: String, condition: SegmentExpression?)
+        /// Entering a segment.
+        case segmentEntry(segment: String)
+        /// At a time, or every period from a start, to the members of the audience segment.
+        case schedule(start: Date, every: TimeInterval?)
+        /// `POST /v1/campaigns/{id}/trigger` on the ingest, with recipients and properties.
+        case api
+    }
+
+    package enum Reeligibility: Sendable, Equatable {
+        /// Each time the trigger fires.
+        case always
+        /// Once per profile, ever.
+        case once
+        /// At most `count` sends per profile in any `period` seconds.
+        case limit(count: Int, period: TimeInterval)
+    }
+
+    package struct Message: Sendable, Equatable {
+        package var channel: MessageChannel
+        package var template: String
+        /// Push: only this app's installations (nil: every app of the project).
+        package var app: String?
+    }
+
+    package var id: String
+    package var project: String
+    package var name: String
+    package var enabled: Bool
+    /// Marketing sends need the channel's marketing subscription; transactional ones only a reachable address.
+    package var marketing: Bool
+    package var trigger: Trigger
+    /// The segment the profile must be in when the send is decided (the recipients, for a schedule).
+    package var audience: String?
+    /// How long to wait after the trigger before deciding.
+    package var delay: TimeInterval?
+    /// Events that cancel a waiting delay.
+    package var cancelOn: [String]
+    /// A send decided later than this after the trigger is dropped (and counted).
+    package var expiresAfter: TimeInterval?
+    package var reeligibility: Reeligibility
+    package var messages: [Message]
+    package var origin: ConfigOrigin
+    package var key: String { "\(project)/\(id)" }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// A decided send (`herald.sends.push|email|sms`, keyed by profile key): the rendered message, who it is for, the
+/// channel's target rules, and trace fields. The notifier re-checks reachability at send time and dedupes by `send_id`.
+package struct SendRequest: WireMessage {
+    package static let kind = "send"
+    package static let version = 1
+
+    /// Deterministic: the same campaign, step, profile and occurrence give the same id (a replay is deduplicated).
+    package var sendID: String
+    package var project: String
+    package var profileKey: String
+    package var customID: String?
+    package var channel: MessageChannel
+    /// Marketing sends need the channel's marketing subscription; transactional ones only a reachable address.
+    package var marketing: Bool
+    /// Push: only this app's installations (nil: every reachable installation of the project's apps).
+    package var app: String?
+    package var campaign: String
+    /// The campaign's message (`message-<index>`).
+    package var step: String
+    /// What made this send happen once: the trigger event's record id, the segment entry, the schedule's time, the API
+    /// call's id.
+    package var occurrence: String
+    /// The template and the language variant used.
+    package var template: String
+    package var language: String
+    /// The rendered fields (push: title, body, deeplink…; email: subject, text, html…; sms: text).
+    package var content: [String: String]
+    /// Push: custom payload keys, merged at the root of the notification.
+    package var payload: [String: String]?
+    package var trigger: Trigger
+    /// When the orchestrator decided the send.
+    package var decidedAt: Date
+    /// A send not delivered by then is dropped by the notifier.
+    package var expiresAt: Date?
+
+    package struct Trigger: Codable, Sendable, Equatable {
+        /// `event`, `segment_entry`, `schedule` or `api`.
+        package var type: String
+        package var eventName: String?
+        /// The id of the record that triggered (the event's id, or the API call's).
+        package var eventID: String?
+        /// When the trigger happened (the event's ingest time, the entry, the scheduled time).
+        package var at: Date
+
+        enum CodingKeys: String, CodingKey {
+            case type, at
+            case eventName = "event_name", eventID = "event_id"
+        }
+
+        package init(type: String, eventName: String? = nil, eventID: String? = nil, at: Date) {
+            self.type = type
+            self.eventName = eventName
+            self.eventID = eventID
+            self.at = at
+        }
+    }
+
+    package init(
+        sendID: String, project: String, profileKey: String, customID: String?, channel: MessageChannel, marketing: Bool,
+        app: String?, campaign: String, step: String, occurrence: String, template: String, language: String,
+        content: [String: String], payload: [String: String]?, trigger: Trigger, decidedAt: Date, expiresAt: Date?
+    ) {
+        self.sendID = sendID
+        self.project = project
+        self.profileKey = profileKey
+        self.customID = customID
+        self.channel = channel
+        self.marketing = marketing
+        self.app = app
+        self.campaign = campaign
+        self.step = step
+        self.occurrence = occurrence
+        self.template = template
+        self.language = language
+        self.content = content
+        self.payload = payload
+        self.trigger = trigger
+        self.decidedAt = decidedAt
+        self.expiresAt = expiresAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case project, channel, marketing, app, campaign, step, occurrence, template, language, content, payload, trigger
+        case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
+        case expiresAt = "expires_at"
+    }
+}

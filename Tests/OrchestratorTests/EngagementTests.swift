@@ -1,0 +1,300 @@
+import Foundation
+import GRDB
+import HeraldTestSupport
+import Shared
+import Synchronization
+import Testing
+
+@testable import ProfileStore
+
+/// A clock the tests move by hand: time conditions, delays and schedules are checked without sleeping.
+final class TestClock: Sendable {
+    private let current: Mutex<Date>
+    init(_ start: Date) { current = Mutex(start) }
+    var now: Date { current.withLock { $0 } }
+    func set(_ date: Date) { current.withLock { $0 = date } }
+}
+
+/// A configuration from JSON objects (what `herald.config` records hold); fails the test on any issue.
+func configuration(_ objects: String...) throws -> HeraldConfiguration {
+    let nodes = try objects.map { (file: "test", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) }
+    let (config, issues) = HeraldConfiguration.read(nodes)
+    #expect(issues.isEmpty, "\(issues)")
+    return config
+}
+
+let demoProject = #"{"kind":"project","id":"demo","default_language":"en"}"#
+
+/// One partition with rules and a clock; collects what the outbox received.
+final class EngagementHarness {
+    let directory = temporaryDirectory()
+    var database: PartitionDatabase
+    let clock = TestClock(t0)
+    var rules: EngagementRules
+    var writer = Writer()
+    var outbox: [OutboxRecord] = []
+
+    init(_ config: HeraldConfiguration) throws {
+        database = try PartitionDatabase.open(directory: directory, partition: 0)
+        let clock = self.clock
+        rules = EngagementRules(config: config, clock: { clock.now })
+    }
+
+    deinit { try? database.close() }
+
+    func apply(_ records: [KafkaRecord]) async throws {
+        let rules = self.rules
+        outbox += try await database.applyBatch(records) { db, record in
+            try ProfileApplier.apply(db, record: record, rules: rules)
+        }
+    }
+
+    /// Moves the clock and runs the timers due then.
+    @discardableResult
+    func advance(to date: Date) async throws -> Int {
+        clock.set(date)
+        let (ran, records) = try await database.runTimers(rules: rules)
+        outbox += records
+        return ran
+    }
+
+    func reopen() throws {
+        try database.close()
+        database = try PartitionDatabase.open(directory: directory, partition: 0)
+    }
+
+    func sends(_ channel: MessageChannel = .push) throws -> [SendRequest] {
+        try outbox.filter { $0.topic == channel.topic.name }.map { try Wire.decode(SendRequest.self, from: $0.value ?? []) }
+    }
+
+    var deadLetters: [DeadLetter] {
+        outbox.filter { $0.topic == HeraldTopic.dlq.name }.compactMap { try? Wire.decode(DeadLetter.self, from: $0.value ?? []) }
+    }
+
+    func segments(_ key: String = "demo/paul") async throws -> [String] { try await database.segments(of: key) }
+}
+
+@Suite("Segments in the orchestrator", .serialized)
+struct SegmentMembershipTests {
+    @Test("only the segments that read a changed field are evaluated again")
+    func dependentSegmentsOnly() throws {
+        let config = try configuration(
+            demoProject,
+            #"{"kind":"segment","id":"gold","project":"demo","condition":"c.plan = \"gold\""}"#,
+            #"{"kind":"segment","id":"buyers","project":"demo","condition":"e.PURCHASED.count >= 2"}"#,
+            #"{"kind":"segment","id":"french","project":"demo","condition":"b.language = \"fr\" or email.marketing = \"subscribed\""}"#,
+            #"{"kind":"segment","id":"tagged","project":"demo","condition":"t.vip exists"}"#)
+        let rules = EngagementRules(config: config)
+        let cases: [(Set<String>, [String])] = [
+            (["c.plan"], ["demo/gold"]),
+            (["c.age"], []),
+            (["e.PURCHASED", "t"], ["demo/buyers", "demo/tagged"]),
+            (["e.OPENED"], []),
+            (["b.language"], ["demo/french"]),
+            (["b"], ["demo/french"]),
+            (["email"], ["demo/french"]),
+            (["sms", "push"], []),
+            (["*"], ["demo/buyers", "demo/french", "demo/gold", "demo/tagged"]),
+        ]
+        for (changes, expected) in cases {
+            #expect(rules.segments(project: "demo", reading: changes).map(\.key).sorted() == expected, "\(changes)")
+        }
+        #expect(rules.segments(project: "other", reading: ["*"]).isEmpty)
+    }
+
+    @Test("membership follows writes: entry, exit, delete")
+    func membershipFollowsWrites() async throws {
+        let harness = try EngagementHarness(
+            try configuration(
+                demoProject,
+                #"{"kind":"segment","id":"gold","project":"demo","condition":"c.plan = \"gold\" and e.PURCHASED.price > 10"}"#))
+        try await harness.apply([
+            try harness.writer.update(id: "1", #"{"plan":"gold"}"#),
+            try harness.writer.event(id: "2", #"{"name":"purchased","attributes":{"price":20}}"#),
+        ])
+        #expect(try await harness.segments() == ["demo/gold"])
+        try await harness.apply([try harness.writer.event(id: "3", #"{"name":"purchased","attributes":{"price":5}}"#)])
+        #expect(try await harness.segments() == [])
+        try await harness.apply([try harness.writer.event(id: "4", #"{"name":"purchased","attributes":{"price":11.5}}"#)])
+        #expect(try await harness.segments() == ["demo/gold"])
+        try await harness.apply([harness.writer.record(.profileDelete, id: "5")])
+        #expect(try await harness.segments() == [])
+    }
+
+    @Test("a time condition flips on time, from a durable timer, also after a restart")
+    func timeFlip() async throws {
+        let harness = try EngagementHarness(
+            try configuration(
+                demoProject,
+                #"{"kind":"segment","id":"carted","project":"demo","condition":"e.ADD_TO_CART.last > now - 1h"}"#,
+                #"{"kind":"segment","id":"lapsed","project":"demo","condition":"e.ADD_TO_CART.last <= now - 1h"}"#))
+        try await harness.apply([try harness.writer.event(id: "1", #"{"name":"add_to_cart"}"#)])
+        #expect(try await harness.segments() == ["demo/carted"])
+        #expect(try await harness.advance(to: t0 + 1800) == 0)
+        try harness.reopen()
+        // The boundary: `> now - 1h` is false and `<= now - 1h` true at exactly one hour.
+        #expect(try await harness.advance(to: t0 + 3600) == 2)
+        #expect(try await harness.segments() == ["demo/lapsed"])
+        #expect(try await harness.advance(to: t0 + 7200) == 0)
+        #expect(try await harness.segments() == ["demo/lapsed"])
+    }
+
+    @Test("a new segment is backfilled over the partition's profiles; a changed one is redone")
+    func backfill() async throws {
+        let harness = try EngagementHarness(try configuration(demoProject))
+        for index in 0..<25 {
+            harness.writer.source = .server
+            let record = harness.writer.record(
+                .profileUpdate, id: "u\(index)", customID: "user\(index)",
+                fields: [JSONMember("profile", .object([JSONMember("custom_attributes", .object([JSONMember("n.i", .number("\(index)"))]))]))])
+            try await harness.apply([record])
+        }
+        let config = try configuration(
+            demoProject, #"{"kind":"segment","id":"big","project":"demo","condition":"c.n >= 20"}"#)
+        harness.rules = EngagementRules(config: config, clock: { t0 })
+        #expect(try await harness.database.reconcile(rules: harness.rules) == ["demo/big"])
+        var after: String?
+        var evaluated = 0
+        repeat {
+            let chunk = try await harness.database.backfill(rules: harness.rules, segment: "demo/big", after: after, limit: 10)
+            after = chunk.last
+            evaluated += chunk.evaluated
+        } while after != nil
+        #expect(evaluated == 25)
+        #expect(try await harness.database.reconcile(rules: harness.rules) == [])
+        let members = try await harness.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") }
+        #expect(members == 5)
+        // A new condition forgets the old membership and asks for a backfill.
+        let changed = try configuration(
+            demoProject, #"{"kind":"segment","id":"big","project":"demo","condition":"c.n >= 24"}"#)
+        #expect(try await harness.database.reconcile(rules: EngagementRules(config: changed)) == ["demo/big"])
+        let left = try await harness.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") }
+        #expect(left == 0)
+    }
+}
+
+let pushTemplate = #"""
+    {"kind":"template","id":"cart","project":"demo","channel":"push",
+     "variants":{"default":{"title":"Your cart","body":"Hi {{ c.first_name | \"there\" }}, {{ event.product }} is waiting"},
+                 "fr":{"title":"Votre panier","body":"Bonjour {{ c.first_name | \"toi\" }}, {{ event.product }} vous attend"}},
+     "payload":{"screen":"cart"}}
+    """#
+
+@Suite("Campaigns", .serialized)
+struct CampaignTests {
+    func cartCampaign(_ extra: String = "") throws -> HeraldConfiguration {
+        try configuration(
+            demoProject, pushTemplate,
+            #"{"kind":"campaign","id":"abandoned-cart","project":"demo","trigger":{"event":"ADD_TO_CART","where":"event.price >= 10"},"delay":"1h","cancel_on":["PURCHASED"],"expires_after":"2h","reeligibility":"always","messages":[{"channel":"push","template":"cart"}]\#(extra)}"#)
+    }
+
+    @Test("abandoned cart: the delay waits on a timer, a purchase cancels, the send is rendered")
+    func abandonedCart() async throws {
+        let harness = try EngagementHarness(try cartCampaign())
+        try await harness.apply([
+            try harness.writer.update(id: "p", #"{"$language":"fr","first_name":"Paul"}"#),
+            try harness.writer.event(id: "cart-1", #"{"name":"add_to_cart","attributes":{"product":"Skis","price":300}}"#),
+            try harness.writer.event(id: "cheap", #"{"name":"add_to_cart","attributes":{"product":"Wax","price":5}}"#),
+        ])
+        #expect(try harness.sends().isEmpty)
+        #expect(try await harness.advance(to: t0 + 3599) == 0)
+        try harness.reopen()
+        #expect(try await harness.advance(to: t0 + 3600) == 1)
+        let sends = try harness.sends()
+        #expect(sends.count == 1)
+        let send = try #require(sends.first)
+        #expect(send.content == ["title": "Votre panier", "body": "Bonjour Paul, Skis vous attend"])
+        #expect(send.language == "fr")
+        #expect(send.payload == ["screen": "cart"])
+        #expect(send.campaign == "abandoned-cart" && send.marketing && send.profileKey == "demo/paul")
+        #expect(send.trigger == SendRequest.Trigger(type: "event", eventName: "ADD_TO_CART", eventID: "cart-1", at: t0))
+        #expect(send.decidedAt == t0 + 3600 && send.expiresAt == t0 + 7200)
+        #expect(send.sendID == Engagement.sendID(campaign: "demo/abandoned-cart", step: "message-0", profileKey: "demo/paul", occurrence: "event cart-1"))
+        #expect(send.sendID.count == 32)
+
+        // A second cart, then a purchase within the hour: nothing more.
+        harness.clock.set(t0 + 4000)
+        try await harness.apply([
+            try harness.writer.event(id: "cart-2", #"{"name":"add_to_cart","attributes":{"product":"Poles","price":40}}"#, at: t0 + 4000),
+            try harness.writer.event(id: "buy", #"{"name":"purchased"}"#, at: t0 + 4100),
+        ])
+        #expect(try await harness.advance(to: t0 + 9000) == 0)
+        #expect(try harness.sends().count == 1)
+    }
+
+    @Test("a late decision is dropped after the expiry")
+    func expiry() async throws {
+        let harness = try EngagementHarness(try cartCampaign())
+        try await harness.apply([try harness.writer.event(id: "c", #"{"name":"add_to_cart","attributes":{"product":"Skis","price":300}}"#)])
+        // The orchestrator was down for hours: the timer runs 2h01 after the trigger.
+        #expect(try await harness.advance(to: t0 + 7260) == 1)
+        #expect(try harness.sends().isEmpty)
+    }
+
+    @Test("a missing value without a default fails the send visibly, and nothing half-filled is sent")
+    func renderFailure() async throws {
+        let harness = try EngagementHarness(try cartCampaign())
+        try await harness.apply([try harness.writer.event(id: "c", #"{"name":"add_to_cart","attributes":{"price":300}}"#)])
+        try await harness.advance(to: t0 + 3600)
+        #expect(try harness.sends().isEmpty)
+        let letter = try #require(harness.deadLetters.first)
+        #expect(letter.reason.contains("no value for {{ event.product }}"), "\(letter.reason)")
+        #expect(letter.reason.contains("abandoned-cart message-0"), "\(letter.reason)")
+    }
+
+    @Test("re-eligibility: once, at most N per period, always")
+    func reeligibility() async throws {
+        let cases: [(String, Int)] = [(#""once""#, 1), (#"{"max":2,"per":"1d"}"#, 2), (#""always""#, 4)]
+        for (rule, expected) in cases {
+            let config = try configuration(
+                demoProject,
+                #"{"kind":"template","id":"hello","project":"demo","channel":"email","variants":{"default":{"subject":"Hi","text":"Hello {{ b.custom_id }}"}}}"#,
+                #"{"kind":"campaign","id":"welcome","project":"demo","type":"transactional","trigger":{"event":"OPENED"},"reeligibility":\#(rule),"messages":[{"channel":"email","template":"hello"}]}"#)
+            let harness = try EngagementHarness(config)
+            for index in 0..<4 {
+                try await harness.apply([try harness.writer.event(id: "o\(index)", #"{"name":"opened"}"#)])
+            }
+            let sends = try harness.sends(.email)
+            #expect(sends.count == expected, "\(rule)")
+            #expect(sends.first?.content == ["subject": "Hi", "text": "Hello paul"])
+            #expect(sends.first?.marketing == false)
+        }
+    }
+
+    @Test("segment entry, audience, schedule and API triggers")
+    func otherTriggers() async throws {
+        let config = try configuration(
+            demoProject,
+            #"{"kind":"segment","id":"vip","project":"demo","condition":"c.vip = true"}"#,
+            #"{"kind":"template","id":"code","project":"demo","channel":"sms","variants":{"default":{"text":"Code {{ trigger.code }} for {{ c.first_name | \"you\" }}"}}}"#,
+            #"{"kind":"template","id":"news","project":"demo","channel":"sms","variants":{"default":{"text":"News for {{ c.first_name | \"you\" }}"}}}"#,
+            #"{"kind":"campaign","id":"welcome-vip","project":"demo","trigger":{"segment_entry":"vip"},"messages":[{"channel":"sms","template":"news"}]}"#,
+            #"{"kind":"campaign","id":"weekly","project":"demo","trigger":{"schedule":{"at":"2026-11-18T12:00:00Z","every":"7d"}},"audience":"vip","reeligibility":"always","messages":[{"channel":"sms","template":"news"}]}"#,
+            #"{"kind":"campaign","id":"otp","project":"demo","type":"transactional","trigger":{"api":true},"audience":"vip","reeligibility":"always","messages":[{"channel":"sms","template":"code"}]}"#)
+        let harness = try EngagementHarness(config)
+        #expect(try await harness.database.reconcile(rules: harness.rules) == ["demo/vip"])
+        func api(_ id: String, _ customID: String, code: String) -> KafkaRecord {
+            harness.writer.record(
+                .campaignTrigger, id: id, customID: customID,
+                fields: [JSONMember("campaign", .string("otp")), JSONMember("trigger_properties", .object([JSONMember("code", .string(code))]))])
+        }
+        try await harness.apply([
+            try harness.writer.update(id: "1", #"{"vip":true,"first_name":"Paul"}"#),
+            api("a1", "paul", code: "123"),
+            harness.writer.record(.profileUpdate, id: "2", customID: "zoe", fields: [JSONMember("profile", .object([]))]),
+            api("a2", "zoe", code: "456"),  // not in the audience
+            api("a3", "nobody", code: "789"),  // no profile
+        ])
+        func texts() throws -> [String] { try harness.sends(.sms).map { "\($0.campaign): \($0.content["text"] ?? "")" } }
+        #expect(try texts() == ["welcome-vip: News for Paul", "otp: Code 123 for Paul"])
+        #expect(harness.deadLetters.map(\.reason) == ["no profile demo/nobody for campaign otp"])
+        #expect(try harness.sends(.sms).last?.trigger.type == "api")
+        // The weekly run at 12:00 (t0 is 11:06:40), and a week later; Zoe is not in the audience.
+        #expect(try await harness.advance(to: t0 + 3199) == 0)
+        #expect(try await harness.advance(to: t0 + 3200) == 1)
+        #expect(try texts().count == 3)
+        #expect(try harness.sends(.sms).last?.occurrence == "schedule 2026-11-18T12:00:00.000Z")
+        #expect(try await harness.advance(to: t0 + 3200 + 7 * 86_400) == 1)
+        #expect(try texts().count == 4)
+    }
+}
