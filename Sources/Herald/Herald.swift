@@ -5,11 +5,11 @@ import Shared
 
 /// The operator's command line. Subcommands grow with the product (`config`, `topics`, `tail`, `lag`, `send-test`).
 @main
-struct Herald: ParsableCommand {
+struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "Operate a Herald installation.",
-        subcommands: [ProfileCommand.self])
+        subcommands: [ProfileCommand.self, ConfigCommand.self])
 }
 
 struct ProfileCommand: ParsableCommand {

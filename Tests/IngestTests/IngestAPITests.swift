@@ -219,6 +219,46 @@ struct ServerAPITests {
         #expect(refused.problems == ["custom_id invalid_custom_id"])
     }
 
+    @Test("POST /v1/campaigns/trigger: one record per recipient, properties merged, problems by path")
+    func campaignTrigger() async throws {
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/campaigns/trigger", key: restKey, rest: true,
+            body: #"""
+                {"campaign_id":"login-code","trigger_properties":{"code":"1234","brand":"Demo"},
+                 "recipients":[{"custom_id":"paul","id":"t-1","trigger_properties":{"code":"9999"}},
+                               {"custom_id":"anna","trigger_properties":{"nested":{"a":1}}},
+                               {"custom_id":"null"},
+                               {"custom_id":"zoe","extra":1}]}
+                """#, sink: sink)
+        #expect(answer.status == .ok)
+        #expect(answer.accepted == 2)
+        #expect(
+            answer.problems == [
+                "recipients[1].trigger_properties.nested invalid_type", "recipients[2].custom_id invalid_custom_id",
+                "recipients[3].extra unknown_field",
+            ])
+        #expect(sink.records.map(\.key) == ["demo/paul", "demo/zoe"])
+        #expect(
+            String(decoding: try #require(sink.records.first).value, as: UTF8.self)
+                == #"{"v":1,"kind":"ingest","op":"campaign_trigger","id":"t-1","project":"demo","source":"server","custom_id":"paul","received_at":"2026-11-18T11:06:40.000Z","campaign":"login-code","trigger_properties":{"brand":"Demo","code":"9999"}}"#)
+
+        let cases: [(String, Int, String)] = [
+            (#"{"recipients":[{"custom_id":"paul"}]}"#, 422, "campaign_id missing_field"),
+            (#"{"campaign_id":"x","recipients":[]}"#, 422, "recipients missing_field"),
+            (#"{"campaign_id":"x","trigger_properties":[1],"recipients":[{"custom_id":"paul"}]}"#, 422, "trigger_properties invalid_type"),
+            (#"{"campaign_id":"x","recipients":[\#((0...50).map { _ in #"{"custom_id":"p"}"# }.joined(separator: ","))]}"#, 400, "too_many_recipients"),
+        ]
+        for (body, status, expected) in cases {
+            let refused = try await call("/v1/campaigns/trigger", key: restKey, rest: true, body: body)
+            #expect(refused.status.code == status, "\(body)")
+            let found = refused.problems + [refused.json["error"]?["code"]?.stringValue ?? ""]
+            #expect(found.contains(expected), "\(refused.json)")
+        }
+        let appKey = try await call("/v1/campaigns/trigger", key: "live_demo_ios_0123456789", rest: true, body: #"{"campaign_id":"x","recipients":[{"custom_id":"p"}]}"#)
+        #expect(appKey.status == .forbidden)
+    }
+
     @Test("ids: the client's, else derived from Idempotency-Key, else new; the request id is returned")
     func ids() async throws {
         let sink = FakeSink()

@@ -9,6 +9,106 @@ struct ServerController {
     func register(on router: Router<IngestContext>) {
         router.post("v1/profiles/update") { request, context in try await update(request, context: context) }
         router.delete("v1/profiles/:custom_id") { request, context in try await delete(request, context: context) }
+        router.post("v1/campaigns/trigger") { request, context in try await trigger(request, context: context) }
+    }
+
+    /// The most recipients of one API trigger call (Braze's limit for API-triggered campaigns).
+    static let maxRecipients = 50
+    /// The most properties a trigger carries, and the longest property name.
+    static let maxProperties = 50
+    static let maxPropertyName = 128
+
+    /// `POST /v1/campaigns/trigger {"campaign_id", "trigger_properties"?, "recipients": [{"custom_id",
+    /// "trigger_properties"?, "id"?}]}`: one record per recipient, keyed by its profile; the orchestrator decides and
+    /// renders (a recipient's properties override the call's). Properties are flat: strings, numbers, booleans.
+    func trigger(_ request: Request, context: IngestContext) async throws -> Response {
+        guard case .rest(let project) = try api.authenticate(request, as: .rest) else { throw APIError.validation([]) }
+        let body = try await api.body(request)
+        var fields = Fields(body, path: "", known: ["campaign_id", "trigger_properties", "recipients"])
+        guard fields.isObject else { throw APIError.badRequest("invalid_body", "the body is an object with campaign_id and recipients") }
+        var problems: [Problem] = []
+        let campaign: String
+        do throws(Violation) {
+            guard case .string(let text)? = fields["campaign_id"] else { throw Violation("missing_field", "campaign_id is required (a string)") }
+            guard !text.isEmpty, text.count <= 128 else { throw Violation("invalid_value", "campaign_id has 1 to 128 characters") }
+            campaign = text
+        } catch {
+            throw APIError.validation(fields.problems + [error.at("campaign_id")])
+        }
+        let shared = fields["trigger_properties"].map { Self.properties($0, path: "trigger_properties", problems: &problems) } ?? [:]
+        // The call's own properties go to every recipient: any problem there refuses the call.
+        guard problems.isEmpty else { throw APIError.validation(fields.problems + problems) }
+        guard case .array(let recipients)? = fields["recipients"], !recipients.isEmpty else {
+            throw APIError.validation(fields.problems + problems + [Violation("missing_field", "recipients is a non-empty array").at("recipients")])
+        }
+        guard recipients.count <= Self.maxRecipients else {
+            throw APIError.badRequest("too_many_recipients", "at most \(Self.maxRecipients) recipients per call (got \(recipients.count))")
+        }
+        var records: [IngestRecord] = []
+        let receivedAt = api.now()
+        for (index, recipient) in recipients.enumerated() {
+            let path = "recipients[\(index)]"
+            var item = Fields(recipient, path: path, known: ["custom_id", "trigger_properties", "id"])
+            defer { problems += item.problems }
+            guard item.isObject else { continue }
+            let customID: String
+            let clientID: String?
+            do throws(Violation) {
+                guard case .string(let text)? = item["custom_id"] else { throw Violation("missing_field", "custom_id is required (a string)") }
+                customID = try Rules.customID(text)
+            } catch {
+                item.report(error.at("\(path).custom_id"))
+                continue
+            }
+            do {
+                clientID = try item.string("id", Rules.clientID)
+            } catch {
+                item.report(error.at("\(path).id"))
+                continue
+            }
+            var merged = shared
+            if let own = item["trigger_properties"] {
+                let before = problems.count
+                let properties = Self.properties(own, path: "\(path).trigger_properties", problems: &problems)
+                guard problems.count == before else { continue }
+                merged.merge(properties) { $1 }
+            }
+            records.append(
+                IngestRecord(
+                    op: .campaignTrigger, id: api.recordID(client: clientID, request: request, context: context, index: index),
+                    project: project, source: .server, customID: customID, installationID: nil, receivedAt: receivedAt,
+                    fields: [
+                        JSONMember("campaign", .string(campaign)),
+                        JSONMember("trigger_properties", .object(merged.keys.sorted().map { JSONMember($0, merged[$0]!) })),
+                    ]))
+        }
+        problems = fields.problems + problems
+        return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
+    }
+
+    /// Flat trigger properties: at most 50, names of 1 to 128 characters, values strings, numbers or booleans.
+    static func properties(_ value: JSONValue, path: String, problems: inout [Problem]) -> [String: JSONValue] {
+        guard case .object(let members) = value else {
+            problems.append(Violation("invalid_type", "trigger_properties is an object").at(path))
+            return [:]
+        }
+        guard members.count <= maxProperties else {
+            problems.append(Violation("too_many_properties", "at most \(maxProperties) trigger properties (got \(members.count))").at(path))
+            return [:]
+        }
+        var properties: [String: JSONValue] = [:]
+        for member in members {
+            guard !member.key.isEmpty, member.key.count <= maxPropertyName else {
+                problems.append(Violation("invalid_name", "a property name has 1 to \(maxPropertyName) characters").at("\(path).\(member.key)"))
+                continue
+            }
+            switch member.value {
+            case .string, .number, .bool: properties[member.key] = member.value
+            default:
+                problems.append(Violation("invalid_type", "a trigger property is a string, a number or a boolean").at("\(path).\(member.key)"))
+            }
+        }
+        return properties
     }
 
     /// `POST /v1/profiles/update`: an array of up to 200 `{"identifiers":{"custom_id":…},"attributes":{…},"events":[…]}`.

@@ -152,7 +152,7 @@ struct ConfigReader {
             var texts: [String: TemplateText] = [:]
             for (name, value) in fields {
                 guard (required + optional).contains(name) else {
-                    fail(value, "variants.\(language).\(name): a \(channel.rawValue) message has \((required + optional).joined(separator: ", "))")
+                    fail(value, "variants.\(language).\(name): not a field of \(channel.rawValue) messages (\((required + optional).joined(separator: ", ")))")
                     continue
                 }
                 if let text = templateText(value, "variants.\(language).\(name)") { texts[name] = text }

@@ -1,0 +1,203 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Shared
+import Yams
+
+/// `herald config validate DIR` and `herald config apply DIR` (docs/configuration.md).
+struct ConfigCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config", abstract: "Check and publish the configuration directory (segments, campaigns, templates).",
+        subcommands: [Validate.self, Apply.self])
+
+    struct Validate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check every file of DIR (*.yaml, *.yml, *.json); print each problem as file:line: message.",
+            discussion: "Exit status 0 when the directory is valid, 1 when a problem was found.")
+
+        @Argument(help: "The configuration directory.")
+        var directory: String
+
+        func run() async throws {
+            let config = try ConfigDirectory.load(directory)
+            print(config.summary)
+        }
+    }
+
+    struct Apply: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate DIR, then publish what changed to herald.config (compacted); the services follow it live.",
+            discussion: """
+                Reads herald.config whole, then writes each new or changed object, and a tombstone for each object \
+                no longer in DIR (unless --keep-removed). Prints the plan: + added, ~ changed, - removed.
+                """)
+
+        @Argument(help: "The configuration directory.")
+        var directory: String
+
+        @Option(help: "Kafka bootstrap servers (default: $KAFKA_BOOTSTRAP_SERVERS).")
+        var bootstrap: String?
+
+        @Flag(help: "Print the plan without publishing.")
+        var dryRun = false
+
+        @Flag(help: "Do not remove objects that are on the topic but not in DIR.")
+        var keepRemoved = false
+
+        func run() async throws {
+            let loaded = try ConfigDirectory.load(directory)
+            guard let servers = bootstrap ?? ProcessInfo.processInfo.environment["KAFKA_BOOTSTRAP_SERVERS"] else {
+                throw ValidationError("set --bootstrap or KAFKA_BOOTSTRAP_SERVERS")
+            }
+            var logger = Logger(label: "herald")
+            logger.logLevel = .warning
+            let client = KafkaClientSettings(bootstrapServers: servers)
+            let current = try await ConfigTopic.readAll(client: client, logger: logger)
+            var records: [KafkaOutgoingRecord] = []
+            var plan: [String] = []
+            let now = Date()
+            for (key, object) in loaded.objects.sorted(by: { $0.key < $1.key }) {
+                let existing = current[key]
+                guard existing?.node.json != object.node.json else { continue }
+                plan.append("\(existing == nil ? "+" : "~") \(key) (\(object.file))")
+                records.append(
+                    KafkaOutgoingRecord(
+                        topic: HeraldTopic.config.name, key: Array(key.utf8),
+                        value: ConfigTopic.value(object.node, file: object.file, at: now)))
+            }
+            if !keepRemoved {
+                for key in current.keys.sorted() where loaded.objects[key] == nil {
+                    plan.append("- \(key)")
+                    records.append(KafkaOutgoingRecord(topic: HeraldTopic.config.name, key: Array(key.utf8), value: nil))
+                }
+            }
+            print(plan.isEmpty ? "herald.config is up to date (\(loaded.objects.count) objects)" : plan.joined(separator: "\n"))
+            guard !dryRun, !records.isEmpty else { return }
+            let producer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(client: client, clientID: "herald-config"), logger: logger)
+            let runner = Task { try await producer.run() }
+            defer { runner.cancel() }
+            _ = try await producer.send(records)
+            await producer.shutdown()
+            print("published \(records.count) record(s) to \(HeraldTopic.config.name)")
+        }
+    }
+}
+
+/// A configuration directory read and checked.
+struct ConfigDirectory {
+    var objects: [String: (file: String, node: ConfigNode)]
+    var configuration: HeraldConfiguration
+
+    var summary: String {
+        let c = configuration
+        return "valid: \(c.projects.count) project(s), \(c.apps.count) app(s), \(c.segments.count) segment(s), "
+            + "\(c.templates.count) template(s), \(c.campaigns.count) campaign(s)"
+    }
+
+    /// Reads every *.yaml, *.yml and *.json file under `path` (sorted); prints each problem and exits 1 if any.
+    static func load(_ path: String) throws -> ConfigDirectory {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ValidationError("\(path) is not a directory")
+        }
+        let files = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? [])
+            .filter { [".yaml", ".yml", ".json"].contains(where: $0.hasSuffix) }.sorted()
+        var documents: [(file: String, node: ConfigNode)] = []
+        var issues: [ConfigIssue] = []
+        for file in files {
+            let full = (path as NSString).appendingPathComponent(file)
+            guard let data = FileManager.default.contents(atPath: full) else {
+                issues.append(ConfigIssue(file: file, line: 0, message: "cannot read the file"))
+                continue
+            }
+            do {
+                for node in try YAMLFiles.documents(String(decoding: data, as: UTF8.self)) {
+                    if case .array(let items) = node.value {
+                        documents += items.map { (file, $0) }
+                    } else {
+                        documents.append((file, node))
+                    }
+                }
+            } catch {
+                let issue = error as? ConfigIssue ?? ConfigIssue(file: file, line: 0, message: "\(error)")
+                issues.append(ConfigIssue(file: file, line: issue.line, message: issue.message))
+            }
+        }
+        let (configuration, found) = HeraldConfiguration.read(documents)
+        issues += found
+        if files.isEmpty { issues.append(ConfigIssue(file: path, line: 0, message: "no *.yaml, *.yml or *.json file")) }
+        guard issues.isEmpty else {
+            for issue in issues { FileHandle.standardError.write(Data("\(issue)\n".utf8)) }
+            FileHandle.standardError.write(Data("herald: \(issues.count) problem(s) in \(path)\n".utf8))
+            throw ExitCode(1)
+        }
+        var objects: [String: (file: String, node: ConfigNode)] = [:]
+        for (file, node) in documents {
+            guard case .string(let kind)? = node["kind"]?.value, case .string(let id)? = node["id"]?.value else { continue }
+            var project: String?
+            if case .string(let name)? = node["project"]?.value { project = name }
+            objects[HeraldConfiguration.key(kind: kind, project: project, id: id)] = (file, node)
+        }
+        return ConfigDirectory(objects: objects, configuration: configuration)
+    }
+}
+
+/// YAML (and JSON, which YAML reads too) into configuration nodes with their lines.
+enum YAMLFiles {
+    static func documents(_ text: String) throws -> [ConfigNode] {
+        do {
+            // Document by document: compose_all's sequence would stop quietly at a syntax error.
+            let parser = try Parser(yaml: text)
+            var nodes: [ConfigNode] = []
+            while let root = try parser.nextRoot() { nodes.append(try node(root)) }
+            return nodes
+        } catch let error as ConfigIssue {
+            throw error
+        } catch let error as YamlError {
+            throw ConfigIssue(file: "", line: Self.line(of: error), message: "not valid YAML: \(Self.message(error))")
+        } catch {
+            throw ConfigIssue(file: "", line: 0, message: "not valid YAML: \(error)")
+        }
+    }
+
+    static func node(_ node: Node) throws -> ConfigNode {
+        let line = node.mark?.line ?? 0
+        switch node {
+        case .scalar(let scalar):
+            switch Tag.Name(rawValue: node.tag.rawValue) {
+            case .null: return ConfigNode(.null, line: line)
+            case .bool: return ConfigNode(node.bool.map(ConfigNode.Value.bool) ?? .string(scalar.string), line: line)
+            case .int, .float: return ConfigNode(node.float.map(ConfigNode.Value.number) ?? .string(scalar.string), line: line)
+            default: return ConfigNode(.string(scalar.string), line: line)
+            }
+        case .sequence(let sequence):
+            return ConfigNode(.array(try sequence.map(Self.node)), line: line)
+        case .mapping(let mapping):
+            var members: [(key: String, node: ConfigNode)] = []
+            for (key, value) in mapping {
+                guard case .scalar(let name) = key else {
+                    throw ConfigIssue(file: "", line: key.mark?.line ?? line, message: "a key must be a plain name")
+                }
+                members.append((name.string, try Self.node(value)))
+            }
+            return ConfigNode(.object(members), line: line)
+        case .alias:
+            throw ConfigIssue(file: "", line: line, message: "aliases are not supported")
+        }
+    }
+
+    static func line(of error: YamlError) -> Int {
+        switch error {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): return mark.line
+        default: return 0
+        }
+    }
+
+    static func message(_ error: YamlError) -> String {
+        switch error {
+        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _): return problem
+        default: return "\(error)"
+        }
+    }
+}
