@@ -1,0 +1,105 @@
+import Foundation
+import HeraldTestSupport
+import Shared
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("Campaigns end to end", .timeLimit(.minutes(3)))
+struct CampaignEndToEndTests {
+    /// A configuration directory: a project, a push template with a French variant, a campaign on ADD_TO_CART.
+    static func configDirectory() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-config-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let files = [
+            "project.yaml": "kind: project\nid: demo\ndefault_language: en\n",
+            "cart.yaml": """
+                kind: template
+                id: cart
+                project: demo
+                channel: push
+                variants:
+                  default:
+                    title: Your cart
+                    body: 'Hi {{ c.first_name | "there" }}, {{ event.product }} is waiting'
+                  fr:
+                    title: Votre panier
+                    body: 'Bonjour {{ c.first_name | "toi" }}, {{ event.product }} vous attend'
+                ---
+                kind: campaign
+                id: cart-now
+                project: demo
+                trigger: {event: ADD_TO_CART, where: 'event.price >= 10'}
+                reeligibility: always
+                messages: [{channel: push, template: cart, app: demo-ios}]
+                ---
+                kind: app
+                id: demo-ios
+                project: demo
+                platform: ios
+                """,
+        ]
+        for (name, text) in files {
+            try text.write(toFile: (directory as NSString).appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        return directory
+    }
+
+    @Test("herald config apply, then an event over HTTP becomes a rendered send request on herald.sends.push")
+    func eventToSend() async throws {
+        let (cluster, ingest, ingestPort) = try await startIngest()
+        let herald = binDirectory.appendingPathComponent("herald").path
+        let directory = try Self.configDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        let (validated, summary) = try runCommand(herald, ["config", "validate", directory])
+        #expect(validated == 0, "\(summary)")
+        let (applied, plan) = try runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
+        #expect(applied == 0, "\(plan)")
+        #expect(plan.contains("+ campaign/demo/cart-now (cart.yaml)"), "\(plan)")
+        // Applying again changes nothing.
+        let (_, again) = try runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
+        #expect(again.contains("herald.config is up to date (4 objects)"), "\(again)")
+
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-orch-e2e-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (orchestrator, _) = try await OrchestratorEndToEndTests.start(cluster, data: data)
+        try await waitUntil("the configuration loaded") { !orchestrator.logs("configuration loaded").isEmpty }
+        #expect(orchestrator.logs("configuration loaded").first?["campaigns"] as? String == "1")
+
+        let rest = ["Authorization": "Bearer rest_demo_0123456789abcdef"]
+        let (updated, updateBody) = try await httpPost(
+            "http://127.0.0.1:\(ingestPort)/v1/profiles/update", headers: rest,
+            body: #"[{"identifiers":{"custom_id":"paul"},"attributes":{"$language":"fr","first_name":"Paul"}}]"#)
+        #expect(updated == 200, "\(updateBody)")
+        let (posted, postBody) = try await httpPost(
+            "http://127.0.0.1:\(ingestPort)/v1/app/events", headers: ["X-Api-Key": "live_demo_ios_0123456789"],
+            body: #"""
+                {"installation_id":"I-1","custom_id":"paul","events":[
+                  {"name":"add_to_cart","id":"cheap","attributes":{"product":"Wax","price":5}},
+                  {"name":"add_to_cart","id":"cart-1","attributes":{"product":"Skis","price":300}}]}
+                """#)
+        #expect(posted == 200, "\(postBody)")
+
+        let sends = try await readTopic(HeraldTopic.sendsPush.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) {
+            !$0.isEmpty
+        }
+        #expect(sends.count == 1)
+        let record = try #require(sends.first)
+        #expect(record.keyString == "demo/paul")
+        let send = try Wire.decode(SendRequest.self, from: try #require(record.value))
+        #expect(send.content == ["title": "Votre panier", "body": "Bonjour Paul, Skis vous attend"])
+        #expect(send.campaign == "cart-now" && send.app == "demo-ios" && send.language == "fr")
+        #expect(send.trigger.eventID == "cart-1" && send.trigger.eventName == "ADD_TO_CART")
+        #expect(send.sendID.count == 32)
+        #expect(send.decidedAt >= send.trigger.at)
+
+        orchestrator.signal(SIGTERM)
+        #expect(try await orchestrator.waitForExit() == 0)
+        ingest.signal(SIGTERM)
+        _ = try await ingest.waitForExit()
+        await cluster.shutdown()
+    }
+}

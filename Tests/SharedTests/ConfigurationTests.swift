@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import Shared
+import Testing
+
+@Suite("Configuration as code")
+struct ConfigurationTests {
+    static let project = #"{"kind":"project","id":"demo"}"#
+    static let template = #"{"kind":"template","id":"t","project":"demo","channel":"push","variants":{"default":{"body":"Hi"}}}"#
+
+    func read(_ objects: [String]) throws -> (HeraldConfiguration, [String]) {
+        let nodes = try objects.map { (file: "f.json", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) }
+        let (config, issues) = HeraldConfiguration.read(nodes)
+        return (config, issues.map(\.message))
+    }
+
+    @Test(
+        "every problem is named",
+        arguments: [
+            (#"{"kind":"segment","id":"s","project":"demo","condition":"c.plan ="}"#,
+             "condition, line 1 column 9: expected a value (a string, a number, true, false, null or now ± a duration), found the end"),
+            (#"{"kind":"segment","id":"s","project":"demo","condition":"x.plan = 1"}"#,
+             "condition, line 1 column 1: `x.plan` is not a path: expected b., c., t., e., email., sms. or push. and a name"),
+            (#"{"kind":"segment","id":"s","project":"demo","condition":"c.a = 1","colour":"red"}"#, "segment: unknown field `colour`"),
+            (#"{"kind":"widget","id":"w"}"#, #"kind: expected one of project, app, segment, template, campaign, found "widget""#),
+            (#"{"kind":"segment","id":"a b","project":"demo","condition":"c.a = 1"}"#, #"id: "a b" is not an identifier (letters, digits, _, - and ., at most 128)"#),
+            (#"{"kind":"segment","id":"s","project":"nope","condition":"c.a = 1"}"#, "segment s: no project nope"),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"fax","variants":{}}"#, #"channel: expected push, email or sms, found "fax""#),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"xx":{"text":"a"}}}"#, #"variants: "xx" is not an ISO 639-1 language code or `default`"#),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"email","variants":{"default":{"subject":"a"}}}"#, "variants.default: missing `text`"),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"{{ d.x }}"}}}"#,
+             "variants.default.text: `{{ d.x }}`: expected c.<attribute>, b.<native>, event.<attribute> or trigger.<property>"),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"{{ c.x | there }}"}}}"#,
+             "variants.default.text: `{{ c.x | there }}`: the default after `|` is a string in double quotes"),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"{{ c.x "}}}"#,
+             "variants.default.text: `{{` without a closing `}}`"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"delay":"5x","messages":[{"channel":"push","template":"t"}]}"#,
+             #"delay: expected a duration such as 30m, 1h or 7d, found "5x""#),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"cancel_on":["B"],"messages":[{"channel":"push","template":"t"}]}"#,
+             "cancel_on: only a campaign with a `delay` can be cancelled"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A","where":"c.plan = 1"},"messages":[{"channel":"push","template":"t"}]}"#,
+             "condition, line 1 column 1: `c.plan` is not a path: expected event. and a name"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"schedule":{"at":"tomorrow"}},"audience":"s","messages":[{"channel":"push","template":"t"}]}"#,
+             #"schedule.at: expected an ISO-8601 time such as 2026-12-01T09:00:00Z, found "tomorrow""#),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"schedule":{"at":"2026-12-01T09:00:00Z"}},"messages":[{"channel":"push","template":"t"}]}"#,
+             "a scheduled campaign needs an `audience` segment: the profiles it sends to"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"segment_entry":"nope"},"messages":[{"channel":"push","template":"t"}]}"#,
+             "campaign c: trigger.segment_entry: no segment nope in project demo"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"messages":[{"channel":"sms","template":"t"}]}"#,
+             "campaign c: messages[0]: template t is for push, not sms"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"reeligibility":{"max":0,"per":"1d"},"messages":[{"channel":"push","template":"t"}]}"#,
+             "reeligibility.max: expected a whole number of sends, 1 or more"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"bell":true},"messages":[{"channel":"push","template":"t"}]}"#,
+             "trigger: expected event, segment_entry, schedule or api, found `bell`"),
+        ])
+    func problems(object: String, message: String) throws {
+        let (_, issues) = try read([Self.project, Self.template, object])
+        #expect(issues == [message])
+    }
+
+    @Test("a valid directory reads whole; the same object twice is refused")
+    func valid() throws {
+        let (config, issues) = try read([
+            Self.project, Self.template,
+            #"{"kind":"segment","id":"s","project":"demo","condition":"c.a = 1"}"#,
+            #"{"kind":"campaign","id":"c","project":"demo","type":"transactional","trigger":{"event":"A","where":"event.price > 3"},"audience":"s","delay":"90m","cancel_on":["B"],"expires_after":"1d","reeligibility":{"max":2,"per":"7d"},"messages":[{"channel":"push","template":"t"}]}"#,
+        ])
+        #expect(issues.isEmpty)
+        let campaign = try #require(config.campaigns["demo/c"])
+        #expect(!campaign.marketing && campaign.delay == 5400 && campaign.expiresAfter == 86_400)
+        #expect(campaign.reeligibility == .limit(count: 2, period: 7 * 86_400))
+        #expect(campaign.cancelOn == ["B"] && campaign.audience == "s")
+        let (_, twice) = try read([Self.project, Self.project])
+        #expect(twice == ["project/demo is also defined in f.json:0"])
+    }
+
+    @Test("templates: placeholders, defaults, and nothing half-filled")
+    func templates() throws {
+        let text = try TemplateText(parsing: #"Hi {{ c.name | "there" }}, {{event.product}}!"#)
+        #expect(text.paths == ["c.name", "event.product"])
+        #expect(try text.render { ["c.name": "Paul", "event.product": "Skis"][$0] } == "Hi Paul, Skis!")
+        #expect(try text.render { ["event.product": "Skis"][$0] } == "Hi there, Skis!")
+        #expect(throws: TemplateError.self) { try text.render { ["c.name": "Paul"][$0] } }
+        #expect(try TemplateText(parsing: "plain").render { _ in nil } == "plain")
+    }
+
+    @Test("herald.config records round-trip; a tombstone removes the object")
+    func topicRecords() throws {
+        let node = ConfigNode(json: try JSONParser.parse(Array(Self.project.utf8)))
+        let value = ConfigTopic.value(node, file: "p.yaml", at: Date(timeIntervalSince1970: 0))
+        let (file, back) = try ConfigTopic.object(value)
+        #expect(file == "p.yaml" && back == node)
+        var objects: [String: (file: String, node: ConfigNode)] = [:]
+        let records = [
+            KafkaRecord(topic: "herald.config", partition: 0, offset: 0, key: Array("project/demo".utf8), value: value),
+            KafkaRecord(topic: "herald.config", partition: 0, offset: 1, key: Array("project/old".utf8), value: value),
+            KafkaRecord(topic: "herald.config", partition: 0, offset: 2, key: Array("project/old".utf8), value: nil),
+        ]
+        ConfigTopic.fold(records, into: &objects, logger: .init(label: "test"))
+        #expect(objects.keys.sorted() == ["project/demo"])
+    }
+}
