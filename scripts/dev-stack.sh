@@ -64,6 +64,12 @@ export KAFKA_BOOTSTRAP_SERVERS="$(cat "$run_dir/bootstrap")"
 export HERALD_HTTP_HOST=127.0.0.1 HERALD_LOG_FORMAT="$log_format"
 HERALD_HTTP_PORT="${INGEST_PORT:-8080}" HERALD_APPS_FILE="${HERALD_APPS_FILE:-config/apps.sample.json}" \
     start ingest "$bin/herald-ingest"
+# Segments, campaigns and templates (config-as-code) go to herald.config before the orchestrator reads it.
+config_dir="${HERALD_CONFIG_DIR:-config/example}"
+if ! "$bin/herald" config apply "$config_dir" --bootstrap "$KAFKA_BOOTSTRAP_SERVERS" | sed 's/^/[config]       /'; then
+    echo "dev-stack: $config_dir is not valid (see above)" >&2
+    stop
+fi
 HERALD_HTTP_PORT="${ORCHESTRATOR_PORT:-8081}" HERALD_DATA_DIR="$run_dir/data/orchestrator" \
     start orchestrator "$bin/herald-orchestrator"
 HERALD_HTTP_PORT="${NOTIFIER_PORT:-8082}" HERALD_DATA_DIR="$run_dir/data/notifier" \
@@ -74,6 +80,12 @@ dev-stack: Kafka at $KAFKA_BOOTSTRAP_SERVERS (also in $run_dir/bootstrap)
 dev-stack: ingest http://127.0.0.1:${INGEST_PORT:-8080}  orchestrator http://127.0.0.1:${ORCHESTRATOR_PORT:-8081}  notifier http://127.0.0.1:${NOTIFIER_PORT:-8082}
 dev-stack: try  kcat -b \$(cat $run_dir/bootstrap) -L   or   curl 127.0.0.1:${INGEST_PORT:-8080}/health   — Ctrl-C stops everything
 INFO
+
+# The demo feed (DEMO_FEED=0 turns it off), once the ingest answers.
+if [ "${DEMO_FEED:-1}" != 0 ]; then
+    for _ in $(seq 100); do curl -sf "127.0.0.1:${INGEST_PORT:-8080}/health" >/dev/null && break; sleep 0.2; done
+    bash scripts/demo-feed.sh "${DEMO_USERS:-20}" 2 2>&1 | sed 's/^/[demo-feed]    /' &
+fi
 
 # Until Ctrl-C, or until one process exits on its own (then stop the rest).
 while :; do

@@ -24,13 +24,25 @@ actor PartitionManager: KafkaRebalanceListener {
     private(set) var rules: EngagementRules?
     private let clock: @Sendable () -> Date
     /// Segments to backfill per partition, and where each stands.
-    private var backfills: [Int32: [Backfill]] = [:]
+    private var backfills: [Int32: Backfill] = [:]
 
+    /// A partition's backfill: the segments left (the first in progress, from `after`), and progress for the logs.
     struct Backfill {
-        var segment: String
+        var segments: [String]
+        var total: Int
         var after: String?
         var evaluated = 0
         var started = ContinuousClock.now
+        var lastReport = ContinuousClock.now
+
+        var metadata: Logger.Metadata {
+            let elapsed = ContinuousClock.now - started
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return [
+                "segments_done": "\(total - segments.count)", "segments": "\(total)", "profiles": "\(evaluated)",
+                "profiles_per_second": "\(Int(Double(evaluated) / max(seconds, 0.001)))",
+            ]
+        }
     }
 
     init(
@@ -63,10 +75,14 @@ actor PartitionManager: KafkaRebalanceListener {
         guard let rules, let database = databases[number] else { return }
         do {
             let pending = try await database.reconcile(rules: rules)
-            backfills[number] = pending.map { Backfill(segment: $0) }
-            for segment in pending {
-                logger.info("segment backfill started", metadata: ["partition": "\(number)", "segment": "\(segment)"])
+            guard !pending.isEmpty else {
+                backfills.removeValue(forKey: number)
+                return
             }
+            backfills[number] = Backfill(segments: pending, total: pending.count)
+            logger.info(
+                "segment backfill started",
+                metadata: ["partition": "\(number)", "segments": .string(pending.joined(separator: ","))])
         } catch {
             logger.error("configuration not applied to partition", metadata: ["partition": "\(number)", "error": "\(error)"])
         }
@@ -90,36 +106,40 @@ actor PartitionManager: KafkaRebalanceListener {
         }
         let deadline = ContinuousClock.now + budget
         for number in backfills.keys.sorted() {
-            while var job = backfills[number]?.first, ContinuousClock.now < deadline, let database = databases[number] {
+            while var job = backfills[number], let segment = job.segments.first, ContinuousClock.now < deadline,
+                let database = databases[number]
+            {
                 do {
-                    let chunk = try await database.backfill(rules: rules, segment: job.segment, after: job.after)
+                    let chunk = try await database.backfill(rules: rules, segment: segment, after: job.after)
                     job.after = chunk.last
                     job.evaluated += chunk.evaluated
                 } catch {
-                    logger.error("segment backfill failed", metadata: ["partition": "\(number)", "segment": "\(job.segment)", "error": "\(error)"])
+                    // Left as is: the next configuration change (or the partition's next opening) asks again.
+                    logger.error(
+                        "segment backfill failed",
+                        metadata: ["partition": "\(number)", "segment": "\(segment)", "error": "\(error)"])
                     job.after = nil
                 }
-                let seconds = Double((ContinuousClock.now - job.started).components.attoseconds) / 1e18
-                    + Double((ContinuousClock.now - job.started).components.seconds)
-                let metadata: Logger.Metadata = [
-                    "partition": "\(number)", "segment": "\(job.segment)", "profiles": "\(job.evaluated)",
-                    "profiles_per_second": "\(Int(Double(job.evaluated) / max(seconds, 0.001)))",
-                ]
-                if job.after == nil {
-                    backfills[number]?.removeFirst()
-                    logger.info("segment backfill done", metadata: metadata)
-                } else {
-                    backfills[number]?[0] = job
-                    if job.evaluated % 50_000 < 2000 { logger.info("segment backfill progress", metadata: metadata) }
+                if job.after == nil { job.segments.removeFirst() }
+                if job.segments.isEmpty {
+                    backfills.removeValue(forKey: number)
+                    logger.info("segment backfill done", metadata: job.metadata.merging(["partition": "\(number)"]) { $1 })
+                    break
                 }
+                if ContinuousClock.now - job.lastReport >= .seconds(10) {
+                    job.lastReport = ContinuousClock.now
+                    logger.info(
+                        "segment backfill progress",
+                        metadata: job.metadata.merging(["partition": "\(number)", "segment": "\(segment)"]) { $1 })
+                }
+                backfills[number] = job
             }
-            if backfills[number]?.isEmpty ?? true { backfills.removeValue(forKey: number) }
         }
         return more || !backfills.isEmpty
     }
 
     /// Segment backfills not finished yet (for health and tests).
-    var backfillsPending: Int { backfills.values.reduce(0) { $0 + $1.count } }
+    var backfillsPending: Int { backfills.values.reduce(0) { $0 + $1.segments.count } }
 
     /// The segments a profile is in, if a partition of this instance holds it.
     func segments(key: String) async throws -> [String]? {

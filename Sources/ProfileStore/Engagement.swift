@@ -4,6 +4,7 @@ import GRDB
 import Logging
 import Metrics
 import Shared
+import Synchronization
 
 /// What made a campaign consider a profile, kept whole in a delay's timer.
 struct TriggerContext: Sendable {
@@ -83,6 +84,10 @@ struct Engagement {
 
     static func project(ofKey key: String) -> String { String(key.prefix { $0 != "/" }) }
 
+    /// Segment evaluations since the process started (`herald_segment_evaluations_total`; read by the benchmark).
+    package static let evaluations = Atomic<Int>(0)
+    private static let evaluationsMetric = Counter(label: "herald_segment_evaluations_total")
+
     // MARK: Segments
 
     /// Re-evaluates the segments of the profile that read one of `changes`; an entry fires the segment's entry
@@ -93,26 +98,53 @@ struct Engagement {
             try leaveAll(key: key)
             return
         }
-        for segment in rules.segments(project: Self.project(ofKey: key), reading: changes) {
-            try evaluate(segment, values: values, cause: cause, fireEntries: true)
+        let segments = rules.segments(project: Self.project(ofKey: key), reading: changes)
+        guard !segments.isEmpty else { return }
+        let stored = try StoredMembership(db, key: key)
+        for segment in segments {
+            try evaluate(segment, values: values, cause: cause, fireEntries: true, stored: stored)
         }
     }
 
-    /// Whether the profile is in `segment` now; stores membership and the next time-flip timer; returns whether it
-    /// entered.
+    /// A profile's stored segment state, read once for all the segments evaluated after a write.
+    struct StoredMembership {
+        var segments: Set<String> = []
+        /// Segment key → due time of its time-flip timer.
+        var timers: [String: String] = [:]
+
+        init(_ db: Database, key: String) throws {
+            segments = Set(
+                try String.fetchAll(
+                    db.cachedStatement(sql: "SELECT segment_key FROM segment_members WHERE profile_key = ?"), arguments: [key]))
+            for row in try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT ref, due_at FROM timers WHERE profile_key = ? AND kind = 'segment'"),
+                arguments: [key])
+            {
+                timers[row["ref"]] = row["due_at"]
+            }
+        }
+    }
+
+    /// Whether the profile is in `segment` now; stores membership and the next time-flip timer (writing only what
+    /// changed); returns whether it entered.
     @discardableResult
-    mutating func evaluate(_ segment: CompiledSegment, values: ProfileValues, cause: String, fireEntries: Bool) throws -> Bool {
+    mutating func evaluate(
+        _ segment: CompiledSegment, values: ProfileValues, cause: String, fireEntries: Bool, stored: StoredMembership
+    ) throws -> Bool {
         let key = values.key
+        Self.evaluations.add(1, ordering: .relaxed)
+        Self.evaluationsMetric.increment()
         let read = { (path: SegmentPath) in values.read(path) }
         let member = segment.definition.condition.matches(at: now, read: read)
-        let wasMember = try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT 1 FROM segment_members WHERE segment_key = ? AND profile_key = ?"),
-            arguments: [segment.key, key]) ?? false
-        if let next = segment.definition.condition.nextChange(after: now, read: read) {
-            try setTimer(key: key, kind: "segment", ref: segment.key, due: next)
-        } else {
-            try db.executeCached(
-                sql: "DELETE FROM timers WHERE profile_key = ? AND kind = 'segment' AND ref = ?", arguments: [key, segment.key])
+        let wasMember = stored.segments.contains(segment.key)
+        let next = segment.definition.condition.nextChange(after: now, read: read).map(WireTime.format)
+        if next != stored.timers[segment.key] {
+            if let next {
+                try setTimer(key: key, kind: "segment", ref: segment.key, due: next)
+            } else {
+                try db.executeCached(
+                    sql: "DELETE FROM timers WHERE profile_key = ? AND kind = 'segment' AND ref = ?", arguments: [key, segment.key])
+            }
         }
         guard member != wasMember else { return false }
         Counter(label: "herald_segment_transitions_total", dimensions: [("direction", member ? "entry" : "exit")]).increment()
@@ -145,12 +177,16 @@ struct Engagement {
     }
 
     func setTimer(key: String, kind: String, ref: String, due: Date, payload: JSONValue? = nil) throws {
+        try setTimer(key: key, kind: kind, ref: ref, due: WireTime.format(due), payload: payload)
+    }
+
+    func setTimer(key: String, kind: String, ref: String, due: String, payload: JSONValue? = nil) throws {
         try db.executeCached(
             sql: """
                 INSERT INTO timers (profile_key, kind, ref, due_at, payload) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (profile_key, kind, ref) DO UPDATE SET due_at = excluded.due_at, payload = excluded.payload
                 """,
-            arguments: [key, kind, ref, WireTime.format(due), payload.map { String(decoding: $0.serialized, as: UTF8.self) }])
+            arguments: [key, kind, ref, due, payload.map { String(decoding: $0.serialized, as: UTF8.self) }])
     }
 
     // MARK: Events

@@ -23,7 +23,8 @@ extension Engagement {
                 guard let segment = rules.segmentsByProject[Self.project(ofKey: key)]?.first(where: { $0.key == ref }) else { continue }
                 let values = ProfileValues(db: db, key: key)
                 guard values.exists else { continue }
-                try evaluate(segment, values: values, cause: "at \(due)", fireEntries: true)
+                // Read after the timer's row was deleted: a next flip is written again.
+                try evaluate(segment, values: values, cause: "at \(due)", fireEntries: true, stored: try StoredMembership(db, key: key))
             case "delay":
                 let campaignKey = String(ref.prefix { $0 != " " })
                 guard let campaign = rules.config.campaigns[campaignKey],
@@ -125,7 +126,9 @@ extension Engagement {
                 sql: "SELECT profile_key FROM profiles WHERE profile_key > ? AND profile_key < ? ORDER BY profile_key LIMIT ?"),
             arguments: [after ?? "\(project)/", "\(project)0", limit])
         for key in keys {
-            try evaluate(segment, values: ProfileValues(db: db, key: key), cause: "backfill", fireEntries: false)
+            try evaluate(
+                segment, values: ProfileValues(db: db, key: key), cause: "backfill", fireEntries: false,
+                stored: try StoredMembership(db, key: key))
         }
         if keys.count < limit {
             try db.execute(

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Shared
+import Synchronization
 import Testing
 
 @testable import Orchestrator
@@ -144,5 +145,105 @@ struct OrchestratorBenchmark {
 
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// Not a test: segment figures for scripts/bench/segments (runs only with HERALD_BENCH=1, in release).
+@Suite("Segment benchmark", .enabled(if: ProcessInfo.processInfo.environment["HERALD_BENCH"] != nil), .serialized)
+struct SegmentBenchmark {
+    /// 100 segments over the paths the workload writes: custom attributes, event counts and recency (time conditions,
+    /// so timers too), tags, natives, email and push reachability, in and contains.
+    static func hundredSegments() throws -> HeraldConfiguration {
+        let events = ["VIEWED_ITEM", "ADDED_TO_CART", "PURCHASED", "APP_OPEN"]
+        var objects = [#"{"kind":"project","id":"demo"}"#]
+        for index in 0..<100 {
+            let event = events[index % 4]
+            let condition: String
+            switch index % 10 {
+            case 0: condition = "c.plan = \"\(["free", "gold", "pro"][index % 3])\""
+            case 1: condition = "c.visits > \(index * 1000)"
+            case 2: condition = "e.\(event).count >= \(index / 10 + 1)"
+            case 3: condition = "e.\(event).last > now - \(index / 10 + 1)d"
+            case 4: condition = "e.\(event).item_id = \"sku-\(index)\""
+            case 5: condition = "c.interests contains \"i\(index % 40)\""
+            case 6: condition = "email.marketing = \"subscribed\" and email.reachable = true"
+            case 7: condition = "push.reachable = true and b.app_version in [\"3.\(index % 7)\", \"3.\((index + 1) % 7)\"]"
+            case 8: condition = "e.\(event).price > \(index % 100) and not c.plan = \"free\""
+            default: condition = "b.last_visit_date > now - \(index / 10 + 1)h or c.visits < \(index * 10)"
+            }
+            let object = JSONValue.object([
+                JSONMember("kind", .string("segment")), JSONMember("id", .string("s\(index)")),
+                JSONMember("project", .string("demo")), JSONMember("condition", .string(condition)),
+            ])
+            objects.append(String(decoding: object.serialized, as: UTF8.self))
+        }
+        let nodes = try objects.map { (file: "bench", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) }
+        let (config, issues) = HeraldConfiguration.read(nodes)
+        precondition(issues.isEmpty, "\(issues)")
+        return config
+    }
+
+    @Test("segment re-evaluations per second on profile writes with 100 segments, and a backfill over 1M profiles")
+    func segments() async throws {
+        let workload = try OrchestratorBenchmark.workload()
+        let config = try Self.hundredSegments()
+        let rules = EngagementRules(config: config, clock: { t0 + 200_000 })
+        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        // The same profiles first, so that the measured writes re-evaluate existing members.
+        let before = Engagement.evaluations.load(ordering: .relaxed)
+        let start = ContinuousClock.now
+        for batchStart in stride(from: 0, to: workload.count, by: OrchestratorBenchmark.batchSize) {
+            let batch = Array(workload[batchStart..<min(batchStart + OrchestratorBenchmark.batchSize, workload.count)])
+            _ = try await database.applyBatch(batch) { db, record in try ProfileApplier.apply(db, record: record, rules: rules) }
+        }
+        let seconds = OrchestratorBenchmark.seconds(ContinuousClock.now - start)
+        let evaluations = Engagement.evaluations.load(ordering: .relaxed) - before
+        let (members, timers) = try await database.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") ?? 0,
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM timers") ?? 0)
+        }
+
+        // Backfill: 1M profiles with attributes written straight into a partition, then a new segment over them.
+        let profiles = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_PROFILES"] ?? "") ?? 1_000_000
+        let big = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let fillStart = ContinuousClock.now
+        for chunk in stride(from: 0, to: profiles, by: 50_000) {
+            try await big.write { db in
+                let time = WireTime.format(t0)
+                for index in chunk..<min(chunk + 50_000, profiles) {
+                    let key = "demo/user-\(index)"
+                    try db.execute(
+                        sql: "INSERT INTO profiles (profile_key, project, custom_id, language, created_at, updated_at) VALUES (?, 'demo', ?, ?, ?, ?)",
+                        arguments: [key, "user-\(index)", index % 2 == 0 ? "fr" : "en", time, time])
+                    try db.execute(
+                        sql: "INSERT INTO profile_attributes (profile_key, name, type, value, updated_at) VALUES (?, 'plan', 's', ?, ?), (?, 'visits', 'i', ?, ?)",
+                        arguments: [key, "\"\(["free", "gold", "pro"][index % 3])\"", time, key, "\(index % 1000)", time])
+                }
+            }
+        }
+        let fillSeconds = OrchestratorBenchmark.seconds(ContinuousClock.now - fillStart)
+        let newSegment = try configuration(
+            #"{"kind":"project","id":"demo"}"#,
+            #"{"kind":"segment","id":"gold-fr","project":"demo","condition":"c.plan = \"gold\" and b.language = \"fr\" and c.visits >= 100"}"#)
+        let backfillRules = EngagementRules(config: newSegment, clock: { t0 })
+        let pending = try await big.reconcile(rules: backfillRules)
+        let backfillStart = ContinuousClock.now
+        var after: String?
+        var evaluated = 0
+        repeat {
+            let chunk = try await big.backfill(rules: backfillRules, segment: pending[0], after: after)
+            after = chunk.last
+            evaluated += chunk.evaluated
+        } while after != nil
+        let backfillSeconds = OrchestratorBenchmark.seconds(ContinuousClock.now - backfillStart)
+        let entered = try await big.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") ?? 0 }
+        print(
+            """
+            segment benchmark (\(ProcessInfo.processInfo.activeProcessorCount) cores, 100 segments, \(workload.count) writes over 2000 profiles, batches of \(OrchestratorBenchmark.batchSize))
+              profile writes applied   \(Int(Double(workload.count) / seconds)) records/s with the segments
+              segment re-evaluations   \(Int(Double(evaluations) / seconds)) /s   (\(evaluations) in all, \(String(format: "%.1f", Double(evaluations) / Double(workload.count))) per write; \(members) memberships, \(timers) timers at the end)
+              backfill of a new segment over \(evaluated) profiles: \(Int(Double(evaluated) / backfillSeconds)) profiles/s (\(String(format: "%.1f", backfillSeconds)) s, \(entered) members; filling took \(String(format: "%.0f", fillSeconds)) s)
+            """)
+        #expect(evaluations > 0 && evaluated == profiles)
     }
 }
