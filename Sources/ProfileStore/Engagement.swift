@@ -102,7 +102,7 @@ struct Engagement {
         guard !segments.isEmpty else { return }
         let stored = try StoredMembership(db, key: key)
         for segment in segments {
-            try evaluate(segment, values: values, cause: cause, fireEntries: true, stored: stored)
+            try evaluate(segment, values: values, cause: cause, fireCampaigns: true, stored: stored)
         }
     }
 
@@ -126,10 +126,10 @@ struct Engagement {
     }
 
     /// Whether the profile is in `segment` now; stores membership and the next time-flip timer (writing only what
-    /// changed); returns whether it entered.
+    /// changed); an entry or an exit fires the segment's entry or exit campaigns. Returns whether it entered.
     @discardableResult
     mutating func evaluate(
-        _ segment: CompiledSegment, values: ProfileValues, cause: String, fireEntries: Bool, stored: StoredMembership
+        _ segment: CompiledSegment, values: ProfileValues, cause: String, fireCampaigns: Bool, stored: StoredMembership
     ) throws -> Bool {
         let key = values.key
         Self.evaluations.add(1, ordering: .relaxed)
@@ -152,7 +152,7 @@ struct Engagement {
             try db.executeCached(
                 sql: "INSERT INTO segment_members (segment_key, profile_key, since) VALUES (?, ?, ?)",
                 arguments: [segment.key, key, WireTime.format(now)])
-            if fireEntries {
+            if fireCampaigns {
                 for campaign in rules.entryCampaigns[segment.key] ?? [] {
                     try trigger(
                         campaign, key: key,
@@ -163,6 +163,13 @@ struct Engagement {
         }
         try db.executeCached(
             sql: "DELETE FROM segment_members WHERE segment_key = ? AND profile_key = ?", arguments: [segment.key, key])
+        if fireCampaigns {
+            for campaign in rules.exitCampaigns[segment.key] ?? [] {
+                try trigger(
+                    campaign, key: key,
+                    TriggerContext(type: "segment_exit", occurrence: "exit \(segment.definition.id) \(cause)", at: now))
+            }
+        }
         return false
     }
 
@@ -304,16 +311,7 @@ struct Engagement {
         }
         let read = { (path: String) -> String? in
             let names = path.split(separator: ".", maxSplits: 1).map(String.init)
-            if names[0] == "event" || names[0] == "trigger" {
-                switch context.value(names[0], names[1]) {
-                case .string(let text)?: return text
-                case .number(let number)?: return ProfileValues.format(number)
-                case .bool(let flag)?: return flag ? "true" : "false"
-                case .time(let time)?: return WireTime.format(time)
-                case .strings(let items)?: return items.joined(separator: ", ")
-                case nil: return nil
-                }
-            }
+            if names[0] == "event" || names[0] == "trigger" { return context.value(names[0], names[1])?.text }
             return values.text(path)
         }
         var content: [String: String] = [:]

@@ -10,8 +10,9 @@ package struct EngagementRules: Sendable {
     let segmentsByProject: [String: [CompiledSegment]]
     /// `<project>/<EVENT>` → campaigns triggered by the event.
     let eventCampaigns: [String: [CampaignDefinition]]
-    /// Segment key → campaigns triggered by entering it.
+    /// Segment key → campaigns triggered by entering it, and by leaving it.
     let entryCampaigns: [String: [CampaignDefinition]]
+    let exitCampaigns: [String: [CampaignDefinition]]
     /// `<project>/<EVENT>` → campaigns whose waiting delays the event cancels.
     let cancellers: [String: [CampaignDefinition]]
 
@@ -30,17 +31,20 @@ package struct EngagementRules: Sendable {
         segmentsByProject = segments
         var events: [String: [CampaignDefinition]] = [:]
         var entries: [String: [CampaignDefinition]] = [:]
+        var exits: [String: [CampaignDefinition]] = [:]
         var cancels: [String: [CampaignDefinition]] = [:]
         for campaign in config.campaigns.values.sorted(by: { $0.key < $1.key }) where campaign.enabled {
             switch campaign.trigger {
             case .event(let name, _): events["\(campaign.project)/\(name)", default: []].append(campaign)
             case .segmentEntry(let segment): entries["\(campaign.project)/\(segment)", default: []].append(campaign)
+            case .segmentExit(let segment): exits["\(campaign.project)/\(segment)", default: []].append(campaign)
             case .schedule, .api: break
             }
             for name in campaign.cancelOn { cancels["\(campaign.project)/\(name)", default: []].append(campaign) }
         }
         eventCampaigns = events
         entryCampaigns = entries
+        exitCampaigns = exits
         cancellers = cancels
     }
 

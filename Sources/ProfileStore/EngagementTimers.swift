@@ -24,7 +24,7 @@ extension Engagement {
                 let values = ProfileValues(db: db, key: key)
                 guard values.exists else { continue }
                 // Read after the timer's row was deleted: a next flip is written again.
-                try evaluate(segment, values: values, cause: "at \(due)", fireEntries: true, stored: try StoredMembership(db, key: key))
+                try evaluate(segment, values: values, cause: "at \(due)", fireCampaigns: true, stored: try StoredMembership(db, key: key))
             case "delay":
                 let campaignKey = String(ref.prefix { $0 != " " })
                 guard let campaign = rules.config.campaigns[campaignKey],
@@ -127,7 +127,7 @@ extension Engagement {
             arguments: [after ?? "\(project)/", "\(project)0", limit])
         for key in keys {
             try evaluate(
-                segment, values: ProfileValues(db: db, key: key), cause: "backfill", fireEntries: false,
+                segment, values: ProfileValues(db: db, key: key), cause: "backfill", fireCampaigns: false,
                 stored: try StoredMembership(db, key: key))
         }
         if keys.count < limit {

@@ -13,6 +13,8 @@ final class ProfileValues {
     private var installations: [Row]?
     private var events: [String: Row?] = [:]
     private var allTags: Set<String>?
+    /// Values already read: conditions read a path twice (the answer, then the next flip) and segments share paths.
+    private var cache: [SegmentPath: SegmentValue?] = [:]
 
     init(db: Database, key: String) {
         self.db = db
@@ -30,6 +32,13 @@ final class ProfileValues {
     var exists: Bool { profile != nil }
 
     func read(_ path: SegmentPath) -> SegmentValue? {
+        if let cached = cache[path] { return cached }
+        let value = load(path)
+        cache[path] = value
+        return value
+    }
+
+    private func load(_ path: SegmentPath) -> SegmentValue? {
         guard let profile, let first = path.names.first else { return nil }
         switch path.namespace {
         case "c":
@@ -69,14 +78,7 @@ final class ProfileValues {
         if names[0] == "c", names.count == 2, let attribute = customAttributes()[names[1]] {
             return Self.text(json: attribute.value)
         }
-        switch read(SegmentPath(names[0], Array(names.dropFirst()))) {
-        case .string(let text)?: return text
-        case .number(let number)?: return Self.format(number)
-        case .bool(let flag)?: return flag ? "true" : "false"
-        case .time(let time)?: return WireTime.format(time)
-        case .strings(let items)?: return items.joined(separator: ", ")
-        case nil: return nil
-        }
+        return read(SegmentPath(names[0], Array(names.dropFirst())))?.text
     }
 
     /// The profile's language: its own, else the most recently seen installation's.
@@ -101,10 +103,16 @@ final class ProfileValues {
 
     private func installationRows() -> [Row] {
         if let installations { return installations }
+        // The columns natives and push reachability read, most recently seen first.
         let rows =
             (try? Row.fetchAll(
                 db.cachedStatement(
-                    sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY last_visit_at DESC, installation_id"),
+                    sql: """
+                        SELECT token, opted_out, notification_permission, detected_language, detected_region, timezone,
+                            install_date, last_visit_at, last_push_at, app_version, app_build, os_version, sdk_version,
+                            device_brand, device_model
+                        FROM installations WHERE profile_key = ? ORDER BY last_visit_at DESC, installation_id
+                        """),
                 arguments: [key])) ?? []
         installations = rows
         return rows
@@ -136,13 +144,14 @@ final class ProfileValues {
     }
 
     private func native(_ name: String, _ profile: Row) -> SegmentValue? {
-        let installations = installationRows()
         func time(_ text: String?) -> SegmentValue? { text.flatMap(WireTime.parse).map(SegmentValue.time) }
-        func latest(_ column: String) -> String? { installations.lazy.compactMap { $0[column] as String? }.first }
+        func latest(_ column: String) -> String? { installationRows().lazy.compactMap { $0[column] as String? }.first }
+        var installations: [Row] { installationRows() }
         switch name {
         case "language", "region", "timezone":
-            let detected = name == "timezone" ? "timezone" : "detected_\(name)"
-            return ((profile[name] as String?) ?? latest(detected)).map(SegmentValue.string)
+            // The profile's own value first: installations are read only when it has none.
+            if let own = profile[name] as String? { return .string(own) }
+            return latest(name == "timezone" ? "timezone" : "detected_\(name)").map(SegmentValue.string)
         case "custom_id": return (profile["custom_id"] as String?).map(SegmentValue.string)
         case "install_date": return time(installations.compactMap { $0["install_date"] as String? }.min())
         case "last_visit_date": return time(installations.compactMap { $0["last_visit_at"] as String? }.max())
@@ -207,9 +216,5 @@ final class ProfileValues {
         case .array(let items): return items.compactMap(\.stringValue).joined(separator: ", ")
         default: return nil
         }
-    }
-
-    static func format(_ number: Double) -> String {
-        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 }

@@ -261,7 +261,7 @@ struct CampaignTests {
         }
     }
 
-    @Test("segment entry, audience, schedule and API triggers")
+    @Test("segment entry and exit, audience, schedule and API triggers")
     func otherTriggers() async throws {
         let config = try configuration(
             demoProject,
@@ -269,6 +269,7 @@ struct CampaignTests {
             #"{"kind":"template","id":"code","project":"demo","channel":"sms","variants":{"default":{"text":"Code {{ trigger.code }} for {{ c.first_name | \"you\" }}"}}}"#,
             #"{"kind":"template","id":"news","project":"demo","channel":"sms","variants":{"default":{"text":"News for {{ c.first_name | \"you\" }}"}}}"#,
             #"{"kind":"campaign","id":"welcome-vip","project":"demo","trigger":{"segment_entry":"vip"},"messages":[{"channel":"sms","template":"news"}]}"#,
+            #"{"kind":"campaign","id":"vip-left","project":"demo","trigger":{"segment_exit":"vip"},"messages":[{"channel":"sms","template":"news"}]}"#,
             #"{"kind":"campaign","id":"weekly","project":"demo","trigger":{"schedule":{"at":"2026-11-18T12:00:00Z","every":"7d"}},"audience":"vip","reeligibility":"always","messages":[{"channel":"sms","template":"news"}]}"#,
             #"{"kind":"campaign","id":"otp","project":"demo","type":"transactional","trigger":{"api":true},"audience":"vip","reeligibility":"always","messages":[{"channel":"sms","template":"code"}]}"#)
         let harness = try EngagementHarness(config)
@@ -296,5 +297,10 @@ struct CampaignTests {
         #expect(try harness.sends(.sms).last?.occurrence == "schedule 2026-11-18T12:00:00.000Z")
         #expect(try await harness.advance(to: t0 + 3200 + 7 * 86_400) == 1)
         #expect(try texts().count == 4)
+        // Leaving the segment fires the exit campaign; the next weekly run has nobody to send to.
+        try await harness.apply([try harness.writer.update(id: "3", #"{"vip":false}"#, at: t0 + 3200 + 7 * 86_400)])
+        #expect(try texts().last == "vip-left: News for Paul")
+        #expect(try await harness.advance(to: t0 + 3200 + 14 * 86_400) == 1)
+        #expect(try texts().count == 5)
     }
 }

@@ -46,12 +46,14 @@ struct ConfigurationTests {
              "a scheduled campaign needs an `audience` segment: the profiles it sends to"),
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"segment_entry":"nope"},"messages":[{"channel":"push","template":"t"}]}"#,
              "campaign c: trigger.segment_entry: no segment nope in project demo"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"segment_exit":"gone"},"messages":[{"channel":"push","template":"t"}]}"#,
+             "campaign c: trigger.segment_exit: no segment gone in project demo"),
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"messages":[{"channel":"sms","template":"t"}]}"#,
              "campaign c: messages[0]: template t is for push, not sms"),
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"reeligibility":{"max":0,"per":"1d"},"messages":[{"channel":"push","template":"t"}]}"#,
              "reeligibility.max: expected a whole number of sends, 1 or more"),
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"bell":true},"messages":[{"channel":"push","template":"t"}]}"#,
-             "trigger: expected event, segment_entry, schedule or api, found `bell`"),
+             "trigger: expected event, segment_entry, segment_exit, schedule or api, found `bell`"),
         ])
     func problems(object: String, message: String) throws {
         let (_, issues) = try read([Self.project, Self.template, object])

@@ -198,7 +198,7 @@ struct ConfigReader {
             fail(node["type"], "type: expected marketing or transactional, found \"\(type)\"")
         }
         guard let triggerNode = node["trigger"] else {
-            fail(node, "missing `trigger` (event, segment_entry, schedule or api)")
+            fail(node, "missing `trigger` (event, segment_entry, segment_exit, schedule or api)")
             return nil
         }
         guard let trigger = trigger(triggerNode) else { return nil }
@@ -242,7 +242,7 @@ struct ConfigReader {
 
     mutating func trigger(_ node: ConfigNode) -> CampaignDefinition.Trigger? {
         guard case .object(let members) = node.value, let first = members.first else {
-            fail(node, "trigger: expected a mapping with one of event, segment_entry, schedule or api")
+            fail(node, "trigger: expected a mapping with one of event, segment_entry, segment_exit, schedule or api")
             return nil
         }
         switch first.key {
@@ -257,6 +257,8 @@ struct ConfigReader {
             return .event(name: name, condition: condition)
         case "segment_entry":
             return identifier(node, "segment_entry").map { .segmentEntry(segment: $0) }
+        case "segment_exit":
+            return identifier(node, "segment_exit").map { .segmentExit(segment: $0) }
         case "schedule":
             let schedule = first.node
             guard let startText = string(schedule, "at") else { return nil }
@@ -272,7 +274,7 @@ struct ConfigReader {
             }
             return .api
         default:
-            fail(first.node, "trigger: expected event, segment_entry, schedule or api, found `\(first.key)`")
+            fail(first.node, "trigger: expected event, segment_entry, segment_exit, schedule or api, found `\(first.key)`")
             return nil
         }
     }

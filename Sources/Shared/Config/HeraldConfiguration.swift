@@ -70,8 +70,11 @@ package struct HeraldConfiguration: Sendable {
             if let audience = campaign.audience {
                 check(segments["\(project)/\(audience)"] != nil, campaign.origin, "\(name): audience: no segment \(audience) in project \(project)")
             }
-            if case .segmentEntry(let segment) = campaign.trigger {
-                check(segments["\(project)/\(segment)"] != nil, campaign.origin, "\(name): trigger.segment_entry: no segment \(segment) in project \(project)")
+            switch campaign.trigger {
+            case .segmentEntry(let segment), .segmentExit(let segment):
+                let field = campaign.trigger == .segmentEntry(segment: segment) ? "segment_entry" : "segment_exit"
+                check(segments["\(project)/\(segment)"] != nil, campaign.origin, "\(name): trigger.\(field): no segment \(segment) in project \(project)")
+            default: break
             }
             for (index, message) in campaign.messages.enumerated() {
                 let template = templates["\(project)/\(message.template)"]
@@ -194,6 +197,8 @@ package struct CampaignDefinition: Sendable {
         case event(name: String, condition: SegmentExpression?)
         /// Entering a segment.
         case segmentEntry(segment: String)
+        /// Leaving a segment.
+        case segmentExit(segment: String)
         /// At a time, or every period from a start, to the members of the audience segment.
         case schedule(start: Date, every: TimeInterval?)
         /// `POST /v1/campaigns/{id}/trigger` on the ingest, with recipients and properties.

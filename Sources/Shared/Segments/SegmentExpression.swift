@@ -53,6 +53,17 @@ package enum SegmentValue: Sendable, Equatable {
     case bool(Bool)
     case time(Date)
     case strings([String])
+
+    /// The value as a template shows it: whole numbers without a decimal point, times in ISO 8601, lists joined.
+    package var text: String {
+        switch self {
+        case .string(let text): text
+        case .number(let number): number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .bool(let flag): flag ? "true" : "false"
+        case .time(let time): WireTime.format(time)
+        case .strings(let items): items.joined(separator: ", ")
+        }
+    }
 }
 
 /// A parse error: where (1-based line and column, and the offset in characters) and what was expected.
