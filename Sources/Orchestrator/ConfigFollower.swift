@@ -12,7 +12,8 @@ final class ConfigFollower: Service, Sendable {
     let consumer: KafkaConsumer
     let manager: PartitionManager
     let logger: Logger
-    private let loaded = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    /// nil until the first read ends: true when it was read whole, false when the follower stopped before.
+    private let loaded = Mutex<(done: Bool?, waiters: [CheckedContinuation<Bool, Never>])>((nil, []))
 
     init(client: KafkaClientSettings, instanceID: String, manager: PartitionManager, logger: Logger) throws {
         consumer = try KafkaConsumer(
@@ -24,33 +25,49 @@ final class ConfigFollower: Service, Sendable {
         self.logger = logger
     }
 
-    func waitUntilLoaded() async {
-        await withCheckedContinuation { continuation in
+    /// Waits for the first whole read; throws if the follower stopped before it (no write is applied without the
+    /// configuration).
+    func waitUntilLoaded() async throws {
+        let done = await withCheckedContinuation { continuation in
             let done = loaded.withLock { state in
-                if !state.done { state.waiters.append(continuation) }
+                if state.done == nil { state.waiters.append(continuation) }
                 return state.done
             }
-            if done { continuation.resume() }
+            if let done { continuation.resume(returning: done) }
         }
+        guard done else { throw CancellationError() }
     }
 
-    private func markLoaded() {
-        let waiters = loaded.withLock { state in
-            state.done = true
+    private func finishLoading(_ done: Bool) {
+        let waiters = loaded.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            guard state.done == nil else { return [] }
+            state.done = done
             defer { state.waiters = [] }
             return state.waiters
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(returning: done) }
     }
 
     func run() async throws {
+        // Stopping (or failing) before the first whole read releases the writes' consumer, which then stops too.
+        defer { finishLoading(false) }
+        do {
+            try await follow()
+        } catch {
+            await consumer.close()
+            throw error
+        }
+        await consumer.close()
+    }
+
+    private func follow() async throws {
         let end = try await consumer.endOffset(ConfigTopic.partition, timeout: .seconds(30))
         var objects: [String: (file: String, node: ConfigNode)] = [:]
         var ready = false
         if end == 0 {
             await publish(objects)
             ready = true
-            markLoaded()
+            finishLoading(true)
         }
         try await withGracefulShutdownHandler {
             for try await batch in consumer.batches() {
@@ -59,13 +76,12 @@ final class ConfigFollower: Service, Sendable {
                 await publish(objects)
                 if !ready {
                     ready = true
-                    markLoaded()
+                    finishLoading(true)
                 }
             }
         } onGracefulShutdown: {
             self.consumer.stop()
         }
-        await consumer.close()
     }
 
     private func publish(_ objects: [String: (file: String, node: ConfigNode)]) async {

@@ -27,7 +27,7 @@ enum Orchestrator {
             client: context.common.kafka, instanceID: context.common.instanceID, manager: manager, logger: context.logger)
         let consumed = ConsumedRecordsMetric(topics: topics.map(\.name))
         let consuming = KafkaConsumerService(consumer: consumer) { batch in
-            await follower.waitUntilLoaded()
+            try await follower.waitUntilLoaded()
             consumed.record(batch)
             try await manager.apply(batch)
         }

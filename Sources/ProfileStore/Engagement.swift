@@ -147,30 +147,25 @@ struct Engagement {
             }
         }
         guard member != wasMember else { return false }
-        Counter(label: "herald_segment_transitions_total", dimensions: [("direction", member ? "entry" : "exit")]).increment()
+        let direction = member ? "entry" : "exit"
+        Counter(label: "herald_segment_transitions_total", dimensions: [("direction", direction)]).increment()
         if member {
             try db.executeCached(
                 sql: "INSERT INTO segment_members (segment_key, profile_key, since) VALUES (?, ?, ?)",
                 arguments: [segment.key, key, WireTime.format(now)])
-            if fireCampaigns {
-                for campaign in rules.entryCampaigns[segment.key] ?? [] {
-                    try trigger(
-                        campaign, key: key,
-                        TriggerContext(type: "segment_entry", occurrence: "entry \(segment.definition.id) \(cause)", at: now))
-                }
-            }
-            return true
+        } else {
+            try db.executeCached(
+                sql: "DELETE FROM segment_members WHERE segment_key = ? AND profile_key = ?", arguments: [segment.key, key])
         }
-        try db.executeCached(
-            sql: "DELETE FROM segment_members WHERE segment_key = ? AND profile_key = ?", arguments: [segment.key, key])
         if fireCampaigns {
-            for campaign in rules.exitCampaigns[segment.key] ?? [] {
+            for campaign in (member ? rules.entryCampaigns : rules.exitCampaigns)[segment.key] ?? [] {
                 try trigger(
                     campaign, key: key,
-                    TriggerContext(type: "segment_exit", occurrence: "exit \(segment.definition.id) \(cause)", at: now))
+                    TriggerContext(
+                        type: "segment_\(direction)", occurrence: "\(direction) \(segment.definition.id) \(cause)", at: now))
             }
         }
-        return false
+        return member
     }
 
     private mutating func leaveAll(key: String) throws {
