@@ -325,9 +325,13 @@ package final class KafkaConsumer: Sendable {
         let queue = runtime.wakeQueues[0]
         var events: [RawEvent] = []
         var records: [KafkaRecord] = []
-        var wait = timeoutMs
-        polling: while records.count < maxRecords, let event = rd_kafka_queue_poll(queue, wait) {
-            wait = 0
+        // The submission that runs this drain yielded the queue (`RdKafkaRuntime.wake`, which is there to interrupt a
+        // drain already blocked when another command comes). A first poll without waiting consumes that stale yield;
+        // without it every drain returned at once and an idle consumer spun at most of a core.
+        var first = rd_kafka_queue_poll(queue, 0)
+        if first == nil { first = rd_kafka_queue_poll(queue, timeoutMs) }
+        polling: while records.count < maxRecords, let event = first ?? rd_kafka_queue_poll(queue, 0) {
+            first = nil
             defer { rd_kafka_event_destroy(event) }
             switch rd_kafka_event_type(event) {
             case RD_KAFKA_EVENT_FETCH:
