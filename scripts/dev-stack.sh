@@ -73,7 +73,7 @@ fi
 HERALD_HTTP_PORT="${ORCHESTRATOR_PORT:-8081}" HERALD_DATA_DIR="$run_dir/data/orchestrator" \
     start orchestrator "$bin/herald-orchestrator"
 HERALD_HTTP_PORT="${NOTIFIER_PORT:-8082}" HERALD_DATA_DIR="$run_dir/data/notifier" \
-    start notifier "$bin/herald-notifier"
+    HERALD_APPS_FILE="${HERALD_APPS_FILE:-config/apps.sample.json}" start notifier "$bin/herald-notifier"
 
 cat <<INFO
 dev-stack: Kafka at $KAFKA_BOOTSTRAP_SERVERS (also in $run_dir/bootstrap)

@@ -15,10 +15,18 @@ static inline CURLcode herald_curl_easy_setopt_write(CURL *h, size_t (*cb)(char 
 static inline CURLcode herald_curl_easy_setopt_header(CURL *h, size_t (*cb)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, cb);
 }
+static inline CURLcode herald_curl_easy_setopt_read(CURL *h, size_t (*cb)(char *, size_t, size_t, void *)) {
+    return curl_easy_setopt(h, CURLOPT_READFUNCTION, cb);
+}
 static inline CURLMcode herald_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 static inline CURLcode herald_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode herald_curl_easy_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode herald_curl_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
+
+/* A finished transfer of curl_multi_info_read (the result sits in a union). */
+static inline int herald_curl_msg_is_done(CURLMsg *m) { return m->msg == CURLMSG_DONE; }
+static inline CURLcode herald_curl_msg_result(CURLMsg *m) { return m->data.result; }
+static inline CURL *herald_curl_msg_handle(CURLMsg *m) { return m->easy_handle; }
 
 /* Feature bits of the linked libcurl (the macros are not imported as constants on every toolchain). */
 static inline int herald_curl_has_http2(void) {

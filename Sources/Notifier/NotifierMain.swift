@@ -5,6 +5,6 @@ import Shared
 enum NotifierMain {
     static func main() async {
         await ServiceMain.run(
-            service: "notifier", parse: NotifierConfig.fromEnvironment, common: \.common, build: Notifier.buildServices)
+            service: "notifier", parse: NotifierSettings.fromEnvironment, common: \.service.common, build: Notifier.buildServices)
     }
 }

@@ -247,13 +247,8 @@ actor PartitionManager: KafkaRebalanceListener {
     @discardableResult
     private func flush(_ database: PartitionDatabase) async -> Bool {
         do {
-            while true {
-                let pending = try await database.pendingOutbox(limit: 1000)
-                guard !pending.isEmpty else { return true }
-                _ = try await producer.send(
-                    pending.map { KafkaOutgoingRecord(topic: $0.topic, key: Array($0.key.utf8), value: $0.value, headers: $0.headers) })
-                try await database.markProduced(pending.map(\.id))
-            }
+            try await database.produceOutbox(with: producer)
+            return true
         } catch {
             logger.warning(
                 "outbox not produced yet; retried after the next batch",

@@ -25,7 +25,9 @@ package struct PartitionDatabase: Sendable {
     }
 
     /// Opens (creating if needed) and migrates the partition's database in `directory`.
-    package static func open(directory: String, partition: Int32) throws -> PartitionDatabase {
+    package static func open(
+        directory: String, partition: Int32, migrator: DatabaseMigrator = PartitionDatabase.migrator
+    ) throws -> PartitionDatabase {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = (directory as NSString).appendingPathComponent(fileName(partition: partition))
         var configuration = Configuration()
@@ -39,20 +41,24 @@ package struct PartitionDatabase: Sendable {
         return PartitionDatabase(partition: partition, path: path, pool: pool)
     }
 
-    /// Named, append-only migrations.
+    /// The tables the batch, offset and outbox functions below use; another service's migrator starts with them.
+    package static let coreTablesSQL = """
+        CREATE TABLE partition_offsets (
+            topic TEXT PRIMARY KEY, next_offset INTEGER NOT NULL);
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, key TEXT NOT NULL, value BLOB,
+            headers TEXT NOT NULL, created_at TEXT NOT NULL);
+        """
+
+    /// Named, append-only migrations (the orchestrator's).
     package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: offsets, dedupe, outbox, profiles, events") { db in
             try db.execute(
-                sql: """
-                    CREATE TABLE partition_offsets (
-                        topic TEXT PRIMARY KEY, next_offset INTEGER NOT NULL);
+                sql: coreTablesSQL + """
                     CREATE TABLE applied_records (
                         project TEXT NOT NULL, record_id TEXT NOT NULL, applied_at TEXT NOT NULL,
                         PRIMARY KEY (project, record_id)) WITHOUT ROWID;
-                    CREATE TABLE outbox (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, key TEXT NOT NULL, value BLOB,
-                        headers TEXT NOT NULL, created_at TEXT NOT NULL);
                     CREATE TABLE deferred_records (
                         topic TEXT NOT NULL, offset INTEGER NOT NULL, key TEXT, value BLOB, op TEXT,
                         PRIMARY KEY (topic, offset));
@@ -225,6 +231,18 @@ package struct PartitionDatabase: Sendable {
                     return OutboxRecord(
                         id: row["id"], topic: row["topic"], key: row["key"], value: value.map { Array($0) }, headers: headers)
                 }
+        }
+    }
+
+    /// Produces every pending outbox record, oldest first, and forgets those the broker acknowledged. Throws when the
+    /// broker does not answer; what is left is produced by the next call.
+    package func produceOutbox(with producer: KafkaProducer) async throws {
+        while true {
+            let pending = try await pendingOutbox(limit: 1000)
+            guard !pending.isEmpty else { return }
+            _ = try await producer.send(
+                pending.map { KafkaOutgoingRecord(topic: $0.topic, key: Array($0.key.utf8), value: $0.value, headers: $0.headers) })
+            try await markProduced(pending.map(\.id))
         }
     }
 

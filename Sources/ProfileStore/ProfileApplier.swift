@@ -85,7 +85,7 @@ package enum ProfileApplier {
 
 extension Database {
     /// Runs `sql` through GRDB's statement cache: each statement is compiled once per connection.
-    func executeCached(sql: String, arguments: StatementArguments = StatementArguments()) throws {
+    package func executeCached(sql: String, arguments: StatementArguments = StatementArguments()) throws {
         try cachedStatement(sql: sql).execute(arguments: arguments)
     }
 }

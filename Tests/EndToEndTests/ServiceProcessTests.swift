@@ -23,7 +23,7 @@ struct ServiceProcessTests {
                 "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
                 "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data.path,
                 "HERALD_SESSION_TIMEOUT_MS": "3000", "HERALD_CREATE_TOPICS": "false",
-            ].merging(executable == "herald-ingest" ? ["HERALD_APPS_FILE": sampleAppsFile] : [:]) { $1 })
+            ].merging(executable != "herald-orchestrator" ? ["HERALD_APPS_FILE": sampleAppsFile] : [:]) { $1 })
         try await waitUntil("\(executable) to listen") { !process.logs("http listening").isEmpty }
         let port = try #require(process.logs("http listening").first?["port"] as? Int)
 

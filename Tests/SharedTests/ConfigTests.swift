@@ -27,9 +27,6 @@ struct ConfigTests {
         #expect(orchestrator.consumerGroup == "herald-orchestrator")
         #expect(orchestrator.dataDirectory == "data/orchestrator")
         #expect(orchestrator.dedupeRetention == .seconds(30 * 86_400))
-        let notifier = try NotifierConfig.fromEnvironment(Self.base)
-        #expect(notifier.common.httpPort == 8082)
-        #expect(notifier.consumerGroup == "herald-notifier")
     }
 
     @Test(

@@ -8,6 +8,8 @@ package struct AppsCatalog: Sendable, Equatable {
         package var apiKey: String
         package var devAPIKey: String
         package var inboxSecret: String?
+        /// iOS: the bundle id, sent as APNs' `apns-topic` (required to push to the app).
+        package var bundleID: String? = nil
     }
 
     package struct Project: Sendable, Equatable {
@@ -28,6 +30,11 @@ package struct AppsCatalog: Sendable, Equatable {
     private var keys: [String: Credential]
 
     package func credential(for key: String) -> Credential? { keys[key] }
+
+    /// An app of a project.
+    package func app(project: String, id: String) -> App? {
+        projects.first { $0.id == project }?.apps.first { $0.id == id }
+    }
 
     /// Reads and checks a catalog file; every error names the file and the field.
     package static func load(path: String) throws(ConfigError) -> AppsCatalog {
@@ -89,7 +96,14 @@ package struct AppsCatalog: Sendable, Equatable {
                 let secret = try app["inbox_secret"].map { value throws(FormatError) in
                     try string(value, path: "\(appPath).inbox_secret")
                 }
-                parsedApps.append(App(id: appID, platform: platform, apiKey: live, devAPIKey: dev, inboxSecret: secret))
+                let bundleID = try app["bundle_id"].map { value throws(FormatError) in
+                    try string(value, path: "\(appPath).bundle_id")
+                }
+                if bundleID != nil && platform != "ios" {
+                    throw FormatError(path: "\(appPath).bundle_id", message: "only iOS apps have a bundle id")
+                }
+                parsedApps.append(
+                    App(id: appID, platform: platform, apiKey: live, devAPIKey: dev, inboxSecret: secret, bundleID: bundleID))
             }
             catalog.projects.append(Project(id: id, restAPIKeys: restKeys, apps: parsedApps))
         }

@@ -107,29 +107,28 @@ package struct StatefulServiceConfig: Sendable, Equatable {
         -> StatefulServiceConfig
     {
         var env = EnvironmentReader(values)
-        var common = try CommonConfig.read(&env, defaultPort: defaultPort, service: service)
-        let config = StatefulServiceConfig(
-            common: common,
+        var config = try read(&env, service: service, defaultPort: defaultPort)
+        config.common.unknownVariables = env.unknownHeraldVariables
+        return config
+    }
+
+    /// Reads the shared settings from `env`, for a service that reads more variables after them (and then reports the
+    /// unknown ones itself).
+    package static func read(_ env: inout EnvironmentReader, service: String, defaultPort: Int) throws(ConfigError)
+        -> StatefulServiceConfig
+    {
+        StatefulServiceConfig(
+            common: try CommonConfig.read(&env, defaultPort: defaultPort, service: service),
             dataDirectory: env.string("HERALD_DATA_DIR", default: "data/\(service)"),
             consumerGroup: env.string("HERALD_CONSUMER_GROUP", default: "herald-\(service)"),
             sessionTimeout: .milliseconds(try env.int("HERALD_SESSION_TIMEOUT_MS", default: 10_000, range: 1000...300_000)),
             dedupeRetention: .seconds(86_400 * (try env.int("HERALD_DEDUPE_RETENTION_DAYS", default: 30, range: 1...3650)))
         )
-        common.unknownVariables = env.unknownHeraldVariables
-        var result = config
-        result.common = common
-        return result
     }
 }
 
 package enum OrchestratorConfig {
     package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> StatefulServiceConfig {
         try StatefulServiceConfig.read(values, service: "orchestrator", defaultPort: 8081)
-    }
-}
-
-package enum NotifierConfig {
-    package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> StatefulServiceConfig {
-        try StatefulServiceConfig.read(values, service: "notifier", defaultPort: 8082)
     }
 }

@@ -102,6 +102,8 @@ package struct KafkaRecord: Sendable, Hashable {
 package struct KafkaBatch: Sendable {
     package var records: [KafkaRecord]
 
+    package init(records: [KafkaRecord]) { self.records = records }
+
     /// The records grouped per partition, each group in offset order: the unit a stateful service applies in one
     /// transaction.
     package var byPartition: [(TopicPartition, [KafkaRecord])] {

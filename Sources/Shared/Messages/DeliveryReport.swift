@@ -34,10 +34,23 @@ package struct DeliveryReport: WireMessage {
     package var token: String?
     package var address: String?
     package var at: Date
+    /// The profile the send was for (reports from the notifier carry it; the key falls back to the ids when absent).
+    package var profileKey: String? = nil
+    package var campaign: String? = nil
+    /// Which provider answered (`apns`, `fcm`, `smtp`, `sms`), and its id for the message.
+    package var provider: String? = nil
+    package var providerMessageID: String? = nil
+    /// Delivery attempts made (1 when the first one succeeded).
+    package var attempts: Int? = nil
+    /// Timing: when the trigger happened and when the send was decided (copied from the send request), so that a
+    /// consumer measures trigger → provider answer without joining topics.
+    package var triggeredAt: Date? = nil
+    package var decidedAt: Date? = nil
 
     enum CodingKeys: String, CodingKey {
-        case id, project, channel, outcome, reason, token, address, at
-        case sendID = "send_id", customID = "custom_id", installationID = "installation_id"
+        case id, project, channel, outcome, reason, token, address, at, campaign, provider, attempts
+        case sendID = "send_id", customID = "custom_id", installationID = "installation_id", profileKey = "profile_key"
+        case providerMessageID = "provider_message_id", triggeredAt = "triggered_at", decidedAt = "decided_at"
     }
 
     package init(
@@ -60,6 +73,7 @@ package struct DeliveryReport: WireMessage {
 
     /// The profile key it is keyed by: the custom ID's profile, else the installation's anonymous profile.
     package var key: String {
+        if let profileKey { return profileKey }
         if let customID { return "\(project)/\(customID)" }
         return "\(project)/install/\(installationID ?? "")"
     }

@@ -1,0 +1,347 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// An HTTP request for a provider.
+struct HTTPRequest: Sendable {
+    var method = "POST"
+    var url: String
+    var headers: [(String, String)] = []
+    var body: [UInt8] = []
+    /// The whole transfer, connection included.
+    var timeout: Duration = .seconds(10)
+    /// HTTP/2 (APNs): multiplexed on one connection; over `http://` with prior knowledge (h2c), as the simulator and
+    /// h2load speak it.
+    var http2 = false
+    /// Basic authentication.
+    var user: String? = nil
+    var password: String? = nil
+}
+
+/// An SMTP transaction: envelope and message, through libcurl's SMTP client.
+struct SMTPRequest: Sendable {
+    /// `smtp://host:port` or `smtps://host:port`.
+    var url: String
+    var from: String
+    var recipients: [String]
+    /// The whole message (headers and body, CRLF line ends).
+    var message: [UInt8]
+    var user: String? = nil
+    var password: String? = nil
+    /// STARTTLS on `smtp://`: required, attempted, or off.
+    var startTLS: StartTLS = .attempt
+    var timeout: Duration = .seconds(30)
+
+    enum StartTLS: String, Sendable, CaseIterable { case required, attempt, off }
+}
+
+/// What a transfer gave: the status (HTTP status, or the last SMTP reply code), headers (names lowercased) and body.
+struct TransferResponse: Sendable {
+    var status: Int
+    var headers: [String: String]
+    var body: [UInt8]
+    /// Wall time of the transfer.
+    var duration: Duration
+
+    func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// A transfer that did not complete: curl's code and message (connection refused, timeout, TLS…). `status` is the
+/// last reply code when the server answered but the transfer failed (an SMTP 550 to RCPT TO).
+struct TransferError: Error, Sendable, CustomStringConvertible {
+    var code: Int
+    var message: String
+    var status: Int
+    var timedOut: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
+    var description: String { status > 0 ? "\(message) (curl \(code), reply \(status))" : "\(message) (curl \(code))" }
+}
+
+/// Every provider call goes through one libcurl multi handle driven by one thread: HTTP/2 requests to the same host
+/// share a connection (multiplexed streams), HTTP/1.1 and SMTP connections are kept and reused, and no Swift task ever
+/// blocks on I/O. Callers `await` their transfer; bounding concurrency per provider is the caller's job.
+final class CurlDriver: @unchecked Sendable {
+    private struct State {
+        var incoming: [Transfer] = []
+        var stopping = false
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let state = Mutex(State())
+    /// Transfers added to the multi handle; touched by the driver thread only.
+    private var running: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var thread: Thread?
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// - Parameter maxConcurrentStreams: the HTTP/2 streams per connection libcurl opens before it opens another.
+    init(maxConcurrentStreams: Int = 500) {
+        Self.globalInit
+        multi = curl_multi_init()!
+        _ = herald_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, maxConcurrentStreams)
+        let thread = Thread { [unowned self] in self.loop() }
+        thread.name = "herald-curl"
+        self.thread = thread
+        thread.start()
+    }
+
+    private static let globalInit: Void = { _ = curl_global_init(Int(CURL_GLOBAL_ALL)) }()
+
+    /// Stops the thread after failing every transfer still queued or running.
+    func shutdown() {
+        let first = state.withLock { state -> Bool in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        curl_multi_wakeup(multi)
+        stopped.wait()
+        curl_multi_cleanup(multi)
+    }
+
+    deinit { shutdown() }
+
+    func perform(_ request: HTTPRequest) async -> Result<TransferResponse, TransferError> {
+        await submit { transfer in transfer.configure(request) }
+    }
+
+    func perform(_ request: SMTPRequest) async -> Result<TransferResponse, TransferError> {
+        await submit { transfer in transfer.configure(request) }
+    }
+
+    private func submit(_ configure: @escaping (Transfer) -> Void) async -> Result<TransferResponse, TransferError> {
+        await withCheckedContinuation { continuation in
+            let transfer = Transfer(continuation: continuation)
+            configure(transfer)
+            let accepted = state.withLock { state -> Bool in
+                guard !state.stopping else { return false }
+                state.incoming.append(transfer)
+                return true
+            }
+            if accepted {
+                curl_multi_wakeup(multi)
+            } else {
+                transfer.finish(.failure(TransferError(code: -1, message: "the notifier is stopping", status: 0)))
+            }
+        }
+    }
+
+    // MARK: The driver thread
+
+    private func loop() {
+        var stillRunning: Int32 = 0
+        while true {
+            let (incoming, stopping) = state.withLock { state in
+                defer { state.incoming.removeAll() }
+                return (state.incoming, state.stopping)
+            }
+            if stopping {
+                for transfer in incoming { transfer.finish(.failure(TransferError(code: -1, message: "the notifier is stopping", status: 0))) }
+                for (handle, transfer) in running {
+                    curl_multi_remove_handle(multi, handle)
+                    transfer.finish(.failure(TransferError(code: -1, message: "the notifier is stopping", status: 0)))
+                }
+                running.removeAll()
+                stopped.signal()
+                return
+            }
+            for transfer in incoming {
+                transfer.started = ContinuousClock.now
+                let code = curl_multi_add_handle(multi, transfer.easy)
+                if code == CURLM_OK {
+                    running[transfer.easy] = transfer
+                } else {
+                    transfer.finish(.failure(TransferError(code: Int(code.rawValue), message: "curl_multi_add_handle failed", status: 0)))
+                }
+            }
+            curl_multi_perform(multi, &stillRunning)
+            var queued: Int32 = 0
+            while let message = curl_multi_info_read(multi, &queued) {
+                guard herald_curl_msg_is_done(message) != 0, let handle = herald_curl_msg_handle(message) else { continue }
+                let result = herald_curl_msg_result(message)
+                curl_multi_remove_handle(multi, handle)
+                guard let transfer = running.removeValue(forKey: handle) else { continue }
+                transfer.complete(result)
+            }
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+    }
+}
+
+/// One easy handle with its buffers. Owned by the driver thread from submission to completion.
+private final class Transfer: @unchecked Sendable {
+    let easy: UnsafeMutableRawPointer
+    private var continuation: CheckedContinuation<Result<TransferResponse, TransferError>, Never>?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var recipientList: UnsafeMutablePointer<curl_slist>?
+    /// Strings libcurl keeps pointers to until the transfer ends.
+    private var strings: [UnsafeMutablePointer<CChar>] = []
+    var requestBody: [UInt8] = []
+    var readOffset = 0
+    var responseBody: [UInt8] = []
+    var responseHeaders: [String: String] = [:]
+    var started = ContinuousClock.now
+    private let errorBuffer: UnsafeMutablePointer<CChar> = {
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+        buffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        return buffer
+    }()
+
+    init(continuation: CheckedContinuation<Result<TransferResponse, TransferError>, Never>) {
+        self.continuation = continuation
+        easy = curl_easy_init()
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = herald_curl_easy_setopt_write(easy, transferWrite)
+        _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me)
+        _ = herald_curl_easy_setopt_header(easy, transferHeader)
+        _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me)
+        _ = herald_curl_easy_setopt_read(easy, transferRead)
+        _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, me)
+        _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    private func setString(_ option: CURLoption, _ value: String) {
+        let copy = strdup(value)!
+        strings.append(copy)
+        _ = herald_curl_easy_setopt_string(easy, option, copy)
+    }
+
+    private func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    func configure(_ request: HTTPRequest) {
+        setString(CURLOPT_URL, request.url)
+        setString(CURLOPT_CUSTOMREQUEST, request.method)
+        if request.method == "POST" || request.method == "PUT" || !request.body.isEmpty {
+            requestBody = request.body
+            _ = herald_curl_easy_setopt_long(easy, CURLOPT_POST, 1)
+            _ = herald_curl_easy_setopt_long(easy, CURLOPT_POSTFIELDSIZE, requestBody.count)
+        }
+        for (name, value) in request.headers {
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
+        }
+        // No "Expect: 100-continue" round trip.
+        headerList = curl_slist_append(headerList, "Expect:")
+        _ = herald_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
+        if request.http2 {
+            let prior = request.url.hasPrefix("http://")
+            _ = herald_curl_easy_setopt_long(
+                easy, CURLOPT_HTTP_VERSION,
+                prior ? Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) : Int(CURL_HTTP_VERSION_2TLS))
+            if prior && CurlInfo.priorKnowledgeReuseBroken {
+                // libcurl before 8.0 fails a second request on a reused h2c connection ("Error in the HTTP2 framing
+                // layer", curl/curl#10634, fixed by #10643): over cleartext (the simulators) each request gets its own
+                // connection. TLS connections (APNs itself) are multiplexed.
+                _ = herald_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)
+                _ = herald_curl_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)
+            } else {
+                // Wait for the connection being set up rather than opening a second one: streams are multiplexed.
+                _ = herald_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+            }
+        }
+        if let user = request.user {
+            setString(CURLOPT_USERNAME, user)
+            setString(CURLOPT_PASSWORD, request.password ?? "")
+            _ = herald_curl_easy_setopt_long(easy, CURLOPT_HTTPAUTH, 1 /* CURLAUTH_BASIC */)
+        }
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds(request.timeout))
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, min(milliseconds(request.timeout), 5000))
+    }
+
+    func configure(_ request: SMTPRequest) {
+        setString(CURLOPT_URL, request.url)
+        setString(CURLOPT_MAIL_FROM, "<\(request.from)>")
+        for recipient in request.recipients {
+            recipientList = curl_slist_append(recipientList, "<\(recipient)>")
+        }
+        _ = herald_curl_easy_setopt_slist(easy, CURLOPT_MAIL_RCPT, recipientList)
+        requestBody = request.message
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_UPLOAD, 1)
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_INFILESIZE, requestBody.count)
+        let ssl: UInt32 = switch request.startTLS {
+        case .required: CURLUSESSL_ALL.rawValue
+        case .attempt: CURLUSESSL_TRY.rawValue
+        case .off: CURLUSESSL_NONE.rawValue
+        }
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_USE_SSL, Int(ssl))
+        if let user = request.user {
+            setString(CURLOPT_USERNAME, user)
+            setString(CURLOPT_PASSWORD, request.password ?? "")
+        }
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds(request.timeout))
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, min(milliseconds(request.timeout), 10_000))
+    }
+
+    func complete(_ code: CURLcode) {
+        var status = 0
+        _ = herald_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        if code == CURLE_OK {
+            finish(.success(TransferResponse(
+                status: status, headers: responseHeaders, body: responseBody, duration: ContinuousClock.now - started)))
+        } else {
+            var message = String(cString: errorBuffer)
+            if message.isEmpty { message = String(cString: curl_easy_strerror(code)) }
+            finish(.failure(TransferError(code: Int(code.rawValue), message: message, status: status)))
+        }
+    }
+
+    func finish(_ result: Result<TransferResponse, TransferError>) {
+        continuation?.resume(returning: result)
+        continuation = nil
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        curl_slist_free_all(recipientList)
+        for string in strings { free(string) }
+        errorBuffer.deallocate()
+    }
+}
+
+private func transfer(_ pointer: UnsafeMutableRawPointer?) -> Transfer {
+    Unmanaged<Transfer>.fromOpaque(pointer!).takeUnretainedValue()
+}
+
+private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, user in
+    let bytes = size * count
+    if let data, bytes > 0 {
+        data.withMemoryRebound(to: UInt8.self, capacity: bytes) { pointer in
+            transfer(user).responseBody.append(contentsOf: UnsafeBufferPointer(start: pointer, count: bytes))
+        }
+    }
+    return bytes
+}
+
+private let transferHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, user in
+    let bytes = size * count
+    guard let data, bytes > 0 else { return bytes }
+    let line = data.withMemoryRebound(to: UInt8.self, capacity: bytes) { pointer in
+        String(decoding: UnsafeBufferPointer(start: pointer, count: bytes), as: UTF8.self)
+    }
+    if line.hasPrefix("HTTP/") {
+        // A new response (after a redirect or a 100): only the last one's headers count.
+        transfer(user).responseHeaders.removeAll()
+    } else if let colon = line.firstIndex(of: ":") {
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        transfer(user).responseHeaders[name] = value
+    }
+    return bytes
+}
+
+private let transferRead: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    buffer, size, count, user in
+    let me = transfer(user)
+    let left = me.requestBody.count - me.readOffset
+    let n = min(left, size * count)
+    guard let buffer, n > 0 else { return 0 }
+    me.requestBody.withUnsafeBytes { bytes in
+        UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + me.readOffset, byteCount: n)
+    }
+    me.readOffset += n
+    return n
+}

@@ -1,0 +1,179 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Shared
+import Synchronization
+
+/// Delivers one channel: claims due attempts from the partitions, runs up to each provider's limit at once, and
+/// writes results back as they come (a sliding window: one slow answer holds one slot, not a batch). Each channel has
+/// its own worker, so a failing SMS provider never delays push.
+final class DeliveryWorker: Service, @unchecked Sendable {
+    let channel: MessageChannel
+    let partitions: NotifierPartitions
+    /// By platform for push (`ios`, `android`, `web`), else under the channel's name.
+    let providers: [String: any DeliveryProvider]
+    let retry: RetryPolicy
+    let logger: Logger
+    /// How often due retries are looked for when nothing wakes the worker.
+    var pollInterval: Duration = .milliseconds(200)
+    private let slots: [String: Slots]
+    private let events = Events()
+
+    init(
+        channel: MessageChannel, partitions: NotifierPartitions, providers: [String: any DeliveryProvider],
+        retry: RetryPolicy, logger: Logger
+    ) {
+        self.channel = channel
+        self.partitions = partitions
+        self.providers = providers
+        self.retry = retry
+        self.logger = logger
+        var slots: [String: Slots] = [:]
+        for provider in providers.values where slots[provider.name] == nil { slots[provider.name] = Slots(provider.maxInFlight) }
+        self.slots = slots
+    }
+
+    /// Attempts in flight at most: the sum of the providers' limits.
+    var window: Int { max(1, Set(providers.values.map(\.name)).compactMap { name in providers.values.first { $0.name == name }?.maxInFlight }.reduce(0, +)) }
+
+    /// Wakes the worker (new sends were queued).
+    func wake() { events.signal() }
+
+    func run() async throws {
+        let window = self.window
+        await withDiscardingTaskGroup { group in
+            var inFlight = 0
+            var stopping = false
+            while !stopping || inFlight > 0 {
+                if Task.isCancelled || Task.isShuttingDownGracefully { stopping = true }
+                if !stopping && inFlight < window {
+                    let claimed = await partitions.claim(channel, limit: window - inFlight)
+                    for (partition, item) in claimed {
+                        inFlight += 1
+                        group.addTask { [self] in
+                            let (name, outcome) = await self.attempt(item.attempt)
+                            self.events.finished(Finished(
+                                partition: partition,
+                                result: NotifierStore.AttemptResult(claimed: item, provider: name, outcome: outcome, finishedAt: Date())))
+                        }
+                    }
+                }
+                let finished = await events.wait(for: inFlight == 0 || inFlight < window ? pollInterval : .seconds(1))
+                inFlight -= finished.count
+                for (partition, items) in Dictionary(grouping: finished, by: \.partition) {
+                    await partitions.complete(partition: partition, results: items.map(\.result), retry: retry)
+                }
+            }
+        }
+        logger.info("delivery worker stopped", metadata: ["channel": "\(channel)"])
+    }
+
+    private func attempt(_ attempt: DeliveryAttempt) async -> (String, ProviderOutcome) {
+        let key = channel == .push ? attempt.target.platform ?? "" : channel.rawValue
+        guard let provider = providers[key] else {
+            return ("none", .failed(reason: "provider_not_configured: no \(channel == .push ? "push provider for \(key)" : "\(channel.rawValue) provider") is configured"))
+        }
+        let slots = self.slots[provider.name]!
+        await slots.acquire()
+        defer { slots.release() }
+        return (provider.name, await provider.deliver(attempt))
+    }
+
+    struct Finished: Sendable {
+        var partition: Int32
+        var result: NotifierStore.AttemptResult
+    }
+
+    /// Finished attempts and wake-ups, waited for with a timeout.
+    final class Events: Sendable {
+        private struct State {
+            var finished: [Finished] = []
+            var signaled = false
+            var waiter: CheckedContinuation<Void, Never>?
+        }
+
+        private let state = Mutex(State())
+
+        func finished(_ item: Finished) {
+            let waiter = state.withLock { state in
+                state.finished.append(item)
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+
+        func signal() {
+            let waiter = state.withLock { state in
+                state.signaled = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+
+        /// What finished since the last call, waiting up to `timeout` for something to finish or a wake-up.
+        func wait(for timeout: Duration) async -> [Finished] {
+            let ready = state.withLock { state in !state.finished.isEmpty || state.signaled }
+            if !ready {
+                let timer = Task {
+                    try? await Task.sleep(for: timeout)
+                    self.signal()
+                }
+                await withCheckedContinuation { continuation in
+                    let resumeNow = state.withLock { state -> Bool in
+                        if !state.finished.isEmpty || state.signaled { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+                timer.cancel()
+            }
+            return state.withLock { state in
+                defer {
+                    state.finished.removeAll()
+                    state.signaled = false
+                }
+                return state.finished
+            }
+        }
+    }
+}
+
+/// A counting semaphore for async callers: a provider's attempts in flight.
+final class Slots: Sendable {
+    private struct State {
+        var free: Int
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(_ count: Int) { state = Mutex(State(free: count)) }
+
+    func acquire() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.free > 0 {
+                    state.free -= 1
+                    return true
+                }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiters.isEmpty {
+                state.free += 1
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        next?.resume()
+    }
+}

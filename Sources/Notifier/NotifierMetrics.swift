@@ -1,0 +1,37 @@
+import CoreMetrics
+import Foundation
+import Shared
+
+/// The notifier's metrics on `/metrics`.
+enum NotifierMetrics {
+    static let duplicateSends = Counter(label: "herald_sends_duplicate_total")
+
+    /// Reasons are a closed set from Herald and the providers' error names; free text (transport messages) is folded.
+    static func outcome(channel: MessageChannel, outcome: String, reason: String?) {
+        Counter(
+            label: "herald_deliveries_total",
+            dimensions: [("channel", channel.rawValue), ("outcome", outcome), ("reason", label(reason))]
+        ).increment()
+    }
+
+    static func retries(channel: MessageChannel, reason: String) {
+        Counter(label: "herald_delivery_retries_total", dimensions: [("channel", channel.rawValue), ("reason", label(reason))])
+            .increment()
+    }
+
+    /// Trigger → provider acceptance, per channel and campaign.
+    static func latency(send: SendRequest, at: Date) {
+        let seconds = at.timeIntervalSince(send.trigger.at)
+        Timer(
+            label: "herald_delivery_latency_seconds", dimensions: [("channel", send.channel.rawValue), ("campaign", send.campaign)],
+            preferredDisplayUnit: .seconds
+        ).recordNanoseconds(Int64(max(0, seconds) * 1e9))
+    }
+
+    static func label(_ reason: String?) -> String {
+        guard let reason else { return "" }
+        if reason.hasPrefix("transport") { return "transport" }
+        let head = reason.prefix { $0 != ":" && $0 != " " }
+        return String(head.prefix(48))
+    }
+}

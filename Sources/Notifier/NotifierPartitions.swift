@@ -1,0 +1,217 @@
+import Foundation
+import GRDB
+import Logging
+import ProfileStore
+import Shared
+
+/// Owns the notifier databases of the partitions assigned to this instance. The consumer only writes to them (contacts
+/// and queued sends, with the offsets, in one transaction per batch), so it never waits on a provider; the delivery
+/// workers claim due attempts from them and write the results back.
+actor NotifierPartitions: KafkaRebalanceListener {
+    let directory: String
+    private let producer: KafkaProducer
+    private let logger: Logger
+    private var databases: [Int32: PartitionDatabase] = [:]
+    /// `project/app` → platform, for push fan-out.
+    let platforms: [String: String]
+    private let clock: @Sendable () -> Date
+    /// Called after a batch brought sends of a channel (wakes its worker).
+    private var wake: [MessageChannel: @Sendable () -> Void] = [:]
+
+    init(
+        directory: String, producer: KafkaProducer, catalog: AppsCatalog, logger: Logger,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.directory = directory
+        self.producer = producer
+        self.logger = logger
+        self.clock = clock
+        var platforms: [String: String] = [:]
+        for project in catalog.projects {
+            for app in project.apps { platforms["\(project.id)/\(app.id)"] = app.platform }
+        }
+        self.platforms = platforms
+    }
+
+    func onSends(_ channel: MessageChannel, _ body: @escaping @Sendable () -> Void) { wake[channel] = body }
+
+    // MARK: KafkaRebalanceListener
+
+    func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
+        var starts: [TopicPartition: KafkaStartOffset] = [:]
+        for number in Set(partitions.map(\.partition)).sorted() {
+            if databases[number] == nil {
+                let database = try PartitionDatabase.open(directory: directory, partition: number, migrator: NotifierStore.migrator)
+                let recovered = try await database.write { db in try NotifierStore.recoverInFlight(db) }
+                if recovered > 0 {
+                    logger.warning(
+                        "attempts in flight at the last stop are made again",
+                        metadata: ["partition": "\(number)", "attempts": "\(recovered)"])
+                }
+                databases[number] = database
+            }
+            let offsets = try await databases[number]!.nextOffsets()
+            for tp in partitions where tp.partition == number {
+                starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning
+            }
+        }
+        logger.info(
+            "partition databases open",
+            metadata: ["partitions": .string(databases.keys.sorted().map(String.init).joined(separator: ","))])
+        for body in wake.values { body() }
+        return starts
+    }
+
+    func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
+        for number in Set(partitions.map(\.partition)).sorted() {
+            guard let database = databases.removeValue(forKey: number) else { continue }
+            if !lost { try? await database.produceOutbox(with: producer) }
+            do { try database.close() } catch { logger.warning("closing partition database failed", metadata: ["error": "\(error)"]) }
+        }
+    }
+
+    // MARK: Consuming
+
+    func apply(_ batch: KafkaBatch) async throws {
+        var channels: Set<MessageChannel> = []
+        for (tp, records) in batch.byPartition {
+            guard let database = databases[tp.partition] else {
+                logger.warning("batch for a partition not open", metadata: ["partition": "\(tp)"])
+                continue
+            }
+            let now = clock()
+            let outbox = try await database.applyBatch(records) { db, record in
+                try NotifierStore.apply(db, record: record, now: now)
+            }
+            if !outbox.isEmpty { await flush(database) }
+            for record in records {
+                switch HeraldTopic(rawValue: record.topic) {
+                case .sendsPush: channels.insert(.push)
+                case .sendsEmail: channels.insert(.email)
+                case .sendsSMS: channels.insert(.sms)
+                default: break
+                }
+            }
+        }
+        for channel in channels { wake[channel]?() }
+    }
+
+    // MARK: Delivery
+
+    /// Claims up to `limit` due attempts of `channel` across the open partitions.
+    func claim(_ channel: MessageChannel, limit: Int) async -> [(partition: Int32, claimed: NotifierStore.Claimed)] {
+        var result: [(Int32, NotifierStore.Claimed)] = []
+        let now = clock()
+        let platforms = self.platforms
+        for (number, database) in databases.sorted(by: { $0.key < $1.key }) where result.count < limit {
+            let left = limit - result.count
+            do {
+                guard try await database.read({ db in try NotifierStore.hasWork(db, channel: channel, now: now) }) else { continue }
+                let (claimed, outbox) = try await database.writeWithOutbox { db in
+                    try NotifierStore.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
+                }
+                result += claimed.map { (number, $0) }
+                if !outbox.isEmpty { await flush(database) }
+            } catch {
+                logger.error("claiming sends failed", metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
+            }
+        }
+        return result
+    }
+
+    /// Writes attempts' results of one partition and produces their reports.
+    func complete(partition: Int32, results: [NotifierStore.AttemptResult], retry: RetryPolicy) async {
+        guard let database = databases[partition] else {
+            // Revoked meanwhile: the rows stay `sending` and are attempted again by the partition's next owner.
+            logger.warning("results for a partition not open", metadata: ["partition": "\(partition)", "results": "\(results.count)"])
+            return
+        }
+        do {
+            _ = try await database.writeWithOutbox { db in ((), try NotifierStore.complete(db, results: results, retry: retry)) }
+            await flush(database)
+        } catch {
+            logger.error("recording results failed", metadata: ["partition": "\(partition)", "error": "\(error)"])
+        }
+    }
+
+    /// Records a recipient's feedback arriving over HTTP (an SMS reply, an email unsubscribe): local state at once, and
+    /// a report for the orchestrator. Returns whether a partition of this instance holds the profile.
+    func recordRecipientFeedback(
+        key: String?, phoneNumber: String?, channel: MessageChannel, outcome: DeliveryReport.Outcome, address: String?,
+        reason: String, at: Date
+    ) async throws -> Int {
+        var recorded = 0
+        for database in databases.values {
+            let keys: [String] = try await database.read { db in
+                if let key { return try NotifierStore.contact(db, key: key) != nil ? [key] : [] }
+                return try NotifierStore.profiles(db, phoneNumber: phoneNumber ?? "")
+            }
+            guard !keys.isEmpty else { continue }
+            _ = try await database.writeWithOutbox { db in
+                var outputs: [PendingOutput] = []
+                for key in keys {
+                    guard let contact = try NotifierStore.contact(db, key: key) else { continue }
+                    let state = outcome == .subscribed ? "subscribed" : "unsubscribed"
+                    try NotifierStore.recordFeedback(db, key: key, kind: "\(channel.rawValue)_marketing", value: state, at: at)
+                    var report = DeliveryReport(
+                        id: "\(channel.rawValue)-\(state)/\(key)/\(WireTime.format(at))", project: contact.project,
+                        customID: contact.customID, channel: DeliveryReport.Channel(rawValue: channel.rawValue)!,
+                        outcome: outcome, reason: reason, address: address, at: at)
+                    report.profileKey = key
+                    outputs.append(PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(report)))
+                }
+                return ((), outputs)
+            }
+            await flush(database)
+            recorded += keys.count
+        }
+        return recorded
+    }
+
+    /// Produces a partition's outbox now; on failure the next flush (or the relay) does.
+    private func flush(_ database: PartitionDatabase) async {
+        do {
+            try await database.produceOutbox(with: producer)
+        } catch {
+            logger.warning("outbox not produced yet", metadata: ["partition": "\(database.partition)", "error": "\(error)"])
+        }
+    }
+
+    /// The relay's round: every open partition's outbox.
+    func flushAll() async {
+        for database in databases.values { await flush(database) }
+    }
+
+    /// A ledger row, for operators and tests.
+    struct LedgerEntry: Sendable, Equatable {
+        var targetID: String
+        var state: String
+        var attempts: Int
+        var reason: String?
+    }
+
+    /// A send's ledger rows in the partitions of this instance.
+    func ledger(sendID: String) async throws -> [LedgerEntry] {
+        for database in databases.values {
+            let rows = try await database.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM ledger WHERE send_id = ? ORDER BY target_id", arguments: [sendID])
+                    .map { LedgerEntry(targetID: $0["target_id"], state: $0["state"], attempts: $0["attempts"], reason: $0["reason"]) }
+            }
+            if !rows.isEmpty { return rows }
+        }
+        return []
+    }
+
+    var openPartitions: [Int32] { databases.keys.sorted() }
+}
+
+extension NotifierStore {
+    /// Whether `claim` would find anything (a read, cheaper than the write transaction).
+    static func hasWork(_ db: Database, channel: MessageChannel, now: Date) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: """
+                SELECT EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = 'queued')
+                    OR EXISTS (SELECT 1 FROM ledger WHERE channel = ?1 AND state = 'pending' AND due_at <= ?2)
+                """), arguments: [channel.rawValue, WireTime.format(now)]) ?? false
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Shared
+
+/// The notifier's configuration: the stateful service's settings, the apps catalog, and each provider (a provider
+/// whose variables are unset is off; its sends fail as `provider_not_configured`).
+struct NotifierSettings: Sendable {
+    var service: StatefulServiceConfig
+    var catalog: AppsCatalog
+    var apns: APNs?
+    var fcm: FCM?
+    var smtp: SMTPProvider.Settings?
+    var sms: SMSProvider.Settings?
+    /// The notifier's address as recipients reach it (unsubscribe links, SMS webhook signatures).
+    var publicURL: String
+    var unsubscribeSecret: String?
+    /// The token inbound SMS webhooks are signed with (the provider's auth token by default).
+    var smsWebhookToken: String?
+    var retry: RetryPolicy
+
+    struct APNs: Sendable {
+        var keyPEM: String
+        var keyID: String
+        var teamID: String
+        var settings: APNsProvider.Settings
+        var tokenRefresh: Duration
+    }
+
+    struct FCM: Sendable {
+        var account: ServiceAccount
+        var url: String
+        var maxInFlight: Int
+    }
+
+    static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> NotifierSettings {
+        var env = EnvironmentReader(values)
+        let service = try StatefulServiceConfig.read(&env, service: "notifier", defaultPort: 8082)
+        let appsFile = try env.required("HERALD_APPS_FILE", hint: "JSON file of projects and apps, see config/apps.sample.json")
+        let catalog = try AppsCatalog.load(path: appsFile)
+
+        var apns: APNs?
+        let apnsKeyFile = env.optional("HERALD_APNS_KEY_FILE")
+        if let apnsKeyFile {
+            let keyPEM = try readFile(apnsKeyFile, variable: "HERALD_APNS_KEY_FILE")
+            var settings = APNsProvider.Settings()
+            settings.productionURL = try env.url("HERALD_APNS_URL", default: settings.productionURL)
+            settings.sandboxURL = try env.url("HERALD_APNS_SANDBOX_URL", default: settings.sandboxURL)
+            settings.maxInFlight = try env.int("HERALD_APNS_MAX_STREAMS", default: 500, range: 1...5000)
+            let refresh = try env.int(
+                "HERALD_APNS_TOKEN_REFRESH_MINUTES", default: 40,
+                range: APNsTokenSigner.refreshRange.lowerBound / 60...APNsTokenSigner.refreshRange.upperBound / 60)
+            apns = APNs(
+                keyPEM: keyPEM,
+                keyID: try env.required("HERALD_APNS_KEY_ID", hint: "the .p8 key's id, 10 characters"),
+                teamID: try env.required("HERALD_APNS_TEAM_ID", hint: "the Apple developer team id"),
+                settings: settings, tokenRefresh: .seconds(refresh * 60))
+        }
+
+        var fcm: FCM?
+        if let accountFile = env.optional("HERALD_FCM_SERVICE_ACCOUNT_FILE") {
+            let text = try readFile(accountFile, variable: "HERALD_FCM_SERVICE_ACCOUNT_FILE")
+            var account: ServiceAccount
+            do {
+                account = try ServiceAccount.parse(Array(text.utf8))
+            } catch {
+                throw ConfigError("HERALD_FCM_SERVICE_ACCOUNT_FILE", "\(accountFile): \(error)")
+            }
+            if let tokenURL = env.optional("HERALD_FCM_TOKEN_URL") { account.tokenURI = tokenURL }
+            fcm = FCM(
+                account: account, url: try env.url("HERALD_FCM_URL", default: "https://fcm.googleapis.com"),
+                maxInFlight: try env.int("HERALD_FCM_MAX_IN_FLIGHT", default: 100, range: 1...5000))
+        }
+
+        var smtp: SMTPProvider.Settings?
+        if let url = env.optional("HERALD_SMTP_URL") {
+            guard url.hasPrefix("smtp://") || url.hasPrefix("smtps://") else {
+                throw ConfigError("HERALD_SMTP_URL", "expected smtp://host:port or smtps://host:port, got \"\(url)\"")
+            }
+            smtp = SMTPProvider.Settings(
+                url: url, from: try env.required("HERALD_EMAIL_FROM", hint: "the sender, e.g. Demo <news@example.com>"),
+                user: env.optional("HERALD_SMTP_USER"), password: env.optional("HERALD_SMTP_PASSWORD"),
+                startTLS: try env.oneOf("HERALD_SMTP_STARTTLS", default: SMTPRequest.StartTLS.required),
+                connections: try env.int("HERALD_SMTP_CONNECTIONS", default: 4, range: 1...100))
+        }
+
+        var sms: SMSProvider.Settings?
+        if let url = env.optional("HERALD_SMS_URL") {
+            sms = SMSProvider.Settings(
+                url: try env.url("HERALD_SMS_URL", default: url),
+                account: try env.required("HERALD_SMS_ACCOUNT", hint: "the SMS API's account id (basic auth user)"),
+                token: try env.required("HERALD_SMS_TOKEN", hint: "the SMS API's auth token (basic auth password)"),
+                from: try env.required("HERALD_SMS_FROM", hint: "the sending number, E.164"),
+                maxInFlight: try env.int("HERALD_SMS_MAX_IN_FLIGHT", default: 10, range: 1...1000))
+        }
+
+        let publicURL = try env.url("HERALD_PUBLIC_URL", default: "http://localhost:\(service.common.httpPort)")
+        let secret = env.optional("HERALD_UNSUBSCRIBE_SECRET")
+        if let secret, secret.utf8.count < 16 {
+            throw ConfigError("HERALD_UNSUBSCRIBE_SECRET", "at least 16 characters")
+        }
+        if smtp != nil && secret == nil {
+            throw ConfigError("HERALD_UNSUBSCRIBE_SECRET", "is required with HERALD_SMTP_URL (it signs the unsubscribe links)")
+        }
+        var retry = RetryPolicy()
+        retry.maxAttempts = try env.int("HERALD_MAX_ATTEMPTS", default: 5, range: 1...50)
+        retry.base = .milliseconds(try env.int("HERALD_RETRY_BASE_MS", default: 1000, range: 1...3_600_000))
+        retry.cap = .milliseconds(try env.int("HERALD_RETRY_MAX_MS", default: 600_000, range: 1...86_400_000))
+        let webhookToken = env.optional("HERALD_SMS_WEBHOOK_TOKEN") ?? sms?.token
+
+        var result = NotifierSettings(
+            service: service, catalog: catalog, apns: apns, fcm: fcm, smtp: smtp, sms: sms, publicURL: publicURL,
+            unsubscribeSecret: secret, smsWebhookToken: webhookToken, retry: retry)
+        result.service.common.unknownVariables = env.unknownHeraldVariables
+        return result
+    }
+
+    private static func readFile(_ path: String, variable: String) throws(ConfigError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ConfigError(variable, "cannot read \(path)") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `project/app` → bundle id of the iOS apps.
+    var bundleIDs: [String: String] {
+        var ids: [String: String] = [:]
+        for project in catalog.projects {
+            for app in project.apps { if let bundle = app.bundleID { ids["\(project.id)/\(app.id)"] = bundle } }
+        }
+        return ids
+    }
+}
+
+extension EnvironmentReader {
+    mutating func optional(_ name: String) -> String? {
+        let value = string(name, default: "")
+        return value.isEmpty ? nil : value
+    }
+
+    /// An http(s) URL without a trailing slash.
+    mutating func url(_ name: String, default fallback: String) throws(ConfigError) -> String {
+        var value = string(name, default: fallback)
+        guard value.hasPrefix("http://") || value.hasPrefix("https://"), URL(string: value)?.host != nil else {
+            throw ConfigError(name, "expected an http:// or https:// URL, got \"\(value)\"")
+        }
+        while value.hasSuffix("/") { value.removeLast() }
+        return value
+    }
+}

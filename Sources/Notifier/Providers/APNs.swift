@@ -1,0 +1,212 @@
+@preconcurrency import Crypto
+import Foundation
+import Shared
+import Synchronization
+
+/// APNs token authentication: an ES256 JWT signed with the team's .p8 key, reused between requests and replaced after
+/// `refreshAfter` (Apple refuses tokens older than an hour and new tokens more often than every 20 minutes).
+final class APNsTokenSigner: Sendable {
+    let keyID: String
+    let teamID: String
+    private let key: P256.Signing.PrivateKey
+    let refreshAfter: Duration
+    private let current = Mutex<(token: String, issuedAt: Date)?>(nil)
+
+    /// Tokens are refreshed between 20 and 60 minutes old.
+    static let refreshRange: ClosedRange<Int> = 20 * 60...59 * 60
+
+    init(p8 pem: String, keyID: String, teamID: String, refreshAfter: Duration = .seconds(40 * 60)) throws {
+        self.key = try P256.Signing.PrivateKey(pemRepresentation: pem)
+        self.keyID = keyID
+        self.teamID = teamID
+        self.refreshAfter = refreshAfter
+    }
+
+    /// The token to send now: the cached one while younger than `refreshAfter`, else a new one.
+    func token(now: Date = Date()) throws -> String {
+        try current.withLock { current in
+            if let current, now.timeIntervalSince(current.issuedAt) < Double(refreshAfter.components.seconds),
+                now >= current.issuedAt
+            {
+                return current.token
+            }
+            let token = try sign(issuedAt: now)
+            current = (token, now)
+            return token
+        }
+    }
+
+    /// APNs said the token expired (`ExpiredProviderToken`): the next request signs a new one, unless a newer one is
+    /// in use already.
+    func expire(_ token: String) {
+        current.withLock { current in
+            if current?.token == token { current = nil }
+        }
+    }
+
+    func sign(issuedAt: Date) throws -> String {
+        let header = JSONValue.object([JSONMember("alg", .string("ES256")), JSONMember("kid", .string(keyID))])
+        let claims = JSONValue.object([
+            JSONMember("iss", .string(teamID)), JSONMember("iat", .number(String(Int(issuedAt.timeIntervalSince1970)))),
+        ])
+        let input = Base64URL.encode(header.serialized) + "." + Base64URL.encode(claims.serialized)
+        let signature = try key.signature(for: Array(input.utf8))
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+}
+
+/// Apple Push Notification service over HTTP/2 with token authentication.
+struct APNsProvider: DeliveryProvider {
+    struct Settings: Sendable {
+        var productionURL = "https://api.push.apple.com"
+        var sandboxURL = "https://api.sandbox.push.apple.com"
+        /// Expiration when the send has none: 30 days.
+        var defaultExpiration: Duration = .seconds(30 * 86_400)
+        var timeout: Duration = .seconds(10)
+        var maxInFlight = 500
+    }
+
+    let name = "apns"
+    let driver: CurlDriver
+    let signer: APNsTokenSigner
+    let settings: Settings
+    /// App id → bundle id (`apns-topic`).
+    let bundleIDs: [String: String]
+    var maxInFlight: Int { settings.maxInFlight }
+
+    static let maxPayloadBytes = 4096
+
+    func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
+        guard let app = attempt.target.app, let topic = bundleIDs["\(attempt.request.project)/\(app)"] else {
+            return .failed(reason: "no bundle id configured for app \(attempt.target.app ?? "?") (apps file: bundle_id)")
+        }
+        let request: HTTPRequest
+        let token: String
+        do {
+            token = try signer.token()
+            request = try Self.request(attempt, topic: topic, jwt: token, settings: settings)
+        } catch let problem as APNsRequestProblem {
+            return .failed(reason: problem.reason)
+        } catch {
+            return .failed(reason: "signing the provider token failed: \(error)")
+        }
+        switch await driver.perform(request) {
+        case .failure(let error):
+            return .transport(error)
+        case .success(let response):
+            let outcome = Self.outcome(status: response.status, body: response.body, headers: response.headers)
+            if case .retry(let reason, _) = outcome, reason == "ExpiredProviderToken" { signer.expire(token) }
+            return outcome
+        }
+    }
+
+    struct APNsRequestProblem: Error { var reason: String }
+
+    /// The HTTP/2 request for an attempt: `POST /3/device/<token>` on the token environment's host.
+    static func request(_ attempt: DeliveryAttempt, topic: String, jwt: String, settings: Settings) throws -> HTTPRequest {
+        let send = attempt.request
+        let payload = self.payload(send)
+        guard payload.count <= maxPayloadBytes else {
+            throw APNsRequestProblem(reason: "payload_too_large: \(payload.count) bytes, APNs takes \(maxPayloadBytes)")
+        }
+        let host = attempt.target.environment == "sandbox" ? settings.sandboxURL : settings.productionURL
+        let expiration = send.expiresAt ?? send.decidedAt.addingTimeInterval(Double(settings.defaultExpiration.components.seconds))
+        var headers: [(String, String)] = [
+            ("authorization", "bearer \(jwt)"),
+            ("apns-topic", topic),
+            ("apns-push-type", isBackground(send) ? "background" : "alert"),
+            ("apns-priority", isBackground(send) ? "5" : "10"),
+            ("apns-expiration", String(Int(expiration.timeIntervalSince1970))),
+            ("apns-id", messageID(sendID: send.sendID, target: attempt.target.id)),
+            ("content-type", "application/json"),
+        ]
+        if let collapse = send.content["collapse_id"], !collapse.isEmpty {
+            guard collapse.utf8.count <= 64 else {
+                throw APNsRequestProblem(reason: "BadCollapseId: collapse_id is \(collapse.utf8.count) bytes, at most 64")
+            }
+            headers.append(("apns-collapse-id", collapse))
+        }
+        return HTTPRequest(
+            method: "POST", url: "\(host)/3/device/\(attempt.target.address)", headers: headers, body: payload,
+            timeout: settings.timeout, http2: true)
+    }
+
+    /// A background push has no body to show (`content-available` only).
+    static func isBackground(_ send: SendRequest) -> Bool {
+        (send.content["body"] ?? "").isEmpty && (send.content["title"] ?? "").isEmpty
+    }
+
+    /// `aps` (alert, sound, mutable-content for an attachment), Herald's own key, and the custom payload at the root.
+    static func payload(_ send: SendRequest) -> [UInt8] {
+        var aps: [JSONMember] = []
+        if isBackground(send) {
+            aps.append(JSONMember("content-available", .number("1")))
+        } else {
+            var alert: [JSONMember] = []
+            for field in ["title", "subtitle", "body"] {
+                if let text = send.content[field], !text.isEmpty { alert.append(JSONMember(field, .string(text))) }
+            }
+            aps.append(JSONMember("alert", .object(alert)))
+            if let sound = send.content["sound"], !sound.isEmpty { aps.append(JSONMember("sound", .string(sound))) }
+            if send.content["image_url"]?.isEmpty == false { aps.append(JSONMember("mutable-content", .number("1"))) }
+        }
+        var members = [JSONMember("aps", .object(aps)), JSONMember(heraldKey, heraldMembers(send))]
+        for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where key != "aps" && key != heraldKey {
+            members.append(JSONMember(key, .string(value)))
+        }
+        return JSONValue.object(members).serialized
+    }
+
+    /// The key of Herald's own data in a notification (the app's SDK reads it).
+    static let heraldKey = "com.herald"
+
+    /// `i` send id, `c` campaign, `t` source (`c` campaign, `t` transactional, `tc` trigger), `l` deeplink, `at` the
+    /// attachment.
+    static func heraldMembers(_ send: SendRequest) -> JSONValue {
+        var members = [
+            JSONMember("i", .string(send.sendID)), JSONMember("c", .string(send.campaign)),
+            JSONMember("t", .string(sourceType(send))),
+        ]
+        if let link = send.content["deeplink"], !link.isEmpty { members.append(JSONMember("l", .string(link))) }
+        if let image = send.content["image_url"], !image.isEmpty {
+            members.append(JSONMember("at", .object([JSONMember("u", .string(image))])))
+        }
+        return .object(members)
+    }
+
+    static func sourceType(_ send: SendRequest) -> String {
+        switch send.trigger.type {
+        case "api": "t"
+        case "schedule": "c"
+        default: "tc"
+        }
+    }
+
+    /// `apns-id`: a UUID derived from the send and the target, so that a repeated attempt carries the same id.
+    static func messageID(sendID: String, target: String) -> String {
+        let digest = Array(SHA256.hash(data: Array("\(sendID)\u{0}\(target)".utf8)).prefix(16))
+        let hex = digest.map { String(format: "%02x", $0) }.joined()
+        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        return parts.joined(separator: "-")
+    }
+
+    /// APNs' answer, classified (Apple's "Handling notification responses from APNs" table).
+    static func outcome(status: Int, body: [UInt8], headers: [String: String]) -> ProviderOutcome {
+        if status == 200 { return .accepted(messageID: headers["apns-id"]) }
+        let reason = (try? JSONParser.parse(body))?["reason"]?.stringValue ?? "HTTP \(status)"
+        switch (status, reason) {
+        case (410, _), (400, "BadDeviceToken"):
+            // Unregistered / ExpiredToken (410), or a token of another environment or app.
+            return .targetInvalid(reason: reason)
+        case (403, "ExpiredProviderToken"):
+            return .retry(reason: reason, after: nil)
+        case (429, _), (500, _), (503, _), (400, "IdleTimeout"):
+            return .retry(reason: reason, after: ProviderOutcome.retryAfter(headers["retry-after"]))
+        default:
+            // DeviceTokenNotForTopic, BadTopic, TopicDisallowed, BadCertificate, InvalidProviderToken, PayloadTooLarge,
+            // BadCollapseId, BadExpirationDate, BadPriority, Forbidden… : the request or the credentials are wrong;
+            // sending it again would fail again.
+            return .failed(reason: reason)
+        }
+    }
+}

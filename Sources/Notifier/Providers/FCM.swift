@@ -1,0 +1,193 @@
+@preconcurrency import Crypto
+import Foundation
+import Shared
+@preconcurrency import _CryptoExtras
+
+/// A Google service account key (the JSON file Firebase gives): what the OAuth2 JWT grant needs.
+struct ServiceAccount: Sendable {
+    var projectID: String
+    var clientEmail: String
+    var privateKeyID: String?
+    var tokenURI: String
+    var key: _RSA.Signing.PrivateKey
+
+    struct Problem: Error, CustomStringConvertible { var description: String }
+
+    static func parse(_ bytes: [UInt8]) throws -> ServiceAccount {
+        guard let json = try? JSONParser.parse(bytes) else { throw Problem(description: "not JSON") }
+        func field(_ name: String) throws -> String {
+            guard let value = json[name]?.stringValue, !value.isEmpty else { throw Problem(description: "\(name) is missing") }
+            return value
+        }
+        let pem = try field("private_key")
+        let key: _RSA.Signing.PrivateKey
+        do {
+            key = try _RSA.Signing.PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw Problem(description: "private_key is not an RSA private key in PEM: \(error)")
+        }
+        return ServiceAccount(
+            projectID: try field("project_id"), clientEmail: try field("client_email"),
+            privateKeyID: json["private_key_id"]?.stringValue, tokenURI: try field("token_uri"), key: key)
+    }
+
+    /// The signed JWT of the grant (RS256), valid for an hour.
+    func assertion(now: Date, scope: String) throws -> String {
+        var header = [JSONMember("alg", .string("RS256")), JSONMember("typ", .string("JWT"))]
+        if let privateKeyID { header.append(JSONMember("kid", .string(privateKeyID))) }
+        let issued = Int(now.timeIntervalSince1970)
+        let claims = JSONValue.object([
+            JSONMember("iss", .string(clientEmail)), JSONMember("scope", .string(scope)),
+            JSONMember("aud", .string(tokenURI)), JSONMember("iat", .number(String(issued))),
+            JSONMember("exp", .number(String(issued + 3600))),
+        ])
+        let input = Base64URL.encode(JSONValue.object(header).serialized) + "." + Base64URL.encode(claims.serialized)
+        let signature = try key.signature(for: Array(input.utf8), padding: .insecurePKCS1v1_5)
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+}
+
+/// OAuth2 access tokens for FCM from the JWT grant, cached until five minutes before they expire; one request at a
+/// time however many sends wait for it.
+actor AccessTokens {
+    static let scope = "https://www.googleapis.com/auth/firebase.messaging"
+    let account: ServiceAccount
+    let driver: CurlDriver
+    private var current: (token: String, expires: Date)?
+    private var inFlight: Task<Result<String, TokenError>, Never>?
+
+    struct TokenError: Error, Sendable { var outcome: ProviderOutcome }
+
+    init(account: ServiceAccount, driver: CurlDriver) {
+        self.account = account
+        self.driver = driver
+    }
+
+    func token() async -> Result<String, TokenError> {
+        if let current, current.expires > Date() { return .success(current.token) }
+        if let inFlight { return await inFlight.value }
+        let task = Task { await self.fetch() }
+        inFlight = task
+        let result = await task.value
+        inFlight = nil
+        return result
+    }
+
+    /// FCM answered 401: the token is dropped and the next send fetches another.
+    func invalidate(_ token: String) {
+        if current?.token == token { current = nil }
+    }
+
+    private func fetch() async -> Result<String, TokenError> {
+        let assertion: String
+        do {
+            assertion = try account.assertion(now: Date(), scope: Self.scope)
+        } catch {
+            return .failure(TokenError(outcome: .failed(reason: "signing the OAuth2 grant failed: \(error)")))
+        }
+        let request = HTTPRequest(
+            url: account.tokenURI, headers: [("content-type", "application/x-www-form-urlencoded")],
+            body: FormEncoding.encode([("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"), ("assertion", assertion)]))
+        switch await driver.perform(request) {
+        case .failure(let error):
+            return .failure(TokenError(outcome: .transport(error)))
+        case .success(let response):
+            let json = try? JSONParser.parse(response.body)
+            guard response.status == 200, let token = json?["access_token"]?.stringValue else {
+                let detail = json?["error"]?.stringValue ?? "HTTP \(response.status)"
+                // A refused grant (invalid_grant: wrong key, disabled account) is a configuration problem; a server
+                // error is worth another try.
+                return .failure(TokenError(outcome: response.status >= 500 || response.status == 429
+                    ? .retry(reason: "oauth: \(detail)", after: ProviderOutcome.retryAfter(response.header("retry-after")))
+                    : .failed(reason: "oauth: \(detail)")))
+            }
+            var lifetime = 3600.0
+            if case .number(let text)? = json?["expires_in"], let seconds = Double(text) { lifetime = seconds }
+            current = (token, Date().addingTimeInterval(max(60, lifetime - 300)))
+            return .success(token)
+        }
+    }
+}
+
+/// Firebase Cloud Messaging, HTTP v1 API.
+struct FCMProvider: DeliveryProvider {
+    let name = "fcm"
+    let driver: CurlDriver
+    let tokens: AccessTokens
+    /// `https://fcm.googleapis.com` (or the simulator).
+    let baseURL: String
+    let maxInFlight: Int
+    var timeout: Duration = .seconds(10)
+
+    func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
+        let accessToken: String
+        switch await tokens.token() {
+        case .failure(let error): return error.outcome
+        case .success(let token): accessToken = token
+        }
+        let request = HTTPRequest(
+            url: "\(baseURL)/v1/projects/\(tokens.account.projectID)/messages:send",
+            headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
+            body: Self.message(attempt), timeout: timeout)
+        switch await driver.perform(request) {
+        case .failure(let error):
+            return .transport(error)
+        case .success(let response):
+            let outcome = Self.outcome(status: response.status, body: response.body, headers: response.headers)
+            if response.status == 401 { await tokens.invalidate(accessToken) }
+            return outcome
+        }
+    }
+
+    /// The v1 message: notification (title, body, image), data (Herald's keys and the custom payload, all strings),
+    /// Android options (priority, TTL until expiry, collapse key).
+    static func message(_ attempt: DeliveryAttempt) -> [UInt8] {
+        let send = attempt.request
+        var notification: [JSONMember] = []
+        for (field, key) in [("title", "title"), ("body", "body"), ("image_url", "image")] {
+            if let text = send.content[field], !text.isEmpty { notification.append(JSONMember(key, .string(text))) }
+        }
+        var data = [
+            JSONMember("herald_send_id", .string(send.sendID)), JSONMember("herald_campaign", .string(send.campaign)),
+            JSONMember("herald_source", .string(APNsProvider.sourceType(send))),
+        ]
+        if let link = send.content["deeplink"], !link.isEmpty { data.append(JSONMember("herald_deeplink", .string(link))) }
+        for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !key.hasPrefix("herald_") {
+            data.append(JSONMember(key, .string(value)))
+        }
+        var android = [JSONMember("priority", .string("high"))]
+        let ttl = max(0, Int((send.expiresAt ?? send.decidedAt.addingTimeInterval(28 * 86_400)).timeIntervalSinceNow))
+        android.append(JSONMember("ttl", .string("\(min(ttl, 28 * 86_400))s")))
+        if let collapse = send.content["collapse_id"], !collapse.isEmpty { android.append(JSONMember("collapse_key", .string(collapse))) }
+        var message = [JSONMember("token", .string(attempt.target.address))]
+        if !notification.isEmpty { message.append(JSONMember("notification", .object(notification))) }
+        message.append(JSONMember("data", .object(data)))
+        message.append(JSONMember("android", .object(android)))
+        return JSONValue.object([JSONMember("message", .object(message))]).serialized
+    }
+
+    /// FCM's answer, classified by its `FcmError` code (or the status when there is none).
+    static func outcome(status: Int, body: [UInt8], headers: [String: String]) -> ProviderOutcome {
+        let json = try? JSONParser.parse(body)
+        if status == 200 { return .accepted(messageID: json?["name"]?.stringValue) }
+        var code = json?["error"]?["status"]?.stringValue ?? "HTTP \(status)"
+        if case .array(let details)? = json?["error"]?["details"] {
+            for detail in details { if let errorCode = detail["errorCode"]?.stringValue { code = errorCode } }
+        }
+        switch code {
+        case "UNREGISTERED":
+            return .targetInvalid(reason: code)
+        case "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL", "RESOURCE_EXHAUSTED":
+            return .retry(reason: code, after: ProviderOutcome.retryAfter(headers["retry-after"]))
+        case "UNAUTHENTICATED":
+            // The access token was refused (expired early, revoked): the next attempt fetches a new one.
+            return .retry(reason: code, after: nil)
+        default:
+            if status == 429 || status >= 500 {
+                return .retry(reason: code, after: ProviderOutcome.retryAfter(headers["retry-after"]))
+            }
+            // INVALID_ARGUMENT, SENDER_ID_MISMATCH, THIRD_PARTY_AUTH_ERROR, PERMISSION_DENIED…
+            return .failed(reason: code)
+        }
+    }
+}

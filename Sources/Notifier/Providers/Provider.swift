@@ -1,0 +1,109 @@
+import Foundation
+import Shared
+
+/// Where one message of a send goes: an installation's token, an email address, a phone number.
+struct DeliveryTarget: Sendable, Equatable, Codable {
+    /// The ledger's name for the target within the send: the installation id for push, the address otherwise.
+    var id: String
+    /// The token, the email address or the phone number.
+    var address: String
+    var installationID: String? = nil
+    var app: String? = nil
+    /// Push: `ios` (APNs), `android` or `web` (FCM).
+    var platform: String? = nil
+    /// Push: `sandbox` or `production` (APNs host).
+    var environment: String? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case id, address, app, platform, environment
+        case installationID = "installation_id"
+    }
+}
+
+/// One attempt to deliver a send to one target.
+struct DeliveryAttempt: Sendable {
+    var request: SendRequest
+    var target: DeliveryTarget
+    /// 1 for the first attempt.
+    var attempt: Int
+}
+
+/// A provider's answer, classified.
+enum ProviderOutcome: Sendable, Equatable {
+    /// Accepted; the provider's id for the message when it gives one.
+    case accepted(messageID: String?)
+    /// Worth trying again (rate limit, server error, timeout); `after` from `Retry-After` when the provider said.
+    case retry(reason: String, after: Duration?)
+    /// Never retried: the request itself is wrong, or the provider refuses it for good.
+    case failed(reason: String)
+    /// The target is dead: APNs 410 / BadDeviceToken, FCM UNREGISTERED, an email hard bounce, an invalid number.
+    case targetInvalid(reason: String)
+    /// The provider says the recipient opted out (an SMS provider's STOP list).
+    case unsubscribed(reason: String)
+}
+
+/// A push, email or SMS provider.
+protocol DeliveryProvider: Sendable {
+    /// `apns`, `fcm`, `smtp`, `sms`.
+    var name: String { get }
+    /// Attempts in flight at most (HTTP/2 streams, SMTP connections, API calls).
+    var maxInFlight: Int { get }
+    func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome
+}
+
+extension ProviderOutcome {
+    /// A transfer that failed below HTTP (refused, reset, timed out): always worth another attempt.
+    static func transport(_ error: TransferError) -> ProviderOutcome {
+        .retry(reason: error.timedOut ? "timeout" : "transport: \(error.message)", after: nil)
+    }
+
+    /// The `Retry-After` header: seconds, or an HTTP date.
+    static func retryAfter(_ value: String?, now: Date = Date()) -> Duration? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
+    }
+}
+
+/// `application/x-www-form-urlencoded` encoding (SMS APIs, OAuth token requests).
+enum FormEncoding {
+    private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+
+    static func encode(_ fields: [(String, String)]) -> [UInt8] {
+        Array(fields.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&").utf8)
+    }
+
+    static func escape(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
+    static func decode(_ body: [UInt8]) -> [(String, String)] {
+        String(decoding: body, as: UTF8.self).split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func unescape(_ part: Substring) -> String {
+                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
+            }
+            return (unescape(parts[0]), parts.count > 1 ? unescape(parts[1]) : "")
+        }
+    }
+}
+
+/// base64url without padding (JWT).
+enum Base64URL {
+    static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ text: String) -> [UInt8]? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64).map(Array.init)
+    }
+}

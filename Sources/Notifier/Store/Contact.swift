@@ -1,0 +1,135 @@
+import Foundation
+import Shared
+
+/// A profile's reachability as the orchestrator last published it on `herald.contacts`.
+struct Contact: Sendable, Equatable {
+    struct Channel: Sendable, Equatable {
+        var address: String?
+        var marketing: String?
+        var marketingChangedAt: Date?
+        var bouncedAt: Date? = nil
+    }
+
+    struct Installation: Sendable, Equatable {
+        var id: String
+        var app: String?
+        var dev: Bool
+        var token: String?
+        var environment: String?
+        var notificationPermission: String?
+        var optedOut: Bool
+    }
+
+    var project: String
+    var customID: String?
+    var email: Channel
+    var sms: Channel
+    var installations: [Installation]
+
+    /// Reads a snapshot record's value; nil when it is not one.
+    static func parse(_ bytes: [UInt8]) -> Contact? {
+        guard let json = try? JSONParser.parse(bytes), json["kind"]?.stringValue == "contact",
+            let project = json["project"]?.stringValue
+        else { return nil }
+        func date(_ value: JSONValue?) -> Date? { value?.stringValue.flatMap(WireTime.parse) }
+        func bool(_ value: JSONValue?) -> Bool { if case .bool(let flag)? = value { flag } else { false } }
+        let email = Channel(
+            address: json["email"]?["address"]?.stringValue, marketing: json["email"]?["marketing"]?.stringValue,
+            marketingChangedAt: date(json["email"]?["marketing_changed_at"]), bouncedAt: date(json["email"]?["bounced_at"]))
+        let sms = Channel(
+            address: json["sms"]?["phone_number"]?.stringValue, marketing: json["sms"]?["marketing"]?.stringValue,
+            marketingChangedAt: date(json["sms"]?["marketing_changed_at"]))
+        var installations: [Installation] = []
+        if case .array(let items)? = json["installations"] {
+            for item in items {
+                guard let id = item["installation_id"]?.stringValue else { continue }
+                installations.append(Installation(
+                    id: id, app: item["app"]?.stringValue, dev: bool(item["dev"]), token: item["token"]?.stringValue,
+                    environment: item["environment"]?.stringValue,
+                    notificationPermission: item["notification_permission"]?.stringValue, optedOut: bool(item["opted_out"])))
+            }
+        }
+        return Contact(
+            project: project, customID: json["custom_id"]?.stringValue, email: email, sms: sms, installations: installations)
+    }
+}
+
+/// What this notifier learnt from providers and recipients before the orchestrator's next snapshot says it: applied
+/// at once, so that a dead token or an unsubscribe stops the very next send.
+struct LocalFeedback: Sendable, Equatable {
+    var invalidTokens: Set<String> = []
+    var bouncedAddresses: Set<String> = []
+    /// The latest marketing change per channel (`email`, `sms`) made here, with its time.
+    var marketing: [String: (state: String, at: Date)] = [:]
+
+    static func == (lhs: LocalFeedback, rhs: LocalFeedback) -> Bool {
+        lhs.invalidTokens == rhs.invalidTokens && lhs.bouncedAddresses == rhs.bouncedAddresses
+            && lhs.marketing.mapValues(\.state) == rhs.marketing.mapValues(\.state)
+    }
+}
+
+/// Who a send reaches, decided from the contact state at the moment of the attempt (not of the decision).
+enum Eligibility {
+    /// Notification permissions under which an alert push is displayed.
+    static let displayingPermissions: Set<String> = ["allowed", "provisional"]
+
+    struct Resolution: Sendable, Equatable {
+        var targets: [DeliveryTarget]
+        /// Targets left out, each with the reason (push: per installation of the app).
+        var skipped: [(id: String, installationID: String?, reason: String)]
+
+        static func == (lhs: Resolution, rhs: Resolution) -> Bool {
+            lhs.targets == rhs.targets && lhs.skipped.map(\.id) == rhs.skipped.map(\.id)
+                && lhs.skipped.map(\.reason) == rhs.skipped.map(\.reason)
+        }
+    }
+
+    /// The targets of `send` now. `platforms` maps `project/app` to the app's platform.
+    static func resolve(
+        _ send: SendRequest, contact: Contact?, feedback: LocalFeedback, platforms: [String: String]
+    ) -> Resolution {
+        guard let contact else { return Resolution(targets: [], skipped: [(send.channel.rawValue, nil, "no_contact")]) }
+        switch send.channel {
+        case .push:
+            var resolution = Resolution(targets: [], skipped: [])
+            let installations = contact.installations.filter { send.app == nil || $0.app == send.app }
+            if installations.isEmpty { resolution.skipped.append(("push", nil, "no_installation")) }
+            for installation in installations {
+                let skip = { (reason: String) in resolution.skipped.append((installation.id, installation.id, reason)) }
+                guard !installation.optedOut else { skip("opted_out"); continue }
+                guard let token = installation.token else { skip("no_token"); continue }
+                guard !feedback.invalidTokens.contains(token) else { skip("token_invalid"); continue }
+                guard displayingPermissions.contains(installation.notificationPermission ?? "") else {
+                    skip("notifications_not_allowed")
+                    continue
+                }
+                guard let app = installation.app, let platform = platforms["\(send.project)/\(app)"] else {
+                    skip("unknown_app")
+                    continue
+                }
+                resolution.targets.append(DeliveryTarget(
+                    id: installation.id, address: token, installationID: installation.id, app: app, platform: platform,
+                    environment: installation.environment))
+            }
+            return resolution
+        case .email, .sms:
+            let channel = send.channel == .email ? contact.email : contact.sms
+            let name = send.channel.rawValue
+            guard let address = channel.address else { return Resolution(targets: [], skipped: [(name, nil, "no_address")]) }
+            if send.channel == .email && (channel.bouncedAt != nil || feedback.bouncedAddresses.contains(address)) {
+                return Resolution(targets: [], skipped: [(address, nil, "bounced")])
+            }
+            if send.marketing {
+                var state = channel.marketing
+                // A change made here wins over an older snapshot; a later change in the snapshot wins over it.
+                if let local = feedback.marketing[name], local.at >= (channel.marketingChangedAt ?? .distantPast) {
+                    state = local.state
+                }
+                guard state == "subscribed" else {
+                    return Resolution(targets: [], skipped: [(address, nil, state == nil ? "not_subscribed" : "unsubscribed")])
+                }
+            }
+            return Resolution(targets: [DeliveryTarget(id: address, address: address)], skipped: [])
+        }
+    }
+}

@@ -1,0 +1,368 @@
+import Foundation
+import CoreMetrics
+import GRDB
+import ProfileStore
+import Shared
+
+/// The notifier's per-partition state: the contacts of the partition's profiles, feedback learnt locally, the queue of
+/// received sends, and the send ledger (one row per send and target: the dedupe and retry state).
+enum NotifierStore {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("notifier v1: contacts, feedback, sends, ledger") { db in
+            try db.execute(
+                sql: PartitionDatabase.coreTablesSQL + """
+                    CREATE TABLE contacts (
+                        profile_key TEXT PRIMARY KEY, project TEXT NOT NULL, phone_number TEXT, email TEXT,
+                        snapshot BLOB NOT NULL, updated_at TEXT NOT NULL);
+                    CREATE INDEX contacts_by_phone ON contacts (phone_number);
+                    CREATE TABLE feedback (
+                        profile_key TEXT NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL, at TEXT NOT NULL,
+                        PRIMARY KEY (profile_key, kind, value)) WITHOUT ROWID;
+                    CREATE TABLE sends (
+                        send_id TEXT PRIMARY KEY, channel TEXT NOT NULL, profile_key TEXT NOT NULL, request BLOB NOT NULL,
+                        state TEXT NOT NULL, received_at TEXT NOT NULL);
+                    CREATE INDEX sends_queued ON sends (channel, state);
+                    CREATE TABLE ledger (
+                        send_id TEXT NOT NULL, target_id TEXT NOT NULL, channel TEXT NOT NULL, profile_key TEXT NOT NULL,
+                        target TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+                        due_at TEXT NOT NULL, reason TEXT, provider_message_id TEXT, updated_at TEXT NOT NULL,
+                        PRIMARY KEY (send_id, target_id)) WITHOUT ROWID;
+                    CREATE INDEX ledger_due ON ledger (channel, state, due_at);
+                    """)
+        }
+        return migrator
+    }
+
+    /// Ledger states. `sending` is committed before the provider is called; a row found in it at start was in flight
+    /// when the process stopped.
+    enum State: String { case pending, sending, sent, failed, suppressed }
+
+    // MARK: Consuming
+
+    /// Applies one record of `herald.contacts` or `herald.sends.*`; returns dead letters for what cannot be read.
+    static func apply(_ db: Database, record: KafkaRecord, now: Date) throws -> [PendingOutput] {
+        let key = record.key.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        if record.topic == HeraldTopic.contacts.name {
+            guard let value = record.value else {
+                try db.execute(sql: "DELETE FROM contacts WHERE profile_key = ?", arguments: [key])
+                return []
+            }
+            guard let contact = Contact.parse(value) else {
+                return [deadLetter(record, reason: "not a contact snapshot", now: now)]
+            }
+            try db.executeCached(sql: """
+                    INSERT INTO contacts (profile_key, project, phone_number, email, snapshot, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (profile_key) DO UPDATE SET project = excluded.project,
+                        phone_number = excluded.phone_number, email = excluded.email, snapshot = excluded.snapshot,
+                        updated_at = excluded.updated_at
+                    """, arguments: [key, contact.project, contact.sms.address, contact.email.address, Data(value), WireTime.format(now)])
+            return []
+        }
+        guard let value = record.value else { return [deadLetter(record, reason: "a null value on a send topic", now: now)] }
+        let send: SendRequest
+        do {
+            send = try Wire.decode(SendRequest.self, from: value)
+        } catch {
+            return [deadLetter(record, reason: error.description, now: now)]
+        }
+        guard HeraldTopic(rawValue: record.topic) == topic(send.channel) else {
+            return [deadLetter(record, reason: "a \(send.channel.rawValue) send on \(record.topic)", now: now)]
+        }
+        // A send id seen before (a replayed outbox, a redelivered batch) is not queued again.
+        try db.executeCached(sql: """
+                INSERT INTO sends (send_id, channel, profile_key, request, state, received_at) VALUES (?, ?, ?, ?, 'queued', ?)
+                ON CONFLICT (send_id) DO NOTHING
+                """, arguments: [send.sendID, send.channel.rawValue, send.profileKey, Data(value), WireTime.format(now)])
+        if db.changesCount == 0 { NotifierMetrics.duplicateSends.increment() }
+        return []
+    }
+
+    static func topic(_ channel: MessageChannel) -> HeraldTopic {
+        switch channel {
+        case .push: .sendsPush
+        case .email: .sendsEmail
+        case .sms: .sendsSMS
+        }
+    }
+
+    static func deadLetter(_ record: KafkaRecord, reason: String, now: Date) -> PendingOutput {
+        let letter = DeadLetter(service: "notifier", reason: reason, record: record, at: now)
+        return PendingOutput(
+            topic: HeraldTopic.dlq.name, key: record.key.map { String(decoding: $0, as: UTF8.self) } ?? "",
+            value: (try? Wire.encode(letter)) ?? [])
+    }
+
+    // MARK: Contacts and feedback
+
+    static func contact(_ db: Database, key: String) throws -> Contact? {
+        guard let data = try Data.fetchOne(
+            db.cachedStatement(sql: "SELECT snapshot FROM contacts WHERE profile_key = ?"), arguments: [key])
+        else { return nil }
+        return Contact.parse(Array(data))
+    }
+
+    static func feedback(_ db: Database, key: String) throws -> LocalFeedback {
+        var feedback = LocalFeedback()
+        for row in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT kind, value, at FROM feedback WHERE profile_key = ?"), arguments: [key])
+        {
+            let value: String = row["value"]
+            switch row["kind"] as String {
+            case "token_invalid": feedback.invalidTokens.insert(value)
+            case "email_bounced": feedback.bouncedAddresses.insert(value)
+            case "email_marketing", "sms_marketing":
+                let channel = (row["kind"] as String).hasPrefix("email") ? "email" : "sms"
+                feedback.marketing[channel] = (value, WireTime.parse(row["at"]) ?? .distantPast)
+            default: break
+            }
+        }
+        return feedback
+    }
+
+    /// Records feedback: a dead token or address, or a marketing change (`email`/`sms`, `subscribed`/`unsubscribed`).
+    static func recordFeedback(_ db: Database, key: String, kind: String, value: String, at: Date) throws {
+        if kind.hasSuffix("_marketing") {
+            try db.execute(sql: "DELETE FROM feedback WHERE profile_key = ? AND kind = ?", arguments: [key, kind])
+        }
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO feedback (profile_key, kind, value, at) VALUES (?, ?, ?, ?)",
+            arguments: [key, kind, value, WireTime.format(at)])
+    }
+
+    /// The profile keys whose contact has this phone number (SMS replies).
+    static func profiles(_ db: Database, phoneNumber: String) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT profile_key FROM contacts WHERE phone_number = ?", arguments: [phoneNumber])
+    }
+
+    // MARK: Start
+
+    /// Rows left in `sending` by a stop in the middle of an attempt: the provider may or may not have accepted them.
+    /// They are attempted again (at least once: a send is never lost); returns how many.
+    static func recoverInFlight(_ db: Database) throws -> Int {
+        try db.execute(sql: "UPDATE ledger SET state = 'pending' WHERE state = 'sending'")
+        return db.changesCount
+    }
+}
+
+extension NotifierStore {
+    /// A ledger row claimed for an attempt.
+    struct Claimed: Sendable {
+        var attempt: DeliveryAttempt
+        var profileKey: String
+    }
+
+    /// Takes up to `limit` attempts of `channel` that are due: first fans out queued sends into ledger rows (their
+    /// targets as of now), then re-checks each due row against the contact state of now, and marks those still
+    /// reachable `sending`. Suppressed and expired rows are finished here, with their reports.
+    static func claim(
+        _ db: Database, channel: MessageChannel, limit: Int, now: Date, platforms: [String: String]
+    ) throws -> (claimed: [Claimed], outputs: [PendingOutput]) {
+        var outputs: [PendingOutput] = []
+        let time = WireTime.format(now)
+        // Fan-out of new sends.
+        let queued = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT send_id, request FROM sends WHERE channel = ? AND state = 'queued' LIMIT ?"),
+            arguments: [channel.rawValue, limit])
+        for row in queued {
+            let sendID: String = row["send_id"]
+            try db.executeCached(sql: "UPDATE sends SET state = 'resolved' WHERE send_id = ?", arguments: [sendID])
+            guard let send = try? Wire.decode(SendRequest.self, from: Array(row["request"] as Data)) else { continue }
+            let contact = try contact(db, key: send.profileKey)
+            let resolution = Eligibility.resolve(
+                send, contact: contact, feedback: try feedback(db, key: send.profileKey), platforms: platforms)
+            for skipped in resolution.skipped {
+                try insertLedger(db, send: send, targetID: skipped.id, target: nil, state: .suppressed, reason: skipped.reason, now: time)
+                outputs.append(report(send, target: nil, installationID: skipped.installationID, outcome: .suppressed, reason: skipped.reason, attempts: 0, now: now))
+                NotifierMetrics.outcome(channel: channel, outcome: "suppressed", reason: skipped.reason)
+            }
+            for target in resolution.targets {
+                try insertLedger(db, send: send, targetID: target.id, target: target, state: .pending, reason: nil, now: time)
+            }
+        }
+        // Due rows.
+        var claimed: [Claimed] = []
+        let due = try Row.fetchAll(
+            db.cachedStatement(sql: """
+                SELECT l.send_id, l.target_id, l.target, l.attempts, l.profile_key, s.request
+                FROM ledger l JOIN sends s ON s.send_id = l.send_id
+                WHERE l.channel = ? AND l.state = 'pending' AND l.due_at <= ? ORDER BY l.due_at LIMIT ?
+                """), arguments: [channel.rawValue, time, limit])
+        var contacts: [String: (Contact?, LocalFeedback)] = [:]
+        for row in due {
+            let sendID: String = row["send_id"]
+            let targetID: String = row["target_id"]
+            let attempts: Int = row["attempts"]
+            guard let send = try? Wire.decode(SendRequest.self, from: Array(row["request"] as Data)),
+                var target = try? JSONDecoder().decode(DeliveryTarget.self, from: Data((row["target"] as String).utf8))
+            else {
+                try finish(db, sendID: sendID, targetID: targetID, state: .failed, reason: "unreadable ledger row", messageID: nil, now: time)
+                continue
+            }
+            if let expires = send.expiresAt, expires <= now {
+                try finish(db, sendID: sendID, targetID: targetID, state: .failed, reason: "expired", messageID: nil, now: time)
+                outputs.append(report(send, target: target, outcome: .failed, reason: "expired", attempts: attempts, now: now))
+                NotifierMetrics.outcome(channel: channel, outcome: "failed", reason: "expired")
+                continue
+            }
+            // The state at send time wins: re-check this target now (a retry may come long after the fan-out).
+            let key = send.profileKey
+            if contacts[key] == nil { contacts[key] = (try contact(db, key: key), try feedback(db, key: key)) }
+            let (contact, feedback) = contacts[key]!
+            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, platforms: platforms)
+            guard let current = resolution.targets.first(where: { $0.id == targetID }) else {
+                let reason = resolution.skipped.first(where: { $0.id == targetID })?.reason
+                    ?? resolution.skipped.first?.reason ?? "unreachable"
+                try finish(db, sendID: sendID, targetID: targetID, state: .suppressed, reason: reason, messageID: nil, now: time)
+                outputs.append(report(send, target: target, outcome: .suppressed, reason: reason, attempts: attempts, now: now))
+                NotifierMetrics.outcome(channel: channel, outcome: "suppressed", reason: reason)
+                continue
+            }
+            // A token replaced since the fan-out: the installation's new token.
+            target = current
+            try db.executeCached(sql: """
+                    UPDATE ledger SET state = 'sending', attempts = attempts + 1, target = ?, updated_at = ?
+                    WHERE send_id = ? AND target_id = ?
+                    """, arguments: [encode(target), time, sendID, targetID])
+            claimed.append(Claimed(attempt: DeliveryAttempt(request: send, target: target, attempt: attempts + 1), profileKey: key))
+        }
+        return (claimed, outputs)
+    }
+
+    private static func encode(_ target: DeliveryTarget) throws -> String {
+        String(decoding: try JSONEncoder().encode(target), as: UTF8.self)
+    }
+
+    private static func insertLedger(
+        _ db: Database, send: SendRequest, targetID: String, target: DeliveryTarget?, state: State, reason: String?,
+        now: String
+    ) throws {
+        try db.executeCached(sql: """
+                INSERT INTO ledger (send_id, target_id, channel, profile_key, target, state, due_at, reason, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                """, arguments: [
+                    send.sendID, targetID, send.channel.rawValue, send.profileKey,
+                    try target.map(encode) ?? "{}", state.rawValue, now, reason, now,
+                ])
+    }
+
+    private static func finish(
+        _ db: Database, sendID: String, targetID: String, state: State, reason: String?, messageID: String?, now: String
+    ) throws {
+        try db.executeCached(sql: """
+                UPDATE ledger SET state = ?, reason = ?, provider_message_id = ?, updated_at = ?
+                WHERE send_id = ? AND target_id = ?
+                """, arguments: [state.rawValue, reason, messageID, now, sendID, targetID])
+    }
+
+    /// A report on `herald.deliveries` for one target of a send.
+    static func report(
+        _ send: SendRequest, target: DeliveryTarget?, installationID: String? = nil, outcome: DeliveryReport.Outcome,
+        reason: String?, attempts: Int, provider: String? = nil, messageID: String? = nil, now: Date
+    ) -> PendingOutput {
+        let channel = DeliveryReport.Channel(rawValue: send.channel.rawValue)!
+        let targetID = target?.id ?? installationID ?? send.channel.rawValue
+        var report = DeliveryReport(
+            id: "\(send.sendID)/\(targetID)/\(outcome.rawValue)", sendID: send.sendID, project: send.project,
+            customID: send.customID, installationID: target?.installationID ?? installationID, channel: channel,
+            outcome: outcome, reason: reason, token: send.channel == .push ? target?.address : nil,
+            address: send.channel == .push ? nil : target?.address, at: now)
+        report.profileKey = send.profileKey
+        report.campaign = send.campaign
+        report.provider = provider
+        report.providerMessageID = messageID
+        report.attempts = attempts
+        report.triggeredAt = send.trigger.at
+        report.decidedAt = send.decidedAt
+        return PendingOutput(topic: HeraldTopic.deliveries.name, key: send.profileKey, value: (try? Wire.encode(report)) ?? [])
+    }
+
+    /// An attempt's result, for `complete`.
+    struct AttemptResult: Sendable {
+        var claimed: Claimed
+        var provider: String
+        var outcome: ProviderOutcome
+        var finishedAt: Date
+    }
+
+    /// Writes attempts' results to the ledger, with their reports and local feedback: sent, failed, retried later
+    /// (backoff with jitter, or the provider's Retry-After), or failed as `max_retry_attempts`.
+    static func complete(_ db: Database, results: [AttemptResult], retry: RetryPolicy) throws -> [PendingOutput] {
+        var outputs: [PendingOutput] = []
+        for result in results {
+            let attempt = result.claimed.attempt
+            let send = attempt.request
+            let time = WireTime.format(result.finishedAt)
+            let key = result.claimed.profileKey
+            func done(_ state: State, _ outcome: DeliveryReport.Outcome, reason: String?, messageID: String? = nil) throws {
+                try finish(db, sendID: send.sendID, targetID: attempt.target.id, state: state, reason: reason, messageID: messageID, now: time)
+                outputs.append(report(
+                    send, target: attempt.target, outcome: outcome, reason: reason, attempts: attempt.attempt,
+                    provider: result.provider, messageID: messageID, now: result.finishedAt))
+                NotifierMetrics.outcome(channel: send.channel, outcome: outcome.rawValue, reason: reason)
+            }
+            switch result.outcome {
+            case .accepted(let messageID):
+                try done(.sent, .sent, reason: nil, messageID: messageID)
+                NotifierMetrics.latency(send: send, at: result.finishedAt)
+            case .failed(let reason):
+                try done(.failed, .failed, reason: reason)
+            case .targetInvalid(let reason):
+                switch send.channel {
+                case .push:
+                    try recordFeedback(db, key: key, kind: "token_invalid", value: attempt.target.address, at: result.finishedAt)
+                    try done(.failed, .tokenInvalid, reason: reason)
+                case .email:
+                    try recordFeedback(db, key: key, kind: "email_bounced", value: attempt.target.address, at: result.finishedAt)
+                    try done(.failed, .bounced, reason: reason)
+                case .sms:
+                    try done(.failed, .failed, reason: reason)
+                }
+            case .unsubscribed(let reason):
+                try recordFeedback(db, key: key, kind: "\(send.channel.rawValue)_marketing", value: "unsubscribed", at: result.finishedAt)
+                try done(.failed, .unsubscribed, reason: reason)
+            case .retry(let reason, let after):
+                guard attempt.attempt < retry.maxAttempts else {
+                    try finish(db, sendID: send.sendID, targetID: attempt.target.id, state: .failed, reason: "max_retry_attempts: \(reason)", messageID: nil, now: time)
+                    outputs.append(report(
+                        send, target: attempt.target, outcome: .failed, reason: "max_retry_attempts",
+                        attempts: attempt.attempt, provider: result.provider, now: result.finishedAt))
+                    NotifierMetrics.outcome(channel: send.channel, outcome: "failed", reason: "max_retry_attempts")
+                    continue
+                }
+                let delay = retry.delay(afterAttempt: attempt.attempt, retryAfter: after)
+                let due = result.finishedAt.addingTimeInterval(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+                try db.executeCached(sql: """
+                        UPDATE ledger SET state = 'pending', due_at = ?, reason = ?, updated_at = ?
+                        WHERE send_id = ? AND target_id = ?
+                        """, arguments: [WireTime.format(due), reason, time, send.sendID, attempt.target.id])
+                NotifierMetrics.retries(channel: send.channel, reason: reason)
+            }
+        }
+        return outputs
+    }
+}
+
+/// Exponential backoff with full jitter, never shorter than the provider's `Retry-After`.
+struct RetryPolicy: Sendable, Equatable {
+    /// Attempts in all, the first included.
+    var maxAttempts = 5
+    var base: Duration = .seconds(1)
+    var cap: Duration = .seconds(600)
+    /// 0...1, from a random source (injected in tests).
+    var random: @Sendable () -> Double = { Double.random(in: 0...1) }
+
+    static func == (lhs: RetryPolicy, rhs: RetryPolicy) -> Bool {
+        lhs.maxAttempts == rhs.maxAttempts && lhs.base == rhs.base && lhs.cap == rhs.cap
+    }
+
+    /// The wait before attempt `attempt + 1`: a random time up to `base · 2^(attempt−1)` (capped), at least
+    /// `retryAfter`.
+    func delay(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {
+        let exponential = base * (1 << min(attempt - 1, 20))
+        let ceiling = min(exponential, cap)
+        let jittered = ceiling * random()
+        return max(jittered, min(retryAfter ?? .zero, cap * 6))
+    }
+}

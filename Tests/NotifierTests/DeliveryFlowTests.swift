@@ -1,0 +1,331 @@
+import Crypto
+import Foundation
+import HeraldTestSupport
+import Logging
+import ProviderSimulators
+import ServiceLifecycle
+import Shared
+import Testing
+import _CryptoExtras
+
+@testable import Notifier
+@testable import ProfileStore
+
+/// The notifier's parts on an embedded broker, with the real providers talking to the simulators: records are fed to
+/// the partitions as the consumer would, workers deliver, reports are read back from `herald.deliveries`.
+final class NotifierHarness: @unchecked Sendable {
+    let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+    let cluster: EmbeddedKafkaCluster
+    let producer: KafkaProducer
+    let directory: String
+    let simulators = SimulatorState()
+    let apns: APNsSimulator
+    let smtp: SMTPSink
+    let httpGroup: ServiceGroup
+    let httpPort: Int
+    let driver = CurlDriver()
+    private(set) var partitions: NotifierPartitions
+    private var workers: [Task<Void, Never>] = []
+    private var offsets: [String: Int64] = [:]
+    let retry: RetryPolicy
+
+    static let catalog = try! AppsCatalog.load(path: sampleAppsFile)
+
+    init(retry: RetryPolicy = RetryPolicy(maxAttempts: 3, base: .milliseconds(20), cap: .milliseconds(100))) async throws {
+        self.retry = retry
+        cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 1))
+        producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "notifier-test"),
+            logger: logger)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-notifier-\(UUID().uuidString)").path
+        apns = try await APNsSimulator.start(state: simulators)
+        smtp = try await SMTPSink.start(state: simulators)
+        let port = Locked<Int?>(nil)
+        let http = HTTPSimulators.application(state: simulators) { bound in port.withLock { $0 = bound } }
+        httpGroup = ServiceGroup(configuration: .init(services: [.init(service: http)], logger: logger))
+        let group = httpGroup
+        Task { try? await group.run() }
+        try await waitUntil("the HTTP simulators") { port.withLock { $0 } != nil }
+        httpPort = port.withLock { $0 }!
+        partitions = NotifierPartitions(directory: directory, producer: producer, catalog: Self.catalog, logger: logger)
+        try await open()
+    }
+
+    var topicPartitions: [TopicPartition] { Notifier.topics.map { TopicPartition($0.name, 0) } }
+
+    private func open() async throws {
+        _ = try await partitions.partitionsAssigned(topicPartitions)
+    }
+
+    /// A process stop: the partitions are dropped without finishing anything, then opened again by a new owner.
+    func restart() async throws {
+        await stopWorkers()
+        await partitions.partitionsRevoked(topicPartitions, lost: true)
+        partitions = NotifierPartitions(directory: directory, producer: producer, catalog: Self.catalog, logger: logger)
+        try await open()
+    }
+
+    func providers() throws -> [MessageChannel: [String: any DeliveryProvider]] {
+        let key = P256.Signing.PrivateKey()
+        var apnsSettings = APNsProvider.Settings()
+        apnsSettings.productionURL = apns.url
+        apnsSettings.sandboxURL = apns.url
+        let apnsProvider = APNsProvider(
+            driver: driver, signer: try APNsTokenSigner(p8: key.pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456"),
+            settings: apnsSettings, bundleIDs: ["demo/demo-ios": "com.example.demo"])
+        let account = ServiceAccount(
+            projectID: "demo-fcm", clientEmail: "herald@demo", privateKeyID: "k1", tokenURI: "http://127.0.0.1:\(httpPort)/token",
+            key: Self.rsaKey)
+        let fcm = FCMProvider(
+            driver: driver, tokens: AccessTokens(account: account, driver: driver), baseURL: "http://127.0.0.1:\(httpPort)",
+            maxInFlight: 50)
+        let smtpProvider = SMTPProvider(
+            driver: driver, settings: .init(url: smtp.url, from: "Demo <news@example.com>", startTLS: .off),
+            links: UnsubscribeLinks(secret: "0123456789abcdef-secret", publicURL: "http://127.0.0.1:8082"))
+        let sms = SMSProvider(
+            driver: driver,
+            settings: .init(
+                url: "http://127.0.0.1:\(httpPort)/2010-04-01/Accounts/AC1/Messages.json", account: "AC1", token: "secret",
+                from: "+15550001111"))
+        return [.push: ["ios": apnsProvider, "android": fcm], .email: ["email": smtpProvider], .sms: ["sms": sms]]
+    }
+
+    static let rsaKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+
+    /// Starts a worker per channel (or the given ones) over `providers`.
+    func startWorkers(_ channels: [MessageChannel] = MessageChannel.allCases, providers: [MessageChannel: [String: any DeliveryProvider]]? = nil) async throws {
+        let all = try providers ?? self.providers()
+        for channel in channels {
+            let worker = DeliveryWorker(channel: channel, partitions: partitions, providers: all[channel] ?? [:], retry: retry, logger: logger)
+            worker.pollInterval = .milliseconds(20)
+            await partitions.onSends(channel) { worker.wake() }
+            workers.append(Task { try? await worker.run() })
+        }
+    }
+
+    func stopWorkers() async {
+        for worker in workers { worker.cancel() }
+        for worker in workers { await worker.value }
+        workers = []
+    }
+
+    /// Feeds records as the consumer would: one batch, in order.
+    func feed(_ records: [(HeraldTopic, String, [UInt8]?)]) async throws {
+        var batch: [KafkaRecord] = []
+        for (topic, key, value) in records {
+            let offset = offsets[topic.name, default: 0]
+            offsets[topic.name] = offset + 1
+            batch.append(KafkaRecord(topic: topic.name, partition: 0, offset: offset, key: Array(key.utf8), value: value))
+        }
+        try await partitions.apply(KafkaBatch(records: batch))
+    }
+
+    func contact(_ json: String, key: String = "demo/paul") async throws {
+        try await feed([(.contacts, key, Array(json.utf8))])
+    }
+
+    func send(_ request: SendRequest) async throws {
+        try await feed([(NotifierStore.topic(request.channel), request.profileKey, try Wire.encode(request))])
+    }
+
+    /// Reports on `herald.deliveries` once `enough` holds.
+    func reports(until enough: @escaping @Sendable ([DeliveryReport]) -> Bool) async throws -> [DeliveryReport] {
+        let records = try await readTopic(HeraldTopic.deliveries.name, bootstrap: cluster.bootstrapServers, logger: logger) { records in
+            enough(records.compactMap { $0.value.flatMap { try? Wire.decode(DeliveryReport.self, from: $0) } })
+        }
+        return records.compactMap { $0.value.flatMap { try? Wire.decode(DeliveryReport.self, from: $0) } }
+    }
+
+    func shutdown() async {
+        await stopWorkers()
+        await partitions.partitionsRevoked(topicPartitions, lost: false)
+        await httpGroup.triggerGracefulShutdown()
+        await apns.stop()
+        await smtp.stop()
+        driver.shutdown()
+        await producer.shutdown()
+        await cluster.shutdown()
+    }
+}
+
+/// A contact snapshot as the orchestrator publishes it.
+func contactJSON(
+    email: String? = "paul@example.com", emailMarketing: String? = "subscribed", phone: String? = "+33612345678",
+    smsMarketing: String? = "subscribed", installations: [String] = [], changedAt: String = "2026-01-01T00:00:00Z"
+) -> String {
+    func text(_ value: String?) -> String { value.map { "\"\($0)\"" } ?? "null" }
+    return """
+        {"v":1,"kind":"contact","project":"demo","custom_id":"paul",
+         "email":{"address":\(text(email)),"marketing":\(text(emailMarketing)),"marketing_changed_at":"\(changedAt)","bounced_at":null},
+         "sms":{"phone_number":\(text(phone)),"marketing":\(text(smsMarketing)),"marketing_changed_at":"\(changedAt)"},
+         "installations":[\(installations.joined(separator: ","))],"updated_at":"\(changedAt)"}
+        """
+}
+
+func installationJSON(
+    _ id: String, app: String = "demo-ios", token: String? = token64, permission: String = "allowed", optedOut: Bool = false,
+    environment: String = "production"
+) -> String {
+    let tokenText = token.map { "\"\($0)\"" } ?? "null"
+    return """
+        {"installation_id":"\(id)","app":"\(app)","dev":false,"token":\(tokenText),"environment":"\(environment)",
+         "notification_permission":"\(permission)","opted_out":\(optedOut),"push_reachable":true}
+        """
+}
+
+@Suite("Notifier: delivery against the simulators", .serialized, .timeLimit(.minutes(3)))
+struct DeliveryFlowTests {
+    @Test("a push fans out to each reachable installation: APNs and FCM receive it, the opted-out one is suppressed")
+    func pushFanOut() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(installations: [
+            installationJSON("i-ios"), installationJSON("i-android", app: "demo-android", token: "fcm-token-1"),
+            installationJSON("i-out", optedOut: true),
+        ]))
+        try await harness.startWorkers()
+        try await harness.send(sendRequest(app: nil, payload: ["screen": "cart"]))
+        let reports = try await harness.reports { $0.count >= 3 }
+        #expect(Set(reports.map { "\($0.installationID ?? "")=\($0.outcome.rawValue)" }) == ["i-ios=sent", "i-android=sent", "i-out=suppressed"])
+        #expect(reports.first { $0.installationID == "i-out" }?.reason == "opted_out")
+        let sent = try #require(reports.first { $0.installationID == "i-ios" })
+        #expect(sent.provider == "apns" && sent.attempts == 1 && sent.profileKey == "demo/paul" && sent.campaign == "cart")
+        #expect(sent.triggeredAt == Date(timeIntervalSince1970: 1_700_000_000))
+        let apns = harness.simulators.received("apns")
+        #expect(apns.count == 1)
+        #expect(apns.first?.headers["apns-topic"] == "com.example.demo")
+        #expect(apns.first?.body.contains(#""screen":"cart""#) == true)
+        let fcm = harness.simulators.received("fcm")
+        #expect(fcm.count == 1 && fcm.first?.target == "fcm-token-1")
+        #expect(fcm.first?.headers["authorization"]?.hasPrefix("Bearer sim-token-") == true)
+        await harness.shutdown()
+    }
+
+    @Test("a dead token: APNs 410 reports token_invalid, and the next send to it is suppressed without a call")
+    func tokenInvalidation() async throws {
+        let harness = try await NotifierHarness()
+        harness.simulators.markInvalid([token64])
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        try await harness.startWorkers()
+        try await harness.send(sendRequest(id: "send-1"))
+        _ = try await harness.reports { $0.contains { $0.outcome == .tokenInvalid } }
+        try await harness.send(sendRequest(id: "send-2"))
+        let reports = try await harness.reports { $0.contains { $0.sendID == "send-2" } }
+        let first = try #require(reports.first { $0.sendID == "send-1" })
+        #expect(first.outcome == .tokenInvalid && first.reason == "Unregistered" && first.token == token64)
+        let second = try #require(reports.first { $0.sendID == "send-2" })
+        #expect(second.outcome == .suppressed && second.reason == "token_invalid")
+        #expect(harness.simulators.count("apns") == 1)
+        await harness.shutdown()
+    }
+
+    @Test("an unsubscribe that arrives after the send was queued wins; so does a one-click unsubscribe")
+    func unsubscribeAfterQueued() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON())
+        try await harness.send(sendRequest(id: "mail-1", channel: .email, content: ["subject": "S", "text": "T"]))
+        // The snapshot that follows the unsubscribe, before any worker ran.
+        try await harness.contact(contactJSON(emailMarketing: "unsubscribed", changedAt: "2026-01-02T00:00:00Z"))
+        try await harness.startWorkers([.email, .sms])
+        // A transactional email still goes; an SMS marketing send goes until the recipient replies STOP.
+        try await harness.send(sendRequest(id: "mail-2", channel: .email, marketing: false, content: ["subject": "Code", "text": "1234"]))
+        try await harness.send(sendRequest(id: "sms-1", channel: .sms, content: ["text": "Sale"]))
+        _ = try await harness.reports { $0.contains { $0.sendID == "sms-1" } && $0.contains { $0.sendID == "mail-2" } }
+        let recorded = try await harness.partitions.recordRecipientFeedback(
+            key: nil, phoneNumber: "+33612345678", channel: .sms, outcome: .unsubscribed, address: "+33612345678", reason: "reply STOP",
+            at: Date())
+        #expect(recorded == 1)
+        try await harness.send(sendRequest(id: "sms-2", channel: .sms, content: ["text": "Sale"]))
+        let reports = try await harness.reports { $0.contains { $0.sendID == "sms-2" } }
+        #expect(reports.first { $0.sendID == "mail-1" }?.outcome == .suppressed)
+        #expect(reports.first { $0.sendID == "mail-1" }?.reason == "unsubscribed")
+        #expect(reports.first { $0.sendID == "mail-2" }?.outcome == .sent)
+        #expect(reports.first { $0.sendID == "sms-1" }?.outcome == .sent)
+        #expect(reports.contains { $0.outcome == .unsubscribed && $0.channel == .sms && $0.profileKey == "demo/paul" })
+        #expect(reports.first { $0.sendID == "sms-2" }?.reason == "unsubscribed")
+        #expect(harness.simulators.received("smtp").map(\.target) == ["paul@example.com"])
+        #expect(harness.simulators.received("smtp").first?.body.contains("List-Unsubscribe") == false)
+        #expect(harness.simulators.count("sms") == 1)
+        await harness.shutdown()
+    }
+
+    @Test("a send id is delivered once: replays before and after delivery, and after a restart, are not sent again")
+    func duplicates() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        let send = sendRequest(id: "dup-1")
+        try await harness.send(send)
+        try await harness.send(send)
+        try await harness.startWorkers([.push])
+        _ = try await harness.reports { $0.contains { $0.sendID == "dup-1" } }
+        try await harness.send(send)
+        try await harness.restart()
+        try await harness.send(send)
+        try await harness.startWorkers([.push])
+        try await harness.send(sendRequest(id: "after"))
+        _ = try await harness.reports { $0.contains { $0.sendID == "after" } }
+        #expect(harness.simulators.received("apns").count == 2)
+        #expect(try await harness.partitions.ledger(sendID: "dup-1").map(\.state) == ["sent"])
+        await harness.shutdown()
+    }
+
+    @Test("a stop between claiming and the provider's answer: the attempt is made again after the restart, once")
+    func crashBetweenSteps() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        try await harness.send(sendRequest(id: "crash-1"))
+        // Claimed (committed as `sending`), then the process dies before the attempt's result is written.
+        let claimed = await harness.partitions.claim(.push, limit: 10)
+        #expect(claimed.count == 1)
+        #expect(try await harness.partitions.ledger(sendID: "crash-1").map(\.state) == ["sending"])
+        try await harness.restart()
+        try await harness.startWorkers([.push])
+        let reports = try await harness.reports { $0.contains { $0.sendID == "crash-1" } }
+        #expect(reports.filter { $0.sendID == "crash-1" }.map(\.outcome) == [.sent])
+        #expect(reports.first { $0.sendID == "crash-1" }?.attempts == 2)
+        #expect(harness.simulators.count("apns") == 1)
+        await harness.shutdown()
+    }
+
+    @Test("retries: 503 twice then accepted; a provider failing for good ends as max_retry_attempts; 400s are not retried")
+    func retries() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        try await harness.startWorkers([.push, .email])
+        harness.simulators.setFault("apns", .init(status: 503, count: 2))
+        try await harness.send(sendRequest(id: "retry-1"))
+        _ = try await harness.reports { $0.contains { $0.sendID == "retry-1" } }
+        harness.simulators.setFault("apns", .init(status: 500))
+        try await harness.send(sendRequest(id: "retry-2"))
+        harness.simulators.markInvalid(["paul@example.com"])
+        try await harness.send(sendRequest(id: "bounce-1", channel: .email, content: ["subject": "S", "text": "T"]))
+        let reports = try await harness.reports { $0.contains { $0.sendID == "retry-2" } && $0.contains { $0.sendID == "bounce-1" } }
+        let first = try #require(reports.first { $0.sendID == "retry-1" })
+        #expect(first.outcome == .sent && first.attempts == 3)
+        let second = try #require(reports.first { $0.sendID == "retry-2" })
+        #expect(second.outcome == .failed && second.reason == "max_retry_attempts" && second.attempts == 3)
+        let bounce = try #require(reports.first { $0.sendID == "bounce-1" })
+        #expect(bounce.outcome == .bounced && bounce.address == "paul@example.com" && bounce.attempts == 1)
+        #expect(harness.simulators.received("apns").filter { $0.status == 500 }.count == 3)
+        await harness.shutdown()
+    }
+
+    @Test("a slow SMS provider does not hold push back: every push is delivered while the SMS answers are pending")
+    func channelIsolation() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        harness.simulators.setFault("sms", .init(status: 0, delayMilliseconds: 3000))
+        try await harness.startWorkers()
+        for n in 0..<12 { try await harness.send(sendRequest(id: "sms-\(n)", channel: .sms, content: ["text": "x"])) }
+        for n in 0..<20 { try await harness.send(sendRequest(id: "push-\(n)")) }
+        let reports = try await harness.reports { $0.filter { $0.channel == .sms }.count >= 12 && $0.filter { $0.channel == .push }.count >= 20 }
+        let push = reports.filter { $0.channel == .push && $0.outcome == .sent }
+        #expect(push.count == 20)
+        // Order, not a time limit: the last push was done before the first SMS answer came back.
+        let lastPush = try #require(push.map(\.at).max())
+        let firstSMS = try #require(reports.filter { $0.channel == .sms }.map(\.at).min())
+        #expect(lastPush < firstSMS)
+        await harness.shutdown()
+    }
+}
