@@ -17,6 +17,8 @@ final class DeliveryWorker: Service, @unchecked Sendable {
     /// How often due retries are looked for when nothing wakes the worker.
     var pollInterval: Duration = .milliseconds(200)
     private let slots: [String: Slots]
+    /// Attempts in flight at most: the sum of the providers' limits.
+    let window: Int
     private let events = Events()
 
     init(
@@ -29,18 +31,20 @@ final class DeliveryWorker: Service, @unchecked Sendable {
         self.retry = retry
         self.logger = logger
         var slots: [String: Slots] = [:]
-        for provider in providers.values where slots[provider.name] == nil { slots[provider.name] = Slots(provider.maxInFlight) }
+        var window = 0
+        // One provider can serve several platforms (FCM: android and web): its limit counts once.
+        for provider in providers.values where slots[provider.name] == nil {
+            slots[provider.name] = Slots(provider.maxInFlight)
+            window += provider.maxInFlight
+        }
         self.slots = slots
+        self.window = max(1, window)
     }
-
-    /// Attempts in flight at most: the sum of the providers' limits.
-    var window: Int { max(1, Set(providers.values.map(\.name)).compactMap { name in providers.values.first { $0.name == name }?.maxInFlight }.reduce(0, +)) }
 
     /// Wakes the worker (new sends were queued).
     func wake() { events.signal() }
 
     func run() async throws {
-        let window = self.window
         await withDiscardingTaskGroup { group in
             var inFlight = 0
             var stopping = false

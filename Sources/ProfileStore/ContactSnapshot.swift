@@ -4,9 +4,9 @@ import Shared
 /// The notifier's view of a profile's reachability (`herald.contacts`, compacted, keyed by profile): email and SMS
 /// with their marketing states, and every installation with its token, environment, permission and opt-out.
 /// A profile that is gone gives a tombstone.
-enum ContactSnapshot {
+package enum ContactSnapshot {
     /// Notification permissions under which a push is displayed (provisional: quietly, in the notification centre).
-    static let displayingPermissions: Set<String> = ["allowed", "provisional"]
+    package static let displayingPermissions: Set<String> = ["allowed", "provisional"]
 
     static func output(_ db: Database, key: String) throws -> PendingOutput {
         guard let row = try Row.fetchOne(

@@ -1,4 +1,5 @@
 import Foundation
+import ProfileStore
 import Shared
 
 /// A profile's reachability as the orchestrator last published it on `herald.contacts`.
@@ -70,9 +71,6 @@ struct LocalFeedback: Sendable, Equatable {
 
 /// Who a send reaches, decided from the contact state at the moment of the attempt (not of the decision).
 enum Eligibility {
-    /// Notification permissions under which an alert push is displayed.
-    static let displayingPermissions: Set<String> = ["allowed", "provisional"]
-
     struct Resolution: Sendable, Equatable {
         var targets: [DeliveryTarget]
         /// Targets left out, each with the reason (push: per installation of the app).
@@ -99,7 +97,7 @@ enum Eligibility {
                 guard !installation.optedOut else { skip("opted_out"); continue }
                 guard let token = installation.token else { skip("no_token"); continue }
                 guard !feedback.invalidTokens.contains(token) else { skip("token_invalid"); continue }
-                guard displayingPermissions.contains(installation.notificationPermission ?? "") else {
+                guard ContactSnapshot.displayingPermissions.contains(installation.notificationPermission ?? "") else {
                     skip("notifications_not_allowed")
                     continue
                 }
