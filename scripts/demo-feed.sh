@@ -28,7 +28,13 @@ JSON
 {"installation_id":"install-$i","custom_id":"$user","events":[{"name":"app_open"},{"name":"add_to_cart","attributes":{"product":"item-$i","price":$price}}]}
 JSON
 )
-    echo "demo-feed: $user ($plan, $language) update $a, events $b"
+    # The app's installation: notifications allowed, and the APNs token (64 hex digits) the device registered.
+    token="$(printf '%s' "$user" | sha256sum | cut -c1-64)"
+    c=$(post "$ingest/v1/app/installation" "${app[@]}" \
+        -d "{\"installation_id\":\"install-$i\",\"custom_id\":\"$user\",\"notification_permission\":\"allowed\",\"timezone\":\"Europe/Paris\"}")
+    d=$(post "$ingest/v1/app/push-token" "${app[@]}" \
+        -d "{\"installation_id\":\"install-$i\",\"custom_id\":\"$user\",\"token\":\"$token\",\"environment\":\"production\"}")
+    echo "demo-feed: $user ($plan, $language) update $a, events $b, installation $c, token $d"
     if [ $((i % 4)) -eq 0 ]; then
         c=$(post "$ingest/v1/app/events" "${app[@]}" -d "{\"installation_id\":\"install-$i\",\"custom_id\":\"$user\",\"events\":[{\"name\":\"purchased\",\"attributes\":{\"price\":$price}}]}")
         echo "demo-feed: $user purchased ($c)"

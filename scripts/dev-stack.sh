@@ -32,7 +32,7 @@ stop_process() {
     kill -KILL "$pid" 2>/dev/null || true
 }
 
-services=(ingest orchestrator notifier)
+services=(ingest orchestrator notifier simulators)
 stopping=0
 stop() {
     ((stopping)) && return
@@ -72,12 +72,50 @@ if ! "$bin/herald" config apply "$config_dir" --bootstrap "$KAFKA_BOOTSTRAP_SERV
 fi
 HERALD_HTTP_PORT="${ORCHESTRATOR_PORT:-8081}" HERALD_DATA_DIR="$run_dir/data/orchestrator" \
     start orchestrator "$bin/herald-orchestrator"
+
+# The provider simulators (APNs over TLS with a self-signed certificate, FCM, SMTP, SMS) and the keys the notifier signs
+# with, made once by openssl. Any HERALD_* provider variable set in the environment wins (a real provider).
+keys="$run_dir/keys"
+mkdir -p "$keys"
+[ -s "$keys/apns.p8" ] || openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null |
+    openssl pkcs8 -topk8 -nocrypt -out "$keys/apns.p8"
+if [ ! -s "$keys/fcm-service-account.json" ]; then
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$keys/fcm.pem" 2>/dev/null
+    python3 - "$keys/fcm.pem" "$keys/fcm-service-account.json" "${SIMULATORS_PORT:-9100}" <<'PY'
+import json, sys
+key = open(sys.argv[1]).read()
+json.dump({"type": "service_account", "project_id": "demo-fcm", "private_key_id": "dev-key-1", "private_key": key,
+           "client_email": "herald@demo-fcm.iam.gserviceaccount.com",
+           "token_uri": f"http://127.0.0.1:{sys.argv[3]}/token"}, open(sys.argv[2], "w"), indent=2)
+PY
+fi
+rm -f "$keys/simulators-ca.pem"
+sim_port="${SIMULATORS_PORT:-9100}"
+start simulators "$bin/herald-simulators" --http-port "$sim_port" --apns-port "$((sim_port + 1))" \
+    --smtp-port "$((sim_port + 25))" --apns-certificate-file "$keys/simulators-ca.pem"
+for _ in $(seq 100); do [ -s "$keys/simulators-ca.pem" ] && break; sleep 0.1; done
+sim="127.0.0.1:$sim_port"
+export HERALD_APNS_KEY_FILE="${HERALD_APNS_KEY_FILE:-$keys/apns.p8}" HERALD_APNS_KEY_ID="${HERALD_APNS_KEY_ID:-DEVKEY0001}" \
+    HERALD_APNS_TEAM_ID="${HERALD_APNS_TEAM_ID:-DEVTEAM001}" \
+    HERALD_APNS_URL="${HERALD_APNS_URL:-https://127.0.0.1:$((sim_port + 1))}" \
+    HERALD_APNS_SANDBOX_URL="${HERALD_APNS_SANDBOX_URL:-https://127.0.0.1:$((sim_port + 1))}" \
+    HERALD_PROVIDER_CA_FILE="${HERALD_PROVIDER_CA_FILE:-$keys/simulators-ca.pem}" \
+    HERALD_FCM_SERVICE_ACCOUNT_FILE="${HERALD_FCM_SERVICE_ACCOUNT_FILE:-$keys/fcm-service-account.json}" \
+    HERALD_FCM_URL="${HERALD_FCM_URL:-http://$sim}" \
+    HERALD_SMTP_URL="${HERALD_SMTP_URL:-smtp://127.0.0.1:$((sim_port + 25))}" HERALD_SMTP_STARTTLS="${HERALD_SMTP_STARTTLS:-off}" \
+    HERALD_EMAIL_FROM="${HERALD_EMAIL_FROM:-Herald demo <demo@herald.localhost>}" \
+    HERALD_UNSUBSCRIBE_SECRET="${HERALD_UNSUBSCRIBE_SECRET:-dev-stack-unsubscribe-secret}" \
+    HERALD_SMS_URL="${HERALD_SMS_URL:-http://$sim/2010-04-01/Accounts/ACdev/Messages.json}" \
+    HERALD_SMS_ACCOUNT="${HERALD_SMS_ACCOUNT:-ACdev}" HERALD_SMS_TOKEN="${HERALD_SMS_TOKEN:-dev-sms-token}" \
+    HERALD_SMS_FROM="${HERALD_SMS_FROM:-+15550000000}" \
+    HERALD_PUBLIC_URL="${HERALD_PUBLIC_URL:-http://127.0.0.1:${NOTIFIER_PORT:-8082}}"
 HERALD_HTTP_PORT="${NOTIFIER_PORT:-8082}" HERALD_DATA_DIR="$run_dir/data/notifier" \
     HERALD_APPS_FILE="${HERALD_APPS_FILE:-config/apps.sample.json}" start notifier "$bin/herald-notifier"
 
 cat <<INFO
 dev-stack: Kafka at $KAFKA_BOOTSTRAP_SERVERS (also in $run_dir/bootstrap)
 dev-stack: ingest http://127.0.0.1:${INGEST_PORT:-8080}  orchestrator http://127.0.0.1:${ORCHESTRATOR_PORT:-8081}  notifier http://127.0.0.1:${NOTIFIER_PORT:-8082}
+dev-stack: provider simulators http://$sim (what they received: curl $sim/_sim/received/apns, …/fcm, …/smtp, …/sms)
 dev-stack: try  kcat -b \$(cat $run_dir/bootstrap) -L   or   curl 127.0.0.1:${INGEST_PORT:-8080}/health   — Ctrl-C stops everything
 INFO
 

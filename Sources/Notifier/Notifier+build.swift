@@ -29,7 +29,7 @@ enum Notifier {
             logger: logger)
         let partitions = NotifierPartitions(
             directory: settings.service.dataDirectory, producer: producer, catalog: settings.catalog, logger: logger)
-        let driver = CurlDriver()
+        let driver = CurlDriver(caFile: settings.caFile)
         let providers = try makeProviders(settings, driver: driver)
         logger.info(
             "providers",
@@ -190,12 +190,9 @@ struct RecipientEndpoints: Sendable {
             key: claim.profileKey, phoneNumber: nil, channel: .email, outcome: .unsubscribed, address: claim.address,
             reason: "one-click unsubscribe", at: Date())
         guard recorded == 0 else { return }
-        let parts = claim.profileKey.split(separator: "/", maxSplits: 1).map(String.init)
-        var report = DeliveryReport(
-            id: "email-unsubscribed/\(claim.profileKey)/\(claim.sendID)", sendID: claim.sendID, project: parts.first ?? "",
-            customID: nil, channel: .email, outcome: .unsubscribed, reason: "one-click unsubscribe", address: claim.address,
-            at: Date())
-        report.profileKey = claim.profileKey
+        let report = DeliveryReport.recipientFeedback(
+            key: claim.profileKey, customID: nil, channel: .email, outcome: .unsubscribed, address: claim.address,
+            reason: "one-click unsubscribe", sendID: claim.sendID, at: Date())
         _ = try await producer.send([
             KafkaOutgoingRecord(topic: HeraldTopic.deliveries.name, key: Array(claim.profileKey.utf8), value: try Wire.encode(report))
         ])

@@ -153,11 +153,9 @@ actor NotifierPartitions: KafkaRebalanceListener {
                     guard let contact = try NotifierStore.contact(db, key: key) else { continue }
                     let state = outcome == .subscribed ? "subscribed" : "unsubscribed"
                     try NotifierStore.recordFeedback(db, key: key, kind: "\(channel.rawValue)_marketing", value: state, at: at)
-                    var report = DeliveryReport(
-                        id: "\(channel.rawValue)-\(state)/\(key)/\(WireTime.format(at))", project: contact.project,
-                        customID: contact.customID, channel: DeliveryReport.Channel(rawValue: channel.rawValue)!,
-                        outcome: outcome, reason: reason, address: address, at: at)
-                    report.profileKey = key
+                    let report = DeliveryReport.recipientFeedback(
+                        key: key, customID: contact.customID, channel: channel, outcome: outcome, address: address, reason: reason,
+                        at: at)
                     outputs.append(PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(report)))
                 }
                 return ((), outputs)
@@ -202,6 +200,21 @@ actor NotifierPartitions: KafkaRebalanceListener {
         return []
     }
 
+    /// Ledger rows of a channel by state (`pending`, `sending`, `sent`, `failed`, `suppressed`), over this instance's
+    /// partitions.
+    func ledgerStates(_ channel: MessageChannel) async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for database in databases.values {
+            let rows = try await database.read { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT state, count(*) AS n FROM ledger WHERE channel = ? GROUP BY state", arguments: [channel.rawValue]
+                ).map { (state: $0["state"] as String, count: $0["n"] as Int) }
+            }
+            for row in rows { counts[row.state, default: 0] += row.count }
+        }
+        return counts
+    }
+
     var openPartitions: [Int32] { databases.keys.sorted() }
 }
 
@@ -213,5 +226,22 @@ extension NotifierStore {
                 SELECT EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = 'queued')
                     OR EXISTS (SELECT 1 FROM ledger WHERE channel = ?1 AND state = 'pending' AND due_at <= ?2)
                 """), arguments: [channel.rawValue, WireTime.format(now)]) ?? false
+    }
+}
+
+extension DeliveryReport {
+    /// A recipient's own change of subscription (an SMS reply, a one-click unsubscribe), for the orchestrator. The id
+    /// names the change, so a replay of the same request at the same instant is one report.
+    static func recipientFeedback(
+        key: String, customID: String?, channel: MessageChannel, outcome: Outcome, address: String?, reason: String,
+        sendID: String? = nil, at: Date
+    ) -> DeliveryReport {
+        let state = outcome == .subscribed ? "subscribed" : "unsubscribed"
+        var report = DeliveryReport(
+            id: "\(channel.rawValue)-\(state)/\(key)/\(WireTime.format(at))", sendID: sendID,
+            project: String(key.prefix { $0 != "/" }), customID: customID,
+            channel: DeliveryReport.Channel(rawValue: channel.rawValue)!, outcome: outcome, reason: reason, address: address, at: at)
+        report.profileKey = key
+        return report
     }
 }

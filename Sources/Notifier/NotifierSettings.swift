@@ -16,6 +16,8 @@ struct NotifierSettings: Sendable {
     /// The token inbound SMS webhooks are signed with (the provider's auth token by default).
     var smsWebhookToken: String?
     var retry: RetryPolicy
+    /// A PEM bundle trusted instead of the system's CAs for provider connections.
+    var caFile: String?
 
     struct APNs: Sendable {
         var keyPEM: String
@@ -105,10 +107,12 @@ struct NotifierSettings: Sendable {
         retry.base = .milliseconds(try env.int("HERALD_RETRY_BASE_MS", default: 1000, range: 1...3_600_000))
         retry.cap = .milliseconds(try env.int("HERALD_RETRY_MAX_MS", default: 600_000, range: 1...86_400_000))
         let webhookToken = env.optional("HERALD_SMS_WEBHOOK_TOKEN") ?? sms?.token
+        let caFile = env.optional("HERALD_PROVIDER_CA_FILE")
+        if let caFile { _ = try readFile(caFile, variable: "HERALD_PROVIDER_CA_FILE") }
 
         var result = NotifierSettings(
             service: service, catalog: catalog, apns: apns, fcm: fcm, smtp: smtp, sms: sms, publicURL: publicURL,
-            unsubscribeSecret: secret, smsWebhookToken: webhookToken, retry: retry)
+            unsubscribeSecret: secret, smsWebhookToken: webhookToken, retry: retry, caFile: caFile)
         result.service.common.unknownVariables = env.unknownHeraldVariables
         return result
     }

@@ -3,25 +3,38 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
+import NIOSSL
 
-/// An APNs-shaped HTTP/2 endpoint over cleartext (h2c with prior knowledge, as libcurl and h2load speak it):
-/// `POST /3/device/<token>` with APNs' checks and error answers, faults on demand, and every request recorded.
+/// An APNs-shaped HTTP/2 endpoint: `POST /3/device/<token>` with APNs' checks and error answers, faults on demand, and
+/// every request recorded. Over TLS with ALPN `h2` (as APNs) when given a certificate, else over cleartext with prior
+/// knowledge (h2c).
 package final class APNsSimulator: Sendable {
     package let state: SimulatorState
     private let channel: any Channel
     package let port: Int
 
-    package var url: String { "http://127.0.0.1:\(port)" }
+    package let tls: SimulatorTLS?
 
-    package static func start(state: SimulatorState, port: Int = 0, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton)
-        async throws -> APNsSimulator
-    {
+    package var url: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)" }
+
+    package static func start(
+        state: SimulatorState, port: Int = 0, tls: SimulatorTLS? = nil,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> APNsSimulator {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
+                state.connected("apns")
+                if let tls {
+                    do {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+                    } catch {
+                        return channel.eventLoop.makeFailedFuture(error)
+                    }
+                }
+                return channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
                     stream.eventLoop.makeCompletedFuture {
                         try stream.pipeline.syncOperations.addHandlers([
                             HTTP2FramePayloadToHTTP1ServerCodec(), APNsStreamHandler(state: state),
@@ -30,11 +43,12 @@ package final class APNsSimulator: Sendable {
                 }).map { _ in }
             }
         let channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
-        return APNsSimulator(state: state, channel: channel, port: channel.localAddress?.port ?? port)
+        return APNsSimulator(state: state, channel: channel, port: channel.localAddress?.port ?? port, tls: tls)
     }
 
-    private init(state: SimulatorState, channel: any Channel, port: Int) {
+    private init(state: SimulatorState, channel: any Channel, port: Int, tls: SimulatorTLS?) {
         self.state = state
+        self.tls = tls
         self.channel = channel
         self.port = port
     }

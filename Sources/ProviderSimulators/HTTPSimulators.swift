@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Shared
 import Synchronization
 
 /// The HTTP/1.1 simulators on one port: Google's OAuth2 token endpoint and FCM's HTTP v1 send, an SMS API of
@@ -15,7 +16,7 @@ package enum HTTPSimulators {
 
         // OAuth2 JWT grant (the service account's token_uri).
         router.post("token") { request, _ in
-            let form = formFields(Array(buffer: try await request.body.collect(upTo: 1 << 20)))
+            let form = FormEncoding.fields(Array(buffer: try await request.body.collect(upTo: 1 << 20)))
             guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer",
                 let assertion = form["assertion"], assertion.split(separator: ".").count == 3
             else {
@@ -65,7 +66,7 @@ package enum HTTPSimulators {
         // SMS API (Twilio's shape).
         router.post("2010-04-01/Accounts/:account/Messages.json") { request, context in
             let body = Array(buffer: try await request.body.collect(upTo: 1 << 20))
-            let form = formFields(body)
+            let form = FormEncoding.fields(body)
             let to = form["To"] ?? ""
             var status = 201
             var code: Int?
@@ -145,18 +146,6 @@ package enum HTTPSimulators {
         guard let fault = state.takeFault(provider) else { return nil }
         if let delay = fault.delayMilliseconds, delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
         return fault.status == 0 ? nil : fault
-    }
-
-    static func formFields(_ body: [UInt8]) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func unescape(_ part: Substring) -> String {
-                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
-            }
-            fields[unescape(parts[0])] = parts.count > 1 ? unescape(parts[1]) : ""
-        }
-        return fields
     }
 
     static func headers(_ request: Request) -> [String: String] {

@@ -48,6 +48,7 @@ package final class SimulatorState: Sendable {
         var faults: [String: Fault] = [:]
         var invalid: Set<String> = []
         var unsubscribed: Set<String> = []
+        var connections: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -81,6 +82,10 @@ package final class SimulatorState: Sendable {
             return fault
         }
     }
+
+    /// Connections a simulator accepted (HTTP/2 clients multiplex: one per client and host).
+    package func connected(_ provider: String) { state.withLock { $0.connections[provider, default: 0] += 1 } }
+    package func connections(_ provider: String) -> Int { state.withLock { $0.connections[provider] ?? 0 } }
 
     package func setFault(_ provider: String, _ fault: Fault?) { state.withLock { $0.faults[provider] = fault } }
     package func markInvalid(_ targets: [String]) { state.withLock { $0.invalid.formUnion(targets) } }

@@ -5,7 +5,8 @@ import ProviderSimulators
 import ServiceLifecycle
 import UnixSignals
 
-/// The provider simulators as one process, for the dev stack: APNs (HTTP/2 cleartext), the HTTP APIs (FCM with its
+/// The provider simulators as one process, for the dev stack: APNs (HTTP/2, over TLS with a self-signed certificate
+/// when `--apns-certificate-file` says where to write it, else cleartext), the HTTP APIs (FCM with its
 /// OAuth2 token endpoint, SMS, and the `/_sim` control API) and an SMTP sink, on loopback.
 @main
 struct SimulatorsMain: AsyncParsableCommand {
@@ -15,8 +16,12 @@ struct SimulatorsMain: AsyncParsableCommand {
 
     @Option(help: "Port of the HTTP/1.1 simulators (FCM, OAuth2 token, SMS API, /_sim control).")
     var httpPort = 9100
-    @Option(help: "Port of the APNs simulator (HTTP/2 with prior knowledge).")
+    @Option(help: "Port of the APNs simulator.")
     var apnsPort = 9101
+    @Option(help: ArgumentHelp(
+        "Serve APNs over TLS with a new self-signed certificate for 127.0.0.1, written to this file (the notifier's HERALD_PROVIDER_CA_FILE); without it, HTTP/2 cleartext with prior knowledge.",
+        valueName: "path"))
+    var apnsCertificateFile: String?
     @Option(help: "Port of the SMTP sink.")
     var smtpPort = 9125
     @Option(help: "Address to listen on.")
@@ -24,11 +29,17 @@ struct SimulatorsMain: AsyncParsableCommand {
 
     func run() async throws {
         let state = SimulatorState()
-        let apns = try await APNsSimulator.start(state: state, port: apnsPort)
+        var tls: SimulatorTLS?
+        if let apnsCertificateFile {
+            let made = try SimulatorTLS.selfSigned()
+            try made.writeCertificate(to: apnsCertificateFile)
+            tls = made
+        }
+        let apns = try await APNsSimulator.start(state: state, port: apnsPort, tls: tls)
         let smtp = try await SMTPSink.start(state: state, port: smtpPort)
         let http = HTTPSimulators.application(state: state, host: host, port: httpPort) { port in
             FileHandle.standardOutput.write(
-                Data(#"{"simulators":"listening","http":\#(port),"apns":\#(apns.port),"smtp":\#(smtp.port)}"#.utf8 + [10]))
+                Data(#"{"simulators":"listening","http":\#(port),"apns":"\#(apns.url)","smtp":\#(smtp.port)}"#.utf8 + [10]))
         }
         let group = ServiceGroup(
             configuration: .init(services: [.init(service: http)], gracefulShutdownSignals: [.sigterm, .sigint], logger: .init(label: "herald.simulators")))

@@ -23,7 +23,7 @@ final class NotifierHarness: @unchecked Sendable {
     let smtp: SMTPSink
     let httpGroup: ServiceGroup
     let httpPort: Int
-    let driver = CurlDriver()
+    let driver: CurlDriver
     private(set) var partitions: NotifierPartitions
     private var workers: [Task<Void, Never>] = []
     private var offsets: [String: Int64] = [:]
@@ -40,7 +40,11 @@ final class NotifierHarness: @unchecked Sendable {
                 client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "notifier-test"),
             logger: logger)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-notifier-\(UUID().uuidString)").path
-        apns = try await APNsSimulator.start(state: simulators)
+        // APNs over TLS, as in production: libcurl multiplexes its streams on one connection.
+        let tls = try SimulatorTLS.selfSigned()
+        try tls.writeCertificate(to: directory + ".ca.pem")
+        driver = CurlDriver(caFile: directory + ".ca.pem")
+        apns = try await APNsSimulator.start(state: simulators, tls: tls)
         smtp = try await SMTPSink.start(state: simulators)
         let port = Locked<Int?>(nil)
         let http = HTTPSimulators.application(state: simulators) { bound in port.withLock { $0 = bound } }
@@ -147,6 +151,7 @@ final class NotifierHarness: @unchecked Sendable {
         driver.shutdown()
         await producer.shutdown()
         await cluster.shutdown()
+        try? FileManager.default.removeItem(atPath: directory + ".ca.pem")
     }
 }
 
@@ -322,10 +327,51 @@ struct DeliveryFlowTests {
         let reports = try await harness.reports { $0.filter { $0.channel == .sms }.count >= 12 && $0.filter { $0.channel == .push }.count >= 20 }
         let push = reports.filter { $0.channel == .push && $0.outcome == .sent }
         #expect(push.count == 20)
+        // APNs over TLS: the 20 pushes were streams of one HTTP/2 connection.
+        #expect(harness.simulators.connections("apns") == 1)
         // Order, not a time limit: the last push was done before the first SMS answer came back.
         let lastPush = try #require(push.map(\.at).max())
         let firstSMS = try #require(reports.filter { $0.channel == .sms }.map(\.at).min())
         #expect(lastPush < firstSMS)
         await harness.shutdown()
+    }
+}
+
+@Suite("Notifier: HTTP/2 transport")
+struct TransportTests {
+    @Test("APNs over cleartext HTTP/2 (an h2c proxy in front of it): consecutive requests all get their answers")
+    func cleartextHTTP2() async throws {
+        let state = SimulatorState()
+        let apns = try await APNsSimulator.start(state: state)
+        let driver = CurlDriver()
+        for _ in 0..<3 {
+            let result = await driver.perform(HTTPRequest(
+                url: apns.url + "/3/device/\(token64)", headers: [("authorization", "bearer a.b.c"), ("apns-topic", "com.example.demo")],
+                body: Array("{}".utf8), http2: true))
+            #expect(try result.get().status == 200)
+        }
+        #expect(state.count("apns") == 3)
+        driver.shutdown()
+        await apns.stop()
+    }
+
+    @Test("a certificate the CA file does not vouch for is refused")
+    func untrustedCertificate() async throws {
+        let state = SimulatorState()
+        let apns = try await APNsSimulator.start(state: state, tls: try SimulatorTLS.selfSigned())
+        let other = try SimulatorTLS.selfSigned()
+        let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem").path
+        try other.writeCertificate(to: caFile)
+        let driver = CurlDriver(caFile: caFile)
+        let result = await driver.perform(HTTPRequest(url: apns.url + "/3/device/\(token64)", body: Array("{}".utf8), http2: true))
+        guard case .failure(let error) = result else {
+            Issue.record("expected a TLS failure, got \(result)")
+            return
+        }
+        #expect(error.code == 60 /* CURLE_PEER_FAILED_VERIFICATION */)
+        #expect(state.count("apns") == 0)
+        driver.shutdown()
+        await apns.stop()
+        try? FileManager.default.removeItem(atPath: caFile)
     }
 }

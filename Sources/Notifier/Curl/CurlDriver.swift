@@ -71,9 +71,15 @@ final class CurlDriver: @unchecked Sendable {
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
     private var thread: Thread?
     private let stopped = DispatchSemaphore(value: 0)
+    /// A PEM bundle that replaces the system's CA certificates for every TLS connection (a private CA, a TLS-inspecting
+    /// proxy, the simulators' self-signed certificate).
+    private let caFile: String?
 
-    /// - Parameter maxConcurrentStreams: the HTTP/2 streams per connection libcurl opens before it opens another.
-    init(maxConcurrentStreams: Int = 500) {
+    /// - Parameters:
+    ///   - maxConcurrentStreams: the HTTP/2 streams per connection libcurl opens before it opens another.
+    ///   - caFile: the CA bundle to verify providers' certificates with, instead of the system's.
+    init(maxConcurrentStreams: Int = 500, caFile: String? = nil) {
+        self.caFile = caFile
         Self.globalInit
         multi = curl_multi_init()!
         _ = herald_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
@@ -110,7 +116,7 @@ final class CurlDriver: @unchecked Sendable {
 
     private func submit(_ configure: @escaping (Transfer) -> Void) async -> Result<TransferResponse, TransferError> {
         await withCheckedContinuation { continuation in
-            let transfer = Transfer(continuation: continuation)
+            let transfer = Transfer(continuation: continuation, caFile: caFile)
             configure(transfer)
             let accepted = state.withLock { state -> Bool in
                 guard !state.stopping else { return false }
@@ -186,7 +192,7 @@ private final class Transfer: @unchecked Sendable {
         return buffer
     }()
 
-    init(continuation: CheckedContinuation<Result<TransferResponse, TransferError>, Never>) {
+    init(continuation: CheckedContinuation<Result<TransferResponse, TransferError>, Never>, caFile: String?) {
         self.continuation = continuation
         easy = curl_easy_init()
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -198,6 +204,7 @@ private final class Transfer: @unchecked Sendable {
         _ = herald_curl_easy_setopt_read(easy, transferRead)
         _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, me)
         _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
+        if let caFile { setString(CURLOPT_CAINFO, caFile) }
     }
 
     private func setString(_ option: CURLoption, _ value: String) {
@@ -214,9 +221,14 @@ private final class Transfer: @unchecked Sendable {
         setString(CURLOPT_URL, request.url)
         setString(CURLOPT_CUSTOMREQUEST, request.method)
         if request.method == "POST" || request.method == "PUT" || !request.body.isEmpty {
-            requestBody = request.body
+            // libcurl copies the body: it can send it again when a stream is refused (an HTTP/2 server past its
+            // SETTINGS_MAX_CONCURRENT_STREAMS) or a reused connection turns out dead, which a read callback cannot.
             _ = herald_curl_easy_setopt_long(easy, CURLOPT_POST, 1)
-            _ = herald_curl_easy_setopt_long(easy, CURLOPT_POSTFIELDSIZE, requestBody.count)
+            _ = herald_curl_easy_setopt_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count)
+            let body: [UInt8] = request.body.isEmpty ? [0] : request.body  // never a null pointer; the size says 0
+            _ = body.withUnsafeBytes { bytes in
+                herald_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress!))
+            }
         }
         for (name, value) in request.headers {
             headerList = curl_slist_append(headerList, "\(name): \(value)")

@@ -70,29 +70,6 @@ extension ProviderOutcome {
     }
 }
 
-/// `application/x-www-form-urlencoded` encoding (SMS APIs, OAuth token requests).
-enum FormEncoding {
-    private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
-
-    static func encode(_ fields: [(String, String)]) -> [UInt8] {
-        Array(fields.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&").utf8)
-    }
-
-    static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
-    }
-
-    static func decode(_ body: [UInt8]) -> [(String, String)] {
-        String(decoding: body, as: UTF8.self).split(separator: "&").map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func unescape(_ part: Substring) -> String {
-                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
-            }
-            return (unescape(parts[0]), parts.count > 1 ? unescape(parts[1]) : "")
-        }
-    }
-}
-
 /// base64url without padding (JWT).
 enum Base64URL {
     static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {

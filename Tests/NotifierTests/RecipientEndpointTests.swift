@@ -1,0 +1,127 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import ProviderSimulators
+import Shared
+import Testing
+
+@testable import Notifier
+
+/// The notifier's HTTP endpoints that recipients and providers call, through Hummingbird's router, over the harness's
+/// partitions and broker.
+@Suite("Notifier: unsubscribe and SMS webhook endpoints", .serialized, .timeLimit(.minutes(2)))
+struct RecipientEndpointTests {
+    static let publicURL = "https://notify.example.com"
+    static let links = UnsubscribeLinks(secret: "0123456789abcdef-secret", publicURL: publicURL)
+
+    func application(_ harness: NotifierHarness, smsToken: String? = "sms-token") -> some ApplicationProtocol {
+        let router = Router(context: BasicRequestContext.self)
+        RecipientEndpoints(
+            partitions: harness.partitions, producer: harness.producer, publicURL: Self.publicURL, links: Self.links,
+            smsWebhookToken: smsToken, logger: harness.logger
+        ).register(on: router)
+        return Application(router: router)
+    }
+
+    @Test("GET shows a confirmation and changes nothing; POST unsubscribes: the queued marketing email is suppressed and reported")
+    func oneClickUnsubscribe() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON())
+        try await harness.send(sendRequest(id: "mail-1", channel: .email, content: ["subject": "S", "text": "T"]))
+        let token = Self.links.token(.init(profileKey: "demo/paul", address: "paul@example.com", sendID: "mail-0"))
+        try await application(harness).test(.router) { client in
+            try await client.execute(uri: "/v1/unsubscribe/\(token)", method: .get) { response in
+                #expect(response.status == .ok)
+                let page = String(buffer: response.body)
+                #expect(page.contains("paul@example.com") && page.contains(#"method="post""#))
+                #expect(page.contains("\(Self.publicURL)/v1/unsubscribe/\(token)"))
+            }
+            try await client.execute(uri: "/v1/unsubscribe/\(token)x", method: .post) { response in
+                #expect(response.status == .notFound)
+                #expect(String(buffer: response.body).contains("invalid_link"))
+            }
+            try await client.execute(uri: "/v1/unsubscribe/\(token)", method: .get) { response in
+                #expect(response.status == .ok)
+            }
+            // RFC 8058: the mail client POSTs "List-Unsubscribe=One-Click".
+            try await client.execute(
+                uri: "/v1/unsubscribe/\(token)", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                body: ByteBuffer(string: "List-Unsubscribe=One-Click")
+            ) { response in
+                #expect(response.status == .ok)
+            }
+        }
+        try await harness.startWorkers([.email])
+        let reports = try await harness.reports { $0.contains { $0.sendID == "mail-1" } }
+        let unsubscribed = reports.filter { $0.outcome == .unsubscribed }
+        #expect(unsubscribed.count == 1)
+        #expect(unsubscribed.first?.profileKey == "demo/paul" && unsubscribed.first?.channel == .email)
+        #expect(unsubscribed.first?.address == "paul@example.com" && unsubscribed.first?.reason == "one-click unsubscribe")
+        #expect(reports.first { $0.sendID == "mail-1" }?.outcome == .suppressed)
+        #expect(harness.simulators.count("smtp") == 0)
+        await harness.shutdown()
+    }
+
+    @Test("an unsubscribe for a profile no partition here holds is still reported, with the send it came from")
+    func unsubscribeElsewhere() async throws {
+        let harness = try await NotifierHarness()
+        let token = Self.links.token(.init(profileKey: "demo/zoe", address: "zoe@example.com", sendID: "mail-9"))
+        try await application(harness).test(.router) { client in
+            try await client.execute(uri: "/v1/unsubscribe/\(token)", method: .post) { response in
+                #expect(response.status == .ok)
+            }
+        }
+        let reports = try await harness.reports { $0.contains { $0.outcome == .unsubscribed } }
+        let report = try #require(reports.first)
+        #expect(report.profileKey == "demo/zoe" && report.sendID == "mail-9" && report.project == "demo")
+        await harness.shutdown()
+    }
+
+    @Sendable static func postSMS(_ fields: [(String, String)], signature: String?, client: any TestClientProtocol) async throws
+        -> (HTTPResponse.Status, String)
+    {
+        var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+        if let signature { headers[HTTPField.Name("X-Twilio-Signature")!] = signature }
+        return try await client.execute(
+            uri: "/v1/webhooks/sms", method: .post, headers: headers, body: ByteBuffer(bytes: FormEncoding.encode(fields))
+        ) { ($0.status, String(buffer: $0.body)) }
+    }
+
+    @Test("SMS replies: the signature is checked, From is validated, STOP unsubscribes and START subscribes again")
+    func smsWebhook() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON())
+        let url = "\(Self.publicURL)/v1/webhooks/sms"
+        
+        let stop = [("From", "+33612345678"), ("To", "+15550001111"), ("Body", " stop ")]
+        try await application(harness).test(.router) { client in
+            let unsigned = try await Self.postSMS(stop, signature: nil, client: client)
+            #expect(unsigned.0 == .forbidden && unsigned.1.contains("invalid_signature"))
+            let wrong = try await Self.postSMS(stop, signature: SMSReplies.signature(url: url, parameters: stop, token: "other"), client: client)
+            #expect(wrong.0 == .forbidden)
+            let noFrom = [("Body", "STOP")]
+            let missing = try await Self.postSMS(noFrom, signature: SMSReplies.signature(url: url, parameters: noFrom, token: "sms-token"), client: client)
+            #expect(missing.0 == .badRequest && missing.1.contains("From"))
+            let accepted = try await Self.postSMS(stop, signature: SMSReplies.signature(url: url, parameters: stop, token: "sms-token"), client: client)
+            #expect(accepted.0 == .ok && accepted.1.contains("<Response>"))
+        }
+        try await harness.startWorkers([.sms])
+        try await harness.send(sendRequest(id: "sms-1", channel: .sms, content: ["text": "Sale"]))
+        _ = try await harness.reports { $0.contains { $0.sendID == "sms-1" } }
+        let start = [("From", "+33612345678"), ("Body", "START")]
+        try await application(harness).test(.router) { client in
+            let accepted = try await Self.postSMS(start, signature: SMSReplies.signature(url: url, parameters: start, token: "sms-token"), client: client)
+            #expect(accepted.0 == .ok)
+        }
+        try await harness.send(sendRequest(id: "sms-2", channel: .sms, content: ["text": "Sale"]))
+        let reports = try await harness.reports { $0.contains { $0.sendID == "sms-2" } }
+        #expect(reports.first { $0.sendID == "sms-1" }?.outcome == .suppressed)
+        #expect(reports.first { $0.sendID == "sms-1" }?.reason == "unsubscribed")
+        #expect(reports.first { $0.sendID == "sms-2" }?.outcome == .sent)
+        #expect(reports.filter { $0.channel == .sms && $0.sendID == nil }.map(\.outcome) == [.unsubscribed, .subscribed])
+        #expect(harness.simulators.count("sms") == 1)
+        await harness.shutdown()
+    }
+}
