@@ -67,12 +67,15 @@ enum Notifier {
             links: settings.unsubscribeSecret.map { UnsubscribeLinks(secret: $0, publicURL: settings.publicURL) },
             smsWebhookToken: settings.smsWebhookToken, logger: logger
         ).register(on: router)
+        InboxEndpoints(partitions: partitions, catalog: settings.catalog, logger: logger).register(on: router)
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "notifier",
             checks: [HealthCheck("kafka") { await consumer.brokersReachable() }])
         // Stopped in reverse: HTTP, the workers (finish what is in flight and record it), the consumer, the relay,
         // the curl thread, the producer.
-        return [producer, CurlService(driver: driver), NotifierRelay(partitions: partitions), consuming] + workers + [http]
+        let purge = InboxPurge(
+            partitions: partitions, retention: settings.inboxRetention, interval: settings.inboxPurgeInterval, logger: logger)
+        return [producer, CurlService(driver: driver), NotifierRelay(partitions: partitions), consuming, purge] + workers + [http]
     }
 
     struct Providers {
@@ -126,6 +129,37 @@ struct NotifierRelay: Service {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             try? await Task.sleep(for: .seconds(1))
             await partitions.flushAll()
+        }
+    }
+}
+
+/// Deletes inbox entries older than the retention, at start and then every `interval`.
+struct InboxPurge: Service {
+    let partitions: NotifierPartitions
+    let retention: Duration
+    let interval: Duration
+    let logger: Logger
+    var clock: @Sendable () -> Date = { Date() }
+
+    func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            await round()
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    /// One purge over the open partitions; returns how many entries went.
+    @discardableResult
+    func round() async -> Int {
+        let cutoff = clock().addingTimeInterval(-Double(retention.components.seconds))
+        do {
+            let purged = try await partitions.purgeInbox(before: cutoff)
+            NotifierMetrics.purgedFromInbox(purged)
+            if purged > 0 { logger.info("inbox purged", metadata: ["entries": "\(purged)", "before": "\(WireTime.format(cutoff))"]) }
+            return purged
+        } catch {
+            logger.warning("inbox purge failed", metadata: ["error": "\(error)"])
+            return 0
         }
     }
 }

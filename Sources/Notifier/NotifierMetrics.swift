@@ -5,6 +5,11 @@ import Shared
 /// The notifier's metrics on `/metrics`.
 enum NotifierMetrics {
     static let duplicateSends = Counter(label: "herald_sends_duplicate_total")
+    /// Inbox entries written (one per installation and one per custom ID a push reached) and purged by the retention.
+    private static let inboxStored = Counter(label: "herald_inbox_entries_stored_total")
+    private static let inboxPurged = Counter(label: "herald_inbox_entries_purged_total")
+    static func storedInInbox() { inboxStored.increment() }
+    static func purgedFromInbox(_ count: Int) { inboxPurged.increment(by: count) }
 
     /// Reasons are a closed set from Herald and the providers' error names; free text (transport messages) is folded.
     static func outcome(channel: MessageChannel, outcome: String, reason: String?) {

@@ -18,6 +18,9 @@ struct NotifierSettings: Sendable {
     var retry: RetryPolicy
     /// A PEM bundle trusted instead of the system's CAs for provider connections.
     var caFile: String?
+    /// How long inbox entries are kept, and how often older ones are deleted.
+    var inboxRetention: Duration = .seconds(90 * 86_400)
+    var inboxPurgeInterval: Duration = .seconds(3600)
 
     struct APNs: Sendable {
         var keyPEM: String
@@ -113,6 +116,8 @@ struct NotifierSettings: Sendable {
         var result = NotifierSettings(
             service: service, catalog: catalog, apns: apns, fcm: fcm, smtp: smtp, sms: sms, publicURL: publicURL,
             unsubscribeSecret: secret, smsWebhookToken: webhookToken, retry: retry, caFile: caFile)
+        result.inboxRetention = .seconds(try env.int("HERALD_INBOX_RETENTION_DAYS", default: 90, range: 1...3650) * 86_400)
+        result.inboxPurgeInterval = .seconds(try env.int("HERALD_INBOX_PURGE_INTERVAL_SECONDS", default: 3600, range: 1...86_400))
         result.service.common.unknownVariables = env.unknownHeraldVariables
         return result
     }

@@ -171,11 +171,11 @@ func contactJSON(
 
 func installationJSON(
     _ id: String, app: String = "demo-ios", token: String? = token64, permission: String = "allowed", optedOut: Bool = false,
-    environment: String = "production"
+    environment: String = "production", dev: Bool = false
 ) -> String {
     let tokenText = token.map { "\"\($0)\"" } ?? "null"
     return """
-        {"installation_id":"\(id)","app":"\(app)","dev":false,"token":\(tokenText),"environment":"\(environment)",
+        {"installation_id":"\(id)","app":"\(app)","dev":\(dev),"token":\(tokenText),"environment":"\(environment)",
          "notification_permission":"\(permission)","opted_out":\(optedOut),"push_reachable":true}
         """
 }

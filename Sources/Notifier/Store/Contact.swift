@@ -86,6 +86,15 @@ enum Eligibility {
     static func resolve(
         _ send: SendRequest, contact: Contact?, feedback: LocalFeedback, platforms: [String: String]
     ) -> Resolution {
+        if send.channel == .push, let raw = send.token {
+            guard let platform = platforms["\(send.project)/\(raw.app)"] else {
+                return Resolution(targets: [], skipped: [("token", nil, "unknown_app")])
+            }
+            guard !feedback.invalidTokens.contains(raw.token) else { return Resolution(targets: [], skipped: [("token", nil, "token_invalid")]) }
+            return Resolution(
+                targets: [DeliveryTarget(id: "token", address: raw.token, app: raw.app, platform: platform, environment: raw.environment)],
+                skipped: [])
+        }
         guard let contact else { return Resolution(targets: [], skipped: [(send.channel.rawValue, nil, "no_contact")]) }
         switch send.channel {
         case .push:

@@ -31,6 +31,7 @@ enum NotifierStore {
                     CREATE INDEX ledger_due ON ledger (channel, state, due_at);
                     """)
         }
+        InboxStore.migrate(&migrator)
         return migrator
     }
 
@@ -46,11 +47,14 @@ enum NotifierStore {
         if record.topic == HeraldTopic.contacts.name {
             guard let value = record.value else {
                 try db.execute(sql: "DELETE FROM contacts WHERE profile_key = ?", arguments: [key])
+                try InboxStore.forget(db, key: key)
+                try InboxStore.indexInstallations(db, key: key, contact: nil)
                 return []
             }
             guard let contact = Contact.parse(value) else {
                 return [deadLetter(record, reason: "not a contact snapshot", now: now)]
             }
+            try InboxStore.indexInstallations(db, key: key, contact: contact)
             try db.executeCached(sql: """
                     INSERT INTO contacts (profile_key, project, phone_number, email, snapshot, updated_at)
                     VALUES (?, ?, ?, ?, ?, ?)
@@ -305,6 +309,9 @@ extension NotifierStore {
             switch result.outcome {
             case .accepted(let messageID):
                 try done(.sent, .sent, reason: nil, messageID: messageID)
+                if send.channel == .push {
+                    try InboxStore.store(db, send: send, target: attempt.target, contact: try contact(db, key: key), at: result.finishedAt)
+                }
                 NotifierMetrics.latency(send: send, at: result.finishedAt)
             case .failed(let reason):
                 try done(.failed, .failed, reason: reason)

@@ -34,6 +34,25 @@ package struct SendRequest: WireMessage {
     package var decidedAt: Date
     /// A send not delivered by then is dropped by the notifier.
     package var expiresAt: Date?
+    /// A test send ("send a test", `herald send-test`): delivered like any other, never kept in the inbox.
+    package var test: Bool? = nil
+    /// Push to one device token instead of the profile's installations (a transactional send to a raw token): needs
+    /// no contact, and is never kept in the inbox.
+    package var token: RawToken? = nil
+
+    package struct RawToken: Codable, Sendable, Equatable {
+        package var token: String
+        /// The app the token belongs to (its platform picks the provider, its bundle id the APNs topic).
+        package var app: String
+        /// `sandbox` or `production` (APNs host); production when nil.
+        package var environment: String?
+
+        package init(token: String, app: String, environment: String? = nil) {
+            self.token = token
+            self.app = app
+            self.environment = environment
+        }
+    }
 
     package struct Trigger: Codable, Sendable, Equatable {
         /// `event`, `segment_entry`, `schedule` or `api`.
@@ -84,6 +103,6 @@ package struct SendRequest: WireMessage {
     enum CodingKeys: String, CodingKey {
         case project, channel, marketing, app, campaign, step, occurrence, template, language, content, payload, trigger
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
-        case expiresAt = "expires_at"
+        case expiresAt = "expires_at", test, token
     }
 }

@@ -1,0 +1,197 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Shared
+
+/// The inbox API apps call (`X-Api-Key`: the app's live key). Installation mode needs only the key; custom-ID mode
+/// also `X-CustomID-Auth`, the lowercase hex HMAC-SHA256 of api key ‖ custom ID keyed with the app's inbox secret,
+/// computed on the customer's server.
+///
+///     GET    /v1/inbox/{install|custom}/{id}?from=&limit=&include_silent=
+///     POST   /v1/inbox/{install|custom}/{id}/notifications/{notification_id}/read
+///     POST   /v1/inbox/{install|custom}/{id}/notifications/{notification_id}/opened
+///     DELETE /v1/inbox/{install|custom}/{id}/notifications/{notification_id}
+///     POST   /v1/inbox/{install|custom}/{id}/read-all?until={notification_id}
+struct InboxEndpoints: Sendable {
+    let partitions: NotifierPartitions
+    let catalog: AppsCatalog
+    let logger: Logger
+
+    static let defaultLimit = 20
+    static let maxLimit = 100
+    static let maxIdentifierLength = 1024
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("v1/inbox/:mode/:owner") { request, context in
+            try await handle(request, context) { owner in try await page(owner, request) }
+        }
+        router.post("v1/inbox/:mode/:owner/notifications/:notification/:mark") { request, context in
+            try await handle(request, context) { owner in
+                let mark: InboxStore.Mark
+                switch context.parameters.get("mark") {
+                case "read": mark = .read
+                case "opened": mark = .opened
+                default: return Self.error(.notFound, "not_found", "expected …/notifications/{id}/read or …/opened")
+                }
+                return try await self.mark(owner, context.parameters.get("notification") ?? "", mark)
+            }
+        }
+        router.delete("v1/inbox/:mode/:owner/notifications/:notification") { request, context in
+            try await handle(request, context) { owner in
+                try await self.mark(owner, context.parameters.get("notification") ?? "", .deleted)
+            }
+        }
+        router.post("v1/inbox/:mode/:owner/read-all") { request, context in
+            try await handle(request, context) { owner in
+                guard let until = request.uri.queryParameters.get("until"), !until.isEmpty else {
+                    return Self.error(.badRequest, "invalid_parameter", "until: the newest notification the app has shown is required")
+                }
+                guard let marked = try await partitions.inboxMarkAllRead(owner, until: until) else {
+                    return Self.error(.notFound, "notification_not_found", "until: no notification \(until) in this inbox")
+                }
+                return Self.json(.ok, .object([JSONMember("marked", .number(String(marked)))]))
+            }
+        }
+    }
+
+    /// Authenticates the app and the owner, then runs `body`.
+    private func handle(
+        _ request: Request, _ context: BasicRequestContext, _ body: (InboxStore.Owner) async throws -> Response
+    ) async throws -> Response {
+        switch authenticate(request, context) {
+        case .failure(let refusal): return refusal.response
+        case .success(let owner):
+            if owner.kind == .install,
+                try await partitions.installationOptedOut(project: owner.project, installationID: owner.id) == true
+            {
+                return Self.error(.forbidden, "opted_out", "this installation opted out: its inbox is off")
+            }
+            return try await body(owner)
+        }
+    }
+
+    private struct Refusal: Error { var response: Response }
+
+    private func authenticate(_ request: Request, _ context: BasicRequestContext) -> Result<InboxStore.Owner, Refusal> {
+        func refuse(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Result<InboxStore.Owner, Refusal> {
+            .failure(Refusal(response: Self.error(status, code, message)))
+        }
+        let mode = InboxStore.Owner.Kind(rawValue: context.parameters.get("mode") ?? "")
+        guard let mode else { return refuse(.notFound, "not_found", "expected /v1/inbox/install/{id} or /v1/inbox/custom/{id}") }
+        let field = mode == .install ? "installation_id" : "custom_id"
+        guard let id = context.parameters.get("owner")?.removingPercentEncoding, !id.isEmpty,
+            id.utf16.count <= Self.maxIdentifierLength
+        else {
+            return refuse(.badRequest, "invalid_parameter", "\(field): 1 to \(Self.maxIdentifierLength) characters")
+        }
+        guard let key = request.headers[HTTPField.Name("X-Api-Key")!], !key.isEmpty else {
+            return refuse(.unauthorized, "missing_credentials", "X-Api-Key: the app's API key is required")
+        }
+        guard case .app(let project, let appID, let dev)? = catalog.credential(for: key) else {
+            if catalog.credential(for: key) != nil {
+                return refuse(.forbidden, "wrong_key_kind", "X-Api-Key: the inbox takes an app key, not a REST key")
+            }
+            return refuse(.unauthorized, "invalid_credentials", "X-Api-Key: unknown API key")
+        }
+        guard !dev else { return refuse(.forbidden, "dev_api_key", "X-Api-Key: the inbox works with the app's live API key only") }
+        guard let secret = catalog.app(project: project, id: appID)?.inboxSecret else {
+            return refuse(.forbidden, "inbox_not_enabled", "the app has no inbox_secret in the apps file: its inbox is off")
+        }
+        if mode == .custom {
+            guard let proof = request.headers[HTTPField.Name("X-CustomID-Auth")!], !proof.isEmpty else {
+                return refuse(.unauthorized, "missing_custom_id_auth", "X-CustomID-Auth is required for a custom ID's inbox")
+            }
+            guard Self.verify(proof: proof, apiKey: key, customID: id, secret: secret) else {
+                return refuse(.unauthorized, "invalid_custom_id_auth", "X-CustomID-Auth does not match this custom ID")
+            }
+        }
+        return .success(InboxStore.Owner(project: project, app: appID, kind: mode, id: id))
+    }
+
+    /// `hex(HMAC-SHA256(key: inbox secret, message: api key ‖ custom ID))`, lowercase.
+    static func proof(apiKey: String, customID: String, secret: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array((apiKey + customID).utf8), using: SymmetricKey(data: Array(secret.utf8)))
+        return mac.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Compares in constant time (the length of the expected proof is public).
+    static func verify(proof: String, apiKey: String, customID: String, secret: String) -> Bool {
+        let expected = Array(self.proof(apiKey: apiKey, customID: customID, secret: secret).utf8)
+        let given = Array(proof.lowercased().utf8)
+        guard given.count == expected.count else { return false }
+        var difference: UInt8 = 0
+        for (a, b) in zip(given, expected) { difference |= a ^ b }
+        return difference == 0
+    }
+
+    private func page(_ owner: InboxStore.Owner, _ request: Request) async throws -> Response {
+        let query = request.uri.queryParameters
+        var limit = Self.defaultLimit
+        if let text = query.get("limit") {
+            guard let value = Int(text), (1...Self.maxLimit).contains(value) else {
+                return Self.error(.badRequest, "invalid_parameter", "limit: an integer from 1 to \(Self.maxLimit), got \"\(text)\"")
+            }
+            limit = value
+        }
+        var cursor: InboxStore.Cursor?
+        if let text = query.get("from") {
+            guard let value = InboxStore.Cursor(token: text) else {
+                return Self.error(.badRequest, "invalid_parameter", "from: not a cursor this API returned")
+            }
+            cursor = value
+        }
+        var includeSilent = false
+        if let text = query.get("include_silent") {
+            guard text == "true" || text == "false" else {
+                return Self.error(.badRequest, "invalid_parameter", "include_silent: true or false, got \"\(text)\"")
+            }
+            includeSilent = text == "true"
+        }
+        let (notifications, hasMore) = try await partitions.inboxPage(owner, before: cursor, limit: limit, includeSilent: includeSilent)
+        var members = [JSONMember("hasMore", .bool(hasMore))]
+        if hasMore, let last = notifications.last { members.append(JSONMember("cursor", .string(last.cursor.token))) }
+        members.append(JSONMember("notifications", .array(notifications.map(Self.json))))
+        return Self.json(.ok, .object(members))
+    }
+
+    /// One notification in the wire shape of Batch's inbox (`notificationId`, `notificationTime` in ms, `sendId`,
+    /// `payload`…), with the fields an app shows without parsing the payload.
+    static func json(_ notification: InboxStore.Notification) -> JSONValue {
+        var members = [
+            JSONMember("notificationId", .string(notification.notificationID)),
+            JSONMember("notificationTime", .number(String(notification.sentAt / 1000))),
+            JSONMember("sendId", .string(notification.sendID)),
+        ]
+        if let id = notification.installationID { members.append(JSONMember("installId", .string(id))) }
+        if let id = notification.customID { members.append(JSONMember("customId", .string(id))) }
+        members += [
+            JSONMember("read", .bool(notification.read || notification.opened)),
+            JSONMember("opened", .bool(notification.opened)),
+            JSONMember("source", .string(notification.source)),
+        ]
+        if let title = notification.title { members.append(JSONMember("title", .string(title))) }
+        if let body = notification.body { members.append(JSONMember("body", .string(body))) }
+        if let url = notification.attachmentURL { members.append(JSONMember("attachmentUrl", .string(url))) }
+        members.append(JSONMember("silent", .bool(notification.silent)))
+        members.append(JSONMember("payload", (try? JSONParser.parse(notification.payload)) ?? .null))
+        return .object(members)
+    }
+
+    private func mark(_ owner: InboxStore.Owner, _ notificationID: String, _ mark: InboxStore.Mark) async throws -> Response {
+        guard try await partitions.inboxMark(owner, notificationID: notificationID, mark) else {
+            return Self.error(.notFound, "notification_not_found", "notification_id: no notification \(notificationID) in this inbox")
+        }
+        return Response(status: .noContent)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serialized)))
+    }
+
+    static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
+        RecipientEndpoints.error(status, code, message)
+    }
+}
