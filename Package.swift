@@ -210,7 +210,9 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Shared", "HeraldTestSupport"],
+            dependencies: [
+                "Shared", "HeraldTestSupport", "ProviderSimulators", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

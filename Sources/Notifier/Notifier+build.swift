@@ -142,9 +142,12 @@ struct InboxPurge: Service {
     var clock: @Sendable () -> Date = { Date() }
 
     func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            await round()
-            try? await Task.sleep(for: interval)
+        // The wait between rounds is long: a graceful shutdown cancels it rather than waiting it out.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await round()
+                try await Task.sleep(for: interval)
+            }
         }
     }
 

@@ -98,8 +98,10 @@ func startIngest(environment extra: [String: String] = [:]) async throws -> (Emb
 }
 
 /// A GET on loopback: status and body.
-func httpGet(_ url: String) async throws -> (Int, String) {
-    let (data, response) = try await URLSession.shared.data(from: URL(string: url)!)
+func httpGet(_ url: String, headers: [String: String] = [:]) async throws -> (Int, String) {
+    var request = URLRequest(url: URL(string: url)!)
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    let (data, response) = try await URLSession.shared.data(for: request)
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
 }
 

@@ -1,0 +1,97 @@
+import Crypto
+import Foundation
+import HeraldTestSupport
+import ProviderSimulators
+import Shared
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("Delivery end to end", .timeLimit(.minutes(3)))
+struct NotifierEndToEndTests {
+    @Test("an event over HTTP → campaign → the notifier process pushes it to APNs over TLS, reports it, and the inbox serves it")
+    func eventToDevice() async throws {
+        let (cluster, ingest, ingestPort) = try await startIngest()
+        let herald = binDirectory.appendingPathComponent("herald").path
+        let directory = try CampaignEndToEndTests.configDirectory()
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("herald-deliver-e2e-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer {
+            try? FileManager.default.removeItem(atPath: directory)
+            try? FileManager.default.removeItem(atPath: work)
+        }
+        let (applied, plan) = try runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
+        #expect(applied == 0, "\(plan)")
+        let (orchestrator, _) = try await OrchestratorEndToEndTests.start(cluster, data: work + "/orchestrator")
+
+        // APNs: the simulator over TLS with its own certificate, a .p8 key for the notifier to sign with.
+        let simulators = SimulatorState()
+        let tls = try SimulatorTLS.selfSigned()
+        try tls.writeCertificate(to: work + "/ca.pem")
+        let apns = try await APNsSimulator.start(state: simulators, tls: tls)
+        try P256.Signing.PrivateKey().pemRepresentation.write(toFile: work + "/apns.p8", atomically: true, encoding: .utf8)
+        let notifier = try ChildProcess(
+            "herald-notifier",
+            environment: [
+                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
+                "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": work + "/notifier", "HERALD_SESSION_TIMEOUT_MS": "3000",
+                "HERALD_APPS_FILE": sampleAppsFile, "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
+                "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apns.url, "HERALD_APNS_SANDBOX_URL": apns.url,
+                "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
+            ])
+        try await waitUntil("the notifier to listen") { !notifier.logs("http listening").isEmpty || notifier.exitCode != nil }
+        let notifierPort = try #require(notifier.logs("http listening").first?["port"] as? Int, "\(notifier.output.suffix(5))")
+
+        // Paul's app: installation, notifications allowed, an APNs token; then the event that triggers the campaign.
+        let app = ["X-Api-Key": "live_demo_ios_0123456789"]
+        let token = String(repeating: "5e", count: 32)
+        let writes = [
+            ("/v1/profiles/update", ["Authorization": "Bearer rest_demo_0123456789abcdef"],
+             #"[{"identifiers":{"custom_id":"paul"},"attributes":{"$language":"fr","first_name":"Paul"}}]"#),
+            ("/v1/app/installation", app, #"{"installation_id":"I-1","custom_id":"paul","notification_permission":"allowed"}"#),
+            ("/v1/app/push-token", app, #"{"installation_id":"I-1","custom_id":"paul","token":"\#(token)","environment":"production"}"#),
+        ]
+        for (path, headers, body) in writes {
+            let (status, answer) = try await httpPost("http://127.0.0.1:\(ingestPort)\(path)", headers: headers, body: body)
+            #expect(status == 200, "\(path): \(answer)")
+        }
+        // The contact snapshot reaches the notifier before the event's send does (same partition, earlier offsets).
+        _ = try await readTopic(HeraldTopic.contacts.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) { contacts in
+            contacts.contains { $0.value.map { String(decoding: $0, as: UTF8.self).contains(token) } ?? false }
+        }
+        let (posted, postBody) = try await httpPost(
+            "http://127.0.0.1:\(ingestPort)/v1/app/events", headers: app,
+            body: #"{"installation_id":"I-1","custom_id":"paul","events":[{"name":"add_to_cart","id":"cart-1","attributes":{"product":"Skis","price":300}}]}"#)
+        #expect(posted == 200, "\(postBody)")
+
+        try await waitUntil("APNs to receive the push") { simulators.count("apns") > 0 }
+        let push = try #require(simulators.received("apns").first)
+        #expect(push.target == token && push.status == 200)
+        #expect(push.headers["apns-topic"] == "com.example.demo" && push.headers["apns-push-type"] == "alert")
+        #expect(push.body.contains(#""title":"Votre panier""#) && push.body.contains("Bonjour Paul, Skis vous attend"))
+
+        let reports = try await readTopic(HeraldTopic.deliveries.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) {
+            !$0.isEmpty
+        }
+        let report = try Wire.decode(DeliveryReport.self, from: try #require(reports.first?.value))
+        #expect(report.outcome == .sent && report.campaign == "cart-now" && report.installationID == "I-1")
+        #expect(report.provider == "apns" && report.profileKey == "demo/paul" && report.token == token)
+
+        let proof = HMAC<SHA256>.authenticationCode(
+            for: Array("live_demo_ios_0123456789paul".utf8), using: SymmetricKey(data: Array("inbox_secret_demo_ios".utf8))
+        ).map { String(format: "%02x", $0) }.joined()
+        let (status, inbox) = try await httpGet(
+            "http://127.0.0.1:\(notifierPort)/v1/inbox/custom/paul", headers: app.merging(["X-CustomID-Auth": proof]) { $1 })
+        #expect(status == 200, "\(inbox)")
+        #expect(inbox.contains(#""title":"Votre panier""#) && inbox.contains(#""installId":"I-1""#), "\(inbox)")
+
+        for process in [notifier, orchestrator, ingest] { process.signal(SIGTERM) }
+        #expect(try await notifier.waitForExit() == 0)
+        _ = try await orchestrator.waitForExit()
+        _ = try await ingest.waitForExit()
+        await apns.stop()
+        await cluster.shutdown()
+    }
+}
