@@ -1,6 +1,6 @@
 import Foundation
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
@@ -34,11 +34,24 @@ package final class APNsSimulator: Sendable {
                         return channel.eventLoop.makeFailedFuture(error)
                     }
                 }
-                return channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
+                // APNs allows 1000 concurrent streams. libcurl 7.88 with Debian 12's nghttp2 1.52 sends a RST_STREAM
+                // after every response, on a stream already closed (nghttp2/nghttp2#2354, fixed in 2025); NIO's
+                // rapid-reset guard (200 resets or stream errors in 30 s) would then close the connection every 200
+                // pushes, failing the requests in flight. The simulator stands for APNs, not for that guard.
+                var connection = NIOHTTP2Handler.ConnectionConfiguration()
+                connection.initialSettings = [
+                    HTTP2Setting(parameter: .maxConcurrentStreams, value: 1000),
+                    HTTP2Setting(parameter: .maxHeaderListSize, value: HPACKDecoder.defaultMaxHeaderListSize),
+                ]
+                connection.maximumConnectionGlitches = Int.max
+                var streams = NIOHTTP2Handler.StreamConfiguration()
+                streams.streamResetFrameRateLimit.maximumCount = Int.max
+                streams.streamErrorRateLimit.maximumCount = Int.max
+                return channel.configureHTTP2Pipeline(
+                    mode: .server, connectionConfiguration: connection, streamConfiguration: streams,
+                    inboundStreamInitializer: { stream in
                     stream.eventLoop.makeCompletedFuture {
-                        try stream.pipeline.syncOperations.addHandlers([
-                            HTTP2FramePayloadToHTTP1ServerCodec(), APNsStreamHandler(state: state),
-                        ])
+                        try stream.pipeline.syncOperations.addHandler(APNsStreamHandler(state: state))
                     }
                 }).map { _ in }
             }
@@ -80,30 +93,45 @@ package final class APNsSimulator: Sendable {
     }
 }
 
+/// One HTTP/2 stream, on frames rather than through an HTTP/1 codec: like APNs, an answer without a body is a single
+/// HEADERS frame with END_STREAM. (Through the HTTP/1 codec the end comes in a separate empty DATA frame; libcurl 7.88
+/// then resets every stream it has finished reading, and NIO's rapid-reset guard closes the connection after 200.)
 private final class APNsStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
 
     let state: SimulatorState
-    private var head: HTTPRequestHead?
+    private var headers: [String: String] = [:]
+    private var method = ""
+    private var path = ""
     private var body: [UInt8] = []
+    private var answered = false
 
     init(state: SimulatorState) { self.state = state }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head): self.head = head
-        case .body(var buffer): body += buffer.readBytes(length: buffer.readableBytes) ?? []
-        case .end: respond(context: context)
+        case .headers(let frame):
+            for (name, value, _) in frame.headers {
+                switch name {
+                case ":method": method = value
+                case ":path": path = value
+                default: headers[name.lowercased()] = value
+                }
+            }
+            if frame.endStream { respond(context: context) }
+        case .data(let frame):
+            if case .byteBuffer(var buffer) = frame.data { body += buffer.readBytes(length: buffer.readableBytes) ?? [] }
+            if frame.endStream { respond(context: context) }
+        default:
+            break
         }
     }
 
     private func respond(context: ChannelHandlerContext) {
-        guard let head else { return }
-        var headers: [String: String] = [:]
-        for (name, value) in head.headers { headers[name.lowercased()] = value }
-        var (status, reason) = APNsSimulator.answer(
-            method: head.method.rawValue, path: head.uri, headers: headers, body: body, state: state)
+        guard !answered else { return }
+        answered = true
+        var (status, reason) = APNsSimulator.answer(method: method, path: path, headers: headers, body: body, state: state)
         var retryAfter: Int?
         var delay = 0
         if status == 200, let fault = state.takeFault("apns") {
@@ -114,24 +142,24 @@ private final class APNsStreamHandler: ChannelInboundHandler, RemovableChannelHa
                 retryAfter = fault.retryAfter
             }
         }
-        let token = head.uri.hasPrefix("/3/device/") ? String(head.uri.dropFirst("/3/device/".count)) : head.uri
+        let token = path.hasPrefix("/3/device/") ? String(path.dropFirst("/3/device/".count)) : path
         state.record(.init(
             provider: "apns", target: token, headers: headers, body: String(decoding: body, as: UTF8.self), status: status,
             at: Date()))
-        var responseHeaders = HTTPHeaders([("apns-id", headers["apns-id"] ?? UUID().uuidString.lowercased())])
+        var responseHeaders = HPACKHeaders([(":status", String(status)), ("apns-id", headers["apns-id"] ?? UUID().uuidString.lowercased())])
         var payload = ByteBuffer()
         if let reason {
             let timestamp = status == 410 ? ",\"timestamp\":\(Int(Date().timeIntervalSince1970 * 1000))" : ""
             payload = ByteBuffer(string: "{\"reason\":\"\(reason)\"\(timestamp)}")
             responseHeaders.add(name: "content-type", value: "application/json")
+            responseHeaders.add(name: "content-length", value: String(payload.readableBytes))
         }
         if let retryAfter { responseHeaders.add(name: "retry-after", value: String(retryAfter)) }
-        responseHeaders.add(name: "content-length", value: String(payload.readableBytes))
-        let response = HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status), headers: responseHeaders)
-        let write = { [payload] in
-            context.write(self.wrapOutboundOut(.head(response)), promise: nil)
-            if payload.readableBytes > 0 { context.write(self.wrapOutboundOut(.body(.byteBuffer(payload))), promise: nil) }
-            context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+        let write = { [payload, responseHeaders] in
+            let empty = payload.readableBytes == 0
+            context.write(self.wrapOutboundOut(.headers(.init(headers: responseHeaders, endStream: empty))), promise: nil)
+            if !empty { context.write(self.wrapOutboundOut(.data(.init(data: .byteBuffer(payload), endStream: true))), promise: nil) }
+            context.flush()
         }
         if delay > 0 {
             context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) { write() }
@@ -151,3 +179,4 @@ private final class APNsStreamHandler: ChannelInboundHandler, RemovableChannelHa
         }
     }
 }
+

@@ -355,6 +355,41 @@ struct TransportTests {
         await apns.stop()
     }
 
+    @Test("500 pushes over one TLS connection, 50 at a time: every one answered, on that one connection")
+    func manyStreamsOneConnection() async throws {
+        let state = SimulatorState()
+        let tls = try SimulatorTLS.selfSigned()
+        let apns = try await APNsSimulator.start(state: state, tls: tls)
+        let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem").path
+        try tls.writeCertificate(to: caFile)
+        let driver = CurlDriver(caFile: caFile)
+        let request = HTTPRequest(
+            url: apns.url + "/3/device/\(token64)", headers: [("authorization", "bearer a.b.c"), ("apns-topic", "com.example.demo")],
+            body: Array("{}".utf8), http2: true)
+        let failures = await withTaskGroup(of: String?.self) { group in
+            var next = 0
+            var failures: [String] = []
+            while next < 50 {
+                group.addTask { if case .failure(let error) = await driver.perform(request) { "\(error)" } else { nil } }
+                next += 1
+            }
+            for await failure in group {
+                if let failure { failures.append(failure) }
+                if next < 500 {
+                    group.addTask { if case .failure(let error) = await driver.perform(request) { "\(error)" } else { nil } }
+                    next += 1
+                }
+            }
+            return failures
+        }
+        #expect(failures.isEmpty, "\(failures.count) failed: \(failures.prefix(3))")
+        #expect(state.count("apns") == 500)
+        #expect(state.connections("apns") == 1)
+        driver.shutdown()
+        await apns.stop()
+        try? FileManager.default.removeItem(atPath: caFile)
+    }
+
     @Test("a certificate the CA file does not vouch for is refused")
     func untrustedCertificate() async throws {
         let state = SimulatorState()
