@@ -17,6 +17,10 @@ actor NotifierPartitions: KafkaRebalanceListener {
     private let clock: @Sendable () -> Date
     /// Called after a batch brought sends of a channel (wakes its worker).
     private var wake: [MessageChannel: @Sendable () -> Void] = [:]
+    /// Outbox flushes: one task per partition at a time, run again while more were asked for. Writers never wait for
+    /// the broker (the outbox is durable); the reports follow as soon as the broker acknowledges.
+    private var flushTasks: [Int32: Task<Void, Never>] = [:]
+    private var flushRequested: Set<Int32> = []
 
     init(
         directory: String, producer: KafkaProducer, catalog: AppsCatalog, logger: Logger,
@@ -64,6 +68,8 @@ actor NotifierPartitions: KafkaRebalanceListener {
 
     func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
         for number in Set(partitions.map(\.partition)).sorted() {
+            flushRequested.remove(number)
+            await flushTasks[number]?.value
             guard let database = databases.removeValue(forKey: number) else { continue }
             if !lost { try? await database.produceOutbox(with: producer) }
             do { try database.close() } catch { logger.warning("closing partition database failed", metadata: ["error": "\(error)"]) }
@@ -83,7 +89,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
             let outbox = try await database.applyBatch(records) { db, record in
                 try NotifierStore.apply(db, record: record, now: now)
             }
-            if !outbox.isEmpty { await flush(database) }
+            if !outbox.isEmpty { scheduleFlush(tp.partition) }
             for record in records {
                 switch HeraldTopic(rawValue: record.topic) {
                 case .sendsPush: channels.insert(.push)
@@ -111,7 +117,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
                     try NotifierStore.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
                 }
                 result += claimed.map { (number, $0) }
-                if !outbox.isEmpty { await flush(database) }
+                if !outbox.isEmpty { scheduleFlush(number) }
             } catch {
                 logger.error("claiming sends failed", metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
             }
@@ -128,7 +134,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
         }
         do {
             _ = try await database.writeWithOutbox { db in ((), try NotifierStore.complete(db, results: results, retry: retry)) }
-            await flush(database)
+            scheduleFlush(partition)
         } catch {
             logger.error("recording results failed", metadata: ["partition": "\(partition)", "error": "\(error)"])
         }
@@ -141,7 +147,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
         reason: String, at: Date
     ) async throws -> Int {
         var recorded = 0
-        for database in databases.values {
+        for (number, database) in databases {
             let keys: [String] = try await database.read { db in
                 if let key { return try NotifierStore.contact(db, key: key) != nil ? [key] : [] }
                 return try NotifierStore.profiles(db, phoneNumber: phoneNumber ?? "")
@@ -160,10 +166,24 @@ actor NotifierPartitions: KafkaRebalanceListener {
                 }
                 return ((), outputs)
             }
-            await flush(database)
+            scheduleFlush(number)
             recorded += keys.count
         }
         return recorded
+    }
+
+    /// Asks for a partition's outbox to be produced, without waiting for it.
+    private func scheduleFlush(_ number: Int32) {
+        flushRequested.insert(number)
+        guard flushTasks[number] == nil else { return }
+        flushTasks[number] = Task { await self.drainFlushes(number) }
+    }
+
+    private func drainFlushes(_ number: Int32) async {
+        while flushRequested.remove(number) != nil, let database = databases[number] {
+            await flush(database)
+        }
+        flushTasks[number] = nil
     }
 
     /// Produces a partition's outbox now; on failure the next flush (or the relay) does.
@@ -177,7 +197,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
 
     /// The relay's round: every open partition's outbox.
     func flushAll() async {
-        for database in databases.values { await flush(database) }
+        for number in databases.keys { scheduleFlush(number) }
     }
 
     /// A ledger row, for operators and tests.
