@@ -9,7 +9,9 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "Operate a Herald installation.",
-        subcommands: [ProfileCommand.self, ConfigCommand.self])
+        subcommands: [
+            ConfigCommand.self, TopicsCommand.self, TailCommand.self, LagCommand.self, ProfileCommand.self, SendTestCommand.self,
+        ])
 }
 
 struct ProfileCommand: ParsableCommand {

@@ -99,7 +99,9 @@ enum Eligibility {
         switch send.channel {
         case .push:
             var resolution = Resolution(targets: [], skipped: [])
-            let installations = contact.installations.filter { send.app == nil || $0.app == send.app }
+            let installations = contact.installations.filter {
+                (send.app == nil || $0.app == send.app) && (send.installationID == nil || $0.id == send.installationID)
+            }
             if installations.isEmpty { resolution.skipped.append(("push", nil, "no_installation")) }
             for installation in installations {
                 let skip = { (reason: String) in resolution.skipped.append((installation.id, installation.id, reason)) }

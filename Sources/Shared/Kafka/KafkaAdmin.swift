@@ -142,3 +142,61 @@ package final class KafkaAdmin: Sendable {
 
     package func shutdown() async { await runtime.stop() }
 }
+
+/// Reads a consumer group's committed offsets and the partitions' end offsets without joining the group (no
+/// subscription, so the group's members are never rebalanced): what `herald lag` prints.
+package final class KafkaGroupInspector: Sendable {
+    private let runtime: RdKafkaRuntime
+
+    package init(client: KafkaClientSettings, groupID: String, logger: Logger) throws(KafkaError) {
+        var configuration = client.base(clientID: "herald-inspector")
+        configuration.set("group.id", groupID)
+        configuration.set("enable.auto.commit", "false")
+        self.runtime = try RdKafkaRuntime(
+            type: RD_KAFKA_CONSUMER, configuration: configuration, events: 0, logger: logger,
+            destroyFlags: Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE), onEvent: { _, _ in })
+    }
+
+    /// The group's committed offsets for `partitions` (absent: none committed).
+    package func committed(_ partitions: [TopicPartition], timeout: Duration = .seconds(10)) async throws -> [TopicPartition: Int64] {
+        try await OffsetQueries.committed(runtime, partitions, timeout: timeout)
+    }
+
+    /// The first and the next offset of a partition (low and high watermarks).
+    package func watermarks(_ partition: TopicPartition, timeout: Duration = .seconds(10)) async throws -> (low: Int64, high: Int64) {
+        try await OffsetQueries.watermarks(runtime, partition, timeout: timeout)
+    }
+
+    package func shutdown() async { await runtime.stop() }
+}
+
+/// Offset questions a consumer-type handle asks the brokers.
+enum OffsetQueries {
+    static func committed(_ runtime: RdKafkaRuntime, _ partitions: [TopicPartition], timeout: Duration) async throws
+        -> [TopicPartition: Int64]
+    {
+        let entries = partitions.map { ($0, HERALD_OFFSET_INVALID) }
+        return try await runtime.perform { [runtime] in
+            try withPartitionList(entries) { list in
+                let err = rd_kafka_committed(runtime.handle, list, Int32(timeout.milliseconds))
+                if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "read committed offsets") }
+                var result: [TopicPartition: Int64] = [:]
+                for (tp, offset) in list.pointee.entries where offset >= 0 { result[tp] = offset }
+                return result
+            }
+        }
+    }
+
+    static func watermarks(_ runtime: RdKafkaRuntime, _ partition: TopicPartition, timeout: Duration) async throws
+        -> (low: Int64, high: Int64)
+    {
+        try await runtime.perform { [runtime] in
+            var low: Int64 = 0
+            var high: Int64 = 0
+            let err = rd_kafka_query_watermark_offsets(
+                runtime.handle, partition.topic, partition.partition, &low, &high, Int32(timeout.milliseconds))
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "watermarks of \(partition)") }
+            return (low, high)
+        }
+    }
+}

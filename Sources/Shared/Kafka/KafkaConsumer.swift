@@ -109,32 +109,29 @@ package final class KafkaConsumer: Sendable {
         }
     }
 
+    /// Commits, without waiting, the offsets after a batch the service has applied. The services keep their offsets
+    /// in their own databases (the truth for where they resume); this copy in the group is for operators: `herald lag`,
+    /// kafka-consumer-groups and kcat show how far each partition is behind.
+    package func commitProcessed(_ batch: KafkaBatch) {
+        var next: [TopicPartition: Int64] = [:]
+        for record in batch.records { next[record.topicPartition] = max(next[record.topicPartition] ?? 0, record.offset + 1) }
+        guard !next.isEmpty else { return }
+        let entries = next.map { ($0.key, $0.value) }
+        _ = runtime.withHandle { handle in
+            withPartitionList(entries) { rd_kafka_commit(handle, $0, 1) }
+        }
+    }
+
     /// The offsets the group committed in Kafka for `partitions` (absent: none committed).
     package func committed(_ partitions: [TopicPartition], timeout: Duration = .seconds(5)) async throws
         -> [TopicPartition: Int64]
     {
-        let entries = partitions.map { ($0, HERALD_OFFSET_INVALID) }
-        return try await runtime.perform { [runtime] in
-            try withPartitionList(entries) { list in
-                let err = rd_kafka_committed(runtime.handle, list, Int32(timeout.milliseconds))
-                if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "read committed offsets") }
-                var result: [TopicPartition: Int64] = [:]
-                for (tp, offset) in list.pointee.entries where offset >= 0 { result[tp] = offset }
-                return result
-            }
-        }
+        try await OffsetQueries.committed(runtime, partitions, timeout: timeout)
     }
 
     /// The partition's end offset (the offset the next record will get), asked of the broker.
     package func endOffset(_ partition: TopicPartition, timeout: Duration = .seconds(5)) async throws -> Int64 {
-        try await runtime.perform { [runtime] in
-            var low: Int64 = 0
-            var high: Int64 = 0
-            let err = rd_kafka_query_watermark_offsets(
-                runtime.handle, partition.topic, partition.partition, &low, &high, Int32(timeout.milliseconds))
-            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "end offset of \(partition)") }
-            return high
-        }
+        try await OffsetQueries.watermarks(runtime, partition, timeout: timeout).high
     }
 
     /// Stops fetching `partitions` until `resume` (the assignment stays).

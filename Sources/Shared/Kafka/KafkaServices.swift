@@ -16,7 +16,10 @@ package struct KafkaConsumerService: Service {
     package func run() async throws {
         do {
             try await withGracefulShutdownHandler {
-                for try await batch in consumer.batches() { try await handle(batch) }
+                for try await batch in consumer.batches() {
+                    try await handle(batch)
+                    consumer.commitProcessed(batch)
+                }
             } onGracefulShutdown: {
                 consumer.stop()
             }

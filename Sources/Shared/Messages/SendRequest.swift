@@ -39,6 +39,8 @@ package struct SendRequest: WireMessage {
     /// Push to one device token instead of the profile's installations (a transactional send to a raw token): needs
     /// no contact, and is never kept in the inbox.
     package var token: RawToken? = nil
+    /// Push: only this installation of the profile (a test send to one device).
+    package var installationID: String? = nil
 
     package struct RawToken: Codable, Sendable, Equatable {
         package var token: String
@@ -103,6 +105,6 @@ package struct SendRequest: WireMessage {
     enum CodingKeys: String, CodingKey {
         case project, channel, marketing, app, campaign, step, occurrence, template, language, content, payload, trigger
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
-        case expiresAt = "expires_at", test, token
+        case expiresAt = "expires_at", test, token, installationID = "installation_id"
     }
 }

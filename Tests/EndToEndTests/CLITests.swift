@@ -1,0 +1,68 @@
+import Foundation
+import HeraldTestSupport
+import Shared
+import Testing
+
+@Suite("herald CLI against a broker", .timeLimit(.minutes(2)))
+struct CLITests {
+    static var herald: String { binDirectory.appendingPathComponent("herald").path }
+
+    @Test("topics, tail (decoded, by key), lag of a group that committed, send-test; an unknown topic is one line and exit 1")
+    func operatorCommands() async throws {
+        let (cluster, producer) = try OrchestratorEndToEndTests.clusterAndProducer()
+        let bootstrap = ["--bootstrap", cluster.bootstrapServers]
+        let reports = ["demo/paul", "demo/anna", "demo/paul"].enumerated().map { index, key in
+            KafkaOutgoingRecord(
+                topic: HeraldTopic.deliveries.name, key: Array(key.utf8),
+                value: Array(#"{"kind":"delivery","n":\#(index)}"#.utf8))
+        }
+        _ = try await producer.send(reports)
+
+        let (status, topics) = try runCommand(Self.herald, ["topics"] + bootstrap)
+        #expect(status == 0, "\(topics)")
+        for topic in HeraldTopic.allCases { #expect(topics.contains(topic.name), "\(topic.name) in \(topics)") }
+        let deliveries = try #require(topics.split(separator: "\n").first { $0.hasPrefix("herald.deliveries ") })
+        #expect(deliveries.split(separator: " ", omittingEmptySubsequences: true).prefix(3) == ["herald.deliveries", "4", "3"])
+
+        let (tailed, lines) = try runCommand(Self.herald, ["tail", "herald.deliveries", "--key", "demo/paul"] + bootstrap)
+        #expect(tailed == 0, "\(lines)")
+        let records = lines.split(separator: "\n").map { try? JSONParser.parse(Array($0.utf8)) }
+        #expect(records.count == 2)
+        #expect(records.allSatisfy { $0?["key"]?.stringValue == "demo/paul" && $0?["value"]?["kind"]?.stringValue == "delivery" })
+        #expect(records.compactMap { $0?["value"]?["n"] } == [.number("0"), .number("2")])
+
+        let (unknown, message) = try runCommand(Self.herald, ["tail", "herald.nope"] + bootstrap)
+        #expect(unknown == 1)
+        #expect(message.split(separator: "\n").count == 1 && message.hasPrefix("herald: no topic herald.nope"), "\(message)")
+
+        // A group that read the deliveries and copied its offsets, as the services do after each batch.
+        var configuration = KafkaConsumerConfiguration(
+            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "lag-test", groupID: "lag-test",
+            topics: [HeraldTopic.deliveries.name])
+        configuration.sessionTimeout = .seconds(3)
+        let consumer = try KafkaConsumer(configuration: configuration, logger: quietLogger)
+        for try await batch in consumer.batches() {
+            consumer.commitProcessed(KafkaBatch(records: Array(batch.records.prefix(1))))
+            break
+        }
+        try await waitUntil("the commit") {
+            let (_, lag) = try runCommand(Self.herald, ["lag", "--group", "lag-test"] + bootstrap)
+            return lag.contains("lag-test: total lag 2")
+        }
+        consumer.stop()
+        await consumer.close()
+
+        let (sent, line) = try runCommand(Self.herald, ["send-test", "demo", "--installation", "I-1", "--custom-id", "paul"] + bootstrap)
+        #expect(sent == 0, "\(line)")
+        let sends = try await readTopic(HeraldTopic.sendsPush.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) { !$0.isEmpty }
+        let send = try Wire.decode(SendRequest.self, from: try #require(sends.first?.value))
+        #expect(send.test == true && send.installationID == "I-1" && send.profileKey == "demo/paul" && !send.marketing)
+        #expect(line.contains(send.sendID))
+
+        let (help, usage) = try runCommand(Self.herald, ["--help"])
+        #expect(help == 0)
+        for command in ["config", "topics", "tail", "lag", "profile", "send-test"] { #expect(usage.contains(command), "\(command)") }
+        await producer.shutdown()
+        await cluster.shutdown()
+    }
+}
