@@ -38,6 +38,7 @@ stop() {
     ((stopping)) && return
     stopping=1
     echo "dev-stack: stopping"
+    [ -n "${summary_pid:-}" ] && kill "$summary_pid" 2>/dev/null
     # Services first (they finish their batch, leave their groups, flush), then the broker.
     for name in "${services[@]}"; do stop_process "$name" & done
     wait_for_services
@@ -123,6 +124,24 @@ INFO
 if [ "${DEMO_FEED:-1}" != 0 ]; then
     for _ in $(seq 100); do curl -sf "127.0.0.1:${INGEST_PORT:-8080}/health" >/dev/null && break; sleep 0.2; done
     bash scripts/demo-feed.sh "${DEMO_USERS:-20}" 2 2>&1 | sed 's/^/[demo-feed]    /' &
+fi
+
+# One line every 15 s: what was ingested, decided and delivered (SUMMARY=0 turns it off).
+summary() {
+    local counts delivered
+    counts="$("$bin/herald" topics --bootstrap "$KAFKA_BOOTSTRAP_SERVERS" 2>/dev/null |
+        awk '$1 ~ /^herald\./ { n[$1] = $3 } END { printf "ingested %d · sends push %d email %d sms %d · reports %d · dead letters %d",
+            n["herald.ingest"], n["herald.sends.push"], n["herald.sends.email"], n["herald.sends.sms"], n["herald.deliveries"], n["herald.dlq"] }')"
+    delivered=""
+    for provider in apns fcm smtp sms; do
+        delivered+=" $provider $(curl -sf "$sim/_sim/received/$provider" | python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["count"])' 2>/dev/null || echo ?)"
+    done
+    echo "[summary]      $counts · providers got$delivered"
+}
+if [ "${SUMMARY:-1}" != 0 ]; then
+    (sleep 10; while :; do summary; sleep 15; done) &
+    summary_pid=$!
+    echo "dev-stack: a summary line every 15 s; look deeper with  $bin/herald tail herald.deliveries --follow  ·  $bin/herald lag"
 fi
 
 # Until Ctrl-C, or until one process exits on its own (then stop the rest).

@@ -207,6 +207,22 @@ struct DeliveryFlowTests {
         await harness.shutdown()
     }
 
+    @Test("a send that arrives before the contact snapshot with the token waits for it; one for nobody is suppressed after a moment")
+    func sendBeforeContact() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.startWorkers([.push])
+        try await harness.send(sendRequest(id: "early"))
+        try await Task.sleep(for: .milliseconds(400))
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        try await harness.send(sendRequest(id: "nobody", key: "demo/ghost"))
+        let reports = try await harness.reports { $0.contains { $0.sendID == "early" } && $0.contains { $0.sendID == "nobody" } }
+        #expect(reports.first { $0.sendID == "early" }?.outcome == .sent)
+        let nobody = try #require(reports.first { $0.sendID == "nobody" })
+        #expect(nobody.outcome == .suppressed && nobody.reason == "no_contact")
+        #expect(harness.simulators.count("apns") == 1)
+        await harness.shutdown()
+    }
+
     @Test("a dead token: APNs 410 reports token_invalid, and the next send to it is suppressed without a call")
     func tokenInvalidation() async throws {
         let harness = try await NotifierHarness()

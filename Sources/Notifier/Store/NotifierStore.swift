@@ -157,6 +157,10 @@ extension NotifierStore {
         var profileKey: String
     }
 
+    /// How long a send that finds no one to reach waits for a newer contact snapshot, and the reasons that wait.
+    static let contactSettle: TimeInterval = 2
+    static let waitingReasons: Set<String> = ["no_contact", "no_installation", "no_token", "no_address"]
+
     /// Takes up to `limit` attempts of `channel` that are due: first fans out queued sends into ledger rows (their
     /// targets as of now), then re-checks each due row against the contact state of now, and marks those still
     /// reachable `sending`. Suppressed and expired rows are finished here, with their reports.
@@ -167,15 +171,27 @@ extension NotifierStore {
         let time = WireTime.format(now)
         // Fan-out of new sends.
         let queued = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT send_id, request FROM sends WHERE channel = ? AND state = 'queued' LIMIT ?"),
+            db.cachedStatement(sql: "SELECT send_id, request, received_at FROM sends WHERE channel = ? AND state = 'queued' LIMIT ?"),
             arguments: [channel.rawValue, limit])
         for row in queued {
             let sendID: String = row["send_id"]
-            try db.executeCached(sql: "UPDATE sends SET state = 'resolved' WHERE send_id = ?", arguments: [sendID])
-            guard let send = try? Wire.decode(SendRequest.self, from: Array(row["request"] as Data)) else { continue }
+            guard let send = try? Wire.decode(SendRequest.self, from: Array(row["request"] as Data)) else {
+                try db.executeCached(sql: "UPDATE sends SET state = 'resolved' WHERE send_id = ?", arguments: [sendID])
+                continue
+            }
             let contact = try contact(db, key: send.profileKey)
             let resolution = Eligibility.resolve(
                 send, contact: contact, feedback: try feedback(db, key: send.profileKey), platforms: platforms)
+            // The orchestrator writes a profile's contact snapshot before the sends it decides after, but on another
+            // topic: the snapshot may reach this consumer a batch later. A send that finds nobody to reach waits a
+            // moment for it instead of being suppressed on a stale snapshot.
+            let received = WireTime.parse(row["received_at"]) ?? now
+            if resolution.targets.isEmpty, now.timeIntervalSince(received) < contactSettle,
+                resolution.skipped.allSatisfy({ waitingReasons.contains($0.reason) })
+            {
+                continue
+            }
+            try db.executeCached(sql: "UPDATE sends SET state = 'resolved' WHERE send_id = ?", arguments: [sendID])
             for skipped in resolution.skipped {
                 try insertLedger(db, send: send, targetID: skipped.id, target: nil, state: .suppressed, reason: skipped.reason, now: time)
                 outputs.append(report(send, target: nil, installationID: skipped.installationID, outcome: .suppressed, reason: skipped.reason, attempts: 0, now: now))
