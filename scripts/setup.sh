@@ -4,7 +4,7 @@
 # arguments: scripts/setup.sh nghttp2-client
 set -euo pipefail
 
-packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev kcat pkg-config curl python3 openssl "$@")
+packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev kcat pkg-config curl python3 openssl docker-compose "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
