@@ -87,6 +87,13 @@ struct NotifierEndToEndTests {
         #expect(status == 200, "\(inbox)")
         #expect(inbox.contains(#""title":"Votre panier""#) && inbox.contains(#""installId":"I-1""#), "\(inbox)")
 
+        // The operator's view: lag and batch sizes per consumer, and the ingest-to-provider latency per campaign.
+        let (_, metrics) = try await httpGet("http://127.0.0.1:\(notifierPort)/metrics")
+        #expect(metrics.contains(#"herald_consumer_lag{partition="#) || metrics.contains(#"herald_consumer_lag{topic="#), "\(metrics)")
+        #expect(metrics.contains("herald_consumer_batch_records"))
+        #expect(metrics.contains(#"campaign="cart-now""#) && metrics.contains("herald_delivery_latency_seconds"))
+        #expect(metrics.contains("herald_deliveries_total"))
+
         for process in [notifier, orchestrator, ingest] { process.signal(SIGTERM) }
         #expect(try await notifier.waitForExit() == 0)
         _ = try await orchestrator.waitForExit()

@@ -122,6 +122,24 @@ package final class KafkaConsumer: Sendable {
         }
     }
 
+    /// Records left behind each partition of `batch` once it is applied, from the end offsets the last fetches
+    /// brought (no request to the broker).
+    package func lag(after batch: KafkaBatch) -> [TopicPartition: Int64] {
+        var next: [TopicPartition: Int64] = [:]
+        for record in batch.records { next[record.topicPartition] = max(next[record.topicPartition] ?? 0, record.offset + 1) }
+        var lag: [TopicPartition: Int64] = [:]
+        _ = runtime.withHandle { handle in
+            for (tp, position) in next {
+                var low: Int64 = 0
+                var high: Int64 = 0
+                if rd_kafka_get_watermark_offsets(handle, tp.topic, tp.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0 {
+                    lag[tp] = max(0, high - position)
+                }
+            }
+        }
+        return lag
+    }
+
     /// The offsets the group committed in Kafka for `partitions` (absent: none committed).
     package func committed(_ partitions: [TopicPartition], timeout: Duration = .seconds(5)) async throws
         -> [TopicPartition: Int64]

@@ -13,12 +13,20 @@ package struct KafkaConsumerService: Service {
         self.handle = handle
     }
 
+    /// Records per applied batch (a histogram on /metrics).
+    static let batchRecords = Recorder(label: "herald_consumer_batch_records")
+
     package func run() async throws {
         do {
             try await withGracefulShutdownHandler {
                 for try await batch in consumer.batches() {
                     try await handle(batch)
                     consumer.commitProcessed(batch)
+                    Self.batchRecords.record(batch.records.count)
+                    for (tp, lag) in consumer.lag(after: batch) {
+                        Gauge(label: "herald_consumer_lag", dimensions: [("topic", tp.topic), ("partition", String(tp.partition))])
+                            .record(lag)
+                    }
                 }
             } onGracefulShutdown: {
                 consumer.stop()
