@@ -55,7 +55,9 @@ final class DeliveryWorker: Service, @unchecked Sendable {
                     for (partition, item) in claimed {
                         inFlight += 1
                         group.addTask { [self] in
+                            let started = ContinuousClock.now
                             let (name, outcome) = await self.attempt(item.attempt)
+                            self.log(item.attempt, provider: name, outcome: outcome, duration: ContinuousClock.now - started)
                             self.events.finished(Finished(
                                 partition: partition,
                                 result: NotifierStore.AttemptResult(claimed: item, provider: name, outcome: outcome, finishedAt: Date())))
@@ -70,6 +72,34 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             }
         }
         logger.info("delivery worker stopped", metadata: ["channel": "\(channel)"])
+    }
+
+    /// One line per provider call, with the correlation ids: the ingest request (`request_id`, as in the ingest's
+    /// request log), the triggering record (`event_id`) and the send.
+    private func log(_ attempt: DeliveryAttempt, provider: String, outcome: ProviderOutcome, duration: Duration) {
+        let send = attempt.request
+        var metadata: Logger.Metadata = [
+            "send_id": .string(send.sendID), "campaign": .string(send.campaign), "channel": .string(channel.rawValue),
+            "profile": .string(send.profileKey), "target": .string(attempt.target.id), "provider": .string(provider),
+            "attempt": .stringConvertible(attempt.attempt),
+            "duration_ms": .stringConvertible(Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)),
+        ]
+        if let id = send.requestID { metadata["request_id"] = .string(id) }
+        if let id = send.trigger.eventID { metadata["event_id"] = .string(id) }
+        switch outcome {
+        case .accepted(let messageID):
+            metadata["outcome"] = "accepted"
+            if let messageID { metadata["provider_message_id"] = .string(messageID) }
+            logger.info("delivery", metadata: metadata)
+        case .retry(let reason, _):
+            metadata["outcome"] = "retry"
+            metadata["reason"] = .string(reason)
+            logger.warning("delivery", metadata: metadata)
+        case .failed(let reason), .targetInvalid(let reason), .unsubscribed(let reason):
+            metadata["outcome"] = .string("\(outcome)".prefix { $0 != "(" }.description)
+            metadata["reason"] = .string(reason)
+            logger.warning("delivery", metadata: metadata)
+        }
     }
 
     private func attempt(_ attempt: DeliveryAttempt) async -> (String, ProviderOutcome) {

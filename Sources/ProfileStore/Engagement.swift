@@ -19,6 +19,8 @@ struct TriggerContext: Sendable {
     var attributes: JSONValue?
     var label: String?
     var properties: JSONValue?
+    /// The ingest request behind the trigger, if any (kept through delays).
+    var requestID: String?
 
     var json: JSONValue {
         var members: [JSONMember] = [
@@ -30,12 +32,13 @@ struct TriggerContext: Sendable {
         if let attributes { members.append(JSONMember("attributes", attributes)) }
         if let label { members.append(JSONMember("label", .string(label))) }
         if let properties { members.append(JSONMember("properties", properties)) }
+        if let requestID { members.append(JSONMember("request_id", .string(requestID))) }
         return .object(members)
     }
 
     init(
         type: String, eventName: String? = nil, eventID: String? = nil, occurrence: String, at: Date,
-        attributes: JSONValue? = nil, label: String? = nil, properties: JSONValue? = nil
+        attributes: JSONValue? = nil, label: String? = nil, properties: JSONValue? = nil, requestID: String? = nil
     ) {
         self.type = type
         self.eventName = eventName
@@ -45,6 +48,7 @@ struct TriggerContext: Sendable {
         self.attributes = attributes
         self.label = label
         self.properties = properties
+        self.requestID = requestID
     }
 
     init?(json: JSONValue) {
@@ -54,7 +58,7 @@ struct TriggerContext: Sendable {
         self.init(
             type: type, eventName: json["event_name"]?.stringValue, eventID: json["event_id"]?.stringValue,
             occurrence: occurrence, at: at, attributes: json["attributes"], label: json["label"]?.stringValue,
-            properties: json["properties"])
+            properties: json["properties"], requestID: json["request_id"]?.stringValue)
     }
 
     /// A value of the trigger for conditions and templates: `event.<attribute>`, `event.label`, `trigger.<property>`.
@@ -321,7 +325,7 @@ struct Engagement {
             }
         }
         let expiresAt = campaign.expiresAfter.map { context.at.addingTimeInterval($0) }
-        return SendRequest(
+        var send = SendRequest(
             sendID: Self.sendID(campaign: campaign.key, step: step, profileKey: values.key, occurrence: context.occurrence),
             project: campaign.project, profileKey: values.key, customID: values.profile?["custom_id"],
             channel: message.channel, marketing: campaign.marketing, app: message.app, campaign: campaign.id, step: step,
@@ -329,6 +333,8 @@ struct Engagement {
             payload: payload,
             trigger: SendRequest.Trigger(type: context.type, eventName: context.eventName, eventID: context.eventID, at: context.at),
             decidedAt: now, expiresAt: expiresAt)
+        send.requestID = context.requestID
+        return send
     }
 
     private func renderFailure(_ campaign: CampaignDefinition, step: String, key: String, occurrence: String, reason: String) -> PendingOutput {

@@ -108,6 +108,12 @@ struct Write {
     let forwarded: Bool
     let hops: Int
 
+    /// The ingest request that carried the write (`herald-request-id`): the correlation id a send and its delivery
+    /// logs keep.
+    var requestID: String? {
+        record.headers.first { $0.name == "herald-request-id" }?.value.map { String(decoding: $0, as: UTF8.self) }
+    }
+
     static func read(_ record: KafkaRecord) -> Result<Write, ReadFailure> {
         guard let bytes = record.value else { return .failure("a null value on herald.ingest") }
         let value: JSONValue
@@ -217,7 +223,7 @@ struct ApplyContext {
             (write.profileKey,
              TriggerContext(
                 type: "event", eventName: name, eventID: id, occurrence: "event \(id)", at: write.receivedAt,
-                attributes: event["attributes"], label: event["label"]?.stringValue)))
+                attributes: event["attributes"], label: event["label"]?.stringValue, requestID: write.requestID)))
     }
 
     mutating func contactsChanged(_ key: String) {
@@ -355,7 +361,7 @@ struct ApplyContext {
                     (key, campaign,
                      TriggerContext(
                         type: "api", eventID: write.id, occurrence: "api \(write.id)", at: write.receivedAt,
-                        properties: write["trigger_properties"])))
+                        properties: write["trigger_properties"], requestID: write.requestID)))
             }
         case .installation:
             try touch()

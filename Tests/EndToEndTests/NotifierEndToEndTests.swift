@@ -87,6 +87,16 @@ struct NotifierEndToEndTests {
         #expect(status == 200, "\(inbox)")
         #expect(inbox.contains(#""title":"Votre panier""#) && inbox.contains(#""installId":"I-1""#), "\(inbox)")
 
+        // One correlation id from the HTTP request to the provider call: the ingest's request log and the notifier's
+        // delivery line carry the same request_id.
+        let eventRequest = try #require(ingest.logs("request").last { ($0["route"] as? String) == "/v1/app/events" })
+        let requestID = try #require(eventRequest["request_id"] as? String)
+        try await waitUntil("the delivery log line") { !notifier.logs("delivery").isEmpty }
+        let delivery = try #require(notifier.logs("delivery").first)
+        #expect(delivery["request_id"] as? String == requestID, "\(delivery)")
+        #expect(delivery["outcome"] as? String == "accepted" && delivery["provider"] as? String == "apns")
+        #expect(delivery["send_id"] as? String == report.sendID && delivery["event_id"] as? String == "cart-1")
+
         // The operator's view: lag and batch sizes per consumer, and the ingest-to-provider latency per campaign.
         let (_, metrics) = try await httpGet("http://127.0.0.1:\(notifierPort)/metrics")
         #expect(metrics.contains(#"herald_consumer_lag{partition="#) || metrics.contains(#"herald_consumer_lag{topic="#), "\(metrics)")

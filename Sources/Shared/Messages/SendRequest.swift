@@ -41,6 +41,8 @@ package struct SendRequest: WireMessage {
     package var token: RawToken? = nil
     /// Push: only this installation of the profile (a test send to one device).
     package var installationID: String? = nil
+    /// The ingest request whose write triggered the send (`X-Request-Id`): the correlation id of the delivery logs.
+    package var requestID: String? = nil
 
     package struct RawToken: Codable, Sendable, Equatable {
         package var token: String
@@ -105,6 +107,6 @@ package struct SendRequest: WireMessage {
     enum CodingKeys: String, CodingKey {
         case project, channel, marketing, app, campaign, step, occurrence, template, language, content, payload, trigger
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
-        case expiresAt = "expires_at", test, token, installationID = "installation_id"
+        case expiresAt = "expires_at", test, token, installationID = "installation_id", requestID = "request_id"
     }
 }
