@@ -75,15 +75,16 @@ final class DeliveryWorker: Service, @unchecked Sendable {
     }
 
     /// One line per provider call, with the correlation ids: the ingest request (`request_id`, as in the ingest's
-    /// request log), the triggering record (`event_id`) and the send.
+    /// request log), the triggering record (`event_id`) and the send. No custom ID, address or number (as the
+    /// ingest's request log): `herald tail herald.deliveries` has them for a send id.
     private func log(_ attempt: DeliveryAttempt, provider: String, outcome: ProviderOutcome, duration: Duration) {
         let send = attempt.request
         var metadata: Logger.Metadata = [
             "send_id": .string(send.sendID), "campaign": .string(send.campaign), "channel": .string(channel.rawValue),
-            "profile": .string(send.profileKey), "target": .string(attempt.target.id), "provider": .string(provider),
-            "attempt": .stringConvertible(attempt.attempt),
+            "provider": .string(provider), "attempt": .stringConvertible(attempt.attempt),
             "duration_ms": .stringConvertible(Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)),
         ]
+        if let id = attempt.target.installationID { metadata["installation_id"] = .string(id) }
         if let id = send.requestID { metadata["request_id"] = .string(id) }
         if let id = send.trigger.eventID { metadata["event_id"] = .string(id) }
         switch outcome {
@@ -96,7 +97,11 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             metadata["reason"] = .string(reason)
             logger.warning("delivery", metadata: metadata)
         case .failed(let reason), .targetInvalid(let reason), .unsubscribed(let reason):
-            metadata["outcome"] = .string("\(outcome)".prefix { $0 != "(" }.description)
+            metadata["outcome"] = switch outcome {
+            case .targetInvalid: "target_invalid"
+            case .unsubscribed: "unsubscribed"
+            default: "failed"
+            }
             metadata["reason"] = .string(reason)
             logger.warning("delivery", metadata: metadata)
         }
