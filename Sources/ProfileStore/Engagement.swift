@@ -271,6 +271,15 @@ struct Engagement {
                         topic: message.channel.topic.name, key: key, value: try Wire.encode(request),
                         headers: [KafkaHeader("herald-send-id", request.sendID)]))
                 count(campaign, "sent")
+                // The middle link of the correlation chain (ingest request log → this → the notifier's delivery line).
+                // No profile key: the send id leads to it.
+                var metadata: Logger.Metadata = [
+                    "campaign": "\(campaign.key)", "send_id": "\(request.sendID)", "channel": "\(message.channel.rawValue)",
+                    "trigger": "\(context.type)",
+                ]
+                if let id = context.requestID { metadata["request_id"] = "\(id)" }
+                if let id = context.eventID { metadata["event_id"] = "\(id)" }
+                Logger(label: "herald.campaigns").info("send decided", metadata: metadata)
             } catch let error as TemplateError {
                 count(campaign, "render_failed")
                 outputs.append(

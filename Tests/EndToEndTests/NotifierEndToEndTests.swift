@@ -94,6 +94,8 @@ struct NotifierEndToEndTests {
         try await waitUntil("the delivery log line") { !notifier.logs("delivery").isEmpty }
         let delivery = try #require(notifier.logs("delivery").first)
         #expect(delivery["request_id"] as? String == requestID, "\(delivery)")
+        let decided = try #require(orchestrator.logs("send decided").first)
+        #expect(decided["request_id"] as? String == requestID && decided["send_id"] as? String == report.sendID, "\(decided)")
         #expect(delivery["outcome"] as? String == "accepted" && delivery["provider"] as? String == "apns")
         #expect(delivery["send_id"] as? String == report.sendID && delivery["event_id"] as? String == "cart-1")
 
