@@ -33,6 +33,11 @@ struct ClusterOptions: ParsableArguments {
     }
 }
 
+extension String {
+    /// Left-aligned in a column of `width` characters (longer text is cut).
+    func column(_ width: Int) -> String { padding(toLength: width, withPad: " ", startingAt: 0) }
+}
+
 /// One clear line on standard error and exit 1 (a broker that does not answer, an unknown topic).
 func fail(_ message: String) -> ExitCode {
     FileHandle.standardError.write(Data("herald: \(message)\n".utf8))
@@ -54,7 +59,7 @@ struct TopicsCommand: AsyncParsableCommand {
         let inspector = try KafkaGroupInspector(client: client, groupID: "herald-cli", logger: ClusterOptions.logger)
         defer { Task { await inspector.shutdown() } }
         let width = max(topics.keys.map(\.count).max() ?? 5, 5)
-        print("\("TOPIC".padding(toLength: width, withPad: " ", startingAt: 0))  PARTITIONS  RECORDS  END OFFSETS")
+        print("\("TOPIC".column(width))  PARTITIONS  RECORDS  END OFFSETS")
         for (name, count) in topics.sorted(by: { $0.key < $1.key }) {
             var ends: [Int64] = []
             var records: Int64 = 0
@@ -63,12 +68,11 @@ struct TopicsCommand: AsyncParsableCommand {
                 ends.append(marks.high)
                 records += marks.high - marks.low
                 if partitions {
-                    print("\(name.padding(toLength: width, withPad: " ", startingAt: 0))  [\(partition)] low \(marks.low) end \(marks.high)")
+                    print("\(name.column(width))  [\(partition)] low \(marks.low) end \(marks.high)")
                 }
             }
             if !partitions {
-                let column = String(count).padding(toLength: 10, withPad: " ", startingAt: 0)
-                print("\(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(column)  \(String(records).padding(toLength: 7, withPad: " ", startingAt: 0))  \(ends.map(String.init).joined(separator: ","))")
+                print("\(name.column(width))  \(String(count).column(10))  \(String(records).column(7))  \(ends.map(String.init).joined(separator: ","))")
             }
         }
     }
@@ -92,11 +96,10 @@ struct LagCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try cluster.client()
         let topics = try await ClusterOptions.topics(client)
-        print("GROUP                 TOPIC                 PARTITION  COMMITTED  END  LAG")
+        let all = topics.sorted { $0.key < $1.key }.flatMap { topic in (0..<topic.value).map { TopicPartition(topic.key, $0) } }
+        print("\("GROUP".column(21)) \("TOPIC".column(21)) PARTITION  COMMITTED  END  LAG")
         for group in groups {
             let inspector = try KafkaGroupInspector(client: client, groupID: group, logger: ClusterOptions.logger)
-            let all = topics.sorted { $0.key < $1.key }
-                .flatMap { topic in (0..<topic.value).map { TopicPartition(topic.key, $0) } }
             let committed: [TopicPartition: Int64]
             do { committed = try await inspector.committed(all) } catch { throw fail("cannot read group \(group): \(error)") }
             var total: Int64 = 0
@@ -108,9 +111,8 @@ struct LagCommand: AsyncParsableCommand {
                 let lag = max(0, marks.high - position)
                 total += lag
                 print(
-                    "\(group.padding(toLength: 21, withPad: " ", startingAt: 0)) \(tp.topic.padding(toLength: 21, withPad: " ", startingAt: 0)) "
-                        + "\(String(tp.partition).padding(toLength: 10, withPad: " ", startingAt: 0)) "
-                        + "\((committed[tp].map(String.init) ?? "-").padding(toLength: 10, withPad: " ", startingAt: 0)) \(marks.high)  \(lag)")
+                    "\(group.column(21)) \(tp.topic.column(21)) \(String(tp.partition).column(10)) "
+                        + "\((committed[tp].map(String.init) ?? "-").column(10)) \(marks.high)  \(lag)")
             }
             print(consumed.isEmpty ? "\(group): nothing committed yet" : "\(group): total lag \(total)")
             await inspector.shutdown()

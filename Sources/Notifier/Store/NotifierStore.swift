@@ -169,6 +169,15 @@ extension NotifierStore {
     ) throws -> (claimed: [Claimed], outputs: [PendingOutput]) {
         var outputs: [PendingOutput] = []
         let time = WireTime.format(now)
+        // Each profile's contact and local feedback, read once per claim (fan-out and due rows alike; neither changes
+        // them).
+        var states: [String: (contact: Contact?, feedback: LocalFeedback)] = [:]
+        func state(_ key: String) throws -> (contact: Contact?, feedback: LocalFeedback) {
+            if let known = states[key] { return known }
+            let read = (try contact(db, key: key), try feedback(db, key: key))
+            states[key] = read
+            return read
+        }
         // Fan-out of new sends.
         let queued = try Row.fetchAll(
             db.cachedStatement(sql: "SELECT send_id, request, received_at FROM sends WHERE channel = ? AND state = 'queued' LIMIT ?"),
@@ -179,9 +188,8 @@ extension NotifierStore {
                 try db.executeCached(sql: "UPDATE sends SET state = 'resolved' WHERE send_id = ?", arguments: [sendID])
                 continue
             }
-            let contact = try contact(db, key: send.profileKey)
-            let resolution = Eligibility.resolve(
-                send, contact: contact, feedback: try feedback(db, key: send.profileKey), platforms: platforms)
+            let (contact, feedback) = try state(send.profileKey)
+            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, platforms: platforms)
             // The orchestrator writes a profile's contact snapshot before the sends it decides after, but on another
             // topic: the snapshot may reach this consumer a batch later. A send that finds nobody to reach waits a
             // moment for it instead of being suppressed on a stale snapshot.
@@ -209,7 +217,6 @@ extension NotifierStore {
                 FROM ledger l JOIN sends s ON s.send_id = l.send_id
                 WHERE l.channel = ? AND l.state = 'pending' AND l.due_at <= ? ORDER BY l.due_at LIMIT ?
                 """), arguments: [channel.rawValue, time, limit])
-        var contacts: [String: (Contact?, LocalFeedback)] = [:]
         for row in due {
             let sendID: String = row["send_id"]
             let targetID: String = row["target_id"]
@@ -228,8 +235,7 @@ extension NotifierStore {
             }
             // The state at send time wins: re-check this target now (a retry may come long after the fan-out).
             let key = send.profileKey
-            if contacts[key] == nil { contacts[key] = (try contact(db, key: key), try feedback(db, key: key)) }
-            let (contact, feedback) = contacts[key]!
+            let (contact, feedback) = try state(key)
             let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, platforms: platforms)
             guard let current = resolution.targets.first(where: { $0.id == targetID }) else {
                 let reason = resolution.skipped.first(where: { $0.id == targetID })?.reason

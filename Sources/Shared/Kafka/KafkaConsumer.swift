@@ -109,12 +109,10 @@ package final class KafkaConsumer: Sendable {
         }
     }
 
-    /// Commits, without waiting, the offsets after a batch the service has applied. The services keep their offsets
-    /// in their own databases (the truth for where they resume); this copy in the group is for operators: `herald lag`,
-    /// kafka-consumer-groups and kcat show how far each partition is behind.
-    package func commitProcessed(_ batch: KafkaBatch) {
-        var next: [TopicPartition: Int64] = [:]
-        for record in batch.records { next[record.topicPartition] = max(next[record.topicPartition] ?? 0, record.offset + 1) }
+    /// Commits, without waiting, the offsets after a batch the service has applied (`KafkaBatch.nextOffsets`). The
+    /// services keep their offsets in their own databases (the truth for where they resume); this copy in the group is
+    /// for operators: `herald lag`, kafka-consumer-groups and kcat show how far each partition is behind.
+    package func commitProcessed(_ next: [TopicPartition: Int64]) {
         guard !next.isEmpty else { return }
         let entries = next.map { ($0.key, $0.value) }
         _ = runtime.withHandle { handle in
@@ -122,14 +120,12 @@ package final class KafkaConsumer: Sendable {
         }
     }
 
-    /// Records left behind each partition of `batch` once it is applied, from the end offsets the last fetches
-    /// brought (no request to the broker).
-    package func lag(after batch: KafkaBatch) -> [TopicPartition: Int64] {
-        var next: [TopicPartition: Int64] = [:]
-        for record in batch.records { next[record.topicPartition] = max(next[record.topicPartition] ?? 0, record.offset + 1) }
+    /// Records left behind each partition at these positions, from the end offsets the last fetches brought (no
+    /// request to the broker).
+    package func lag(at positions: [TopicPartition: Int64]) -> [TopicPartition: Int64] {
         var lag: [TopicPartition: Int64] = [:]
         _ = runtime.withHandle { handle in
-            for (tp, position) in next {
+            for (tp, position) in positions {
                 var low: Int64 = 0
                 var high: Int64 = 0
                 if rd_kafka_get_watermark_offsets(handle, tp.topic, tp.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0 {

@@ -21,9 +21,10 @@ package struct KafkaConsumerService: Service {
             try await withGracefulShutdownHandler {
                 for try await batch in consumer.batches() {
                     try await handle(batch)
-                    consumer.commitProcessed(batch)
+                    let next = batch.nextOffsets
+                    consumer.commitProcessed(next)
                     Self.batchRecords.record(batch.records.count)
-                    for (tp, lag) in consumer.lag(after: batch) {
+                    for (tp, lag) in consumer.lag(at: next) {
                         Gauge(label: "herald_consumer_lag", dimensions: [("topic", tp.topic), ("partition", String(tp.partition))])
                             .record(lag)
                     }

@@ -104,6 +104,13 @@ package struct KafkaBatch: Sendable {
 
     package init(records: [KafkaRecord]) { self.records = records }
 
+    /// Per partition, the offset after the batch's last record: where reading goes on once the batch is applied.
+    package var nextOffsets: [TopicPartition: Int64] {
+        var next: [TopicPartition: Int64] = [:]
+        for record in records { next[record.topicPartition] = max(next[record.topicPartition] ?? 0, record.offset + 1) }
+        return next
+    }
+
     /// The records grouped per partition, each group in offset order: the unit a stateful service applies in one
     /// transaction.
     package var byPartition: [(TopicPartition, [KafkaRecord])] {
