@@ -148,9 +148,14 @@ struct TailCommand: AsyncParsableCommand {
         // Where "caught up" is, for a tail without --follow.
         let inspector = try KafkaGroupInspector(client: client, groupID: "herald-cli", logger: ClusterOptions.logger)
         var ends: [Int32: Int64] = [:]
-        for partition in 0..<count { ends[partition] = try await inspector.watermarks(TopicPartition(topic, partition)).high }
+        var reached: Set<Int32> = []
+        for partition in 0..<count {
+            let marks = try await inspector.watermarks(TopicPartition(topic, partition))
+            ends[partition] = marks.high
+            // Nothing to read: never written, or every record gone with the retention (low = high > 0).
+            if marks.high <= marks.low { reached.insert(partition) }
+        }
         await inspector.shutdown()
-        var reached = Set(ends.filter { $0.value == 0 }.keys)
         if !follow && reached.count == Int(count) { return }
 
         let consumer = try KafkaConsumer(
