@@ -199,10 +199,10 @@ struct RecipientEndpoints: Sendable {
             if let token = smsWebhookToken {
                 let signature = request.headers[HTTPField.Name("X-Twilio-Signature")!] ?? ""
                 guard SMSReplies.verify(signature: signature, url: "\(publicURL)/v1/webhooks/sms", parameters: form, token: token)
-                else { return Self.error(.forbidden, "invalid_signature", "X-Twilio-Signature does not match the request") }
+                else { return Response.jsonError(.forbidden, "invalid_signature", "X-Twilio-Signature does not match the request") }
             }
             guard let from = form.first(where: { $0.0 == "From" })?.1, from.hasPrefix("+"), from.count >= 2 else {
-                return Self.error(.badRequest, "invalid_field", "From: expected an E.164 phone number")
+                return Response.jsonError(.badRequest, "invalid_field", "From: expected an E.164 phone number")
             }
             let text = form.first(where: { $0.0 == "Body" })?.1 ?? ""
             if let outcome = SMSReplies.outcome(text) {
@@ -235,15 +235,8 @@ struct RecipientEndpoints: Sendable {
         ])
     }
 
-    static var invalidLink: Response { error(.notFound, "invalid_link", "this unsubscribe link is not valid") }
+    static var invalidLink: Response { .jsonError(.notFound, "invalid_link", "this unsubscribe link is not valid") }
 
-    static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
-        let body = JSONValue.object([
-            JSONMember("error", .object([JSONMember("code", .string(code)), JSONMember("message", .string(message)), JSONMember("details", .array([]))]))
-        ])
-        return Response(
-            status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body.serialized)))
-    }
 
     static func html(_ status: HTTPResponse.Status, _ text: String) -> Response {
         Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))

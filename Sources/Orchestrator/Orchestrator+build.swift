@@ -37,13 +37,9 @@ enum Orchestrator {
         // it), by custom ID, or an installation's anonymous profile.
         @Sendable func profileResponse(_ key: String) async throws -> Response {
             guard let json = try await manager.profile(key: key) else {
-                return Response(
-                    status: .notFound, headers: [.contentType: "application/json"],
-                    body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":{"code":"not_found","message":"no such profile in this instance's partitions","details":[]}}"#)))
+                return .jsonError(.notFound, "not_found", "no such profile in this instance's partitions")
             }
-            return Response(
-                status: .ok, headers: [.contentType: "application/json"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.serialized)))
+            return .json(json)
         }
         @Sendable func decoded(_ context: BasicRequestContext, _ name: String) -> String {
             let raw = context.parameters.get(name) ?? ""
@@ -59,9 +55,7 @@ enum Orchestrator {
         router.get("v1/profiles/:project/:custom_id/segments") { _, context in
             let key = "\(decoded(context, "project"))/\(decoded(context, "custom_id"))"
             guard let segments = try await manager.segments(key: key) else { return try await profileResponse(key) }
-            let body = JSONValue.object([JSONMember("profile_key", .string(key)), JSONMember("segments", .array(segments.map(JSONValue.string)))])
-            return Response(
-                status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body.serialized)))
+            return .json(.object([JSONMember("profile_key", .string(key)), JSONMember("segments", .array(segments.map(JSONValue.string)))]))
         }
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",

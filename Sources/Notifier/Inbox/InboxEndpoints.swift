@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceSupport
 import Shared
 
 /// The inbox API apps call (`X-Api-Key`: the app's live key). Installation mode needs only the key; custom-ID mode
@@ -34,7 +35,7 @@ struct InboxEndpoints: Sendable {
                 switch context.parameters.get("mark") {
                 case "read": mark = .read
                 case "opened": mark = .opened
-                default: return Self.error(.notFound, "not_found", "expected …/notifications/{id}/read or …/opened")
+                default: return .jsonError(.notFound, "not_found", "expected …/notifications/{id}/read or …/opened")
                 }
                 return try await self.mark(owner, context.parameters.get("notification") ?? "", mark)
             }
@@ -47,12 +48,12 @@ struct InboxEndpoints: Sendable {
         router.post("v1/inbox/:mode/:owner/read-all") { request, context in
             try await handle(request, context) { owner in
                 guard let until = request.uri.queryParameters.get("until"), !until.isEmpty else {
-                    return Self.error(.badRequest, "invalid_parameter", "until: the newest notification the app has shown is required")
+                    return .jsonError(.badRequest, "invalid_parameter", "until: the newest notification the app has shown is required")
                 }
                 guard let marked = try await partitions.inboxMarkAllRead(owner, until: until) else {
-                    return Self.error(.notFound, "notification_not_found", "until: no notification \(until) in this inbox")
+                    return .jsonError(.notFound, "notification_not_found", "until: no notification \(until) in this inbox")
                 }
-                return Self.json(.ok, .object([JSONMember("marked", .number(String(marked)))]))
+                return .json(.object([JSONMember("marked", .number(String(marked)))]))
             }
         }
     }
@@ -67,7 +68,7 @@ struct InboxEndpoints: Sendable {
             if owner.kind == .install,
                 try await partitions.installationOptedOut(project: owner.project, installationID: owner.id) == true
             {
-                return Self.error(.forbidden, "opted_out", "this installation opted out: its inbox is off")
+                return .jsonError(.forbidden, "opted_out", "this installation opted out: its inbox is off")
             }
             return try await body(owner)
         }
@@ -77,7 +78,7 @@ struct InboxEndpoints: Sendable {
 
     private func authenticate(_ request: Request, _ context: BasicRequestContext) -> Result<InboxStore.Owner, Refusal> {
         func refuse(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Result<InboxStore.Owner, Refusal> {
-            .failure(Refusal(response: Self.error(status, code, message)))
+            .failure(Refusal(response: .jsonError(status, code, message)))
         }
         let mode = InboxStore.Owner.Kind(rawValue: context.parameters.get("mode") ?? "")
         guard let mode else { return refuse(.notFound, "not_found", "expected /v1/inbox/install/{id} or /v1/inbox/custom/{id}") }
@@ -132,21 +133,21 @@ struct InboxEndpoints: Sendable {
         var limit = Self.defaultLimit
         if let text = query.get("limit") {
             guard let value = Int(text), (1...Self.maxLimit).contains(value) else {
-                return Self.error(.badRequest, "invalid_parameter", "limit: an integer from 1 to \(Self.maxLimit), got \"\(text)\"")
+                return .jsonError(.badRequest, "invalid_parameter", "limit: an integer from 1 to \(Self.maxLimit), got \"\(text)\"")
             }
             limit = value
         }
         var cursor: InboxStore.Cursor?
         if let text = query.get("from") {
             guard let value = InboxStore.Cursor(token: text) else {
-                return Self.error(.badRequest, "invalid_parameter", "from: not a cursor this API returned")
+                return .jsonError(.badRequest, "invalid_parameter", "from: not a cursor this API returned")
             }
             cursor = value
         }
         var includeSilent = false
         if let text = query.get("include_silent") {
             guard text == "true" || text == "false" else {
-                return Self.error(.badRequest, "invalid_parameter", "include_silent: true or false, got \"\(text)\"")
+                return .jsonError(.badRequest, "invalid_parameter", "include_silent: true or false, got \"\(text)\"")
             }
             includeSilent = text == "true"
         }
@@ -154,7 +155,7 @@ struct InboxEndpoints: Sendable {
         var members = [JSONMember("hasMore", .bool(hasMore))]
         if hasMore, let last = notifications.last { members.append(JSONMember("cursor", .string(last.cursor.token))) }
         members.append(JSONMember("notifications", .array(notifications.map(Self.json))))
-        return Self.json(.ok, .object(members))
+        return .json(.object(members))
     }
 
     /// One notification in the wire shape of Batch's inbox (`notificationId`, `notificationTime` in ms, `sendId`,
@@ -182,16 +183,9 @@ struct InboxEndpoints: Sendable {
 
     private func mark(_ owner: InboxStore.Owner, _ notificationID: String, _ mark: InboxStore.Mark) async throws -> Response {
         guard try await partitions.inboxMark(owner, notificationID: notificationID, mark) else {
-            return Self.error(.notFound, "notification_not_found", "notification_id: no notification \(notificationID) in this inbox")
+            return .jsonError(.notFound, "notification_not_found", "notification_id: no notification \(notificationID) in this inbox")
         }
         return Response(status: .noContent)
     }
 
-    static func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serialized)))
-    }
-
-    static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
-        RecipientEndpoints.error(status, code, message)
-    }
 }
