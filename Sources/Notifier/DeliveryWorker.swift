@@ -82,7 +82,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
         var metadata: Logger.Metadata = [
             "send_id": .string(send.sendID), "campaign": .string(send.campaign), "channel": .string(channel.rawValue),
             "provider": .string(provider), "attempt": .stringConvertible(attempt.attempt),
-            "duration_ms": .stringConvertible(Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)),
+            "duration_ms": .stringConvertible(duration.milliseconds),
         ]
         if let id = attempt.target.installationID { metadata["installation_id"] = .string(id) }
         if let id = send.requestID { metadata["request_id"] = .string(id) }

@@ -154,7 +154,7 @@ struct InboxPurge: Service {
     /// One purge over the open partitions; returns how many entries went.
     @discardableResult
     func round() async -> Int {
-        let cutoff = clock().addingTimeInterval(-Double(retention.components.seconds))
+        let cutoff = clock().addingTimeInterval(-retention.timeInterval)
         do {
             let purged = try await partitions.purgeInbox(before: cutoff)
             NotifierMetrics.purgedFromInbox(purged)

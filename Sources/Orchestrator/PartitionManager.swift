@@ -37,7 +37,7 @@ actor PartitionManager: KafkaRebalanceListener {
 
         var metadata: Logger.Metadata {
             let elapsed = ContinuousClock.now - started
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed.timeInterval
             return [
                 "segments_done": "\(total - segments.count)", "segments": "\(total)", "profiles": "\(evaluated)",
                 "profiles_per_second": "\(Int(Double(evaluated) / max(seconds, 0.001)))",
@@ -230,7 +230,7 @@ actor PartitionManager: KafkaRebalanceListener {
 
     /// Forgets record ids older than the dedupe window in every open partition.
     func pruneDedupe(now: Date = Date()) async {
-        let cutoff = now.addingTimeInterval(-Double(dedupeRetention.components.seconds))
+        let cutoff = now.addingTimeInterval(-dedupeRetention.timeInterval)
         for (number, database) in databases.sorted(by: { $0.key < $1.key }) {
             do {
                 let pruned = try await database.pruneApplied(before: cutoff)

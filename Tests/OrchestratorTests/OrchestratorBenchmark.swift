@@ -144,7 +144,7 @@ struct OrchestratorBenchmark {
     }
 
     static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        duration.timeInterval
     }
 }
 

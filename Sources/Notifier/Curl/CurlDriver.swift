@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Shared
 import Synchronization
 
 /// An HTTP request for a provider.
@@ -213,10 +214,6 @@ private final class Transfer: @unchecked Sendable {
         _ = herald_curl_easy_setopt_string(easy, option, copy)
     }
 
-    private func milliseconds(_ duration: Duration) -> Int {
-        Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
-    }
-
     func configure(_ request: HTTPRequest) {
         setString(CURLOPT_URL, request.url)
         setString(CURLOPT_CUSTOMREQUEST, request.method)
@@ -257,8 +254,8 @@ private final class Transfer: @unchecked Sendable {
             setString(CURLOPT_PASSWORD, request.password ?? "")
             _ = herald_curl_easy_setopt_long(easy, CURLOPT_HTTPAUTH, 1 /* CURLAUTH_BASIC */)
         }
-        _ = herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds(request.timeout))
-        _ = herald_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, min(milliseconds(request.timeout), 5000))
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(request.timeout.milliseconds))
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, min(Int(request.timeout.milliseconds), 5000))
     }
 
     func configure(_ request: SMTPRequest) {
@@ -281,8 +278,8 @@ private final class Transfer: @unchecked Sendable {
             setString(CURLOPT_USERNAME, user)
             setString(CURLOPT_PASSWORD, request.password ?? "")
         }
-        _ = herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds(request.timeout))
-        _ = herald_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, min(milliseconds(request.timeout), 10_000))
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(request.timeout.milliseconds))
+        _ = herald_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, min(Int(request.timeout.milliseconds), 10_000))
     }
 
     func complete(_ code: CURLcode) {

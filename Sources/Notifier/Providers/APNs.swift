@@ -25,7 +25,7 @@ final class APNsTokenSigner: Sendable {
     /// The token to send now: the cached one while younger than `refreshAfter`, else a new one.
     func token(now: Date = Date()) throws -> String {
         try current.withLock { current in
-            if let current, now.timeIntervalSince(current.issuedAt) < Double(refreshAfter.components.seconds),
+            if let current, now.timeIntervalSince(current.issuedAt) < refreshAfter.timeInterval,
                 now >= current.issuedAt
             {
                 return current.token
@@ -110,7 +110,7 @@ struct APNsProvider: DeliveryProvider {
             throw APNsRequestProblem(reason: "payload_too_large: \(payload.count) bytes, APNs takes \(maxPayloadBytes)")
         }
         let host = attempt.target.environment == "sandbox" ? settings.sandboxURL : settings.productionURL
-        let expiration = send.expiresAt ?? send.decidedAt.addingTimeInterval(Double(settings.defaultExpiration.components.seconds))
+        let expiration = send.expiresAt ?? send.decidedAt.addingTimeInterval(settings.defaultExpiration.timeInterval)
         var headers: [(String, String)] = [
             ("authorization", "bearer \(jwt)"),
             ("apns-topic", topic),

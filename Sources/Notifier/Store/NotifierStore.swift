@@ -361,7 +361,7 @@ extension NotifierStore {
                     continue
                 }
                 let delay = retry.delay(afterAttempt: attempt.attempt, retryAfter: after)
-                let due = result.finishedAt.addingTimeInterval(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+                let due = result.finishedAt.addingTimeInterval(delay.timeInterval)
                 try db.executeCached(sql: """
                         UPDATE ledger SET state = 'pending', due_at = ?, reason = ?, updated_at = ?
                         WHERE send_id = ? AND target_id = ?
