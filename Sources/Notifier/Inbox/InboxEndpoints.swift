@@ -120,12 +120,7 @@ struct InboxEndpoints: Sendable {
 
     /// Compares in constant time (the length of the expected proof is public).
     static func verify(proof: String, apiKey: String, customID: String, secret: String) -> Bool {
-        let expected = Array(self.proof(apiKey: apiKey, customID: customID, secret: secret).utf8)
-        let given = Array(proof.lowercased().utf8)
-        guard given.count == expected.count else { return false }
-        var difference: UInt8 = 0
-        for (a, b) in zip(given, expected) { difference |= a ^ b }
-        return difference == 0
+        ConstantTime.equal(Array(self.proof(apiKey: apiKey, customID: customID, secret: secret).utf8), Array(proof.lowercased().utf8))
     }
 
     private func page(_ owner: InboxStore.Owner, _ request: Request) async throws -> Response {

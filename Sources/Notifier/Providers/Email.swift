@@ -229,9 +229,6 @@ enum SMSReplies {
     }
 
     static func verify(signature: String, url: String, parameters: [(String, String)], token: String) -> Bool {
-        let expected = Array(self.signature(url: url, parameters: parameters, token: token).utf8)
-        let given = Array(signature.utf8)
-        guard expected.count == given.count else { return false }
-        return zip(expected, given).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        ConstantTime.equal(Array(self.signature(url: url, parameters: parameters, token: token).utf8), Array(signature.utf8))
     }
 }
