@@ -3,14 +3,15 @@ import Foundation
 import ProfileStore
 import Shared
 
-/// The operator's command line. Subcommands grow with the product (`config`, `topics`, `tail`, `lag`, `send-test`).
+/// The operator's command line. Subcommands grow with the product (`config`, `status`, `topics`, `tail`, `lag`, `profile`, `send-test`).
 @main
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "Operate a Herald installation.",
         subcommands: [
-            ConfigCommand.self, TopicsCommand.self, TailCommand.self, LagCommand.self, ProfileCommand.self, SendTestCommand.self,
+            ConfigCommand.self, StatusCommand.self, TopicsCommand.self, TailCommand.self, LagCommand.self, ProfileCommand.self,
+            SendTestCommand.self,
         ])
 }
 

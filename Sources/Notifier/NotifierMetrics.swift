@@ -24,13 +24,19 @@ enum NotifierMetrics {
             .increment()
     }
 
-    /// Trigger → provider acceptance, per channel and campaign.
+    /// Trigger (or, after a campaign's delay, the time it was due) → provider acceptance, per channel and campaign
+    /// (`<project>/<campaign>`, as the orchestrator's `herald_campaign_decisions_total` names it).
     static func latency(send: SendRequest, at: Date) {
-        let seconds = at.timeIntervalSince(send.trigger.at)
+        let seconds = latencySeconds(send: send, at: at)
         Timer(
-            label: "herald_delivery_latency_seconds", dimensions: [("channel", send.channel.rawValue), ("campaign", send.campaign)],
+            label: "herald_delivery_latency_seconds",
+            dimensions: [("channel", send.channel.rawValue), ("campaign", "\(send.project)/\(send.campaign)")],
             preferredDisplayUnit: .seconds
-        ).recordNanoseconds(Int64(max(0, seconds) * 1e9))
+        ).recordNanoseconds(Int64(seconds * 1e9))
+    }
+
+    static func latencySeconds(send: SendRequest, at: Date) -> Double {
+        max(0, at.timeIntervalSince(send.dueAt ?? send.trigger.at))
     }
 
     static func label(_ reason: String?) -> String {

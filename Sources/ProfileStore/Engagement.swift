@@ -225,6 +225,7 @@ struct Engagement {
             try setTimer(
                 key: key, kind: "delay", ref: "\(campaign.key) \(context.occurrence)",
                 due: context.at.addingTimeInterval(delay), payload: context.json)
+            count(campaign, "delayed")
             return
         }
         try decide(campaign, key: key, context)
@@ -343,6 +344,7 @@ struct Engagement {
             trigger: SendRequest.Trigger(type: context.type, eventName: context.eventName, eventID: context.eventID, at: context.at),
             decidedAt: now, expiresAt: expiresAt)
         send.requestID = context.requestID
+        send.dueAt = campaign.delay.map { context.at.addingTimeInterval($0) }
         return send
     }
 

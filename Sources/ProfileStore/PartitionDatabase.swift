@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Metrics
 import Shared
 
 /// A record to produce after the transaction that created it commits (the outbox of the design brief).
@@ -243,6 +244,17 @@ package struct PartitionDatabase: Sendable {
             _ = try await producer.send(
                 pending.map { KafkaOutgoingRecord(topic: $0.topic, key: Array($0.key.utf8), value: $0.value, headers: $0.headers) })
             try await markProduced(pending.map(\.id))
+            Self.countProduced(pending)
+        }
+    }
+
+    /// `herald_records_produced_total{topic}`: what the outbox delivered to the broker (send requests per channel,
+    /// contact snapshots, reports, dead letters on `herald.dlq`…).
+    private static func countProduced(_ records: [OutboxRecord]) {
+        var counts: [String: Int] = [:]
+        for record in records { counts[record.topic, default: 0] += 1 }
+        for (topic, count) in counts {
+            Counter(label: "herald_records_produced_total", dimensions: [("topic", topic)]).increment(by: count)
         }
     }
 

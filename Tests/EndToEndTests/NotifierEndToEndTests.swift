@@ -24,7 +24,7 @@ struct NotifierEndToEndTests {
         }
         let (applied, plan) = try runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
         #expect(applied == 0, "\(plan)")
-        let (orchestrator, _) = try await OrchestratorEndToEndTests.start(cluster, data: work + "/orchestrator")
+        let (orchestrator, orchestratorPort) = try await OrchestratorEndToEndTests.start(cluster, data: work + "/orchestrator")
 
         // APNs: the simulator over TLS with its own certificate, a .p8 key for the notifier to sign with.
         let simulators = SimulatorState()
@@ -103,8 +103,23 @@ struct NotifierEndToEndTests {
         let (_, metrics) = try await httpGet("http://127.0.0.1:\(notifierPort)/metrics")
         #expect(metrics.contains(#"herald_consumer_lag{partition="#) || metrics.contains(#"herald_consumer_lag{topic="#), "\(metrics)")
         #expect(metrics.contains("herald_consumer_batch_records"))
-        #expect(metrics.contains(#"campaign="cart-now""#) && metrics.contains("herald_delivery_latency_seconds"))
+        #expect(metrics.contains(#"campaign="demo/cart-now""#) && metrics.contains("herald_delivery_latency_seconds"))
         #expect(metrics.contains("herald_deliveries_total"))
+
+        // The one-screen view: the write accepted, the campaign decided once and delivered once, push sent once.
+        let (statusCode, board) = try runCommand(
+            herald,
+            ["status", "--ingest", "http://127.0.0.1:\(ingestPort)", "--orchestrator", "http://127.0.0.1:\(orchestratorPort)",
+             "--notifier", "http://127.0.0.1:\(notifierPort)"])
+        #expect(statusCode == 0, "\(board)")
+        let lines = board.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        #expect(lines.contains { $0.hasPrefix("INGESTED 4 writes") && $0.contains("event 1") }, "\(board)")
+        #expect(lines.contains { $0.hasPrefix("demo/cart-now 1 1 ") }, "\(board)")  // sent 1, delivered 1, then p50/p99
+        #expect(lines.contains("push 1 0 0 0"), "\(board)")
+        #expect(lines.contains { $0.hasPrefix("PROCESSED") && $0.hasSuffix("dead letters 0") }, "\(board)")
+        let (downCode, down) = try runCommand(
+            herald, ["status", "--ingest", "http://127.0.0.1:1", "--orchestrator", "http://127.0.0.1:1", "--notifier", "http://127.0.0.1:1"])
+        #expect(downCode == 1 && down.contains("ingest http://127.0.0.1:1 DOWN"), "\(down)")
 
         for process in [notifier, orchestrator, ingest] { process.signal(SIGTERM) }
         #expect(try await notifier.waitForExit() == 0)

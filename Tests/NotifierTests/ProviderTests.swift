@@ -101,6 +101,16 @@ struct ProviderTests {
         #expect(ProviderOutcome.retryAfter(nil, now: now) == nil)
     }
 
+    @Test("the delivery latency counts from the trigger, or from the end of the campaign's delay")
+    func latencyStart() {
+        var send = sendRequest()
+        let triggered = send.trigger.at
+        #expect(NotifierMetrics.latencySeconds(send: send, at: triggered + 0.25) == 0.25)
+        send.dueAt = triggered + 3600  // a campaign that waits an hour
+        #expect(NotifierMetrics.latencySeconds(send: send, at: triggered + 3600.5) == 0.5)
+        #expect(NotifierMetrics.latencySeconds(send: send, at: triggered + 3599) == 0)  // early clocks count as 0
+    }
+
     @Test("backoff doubles per attempt with full jitter, is capped, and never undercuts Retry-After")
     func backoff() {
         var policy = RetryPolicy(maxAttempts: 5, base: .seconds(1), cap: .seconds(10), random: { 1 })

@@ -209,6 +209,7 @@ struct CampaignTests {
         #expect(send.campaign == "abandoned-cart" && send.marketing && send.profileKey == "demo/paul")
         #expect(send.trigger == SendRequest.Trigger(type: "event", eventName: "ADD_TO_CART", eventID: "cart-1", at: t0))
         #expect(send.decidedAt == t0 + 3600 && send.expiresAt == t0 + 7200)
+        #expect(send.dueAt == t0 + 3600)  // the latency metric counts from here, not from the cart
         #expect(send.sendID == Engagement.sendID(campaign: "demo/abandoned-cart", step: "message-0", profileKey: "demo/paul", occurrence: "event cart-1"))
         #expect(send.sendID.count == 32)
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Metrics
 import NIOCore
 import Shared
 
@@ -62,6 +63,7 @@ struct IngestAPI: Sendable {
     /// Stores the records (waiting for the broker) and answers `{"accepted": n, "rejected": [...]}`; nothing stored and
     /// problems found → 422.
     func store(_ records: [IngestRecord], problems: [Problem], requestID: String, logger: Logger) async throws -> Response {
+        IngestMetrics.rejected(problems)
         guard !records.isEmpty else {
             throw problems.isEmpty
                 ? APIError.badRequest("empty_request", "the request holds no write") : APIError.validation(problems)
@@ -70,8 +72,10 @@ struct IngestAPI: Sendable {
             try await sink.store(records, requestID: requestID)
         } catch let error as KafkaError {
             logger.warning("write not stored", metadata: ["error": "\(error)", "records": "\(records.count)"])
+            IngestMetrics.writes(records, outcome: "unavailable")
             throw Self.unavailable(error, records: records.count)
         }
+        IngestMetrics.writes(records, outcome: "accepted")
         let body = JSONValue.object([
             JSONMember("accepted", .number(String(records.count))),
             JSONMember(
@@ -152,4 +156,27 @@ struct Fields {
     }
 
     mutating func report(_ problem: Problem) { problems.append(problem) }
+}
+
+/// The ingest's own metrics on `/metrics` (requests by route and status come from Hummingbird's middleware).
+enum IngestMetrics {
+    /// Writes by operation and outcome: `accepted` (the broker has them) or `unavailable` (503, nothing promised).
+    static func writes(_ records: [IngestRecord], outcome: String) {
+        var counts: [IngestOp: Int] = [:]
+        for record in records { counts[record.op, default: 0] += 1 }
+        for (op, count) in counts {
+            Counter(label: "herald_ingest_writes_total", dimensions: [("op", op.rawValue), ("outcome", outcome)])
+                .increment(by: count)
+        }
+    }
+
+    /// Rejected values or operations by the rule's code (a closed set; the path, which names client fields, is not a
+    /// label).
+    static func rejected(_ problems: [Problem]) {
+        var counts: [String: Int] = [:]
+        for problem in problems { counts[problem.code, default: 0] += 1 }
+        for (code, count) in counts {
+            Counter(label: "herald_ingest_rejections_total", dimensions: [("code", code)]).increment(by: count)
+        }
+    }
 }

@@ -24,7 +24,7 @@ struct ServerController {
     func trigger(_ request: Request, context: IngestContext) async throws -> Response {
         guard case .rest(let project) = try api.authenticate(request, as: .rest) else { throw APIError.validation([]) }
         let body = try await api.body(request)
-        var fields = Fields(body, path: "", known: ["campaign_id", "trigger_properties", "recipients"])
+        let fields = Fields(body, path: "", known: ["campaign_id", "trigger_properties", "recipients"])
         guard fields.isObject else { throw APIError.badRequest("invalid_body", "the body is an object with campaign_id and recipients") }
         var problems: [Problem] = []
         let campaign: String

@@ -41,6 +41,9 @@ package struct SendRequest: WireMessage {
     package var token: RawToken? = nil
     /// Push: only this installation of the profile (a test send to one device).
     package var installationID: String? = nil
+    /// When the campaign meant the message to leave: the trigger's time plus the campaign's delay (absent without a
+    /// delay: the trigger's time). The notifier's latency metric counts from here, so a 1 h delay is not latency.
+    package var dueAt: Date? = nil
     /// The ingest request whose write triggered the send (`X-Request-Id`): the correlation id of the delivery logs.
     package var requestID: String? = nil
 
@@ -108,5 +111,6 @@ package struct SendRequest: WireMessage {
         case project, channel, marketing, app, campaign, step, occurrence, template, language, content, payload, trigger
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
         case expiresAt = "expires_at", test, token, installationID = "installation_id", requestID = "request_id"
+        case dueAt = "due_at"
     }
 }

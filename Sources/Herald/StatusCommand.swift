@@ -1,0 +1,205 @@
+import ArgumentParser
+import Foundation
+import Shared
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One screen from the three services' `/metrics`: what was ingested, what the orchestrator and the notifier
+/// processed (lag, dead letters), which campaigns fired and what each channel delivered, with the ingest → provider
+/// latency per campaign. Counts are since each process started (Prometheus counters); with several instances of a
+/// service, point it at one or read the same metrics in Prometheus.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "What Herald ingested, decided and delivered, from the services' /metrics.",
+        discussion: """
+            Reads GET /metrics of one ingest, one orchestrator and one notifier (default: the ports of `make run`). \
+            A service that does not answer is shown as down; the others are still shown. Exit status 1 when none \
+            answers.
+            """)
+
+    @Option(help: "The ingest's base URL.")
+    var ingest = "http://127.0.0.1:8080"
+
+    @Option(help: "The orchestrator's base URL.")
+    var orchestrator = "http://127.0.0.1:8081"
+
+    @Option(help: "The notifier's base URL.")
+    var notifier = "http://127.0.0.1:8082"
+
+    @Option(help: "Redraw every N seconds until Ctrl-C (clears the terminal).")
+    var watch: Double?
+
+    @Option(help: "A line to print under the tables (repeatable), e.g. commands to look deeper.")
+    var hint: [String] = []
+
+    func validate() throws {
+        if let watch, !(watch >= 1) { throw ValidationError("--watch: at least 1 second") }
+    }
+
+    func run() async throws {
+        guard let watch else {
+            let (board, anyUp) = await render()
+            print(board, terminator: "")
+            if !anyUp { throw ExitCode(1) }
+            return
+        }
+        while !Task.isCancelled {
+            let (board, _) = await render()
+            FileHandle.standardOutput.write(Data(("\u{1B}[H\u{1B}[2J" + board).utf8))
+            try await Task.sleep(for: .seconds(watch))
+        }
+    }
+
+    func render() async -> (String, Bool) {
+        async let ingestText = Self.fetch(ingest)
+        async let orchestratorText = Self.fetch(orchestrator)
+        async let notifierText = Self.fetch(notifier)
+        let report = StatusReport(
+            ingest: await ingestText.map(MetricsText.init), orchestrator: await orchestratorText.map(MetricsText.init),
+            notifier: await notifierText.map(MetricsText.init))
+        let stamp = WireTime.format(Date())
+        var lines = [
+            "Herald at \(stamp) · "
+                + [("ingest", ingest, report.ingest), ("orchestrator", orchestrator, report.orchestrator), ("notifier", notifier, report.notifier)]
+                .map { "\($0.0) \($0.1) \($0.2 == nil ? "DOWN" : "up")" }.joined(separator: " · "),
+            "",
+        ]
+        lines += report.lines()
+        if !hint.isEmpty { lines += [""] + hint }
+        return (lines.joined(separator: "\n") + "\n", report.anyUp)
+    }
+
+    static func fetch(_ base: String) async -> String? {
+        guard let url = URL(string: base.hasSuffix("/") ? base + "metrics" : base + "/metrics") else { return nil }
+        var request = URLRequest(url: url)
+        request.timeoutInterval = 3
+        guard let (data, response) = try? await URLSession.shared.data(for: request),
+            (response as? HTTPURLResponse)?.statusCode == 200
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// The tables of `herald status`, from the services' metrics (nil: the service did not answer).
+struct StatusReport {
+    var ingest: MetricsText?
+    var orchestrator: MetricsText?
+    var notifier: MetricsText?
+
+    var anyUp: Bool { ingest != nil || orchestrator != nil || notifier != nil }
+
+    func lines() -> [String] {
+        var lines: [String] = []
+        if let ingest {
+            let accepted = ingest.samples("herald_ingest_writes_total", ["outcome": "accepted"])
+            var byOp: [String: Double] = [:]
+            for sample in accepted { byOp[sample.labels["op"] ?? "?", default: 0] += sample.value }
+            let ops = byOp.sorted { $0.value > $1.value }.map { "\($0.key) \(count($0.value))" }
+            lines.append("INGESTED      \(count(byOp.values.reduce(0, +))) writes" + (ops.isEmpty ? "" : " (\(ops.joined(separator: ", ")))"))
+            let rejected = ingest.samples("herald_ingest_rejections_total").filter { $0.value > 0 }
+                .sorted { $0.value > $1.value }.prefix(4).map { "\($0.labels["code"] ?? "?") \(count($0.value))" }
+            lines.append(
+                "              rejected \(count(ingest.sum("herald_ingest_rejections_total")))"
+                    + (rejected.isEmpty ? "" : " (\(rejected.joined(separator: ", ")))")
+                    + " · broker unavailable \(count(ingest.sum("herald_ingest_writes_total", ["outcome": "unavailable"])))")
+        }
+        var processed: [String] = []
+        for (name, metrics) in [("orchestrator", orchestrator), ("notifier", notifier)] {
+            guard let metrics else { continue }
+            processed.append(
+                "\(name) \(count(metrics.sum("herald_records_consumed_total"))) records, lag \(count(metrics.sum("herald_consumer_lag")))")
+        }
+        if !processed.isEmpty {
+            let letters = [orchestrator, notifier].reduce(0.0) {
+                $0 + ($1?.sum("herald_records_produced_total", ["topic": HeraldTopic.dlq.name]) ?? 0)
+            }
+            lines.append("PROCESSED     \(processed.joined(separator: " · ")) · dead letters \(count(letters))")
+        }
+        if let orchestrator {
+            lines.append(
+                "SEGMENTS      \(count(orchestrator.sum("herald_segment_transitions_total", ["direction": "entry"]))) entries, "
+                    + "\(count(orchestrator.sum("herald_segment_transitions_total", ["direction": "exit"]))) exits, "
+                    + "\(count(orchestrator.sum("herald_segment_evaluations_total"))) evaluations")
+        }
+        lines += campaignTable()
+        lines += channelTable()
+        return lines
+    }
+
+    /// Per campaign: sends decided, the other decisions, provider acceptances and their latency.
+    func campaignTable() -> [String] {
+        let decisions = "herald_campaign_decisions_total"
+        let latency = "herald_delivery_latency_seconds"
+        let campaigns = Set((orchestrator?.values(of: "campaign", in: decisions) ?? []) + (notifier?.values(of: "campaign", in: latency + "_count") ?? []))
+        guard !campaigns.isEmpty else { return ["", "CAMPAIGNS     none decided yet"] }
+        let width = max(campaigns.map(\.count).max() ?? 0, 8)
+        var rows = [
+            "",
+            "\("CAMPAIGN".column(width))  \("SENT".leftPad(7))  \("OTHER DECISIONS".column(34))  \("DELIVERED".leftPad(9))  \("P50".leftPad(8))  \("P99".leftPad(8))",
+        ]
+        for campaign in campaigns.sorted() {
+            let sent = orchestrator?.sum(decisions, ["campaign": campaign, "outcome": "sent"]) ?? 0
+            let others = (orchestrator?.samples(decisions, ["campaign": campaign]) ?? [])
+                .filter { $0.labels["outcome"] != "sent" && $0.value > 0 }
+                .sorted { $0.value > $1.value }
+                .map { "\($0.labels["outcome"] ?? "?") \(count($0.value))" }
+            let delivered = notifier?.sum(latency + "_count", ["campaign": campaign]) ?? 0
+            let p50 = notifier?.quantile(0.5, histogram: latency, ["campaign": campaign])
+            let p99 = notifier?.quantile(0.99, histogram: latency, ["campaign": campaign])
+            rows.append(
+                "\(campaign.column(width))  \(count(sent).leftPad(7))  \(others.joined(separator: ", ").column(34))  "
+                    + "\(count(delivered).leftPad(9))  \(seconds(p50).leftPad(8))  \(seconds(p99).leftPad(8))")
+        }
+        return rows
+    }
+
+    /// Per channel: provider outcomes with the commonest reasons, and retries.
+    func channelTable() -> [String] {
+        guard let notifier else { return [] }
+        let deliveries = "herald_deliveries_total"
+        var rows = [
+            "",
+            "CHANNEL  \("SENT".leftPad(7))  \("FAILED".leftPad(7))  \("SUPPRESSED".leftPad(10))  \("RETRIES".leftPad(7))  REASONS",
+        ]
+        for channel in MessageChannel.allCases.map(\.rawValue) {
+            let reasons = notifier.samples(deliveries, ["channel": channel])
+                .filter { $0.labels["outcome"] != "sent" && !($0.labels["reason"] ?? "").isEmpty && $0.value > 0 }
+                .sorted { $0.value > $1.value }.prefix(4)
+                .map { "\($0.labels["reason"] ?? "?") \(count($0.value))" }
+            rows.append(
+                "\(channel.column(7))  \(count(notifier.sum(deliveries, ["channel": channel, "outcome": "sent"])).leftPad(7))  "
+                    + "\(count(notifier.sum(deliveries, ["channel": channel, "outcome": "failed"])).leftPad(7))  "
+                    + "\(count(notifier.sum(deliveries, ["channel": channel, "outcome": "suppressed"])).leftPad(10))  "
+                    + "\(count(notifier.sum("herald_delivery_retries_total", ["channel": channel])).leftPad(7))  "
+                    + reasons.joined(separator: ", "))
+        }
+        return rows
+    }
+
+    /// A count with thousands separators: 12,345.
+    func count(_ value: Double) -> String {
+        let digits = String(Int64(value.rounded()))
+        var out = ""
+        for (index, digit) in digits.reversed().enumerated() {
+            if index > 0, index % 3 == 0, digit != "-" { out.append(",") }
+            out.append(digit)
+        }
+        return String(out.reversed())
+    }
+
+    /// `-`, `180 ms`, `1.2 s`, `2.5 min`.
+    func seconds(_ value: Double?) -> String {
+        guard let value else { return "-" }
+        if value < 1 { return "\(Int((value * 1000).rounded())) ms" }
+        if value < 60 { return String(format: "%.1f s", value) }
+        return String(format: "%.1f min", value / 60)
+    }
+}
+
+extension String {
+    /// Right-aligned in a column of `width` characters.
+    func leftPad(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+}
