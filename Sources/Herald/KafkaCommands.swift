@@ -177,18 +177,26 @@ struct TailCommand: AsyncParsableCommand {
         await consumer.close()
     }
 
-    /// `{"topic","partition","offset","key","headers","value"}`: the value as JSON when it is, else as text.
+    /// `{"topic","partition","offset","key","headers","value"}`: the value as JSON when it is, else as text; bytes that
+    /// are not UTF-8 (a header, a key or a value) as `{"base64": "…"}`.
     static func line(_ record: KafkaRecord) -> JSONValue {
         var members = [
             JSONMember("topic", .string(record.topic)), JSONMember("partition", .number(String(record.partition))),
-            JSONMember("offset", .number(String(record.offset))), JSONMember("key", record.keyString.map(JSONValue.string) ?? .null),
+            JSONMember("offset", .number(String(record.offset))), JSONMember("key", text(record.key)),
         ]
         if !record.headers.isEmpty {
-            members.append(JSONMember("headers", .object(record.headers.map { JSONMember($0.name, $0.value.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null) })))
+            members.append(JSONMember("headers", .object(record.headers.map { JSONMember($0.name, text($0.value)) })))
         }
-        let value: JSONValue = record.value.map { bytes in (try? JSONParser.parse(bytes)) ?? .string(String(decoding: bytes, as: UTF8.self)) } ?? .null
+        let value: JSONValue = record.value.map { bytes in (try? JSONParser.parse(bytes)) ?? text(bytes) } ?? .null
         members.append(JSONMember("value", value))
         return .object(members)
+    }
+
+    /// UTF-8 text as a string, other bytes as `{"base64": "…"}`, nothing as null.
+    static func text(_ bytes: [UInt8]?) -> JSONValue {
+        guard let bytes else { return .null }
+        if let text = String(validating: bytes, as: UTF8.self) { return .string(text) }
+        return .object([JSONMember("base64", .string(Data(bytes).base64EncodedString()))])
     }
 }
 

@@ -72,6 +72,8 @@ final class ConfigFollower: Service, Sendable {
         try await withGracefulShutdownHandler {
             for try await batch in consumer.batches() {
                 ConfigTopic.fold(batch.records, into: &objects, logger: logger)
+                // Its group is its own and commits nothing: the lag gauge is where an operator sees it keep up.
+                KafkaConsumerService.recordLag(consumer, at: batch.nextOffsets)
                 if !ready, let last = batch.records.last?.offset, last + 1 < end { continue }
                 await publish(objects)
                 if !ready {

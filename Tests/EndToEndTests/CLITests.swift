@@ -14,7 +14,8 @@ struct CLITests {
         let reports = ["demo/paul", "demo/anna", "demo/paul"].enumerated().map { index, key in
             KafkaOutgoingRecord(
                 topic: HeraldTopic.deliveries.name, key: Array(key.utf8),
-                value: Array(#"{"kind":"delivery","n":\#(index)}"#.utf8))
+                value: Array(#"{"kind":"delivery","n":\#(index)}"#.utf8),
+                headers: index == 2 ? [KafkaHeader("herald-request-id", "r-1"), KafkaHeader("raw", [0xff, 0x00] as [UInt8]?)] : [])
         }
         _ = try await producer.send(reports)
 
@@ -30,6 +31,9 @@ struct CLITests {
         #expect(records.count == 2)
         #expect(records.allSatisfy { $0?["key"]?.stringValue == "demo/paul" && $0?["value"]?["kind"]?.stringValue == "delivery" })
         #expect(records.compactMap { $0?["value"]?["n"] } == [.number("0"), .number("2")])
+        // Header values: text as text, other bytes as base64.
+        #expect(records.last??["headers"]?["herald-request-id"]?.stringValue == "r-1", "\(lines)")
+        #expect(records.last??["headers"]?["raw"]?["base64"]?.stringValue == "/wA=", "\(lines)")
 
         let (unknown, message) = try runCommand(Self.herald, ["tail", "herald.nope"] + bootstrap)
         #expect(unknown == 1)
@@ -61,7 +65,7 @@ struct CLITests {
 
         let (help, usage) = try runCommand(Self.herald, ["--help"])
         #expect(help == 0)
-        for command in ["config", "topics", "tail", "lag", "profile", "send-test"] { #expect(usage.contains(command), "\(command)") }
+        for command in ["config", "status", "topics", "tail", "lag", "profile", "send-test"] { #expect(usage.contains(command), "\(command)") }
         await producer.shutdown()
         await cluster.shutdown()
     }

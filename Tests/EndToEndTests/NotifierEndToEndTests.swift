@@ -106,6 +106,11 @@ struct NotifierEndToEndTests {
         #expect(metrics.contains(#"campaign="demo/cart-now""#) && metrics.contains("herald_delivery_latency_seconds"))
         #expect(metrics.contains("herald_deliveries_total"))
 
+        // The orchestrator's configuration reader has no committing group: its lag is a gauge.
+        let (_, orchestratorMetrics) = try await httpGet("http://127.0.0.1:\(orchestratorPort)/metrics")
+        let configLag = MetricsText(orchestratorMetrics).samples("herald_consumer_lag", ["topic": "herald.config", "partition": "0"])
+        #expect(configLag.map(\.value) == [0], "\(orchestratorMetrics)")
+
         // The one-screen view: the write accepted, the campaign decided once and delivered once, push sent once.
         let (statusCode, board) = try runCommand(
             herald,

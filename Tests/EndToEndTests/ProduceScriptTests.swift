@@ -5,19 +5,40 @@ import Testing
 
 @Suite("scripts/produce", .timeLimit(.minutes(2)))
 struct ProduceScriptTests {
-    @Test("generated users over HTTP and straight into herald.ingest land on the topic; a rejected write exits 1 naming it")
+    @Test("the demo scenario over HTTP and generated records straight into herald.ingest land on the topic; a rejected write exits 1 naming it")
     func produce() async throws {
         let (cluster, ingest, port) = try await startIngest()
         let script = repositoryFile("scripts/produce")
-        let (http, httpOutput) = try runCommand(script, ["--generate", "5", "--rate", "0", "--http", "http://127.0.0.1:\(port)"])
+        // The scenario, printed: how many records each item makes (one per profile, event, recipient; else one).
+        let (dry, items) = try runCommand(script, ["--generate", "5", "--dry-run"])
+        #expect(dry == 0, "\(items)")
+        let lines = items.split(separator: "\n")
+        var expected = 0
+        var paths: Set<String> = []
+        for line in lines {
+            let item = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let path = try #require(item["path"] as? String)
+            paths.insert(path)
+            switch path {
+            case "/v1/profiles/update": expected += (item["body"] as? [Any])?.count ?? 0
+            case "/v1/app/events": expected += ((item["body"] as? [String: Any])?["events"] as? [Any])?.count ?? 0
+            case "/v1/campaigns/trigger": expected += ((item["body"] as? [String: Any])?["recipients"] as? [Any])?.count ?? 0
+            default: expected += 1
+            }
+        }
+        #expect(paths.isSuperset(of: ["/v1/profiles/update", "/v1/app/installation", "/v1/app/push-token", "/v1/app/events"]))
+        let (http, httpOutput) = try runCommand(
+            script, ["--generate", "5", "--rate", "0", "--concurrency", "2", "--http", "http://127.0.0.1:\(port)"])
         #expect(http == 0, "\(httpOutput)")
-        #expect(httpOutput.contains("10 sent") && httpOutput.contains("0 errors"), "\(httpOutput)")
+        #expect(httpOutput.contains("\(lines.count) sent") && httpOutput.contains("0 errors"), "\(httpOutput)")
         let (kafka, kafkaOutput) = try runCommand(script, ["--generate", "7", "--rate", "0", "--kafka", cluster.bootstrapServers])
         #expect(kafka == 0, "\(kafkaOutput)")
-        // 5 profile updates, 5 event batches (2 or 3 events each, one record per event), 7 records from kcat.
+        // Every item over HTTP (validated: iOS and Android keys, the campaign API) and the 7 records from kcat.
+        let total = expected + 7
         let records = try await readTopic(HeraldTopic.ingest.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) {
-            $0.filter { $0.keyString?.hasPrefix("demo/gen-") == true }.count >= 5 + 10 + 7
+            $0.count >= total
         }
+        #expect(records.count == total)
         let fromKafka = records.filter { $0.value.map { String(decoding: $0, as: UTF8.self).contains(#""id":"gen-1-"#) } ?? false }
         #expect(fromKafka.count == 7)
 

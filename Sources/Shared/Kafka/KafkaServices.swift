@@ -16,6 +16,14 @@ package struct KafkaConsumerService: Service {
     /// Records per applied batch (a histogram on /metrics).
     static let batchRecords = Recorder(label: "herald_consumer_batch_records")
 
+    /// `herald_consumer_lag{topic,partition}`: records left behind each partition at `positions` (no broker request).
+    package static func recordLag(_ consumer: KafkaConsumer, at positions: [TopicPartition: Int64]) {
+        for (tp, lag) in consumer.lag(at: positions) {
+            Gauge(label: "herald_consumer_lag", dimensions: [("topic", tp.topic), ("partition", String(tp.partition))])
+                .record(lag)
+        }
+    }
+
     package func run() async throws {
         do {
             try await withGracefulShutdownHandler {
@@ -24,10 +32,7 @@ package struct KafkaConsumerService: Service {
                     let next = batch.nextOffsets
                     consumer.commitProcessed(next)
                     Self.batchRecords.record(batch.records.count)
-                    for (tp, lag) in consumer.lag(at: next) {
-                        Gauge(label: "herald_consumer_lag", dimensions: [("topic", tp.topic), ("partition", String(tp.partition))])
-                            .record(lag)
-                    }
+                    Self.recordLag(consumer, at: next)
                 }
             } onGracefulShutdown: {
                 consumer.stop()
