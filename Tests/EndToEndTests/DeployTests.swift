@@ -21,4 +21,98 @@ struct DeployTests {
         #expect(output.contains("HERALD_DATA_DIR"))
         #expect(output.contains("condition: service_healthy"))
     }
+
+    /// The Dockerfile, read as text: no engine here to build it, so its references are checked against the repository
+    /// and the built executables.
+    struct Dockerfile {
+        var lines: [String]
+
+        init() throws {
+            lines = try String(contentsOfFile: repositoryFile("deploy/Dockerfile"), encoding: .utf8)
+                .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+
+        /// `FROM image AS name` → name.
+        var stages: [String] {
+            lines.filter { $0.hasPrefix("FROM ") }.compactMap { line in
+                let words = line.split(separator: " ")
+                return words.count == 4 && words[2].uppercased() == "AS" ? String(words[3]) : nil
+            }
+        }
+
+        /// The stage each ENTRYPOINT belongs to, and its executable.
+        var entrypoints: [String: String] {
+            var stage = ""
+            var result: [String: String] = [:]
+            for line in lines {
+                if line.hasPrefix("FROM ") { stage = String(line.split(separator: " ").last ?? "") }
+                if line.hasPrefix("ENTRYPOINT "), let start = line.firstIndex(of: "\""),
+                    let end = line[line.index(after: start)...].firstIndex(of: "\"")
+                {
+                    result[stage] = String(line[line.index(after: start)..<end])
+                }
+            }
+            return result
+        }
+
+        /// The packages the runtime stage installs with apt-get.
+        var runtimePackages: Set<String> {
+            guard let start = lines.firstIndex(where: { $0.hasPrefix("FROM debian:") }) else { return [] }
+            let stage = lines[start...].prefix { !$0.hasPrefix("FROM ") || $0.hasPrefix("FROM debian:") }
+            let install = stage.first { $0.contains("apt-get install") } ?? ""
+            return Set(install.split(separator: " ").map(String.init).filter { !$0.hasPrefix("-") && !["&&", "\\", "apt-get", "install"].contains($0) })
+        }
+    }
+
+    @Test("deploy/Dockerfile: each compose target is a stage, each ENTRYPOINT a product, each COPY source exists")
+    func dockerfileReferences() throws {
+        let dockerfile = try Dockerfile()
+        let stages = Set(dockerfile.stages)
+        let compose = try String(contentsOfFile: repositoryFile("deploy/compose.yaml"), encoding: .utf8)
+        let targets = compose.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "target: ") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != " " && $0 != "}" && $0 != "," })
+        }
+        #expect(Set(targets) == ["ingest", "orchestrator", "notifier", "cli"], "\(targets)")
+        for target in targets { #expect(stages.contains(target), "compose target \(target) is not a stage of \(stages)") }
+
+        let package = try String(contentsOfFile: repositoryFile("Package.swift"), encoding: .utf8)
+        #expect(dockerfile.entrypoints.count == 5, "\(dockerfile.entrypoints)")
+        for (stage, path) in dockerfile.entrypoints {
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            #expect(path == "/usr/local/bin/\(name)" && package.contains(#".executable(name: "\#(name)""#), "\(stage): \(path)")
+        }
+        for line in dockerfile.lines where line.hasPrefix("COPY ") && !line.contains("--from") {
+            let sources = line.split(separator: " ").dropFirst().dropLast()
+            for source in sources {
+                #expect(FileManager.default.fileExists(atPath: repositoryFile(String(source))), "COPY \(source)")
+            }
+        }
+    }
+
+    @Test("the runtime image installs the Debian package of every shared library the executables need")
+    func runtimeLibraries() throws {
+        let dockerfile = try Dockerfile()
+        let installed = dockerfile.runtimePackages
+        #expect(installed.isSuperset(of: ["librdkafka1", "libsqlite3-0", "libcurl4", "ca-certificates"]), "\(installed)")
+        // In debian:bookworm-slim already (apt needs them).
+        let base: Set<String> = ["libc6", "libgcc-s1", "libstdc++6"]
+        for executable in Set(dockerfile.entrypoints.values.map { URL(fileURLWithPath: $0).lastPathComponent }) {
+            let (status, dynamic) = try runCommand("/usr/bin/readelf", ["-d", binDirectory.appendingPathComponent(executable).path])
+            #expect(status == 0, "\(dynamic)")
+            let needed = dynamic.split(separator: "\n").compactMap { line -> String? in
+                guard line.contains("(NEEDED)"), let open = line.lastIndex(of: "["), let close = line.lastIndex(of: "]") else { return nil }
+                return String(line[line.index(after: open)..<close])
+            }
+            #expect(needed.contains("librdkafka.so.1"), "\(executable): \(needed)")
+            // The Swift runtime and Foundation are linked in by --static-swift-stdlib in the image's release build.
+            for library in needed
+            where !library.hasPrefix("libswift") && !library.hasPrefix("libFoundation") && !["libdispatch.so", "libBlocksRuntime.so"].contains(library) {
+                let (found, owner) = try runCommand("/usr/bin/dpkg", ["-S", "*/\(library)"])
+                #expect(found == 0, "\(executable): no Debian package has \(library): \(owner)")
+                let packages = Set(owner.split(separator: "\n").compactMap { $0.split(separator: ":").first.map(String.init) })
+                #expect(!packages.isDisjoint(with: installed.union(base)), "\(executable): \(library) comes from \(packages), not installed by the runtime image")
+            }
+        }
+    }
 }
