@@ -101,28 +101,4 @@ package enum ServiceMain {
         OpsEndpoints.register(on: router, service: service, checks: checks, registry: context.registry)
         return httpApplication(router: router, common: context.common, service: service, logger: context.logger)
     }
-
-    /// A stateful service's skeleton: a member of its consumer group on `topics` (records counted per topic, offsets
-    /// left to the caller's state) and the ops endpoints. Returns the consumer's service and the HTTP application.
-    package static func consumingServices(
-        _ context: ServiceContext<StatefulServiceConfig>, service: String, topics: [HeraldTopic],
-        handle: @escaping @Sendable (KafkaBatch) async throws -> Void = { _ in }
-    ) throws -> [any Service] {
-        try FileManager.default.createDirectory(atPath: context.config.dataDirectory, withIntermediateDirectories: true)
-        let names = topics.map(\.name)
-        var consumerConfig = KafkaConsumerConfiguration(
-            client: context.common.kafka, clientID: context.common.instanceID,
-            groupID: context.config.consumerGroup, topics: names)
-        consumerConfig.sessionTimeout = context.config.sessionTimeout
-        let consumer = try KafkaConsumer(configuration: consumerConfig, logger: context.logger)
-        let consumed = ConsumedRecordsMetric(topics: names)
-        let consuming = KafkaConsumerService(consumer: consumer) { batch in
-            consumed.record(batch)
-            try await handle(batch)
-        }
-        let http = httpApplication(
-            router: Router(context: BasicRequestContext.self), context: context, service: service,
-            checks: [HealthCheck("kafka") { await consumer.brokersReachable() }])
-        return [consuming, http]
-    }
 }
