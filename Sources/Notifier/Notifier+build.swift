@@ -10,7 +10,9 @@ import Shared
 enum Notifier {
     /// The send topics and the contacts they are co-partitioned with: range assignment gives one member the same
     /// partition number of each.
-    static let topics: [HeraldTopic] = [.contacts, .sendsPush, .sendsEmail, .sendsSMS]
+    /// `herald.deliveries` is read back for the ledger handover: a partition that arrives without its database learns
+    /// which targets its previous owner finished before it sends anything (docs/notifier.md#partition-handover).
+    static let topics: [HeraldTopic] = [.contacts, .sendsPush, .sendsEmail, .sendsSMS, .deliveries]
 
     /// The notifier: a consumer that stores contacts and queues sends per partition, one delivery worker per channel
     /// over the configured providers (all HTTP and SMTP through one libcurl thread), an outbox relay, and the HTTP
@@ -55,6 +57,7 @@ enum Notifier {
             groupID: settings.service.consumerGroup, topics: topics.map(\.name))
         consumerConfig.sessionTimeout = settings.service.sessionTimeout
         let consumer = try KafkaConsumer(configuration: consumerConfig, listener: partitions, logger: logger)
+        await partitions.onWatermarks { partition in try await consumer.watermarks(partition) }
         let consumed = ConsumedRecordsMetric(topics: topics.map(\.name))
         let consuming = KafkaConsumerService(consumer: consumer) { batch in
             consumed.record(batch)

@@ -21,6 +21,12 @@ actor NotifierPartitions: KafkaRebalanceListener {
     /// the broker (the outbox is durable); the reports follow as soon as the broker acknowledges.
     private var flushTasks: [Int32: Task<Void, Never>] = [:]
     private var flushRequested: Set<Int32> = []
+    /// The partitions' watermarks, asked of the broker (the service sets the consumer's query; without it no handover
+    /// is waited for).
+    private var watermarks: (@Sendable (TopicPartition) async throws -> (low: Int64, high: Int64))?
+    /// Ledger handover: partitions whose `herald.deliveries` is read up to this end offset before anything of theirs is
+    /// claimed, so that targets their previous owner finished are not sent again (docs/notifier.md#partition-handover).
+    private var handover: [Int32: (end: Int64, started: Date)] = [:]
 
     init(
         directory: String, producer: KafkaProducer, catalog: AppsCatalog, logger: Logger,
@@ -38,6 +44,13 @@ actor NotifierPartitions: KafkaRebalanceListener {
     }
 
     func onSends(_ channel: MessageChannel, _ body: @escaping @Sendable () -> Void) { wake[channel] = body }
+
+    func onWatermarks(_ body: @escaping @Sendable (TopicPartition) async throws -> (low: Int64, high: Int64)) {
+        watermarks = body
+    }
+
+    /// Whether the partition's deliveries are still being read back (nothing of it is claimed meanwhile).
+    func isHandingOver(_ partition: Int32) -> Bool { handover[partition] != nil }
 
     // MARK: KafkaRebalanceListener
 
@@ -58,6 +71,19 @@ actor NotifierPartitions: KafkaRebalanceListener {
             for tp in partitions where tp.partition == number {
                 starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning
             }
+            // The reports written since this database last read them (all of them for a new database): until they are
+            // applied, the partition's sends wait.
+            let deliveries = TopicPartition(HeraldTopic.deliveries.name, number)
+            if partitions.contains(deliveries), let watermarks {
+                let marks = try await watermarks(deliveries)
+                let from = max(offsets[deliveries.topic] ?? marks.low, marks.low)
+                if from < marks.high {
+                    handover[number] = (marks.high, clock())
+                    logger.info(
+                        "ledger handover: reading the partition's delivery reports before sending",
+                        metadata: ["partition": "\(number)", "from": "\(from)", "to": "\(marks.high)"])
+                }
+            }
         }
         logger.info(
             "partition databases open",
@@ -68,6 +94,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
 
     func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
         for number in Set(partitions.map(\.partition)).sorted() {
+            handover.removeValue(forKey: number)
             flushRequested.remove(number)
             await flushTasks[number]?.value
             guard let database = databases.removeValue(forKey: number) else { continue }
@@ -90,6 +117,18 @@ actor NotifierPartitions: KafkaRebalanceListener {
                 try NotifierStore.apply(db, record: record, now: now)
             }
             if !outbox.isEmpty { scheduleFlush(tp.partition) }
+            if let pending = handover[tp.partition],
+                let last = records.last(where: { $0.topic == HeraldTopic.deliveries.name })?.offset, last + 1 >= pending.end
+            {
+                handover.removeValue(forKey: tp.partition)
+                logger.info(
+                    "ledger handover done",
+                    metadata: [
+                        "partition": "\(tp.partition)", "reports": "\(pending.end)",
+                        "seconds": "\(String(format: "%.1f", clock().timeIntervalSince(pending.started)))",
+                    ])
+                channels.formUnion(MessageChannel.allCases)
+            }
             for record in records {
                 switch HeraldTopic(rawValue: record.topic) {
                 case .sendsPush: channels.insert(.push)
@@ -109,7 +148,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
         var result: [(Int32, NotifierStore.Claimed)] = []
         let now = clock()
         let platforms = self.platforms
-        for (number, database) in databases.sorted(by: { $0.key < $1.key }) where result.count < limit {
+        for (number, database) in databases.sorted(by: { $0.key < $1.key }) where result.count < limit && handover[number] == nil {
             let left = limit - result.count
             do {
                 guard try await database.read({ db in try NotifierStore.hasWork(db, channel: channel, now: now) }) else { continue }

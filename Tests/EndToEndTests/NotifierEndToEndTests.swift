@@ -32,15 +32,18 @@ struct NotifierEndToEndTests {
         try tls.writeCertificate(to: work + "/ca.pem")
         let apns = try await APNsSimulator.start(state: simulators, tls: tls)
         try P256.Signing.PrivateKey().pemRepresentation.write(toFile: work + "/apns.p8", atomically: true, encoding: .utf8)
-        let notifier = try ChildProcess(
-            "herald-notifier",
-            environment: [
-                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
-                "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": work + "/notifier", "HERALD_SESSION_TIMEOUT_MS": "3000",
-                "HERALD_APPS_FILE": sampleAppsFile, "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
-                "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apns.url, "HERALD_APNS_SANDBOX_URL": apns.url,
-                "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
-            ])
+        func startNotifier(data: String) throws -> ChildProcess {
+            try ChildProcess(
+                "herald-notifier",
+                environment: [
+                    "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
+                    "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data, "HERALD_SESSION_TIMEOUT_MS": "3000",
+                    "HERALD_APPS_FILE": sampleAppsFile, "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
+                    "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apns.url, "HERALD_APNS_SANDBOX_URL": apns.url,
+                    "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
+                ])
+        }
+        let notifier = try startNotifier(data: work + "/notifier")
         try await waitUntil("the notifier to listen") { !notifier.logs("http listening").isEmpty || notifier.exitCode != nil }
         let notifierPort = try #require(notifier.logs("http listening").first?["port"] as? Int, "\(notifier.output.suffix(5))")
 
@@ -126,8 +129,22 @@ struct NotifierEndToEndTests {
             herald, ["status", "--ingest", "http://127.0.0.1:1", "--orchestrator", "http://127.0.0.1:1", "--notifier", "http://127.0.0.1:1"])
         #expect(downCode == 1 && down.contains("ingest http://127.0.0.1:1 DOWN"), "\(down)")
 
-        for process in [notifier, orchestrator, ingest] { process.signal(SIGTERM) }
+        // The partition moves to an instance without its database: it reads the reports back before sending, so the push
+        // is not delivered again; the next one is.
+        notifier.signal(SIGTERM)
         #expect(try await notifier.waitForExit() == 0)
+        let successor = try startNotifier(data: work + "/notifier-new")
+        try await waitUntil("the ledger handover") { !successor.logs("ledger handover done").isEmpty || successor.exitCode != nil }
+        try await Task.sleep(for: .seconds(1))
+        #expect(simulators.count("apns") == 1, "\(successor.output.suffix(10))")
+        let (again, againBody) = try await httpPost(
+            "http://127.0.0.1:\(ingestPort)/v1/app/events", headers: app,
+            body: #"{"installation_id":"I-1","custom_id":"paul","events":[{"name":"add_to_cart","id":"cart-2","attributes":{"product":"Poles","price":40}}]}"#)
+        #expect(again == 200, "\(againBody)")
+        try await waitUntil("the successor's push") { simulators.count("apns") == 2 }
+
+        for process in [successor, orchestrator, ingest] { process.signal(SIGTERM) }
+        #expect(try await successor.waitForExit() == 0)
         _ = try await orchestrator.waitForExit()
         _ = try await ingest.waitForExit()
         await apns.stop()

@@ -17,7 +17,8 @@ final class NotifierHarness: @unchecked Sendable {
     let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
     let cluster: EmbeddedKafkaCluster
     let producer: KafkaProducer
-    let directory: String
+    private(set) var directory: String
+    let caFile: String
     let simulators = SimulatorState()
     let apns: APNsSimulator
     let smtp: SMTPSink
@@ -27,6 +28,8 @@ final class NotifierHarness: @unchecked Sendable {
     private(set) var partitions: NotifierPartitions
     private var workers: [Task<Void, Never>] = []
     private var offsets: [String: Int64] = [:]
+    /// Every record fed so far, in order: what a new owner of the partition replays.
+    private(set) var history: [(HeraldTopic, String, [UInt8]?)] = []
     let retry: RetryPolicy
 
     static let catalog = try! AppsCatalog.load(path: sampleAppsFile)
@@ -42,8 +45,9 @@ final class NotifierHarness: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-notifier-\(UUID().uuidString)").path
         // APNs over TLS, as in production: libcurl multiplexes its streams on one connection.
         let tls = try SimulatorTLS.selfSigned()
-        try tls.writeCertificate(to: directory + ".ca.pem")
-        driver = CurlDriver(caFile: directory + ".ca.pem")
+        caFile = directory + ".ca.pem"
+        try tls.writeCertificate(to: caFile)
+        driver = CurlDriver(caFile: caFile)
         apns = try await APNsSimulator.start(state: simulators, tls: tls)
         smtp = try await SMTPSink.start(state: simulators)
         let port = Locked<Int?>(nil)
@@ -69,6 +73,28 @@ final class NotifierHarness: @unchecked Sendable {
         await partitions.partitionsRevoked(topicPartitions, lost: true)
         partitions = NotifierPartitions(directory: directory, producer: producer, catalog: Self.catalog, logger: logger)
         try await open()
+    }
+
+    /// The partition moves to another instance that has not its database: the owner hands it back (its outbox
+    /// flushed), the new owner opens an empty directory, knows the broker's watermarks, and will read the topics from
+    /// the beginning (`replay`).
+    func handOver() async throws {
+        await stopWorkers()
+        await partitions.partitionsRevoked(topicPartitions, lost: false)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-notifier-\(UUID().uuidString)").path
+        partitions = NotifierPartitions(directory: directory, producer: producer, catalog: Self.catalog, logger: logger)
+        let inspector = try KafkaGroupInspector(
+            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), groupID: "handover-test", logger: logger)
+        await partitions.onWatermarks { partition in try await inspector.watermarks(partition) }
+        offsets = [:]
+        try await open()
+    }
+
+    /// Feeds the history again, from offset 0, as a consumer starting from the beginning would.
+    func replay() async throws {
+        let records = history
+        history = []
+        try await feed(records)
     }
 
     func providers() throws -> [MessageChannel: [String: any DeliveryProvider]] {
@@ -118,6 +144,7 @@ final class NotifierHarness: @unchecked Sendable {
     /// Feeds records as the consumer would: one batch, in order.
     func feed(_ records: [(HeraldTopic, String, [UInt8]?)]) async throws {
         var batch: [KafkaRecord] = []
+        history += records
         for (topic, key, value) in records {
             let offset = offsets[topic.name, default: 0]
             offsets[topic.name] = offset + 1
@@ -151,7 +178,7 @@ final class NotifierHarness: @unchecked Sendable {
         driver.shutdown()
         await producer.shutdown()
         await cluster.shutdown()
-        try? FileManager.default.removeItem(atPath: directory + ".ca.pem")
+        try? FileManager.default.removeItem(atPath: caFile)
     }
 }
 
@@ -288,6 +315,40 @@ struct DeliveryFlowTests {
         _ = try await harness.reports { $0.contains { $0.sendID == "after" } }
         #expect(harness.simulators.received("apns").count == 2)
         #expect(try await harness.partitions.ledger(sendID: "dup-1").map(\.state) == ["sent"])
+        await harness.shutdown()
+    }
+
+    @Test("ledger handover: a partition taken over without its database sends what its owner left, and nothing it had sent")
+    func handover() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios"), installationJSON("i-android", app: "demo-android")]))
+        try await harness.startWorkers([.push])
+        try await harness.send(sendRequest(id: "before-1", app: nil))  // both devices
+        _ = try await harness.reports { $0.filter { $0.sendID == "before-1" }.count == 2 }
+        await harness.stopWorkers()
+        try await harness.send(sendRequest(id: "left-1"))  // queued at the old owner, never attempted
+        #expect(harness.simulators.count("apns") == 1 && harness.simulators.count("fcm") == 1)
+
+        // The new owner replays the contacts and sends from the beginning before it has read the reports: nothing goes
+        // out while the reports are read back.
+        try await harness.handOver()
+        #expect(await harness.partitions.isHandingOver(0))
+        try await harness.startWorkers([.push])
+        try await harness.replay()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(harness.simulators.count("apns") == 1 && harness.simulators.count("fcm") == 1)
+        #expect(await harness.partitions.claim(.push, limit: 10).isEmpty)
+
+        let reports = try await readTopic(HeraldTopic.deliveries.name, bootstrap: harness.cluster.bootstrapServers, logger: harness.logger) {
+            $0.count >= 2
+        }
+        try await harness.partitions.apply(KafkaBatch(records: reports))
+        #expect(await !harness.partitions.isHandingOver(0))
+        _ = try await harness.reports { $0.contains { $0.sendID == "left-1" } }
+        // left-1 once, by the new owner; before-1 never again, on either device.
+        #expect(harness.simulators.count("apns") == 2 && harness.simulators.count("fcm") == 1)
+        #expect(try await harness.partitions.ledger(sendID: "before-1").map(\.state) == ["sent", "sent"])
+        #expect(try await harness.partitions.ledger(sendID: "left-1").map(\.state) == ["sent"])
         await harness.shutdown()
     }
 

@@ -41,9 +41,14 @@ enum NotifierStore {
 
     // MARK: Consuming
 
-    /// Applies one record of `herald.contacts` or `herald.sends.*`; returns dead letters for what cannot be read.
+    /// Applies one record of `herald.contacts`, `herald.sends.*` or `herald.deliveries`; returns dead letters for what
+    /// cannot be read.
     static func apply(_ db: Database, record: KafkaRecord, now: Date) throws -> [PendingOutput] {
         let key = record.key.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        if record.topic == HeraldTopic.deliveries.name {
+            try applyReport(db, record: record, now: now)
+            return []
+        }
         if record.topic == HeraldTopic.contacts.name {
             guard let value = record.value else {
                 try db.execute(sql: "DELETE FROM contacts WHERE profile_key = ?", arguments: [key])
@@ -96,6 +101,37 @@ enum NotifierStore {
         return PendingOutput(
             topic: HeraldTopic.dlq.name, key: record.key.map { String(decoding: $0, as: UTF8.self) } ?? "",
             value: (try? Wire.encode(letter)) ?? [])
+    }
+
+    /// A delivery report read back: its target is finished, whichever instance finished it. Recorded in the ledger
+    /// (a new row, or a row still `pending` here), so that a replayed send does not reach that target again. Reports
+    /// that name no target of a send (a recipient's own unsubscribe) and unreadable ones are left to the orchestrator.
+    static func applyReport(_ db: Database, record: KafkaRecord, now: Date) throws {
+        guard let value = record.value, let report = try? Wire.decode(DeliveryReport.self, from: value),
+            let sendID = report.sendID, let channel = MessageChannel(rawValue: report.channel.rawValue)
+        else { return }
+        // The report's id is `<send id>/<target id>/<outcome>` (`report(…)` below).
+        let prefix = sendID + "/"
+        let suffix = "/" + report.outcome.rawValue
+        guard report.id.hasPrefix(prefix), report.id.hasSuffix(suffix), report.id.count > prefix.count + suffix.count else { return }
+        let targetID = String(report.id.dropFirst(prefix.count).dropLast(suffix.count))
+        let state: State =
+            switch report.outcome {
+            case .sent: .sent
+            case .suppressed: .suppressed
+            default: .failed
+            }
+        let time = WireTime.format(now)
+        try db.executeCached(sql: """
+                INSERT INTO ledger (send_id, target_id, channel, profile_key, target, state, due_at, reason, updated_at)
+                VALUES (?, ?, ?, ?, '{}', ?, ?, ?, ?)
+                ON CONFLICT (send_id, target_id) DO UPDATE SET state = excluded.state, reason = excluded.reason,
+                    updated_at = excluded.updated_at
+                WHERE ledger.state = 'pending'
+                """, arguments: [
+                    sendID, targetID, channel.rawValue, report.profileKey ?? record.keyString ?? "", state.rawValue, time,
+                    report.reason, time,
+                ])
     }
 
     // MARK: Contacts and feedback

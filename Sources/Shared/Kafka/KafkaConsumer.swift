@@ -143,6 +143,13 @@ package final class KafkaConsumer: Sendable {
         try await OffsetQueries.committed(runtime, partitions, timeout: timeout)
     }
 
+    /// The partition's first offset still held and its end offset (the offset the next record will get), asked of the
+    /// broker.
+    package func watermarks(_ partition: TopicPartition, timeout: Duration = .seconds(5)) async throws -> (low: Int64, high: Int64) {
+        let marks = try await OffsetQueries.watermarks(runtime, partition, timeout: timeout)
+        return (marks.low, marks.high)
+    }
+
     /// The partition's end offset (the offset the next record will get), asked of the broker.
     package func endOffset(_ partition: TopicPartition, timeout: Duration = .seconds(5)) async throws -> Int64 {
         try await OffsetQueries.watermarks(runtime, partition, timeout: timeout).high
