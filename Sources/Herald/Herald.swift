@@ -13,6 +13,32 @@ struct Herald: AsyncParsableCommand {
             ConfigCommand.self, StatusCommand.self, TopicsCommand.self, TailCommand.self, LagCommand.self, ProfileCommand.self,
             SendTestCommand.self,
         ])
+
+    /// ArgumentParser's entry point, with errors as one line: `herald: <message> (herald <command> --help)` instead
+    /// of the message, the usage and a pointer to the help. Help, `--version` and exit codes pass through unchanged.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            let message = self.message(for: error).split(separator: "\n").first.map(String.init) ?? ""
+            guard code != .success, !(error is ExitCode), !message.isEmpty else { exit(withError: error) }
+            let words = arguments.prefix { !$0.hasPrefix("-") }.prefix(2).filter { word in
+                Herald.configuration.subcommands.contains { $0._commandName == word }
+                    || ConfigCommand.configuration.subcommands.contains { $0._commandName == word }
+                    || ProfileCommand.configuration.subcommands.contains { $0._commandName == word }
+            }
+            let help = (["herald"] + words + ["--help"]).joined(separator: " ")
+            FileHandle.standardError.write(Data("herald: \(message) (\(help))\n".utf8))
+            Foundation.exit(code.rawValue)
+        }
+    }
 }
 
 struct ProfileCommand: ParsableCommand {

@@ -38,6 +38,10 @@ struct CLITests {
         let (unknown, message) = try runCommand(Self.herald, ["tail", "herald.nope"] + bootstrap)
         #expect(unknown == 1)
         #expect(message.split(separator: "\n").count == 1 && message.hasPrefix("herald: no topic herald.nope"), "\(message)")
+        // Usage errors too: one line naming the problem and where the help is, exit 64.
+        let (usageStatus, usageLine) = try runCommand(Self.herald, ["tail", "--limit", "x"] + bootstrap)
+        #expect(usageStatus == 64, "\(usageLine)")
+        #expect(usageLine.split(separator: "\n").count == 1 && usageLine.hasPrefix("herald: ") && usageLine.contains("(herald tail --help)"), "\(usageLine)")
 
         // A group that read the deliveries and copied its offsets, as the services do after each batch.
         var configuration = KafkaConsumerConfiguration(
