@@ -282,7 +282,7 @@ extension NotifierStore {
     static func hasWork(_ db: Database, channel: MessageChannel, now: Date) throws -> Bool {
         try Bool.fetchOne(
             db.cachedStatement(sql: """
-                SELECT EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = 'queued')
+                SELECT EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = 'queued' AND (check_at IS NULL OR check_at <= ?2))
                     OR EXISTS (SELECT 1 FROM ledger WHERE channel = ?1 AND state = 'pending' AND due_at <= ?2)
                 """), arguments: [channel.rawValue, WireTime.format(now)]) ?? false
     }

@@ -34,8 +34,14 @@ final class NotifierHarness: @unchecked Sendable {
 
     static let catalog = try! AppsCatalog.load(path: sampleAppsFile)
 
-    init(retry: RetryPolicy = RetryPolicy(maxAttempts: 3, base: .milliseconds(20), cap: .milliseconds(100))) async throws {
+    let clock: @Sendable () -> Date
+
+    init(
+        retry: RetryPolicy = RetryPolicy(maxAttempts: 3, base: .milliseconds(20), cap: .milliseconds(100)),
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) async throws {
         self.retry = retry
+        self.clock = clock
         cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
         try cluster.createTopics(HeraldTopic.specs(partitions: 1))
         producer = try KafkaProducer(
@@ -57,7 +63,7 @@ final class NotifierHarness: @unchecked Sendable {
         Task { try? await group.run() }
         try await waitUntil("the HTTP simulators") { port.withLock { $0 } != nil }
         httpPort = port.withLock { $0 }!
-        partitions = NotifierPartitions(directory: directory, producer: producer, catalog: Self.catalog, logger: logger)
+        partitions = NotifierPartitions(directory: directory, producer: producer, catalog: Self.catalog, logger: logger, clock: clock)
         try await open()
     }
 
@@ -247,6 +253,19 @@ struct DeliveryFlowTests {
         let nobody = try #require(reports.first { $0.sendID == "nobody" })
         #expect(nobody.outcome == .suppressed && nobody.reason == "no_contact")
         #expect(harness.simulators.count("apns") == 1)
+        await harness.shutdown()
+    }
+
+    @Test("sends waiting for their contact hold no claim slot: a reachable send queued behind them is claimed")
+    func waitingHoldsNoSlot() async throws {
+        let frozen = Date()
+        let harness = try await NotifierHarness(clock: { frozen })
+        try await harness.send(sendRequest(id: "waiting", key: "demo/ghost"))  // its contact has not come yet
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        try await harness.send(sendRequest(id: "ready"))
+        #expect(await harness.partitions.claim(.push, limit: 1).isEmpty)  // the one slot: "waiting" looked at, put aside
+        let claimed = await harness.partitions.claim(.push, limit: 1)
+        #expect(claimed.map(\.claimed.attempt.request.sendID) == ["ready"])
         await harness.shutdown()
     }
 

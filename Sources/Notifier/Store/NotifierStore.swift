@@ -32,6 +32,11 @@ enum NotifierStore {
                     """)
         }
         InboxStore.migrate(&migrator)
+        migrator.registerMigration("notifier v3: sends waiting for their contact") { db in
+            // A send waiting for its contact (see `contactSettle`) is looked at again from this time on, and holds no
+            // claim slot meanwhile.
+            try db.execute(sql: "ALTER TABLE sends ADD COLUMN check_at TEXT")
+        }
         return migrator
     }
 
@@ -195,6 +200,8 @@ extension NotifierStore {
 
     /// How long a send that finds no one to reach waits for a newer contact snapshot, and the reasons that wait.
     static let contactSettle: TimeInterval = 2
+    /// How often a waiting send is looked at again.
+    static let contactRecheck: TimeInterval = 0.2
     static let waitingReasons: Set<String> = ["no_contact", "no_installation", "no_token", "no_address"]
 
     /// Takes up to `limit` attempts of `channel` that are due: first fans out queued sends into ledger rows (their
@@ -215,9 +222,13 @@ extension NotifierStore {
             return read
         }
         // Fan-out of new sends.
+        // In arrival order (the index's rowid order); those waiting for their contact only once their check is due.
         let queued = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT send_id, request, received_at FROM sends WHERE channel = ? AND state = 'queued' LIMIT ?"),
-            arguments: [channel.rawValue, limit])
+            db.cachedStatement(sql: """
+                SELECT send_id, request, received_at FROM sends
+                WHERE channel = ? AND state = 'queued' AND (check_at IS NULL OR check_at <= ?) LIMIT ?
+                """),
+            arguments: [channel.rawValue, time, limit])
         for row in queued {
             let sendID: String = row["send_id"]
             guard let send = try? Wire.decode(SendRequest.self, from: Array(row["request"] as Data)) else {
@@ -233,6 +244,9 @@ extension NotifierStore {
             if resolution.targets.isEmpty, now.timeIntervalSince(received) < contactSettle,
                 resolution.skipped.allSatisfy({ waitingReasons.contains($0.reason) })
             {
+                try db.executeCached(
+                    sql: "UPDATE sends SET check_at = ? WHERE send_id = ?",
+                    arguments: [WireTime.format(now.addingTimeInterval(contactRecheck)), sendID])
                 continue
             }
             try db.executeCached(sql: "UPDATE sends SET state = 'resolved' WHERE send_id = ?", arguments: [sendID])
