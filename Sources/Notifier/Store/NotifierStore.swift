@@ -229,9 +229,17 @@ extension NotifierStore {
                 WHERE channel = ? AND state = 'queued' AND (check_at IS NULL OR check_at <= ?) LIMIT ?
                 """),
             arguments: [channel.rawValue, time, limit])
+        // Each send request decoded once per claim: the sends fanned out here are most of the due rows below.
+        var requests: [String: SendRequest] = [:]
+        func request(_ sendID: String, _ row: Row) -> SendRequest? {
+            if let known = requests[sendID] { return known }
+            let decoded = try? Wire.decode(SendRequest.self, from: Array(row["request"] as Data))
+            requests[sendID] = decoded
+            return decoded
+        }
         for row in queued {
             let sendID: String = row["send_id"]
-            guard let send = try? Wire.decode(SendRequest.self, from: Array(row["request"] as Data)) else {
+            guard let send = request(sendID, row) else {
                 try db.executeCached(sql: "UPDATE sends SET state = 'resolved' WHERE send_id = ?", arguments: [sendID])
                 continue
             }
@@ -271,7 +279,7 @@ extension NotifierStore {
             let sendID: String = row["send_id"]
             let targetID: String = row["target_id"]
             let attempts: Int = row["attempts"]
-            guard let send = try? Wire.decode(SendRequest.self, from: Array(row["request"] as Data)),
+            guard let send = request(sendID, row),
                 var target = try? JSONDecoder().decode(DeliveryTarget.self, from: Data((row["target"] as String).utf8))
             else {
                 try finish(db, sendID: sendID, targetID: targetID, state: .failed, reason: "unreadable ledger row", messageID: nil, now: time)
