@@ -39,9 +39,15 @@ enum NotifierMetrics {
         max(0, at.timeIntervalSince(send.dueAt ?? send.trigger.at))
     }
 
+    /// A reason as a label: its first word (`TooManyRequests`, `max_retry_attempts`, `transport`), or a protocol and
+    /// its status code (`HTTP 503` → `http_503`, `smtp 421` → `smtp_421`, `sms 21610` → `sms_21610`).
     static func label(_ reason: String?) -> String {
         guard let reason else { return "" }
         if reason.hasPrefix("transport") { return "transport" }
+        let words = reason.split(separator: " ", maxSplits: 2)
+        if words.count >= 2, ["HTTP", "smtp", "sms"].contains(words[0]), words[1].allSatisfy(\.isNumber), words[1].count <= 6 {
+            return "\(words[0].lowercased())_\(words[1])"
+        }
         let head = reason.prefix { $0 != ":" && $0 != " " }
         return String(head.prefix(48))
     }

@@ -101,6 +101,17 @@ struct ProviderTests {
         #expect(ProviderOutcome.retryAfter(nil, now: now) == nil)
     }
 
+    @Test(
+        "reasons as metric labels: a closed set, with the status code of a protocol kept",
+        arguments: [
+            ("TooManyRequests", "TooManyRequests"), ("HTTP 503", "http_503"), ("smtp 421", "smtp_421"), ("sms 21610", "sms_21610"),
+            ("max_retry_attempts: HTTP 500", "max_retry_attempts"), ("transport: Connection refused", "transport"),
+            ("timeout", "timeout"), ("HTTP soon", "HTTP"), ("oauth: invalid_grant", "oauth"),
+        ])
+    func reasonLabels(reason: String, label: String) {
+        #expect(NotifierMetrics.label(reason) == label)
+    }
+
     @Test("the delivery latency counts from the trigger, or from the end of the campaign's delay")
     func latencyStart() {
         var send = sendRequest()
