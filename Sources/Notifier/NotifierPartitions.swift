@@ -75,6 +75,8 @@ actor NotifierPartitions: KafkaRebalanceListener {
             // applied, the partition's sends wait.
             let deliveries = TopicPartition(HeraldTopic.deliveries.name, number)
             if partitions.contains(deliveries), let watermarks {
+                // Held from now: a worker's claim may run on this actor while the broker answers.
+                handover[number] = (.max, clock())
                 let marks = try await watermarks(deliveries)
                 let from = max(offsets[deliveries.topic] ?? marks.low, marks.low)
                 if from < marks.high {
@@ -82,6 +84,8 @@ actor NotifierPartitions: KafkaRebalanceListener {
                     logger.info(
                         "ledger handover: reading the partition's delivery reports before sending",
                         metadata: ["partition": "\(number)", "from": "\(from)", "to": "\(marks.high)"])
+                } else {
+                    handover.removeValue(forKey: number)
                 }
             }
         }
@@ -124,7 +128,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
                 logger.info(
                     "ledger handover done",
                     metadata: [
-                        "partition": "\(tp.partition)", "reports": "\(pending.end)",
+                        "partition": "\(tp.partition)", "to": "\(pending.end)",
                         "seconds": "\(String(format: "%.1f", clock().timeIntervalSince(pending.started)))",
                     ])
                 channels.formUnion(MessageChannel.allCases)
