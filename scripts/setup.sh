@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what Herald needs to build, run and test on Debian 12, skipping what is already there.
+# Installs what Herald needs to build, run and test on Debian 12, skipping what is already there (binutils: the
+# deploy test reads the executables' shared libraries with readelf).
 # Needs root (or sudo) only when something is missing. Extra Debian packages (a benchmark's tools) may be named as
 # arguments: scripts/setup.sh nghttp2-client
 set -euo pipefail
 
-packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev kcat pkg-config curl python3 openssl docker-compose "$@")
+packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev kcat pkg-config curl python3 openssl docker-compose binutils "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
