@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldTestSupport
 import ProviderSimulators
 import Shared
 import Testing
@@ -93,6 +94,21 @@ struct PushThroughputBenchmark {
         }
         let notifierElapsed = ContinuousClock.now - notifierStarted
         print(String(format: "notifier path: %.0f sends/s (%d sent in %@)", Self.rate(sent, notifierElapsed), sent, "\(notifierElapsed)"))
+
+        // 3. The ledger handover: a new owner without the database reads the partition's reports back, in the
+        // consumer's batches of 500 (what every instance also does with its own reports as they come).
+        let reports = try await readTopic(HeraldTopic.deliveries.name, bootstrap: harness.cluster.bootstrapServers, logger: harness.logger) {
+            $0.count >= Self.sends
+        }
+        try await harness.handOver()
+        let handoverStarted = ContinuousClock.now
+        for first in stride(from: 0, to: reports.count, by: 500) {
+            try await harness.partitions.apply(KafkaBatch(records: Array(reports[first..<min(first + 500, reports.count)])))
+        }
+        let handoverElapsed = ContinuousClock.now - handoverStarted
+        #expect(await !harness.partitions.isHandingOver(0))
+        #expect(try await harness.partitions.ledgerStates(.push) == ["sent": Self.sends])
+        print(String(format: "ledger handover: %.0f reports/s (%d reports in %@)", Self.rate(reports.count, handoverElapsed), reports.count, "\(handoverElapsed)"))
         await harness.shutdown()
         driver.shutdown()
     }
