@@ -96,10 +96,21 @@ struct PushThroughputBenchmark {
         print(String(format: "notifier path: %.0f sends/s (%d sent in %@)", Self.rate(sent, notifierElapsed), sent, "\(notifierElapsed)"))
 
         // 3. The ledger handover: a new owner without the database reads the partition's reports back, in the
-        // consumer's batches of 500 (what every instance also does with its own reports as they come).
-        let reports = try await readTopic(HeraldTopic.deliveries.name, bootstrap: harness.cluster.bootstrapServers, logger: harness.logger) {
-            $0.count >= Self.sends
-        }
+        // consumer's batches of 500 (what every instance also does with its own reports as they come). The embedded
+        // broker keeps about 5 MiB of a partition, so with many sends the oldest reports are gone: the new owner then
+        // knows only the sends whose reports it read, which is what the check below expects.
+        let inspector = try KafkaGroupInspector(
+            client: KafkaClientSettings(bootstrapServers: harness.cluster.bootstrapServers), groupID: "bench-reader",
+            logger: harness.logger)
+        let (low, high) = try await inspector.watermarks(TopicPartition(HeraldTopic.deliveries.name, 0))
+        let reports = try await readTopic(
+            HeraldTopic.deliveries.name, bootstrap: harness.cluster.bootstrapServers, logger: harness.logger,
+            timeout: .seconds(120)
+        ) { ($0.last?.offset ?? -1) >= high - 1 }
+        let sentIDs = Set(try reports.compactMap { record -> String? in
+            let report = try Wire.decode(DeliveryReport.self, from: record.value ?? [])
+            return report.outcome == .sent ? report.sendID : nil
+        })
         try await harness.handOver()
         let handoverStarted = ContinuousClock.now
         for first in stride(from: 0, to: reports.count, by: 500) {
@@ -107,8 +118,10 @@ struct PushThroughputBenchmark {
         }
         let handoverElapsed = ContinuousClock.now - handoverStarted
         #expect(await !harness.partitions.isHandingOver(0))
-        #expect(try await harness.partitions.ledgerStates(.push) == ["sent": Self.sends])
-        print(String(format: "ledger handover: %.0f reports/s (%d reports in %@)", Self.rate(reports.count, handoverElapsed), reports.count, "\(handoverElapsed)"))
+        #expect(try await harness.partitions.ledgerStates(.push) == ["sent": sentIDs.count])
+        if low == 0 { #expect(sentIDs.count == Self.sends) }
+        let retained = low == 0 ? "" : String(format: "; the broker had dropped the first %lld of %lld", low, high)
+        print(String(format: "ledger handover: %.0f reports/s (%d reports in %@%@)", Self.rate(reports.count, handoverElapsed), reports.count, "\(handoverElapsed)", retained))
         await harness.shutdown()
         driver.shutdown()
     }

@@ -42,7 +42,8 @@ package func repositoryFile(_ path: String) -> String {
 
 /// Reads `topic` from the beginning with a fresh group until `enough` holds for what was read, then leaves.
 package func readTopic(
-    _ topic: String, bootstrap: String, logger: Logger, until enough: @escaping @Sendable ([KafkaRecord]) -> Bool
+    _ topic: String, bootstrap: String, logger: Logger, timeout: Duration = .seconds(30),
+    until enough: @escaping @Sendable ([KafkaRecord]) -> Bool
 ) async throws -> [KafkaRecord] {
     var configuration = KafkaConsumerConfiguration(
         client: KafkaClientSettings(bootstrapServers: bootstrap), clientID: "test-reader",
@@ -52,7 +53,7 @@ package func readTopic(
     let records = Locked<[KafkaRecord]>([])
     let reading = Task { for try await batch in consumer.batches() { records.withLock { $0 += batch.records } } }
     do {
-        try await waitUntil("records on \(topic)") { enough(records.withLock { $0 }) }
+        try await waitUntil("records on \(topic)", timeout: timeout) { enough(records.withLock { $0 }) }
     } catch {
         consumer.stop()
         await consumer.close()
