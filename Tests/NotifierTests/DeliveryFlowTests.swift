@@ -28,6 +28,7 @@ final class NotifierHarness: @unchecked Sendable {
     private(set) var partitions: NotifierPartitions
     private var workers: [Task<Void, Never>] = []
     private var offsets: [String: Int64] = [:]
+    private var inspector: KafkaGroupInspector?
     /// Every record fed so far, in order: what a new owner of the partition replays.
     private(set) var history: [(HeraldTopic, String, [UInt8]?)] = []
     let retry: RetryPolicy
@@ -89,11 +90,18 @@ final class NotifierHarness: @unchecked Sendable {
         await partitions.partitionsRevoked(topicPartitions, lost: false)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-notifier-\(UUID().uuidString)").path
         partitions = NotifierPartitions(directory: directory, producer: producer, catalog: Self.catalog, logger: logger)
-        let inspector = try KafkaGroupInspector(
-            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), groupID: "handover-test", logger: logger)
-        await partitions.onWatermarks { partition in try await inspector.watermarks(partition) }
+        await partitions.onWatermarks { [self] partition in try await watermarks(partition) }
         offsets = [:]
         try await open()
+    }
+
+    /// The broker's low and high watermarks of a partition, as the notifier's consumer asks them on assignment (one
+    /// inspector, made on first use and shut down with the harness).
+    func watermarks(_ partition: TopicPartition) async throws -> (low: Int64, high: Int64) {
+        let inspector = try inspector ?? KafkaGroupInspector(
+            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), groupID: "handover-test", logger: logger)
+        self.inspector = inspector
+        return try await inspector.watermarks(partition)
     }
 
     /// Feeds the history again, from offset 0, as a consumer starting from the beginning would.
@@ -183,6 +191,7 @@ final class NotifierHarness: @unchecked Sendable {
         await smtp.stop()
         driver.shutdown()
         await producer.shutdown()
+        await inspector?.shutdown()
         await cluster.shutdown()
         try? FileManager.default.removeItem(atPath: caFile)
     }

@@ -99,10 +99,7 @@ struct PushThroughputBenchmark {
         // consumer's batches of 500 (what every instance also does with its own reports as they come). The embedded
         // broker keeps about 5 MiB of a partition, so with many sends the oldest reports are gone: the new owner then
         // knows only the sends whose reports it read, which is what the check below expects.
-        let inspector = try KafkaGroupInspector(
-            client: KafkaClientSettings(bootstrapServers: harness.cluster.bootstrapServers), groupID: "bench-reader",
-            logger: harness.logger)
-        let (low, high) = try await inspector.watermarks(TopicPartition(HeraldTopic.deliveries.name, 0))
+        let (low, high) = try await harness.watermarks(TopicPartition(HeraldTopic.deliveries.name, 0))
         let reports = try await readTopic(
             HeraldTopic.deliveries.name, bootstrap: harness.cluster.bootstrapServers, logger: harness.logger,
             timeout: .seconds(120)
