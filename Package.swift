@@ -84,12 +84,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The orchestrator's state: per-partition SQLite, profiles, identity. A library, so that the `herald` command
-        // can read a data directory.
+        // The generic partition layer under both stateful services: per-partition SQLite, offsets with the state,
+        // record-id dedupe, the outbox and its publisher, and the owner that opens, drains and closes partitions.
+        .target(
+            name: "PartitionStore",
+            dependencies: [
+                "Shared",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The orchestrator's domain: profiles, identity, segments, campaigns, on the partition store. A library, so
+        // that the `herald` command can read a data directory.
         .target(
             name: "ProfileStore",
             dependencies: [
-                "Shared",
+                "Shared", "PartitionStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -99,14 +111,16 @@ let package = Package(
         ),
         .executableTarget(
             name: "Orchestrator",
-            dependencies: ["Shared", "ServiceSupport", "ProfileStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "Shared", "ServiceSupport", "PartitionStore", "ProfileStore", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The operator's command line.
         .executableTarget(
             name: "Herald",
             dependencies: [
-                "Shared", "ProfileStore",
+                "Shared", "PartitionStore", "ProfileStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "Notifier",
             dependencies: [
-                "Shared", "ServiceSupport", "CCurl", "ProfileStore",
+                "Shared", "ServiceSupport", "CCurl", "PartitionStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -191,16 +205,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PartitionStoreTests",
+            dependencies: ["PartitionStore", "Shared", "HeraldTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "OrchestratorTests",
             dependencies: [
-                "Orchestrator", "ProfileStore", "Shared", "HeraldTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "Orchestrator", "ProfileStore", "PartitionStore", "Shared", "HeraldTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "NotifierTests",
             dependencies: [
-                "Notifier", "ProviderSimulators", "ProfileStore", "Shared", "HeraldTestSupport",
+                "Notifier", "ProviderSimulators", "PartitionStore", "Shared", "HeraldTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

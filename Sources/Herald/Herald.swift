@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PartitionStore
 import ProfileStore
 import Shared
 

@@ -30,7 +30,8 @@ enum Notifier {
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: logger)
         let partitions = NotifierPartitions(
-            directory: settings.service.dataDirectory, producer: producer, catalog: settings.catalog, logger: logger)
+            directory: settings.service.dataDirectory, producer: producer, catalog: settings.catalog, logger: logger,
+            drainTimeout: settings.drainTimeout)
         let driver = CurlDriver(caFile: settings.caFile)
         let providers = try makeProviders(settings, driver: driver)
         logger.info(

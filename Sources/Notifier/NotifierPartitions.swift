@@ -1,46 +1,52 @@
 import Foundation
 import GRDB
 import Logging
-import ProfileStore
+import PartitionStore
 import Shared
 
-/// Owns the notifier databases of the partitions assigned to this instance. The consumer only writes to them (contacts
-/// and queued sends, with the offsets, in one transaction per batch), so it never waits on a provider; the delivery
-/// workers claim due attempts from them and write the results back.
-actor NotifierPartitions: KafkaRebalanceListener {
-    let directory: String
-    private let producer: KafkaProducer
+/// The notifier's partitions, on the generic owner (which opens, flushes and closes their databases). The consumer
+/// only writes to them (contacts and queued sends, with the offsets, in one transaction per batch), so it never waits
+/// on a provider; the delivery workers claim due attempts from them and write the results back.
+///
+/// A partition taken away is drained first: nothing more of it is claimed, and its revocation waits (up to
+/// `drainTimeout`) for the provider calls in flight, whose outcomes are recorded and reported before the database is
+/// closed. An outcome that arrives later still goes to `herald.deliveries`, straight to the broker, so that the next
+/// owner's ledger handover learns it (docs/partitions.md).
+actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
+    let owner: PartitionOwner
     private let logger: Logger
-    private var databases: [Int32: PartitionDatabase] = [:]
     /// `project/app` → platform, for push fan-out.
     let platforms: [String: String]
     private let clock: @Sendable () -> Date
+    /// How long a revocation waits for the partition's provider calls in flight.
+    let drainTimeout: Duration
     /// Called after a batch brought sends of a channel (wakes its worker).
     private var wake: [MessageChannel: @Sendable () -> Void] = [:]
-    /// Outbox flushes: one task per partition at a time, run again while more were asked for. Writers never wait for
-    /// the broker (the outbox is durable); the reports follow as soon as the broker acknowledges.
-    private var flushTasks: [Int32: Task<Void, Never>] = [:]
-    private var flushRequested: Set<Int32> = []
     /// The partitions' watermarks, asked of the broker (the service sets the consumer's query; without it no handover
     /// is waited for).
     private var watermarks: (@Sendable (TopicPartition) async throws -> (low: Int64, high: Int64))?
     /// Ledger handover: partitions whose `herald.deliveries` is read up to this end offset before anything of theirs is
     /// claimed, so that targets their previous owner finished are not sent again (docs/notifier.md#partition-handover).
     private var handover: [Int32: (end: Int64, started: Date)] = [:]
+    /// Attempts claimed and not completed yet, per partition.
+    private var inFlight: [Int32: Int] = [:]
+    /// Partitions being revoked: nothing more of them is claimed.
+    private var draining: Set<Int32> = []
 
     init(
-        directory: String, producer: KafkaProducer, catalog: AppsCatalog, logger: Logger,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        directory: String, producer: any OutboxPublisher, catalog: AppsCatalog, logger: Logger,
+        drainTimeout: Duration = .seconds(15), clock: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.directory = directory
-        self.producer = producer
+        self.owner = PartitionOwner(directory: directory, migrator: NotifierStore.migrator, publisher: producer, logger: logger)
         self.logger = logger
         self.clock = clock
+        self.drainTimeout = drainTimeout
         var platforms: [String: String] = [:]
         for project in catalog.projects {
             for app in project.apps { platforms["\(project.id)/\(app.id)"] = app.platform }
         }
         self.platforms = platforms
+        owner.setHooks(self)
     }
 
     func onSends(_ channel: MessageChannel, _ body: @escaping @Sendable () -> Void) { wake[channel] = body }
@@ -52,59 +58,82 @@ actor NotifierPartitions: KafkaRebalanceListener {
     /// Whether the partition's deliveries are still being read back (nothing of it is claimed meanwhile).
     func isHandingOver(_ partition: Int32) -> Bool { handover[partition] != nil }
 
-    // MARK: KafkaRebalanceListener
+    /// Attempts of the partition claimed and not completed yet.
+    func attemptsInFlight(_ partition: Int32) -> Int { inFlight[partition] ?? 0 }
+
+    // MARK: KafkaRebalanceListener: the owner's, which calls back the hooks below
 
     func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
-        var starts: [TopicPartition: KafkaStartOffset] = [:]
-        for number in Set(partitions.map(\.partition)).sorted() {
-            if databases[number] == nil {
-                let database = try PartitionDatabase.open(directory: directory, partition: number, migrator: NotifierStore.migrator)
-                let recovered = try await database.write { db in try NotifierStore.recoverInFlight(db) }
-                if recovered > 0 {
-                    logger.warning(
-                        "attempts in flight at the last stop are made again",
-                        metadata: ["partition": "\(number)", "attempts": "\(recovered)"])
-                }
-                databases[number] = database
-            }
-            let offsets = try await databases[number]!.nextOffsets()
-            for tp in partitions where tp.partition == number {
-                starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning
-            }
-            // The reports written since this database last read them (all of them for a new database): until they are
-            // applied, the partition's sends wait.
-            let deliveries = TopicPartition(HeraldTopic.deliveries.name, number)
-            if partitions.contains(deliveries), let watermarks {
-                // Held from now: a worker's claim may run on this actor while the broker answers.
-                handover[number] = (.max, clock())
-                let marks = try await watermarks(deliveries)
-                let from = max(offsets[deliveries.topic] ?? marks.low, marks.low)
-                if from < marks.high {
-                    handover[number] = (marks.high, clock())
-                    logger.info(
-                        "ledger handover: reading the partition's delivery reports before sending",
-                        metadata: ["partition": "\(number)", "from": "\(from)", "to": "\(marks.high)"])
-                } else {
-                    handover.removeValue(forKey: number)
-                }
-            }
-        }
-        logger.info(
-            "partition databases open",
-            metadata: ["partitions": .string(databases.keys.sorted().map(String.init).joined(separator: ","))])
+        let starts = try await owner.partitionsAssigned(partitions)
         for body in wake.values { body() }
         return starts
     }
 
     func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
-        for number in Set(partitions.map(\.partition)).sorted() {
-            handover.removeValue(forKey: number)
-            flushRequested.remove(number)
-            await flushTasks[number]?.value
-            guard let database = databases.removeValue(forKey: number) else { continue }
-            if !lost { try? await database.produceOutbox(with: producer) }
-            do { try database.close() } catch { logger.warning("closing partition database failed", metadata: ["error": "\(error)"]) }
+        await owner.partitionsRevoked(partitions, lost: lost)
+    }
+
+    // MARK: PartitionHooks
+
+    func partitionOpened(_ database: PartitionDatabase, assigned: [TopicPartition]) async throws {
+        let number = database.partition
+        let recovered = try await database.write { db in try NotifierStore.recoverInFlight(db) }
+        if recovered > 0 {
+            logger.warning(
+                "attempts in flight at the last stop are made again", metadata: ["partition": "\(number)", "attempts": "\(recovered)"])
         }
+        // The reports written since this database last read them (all of them for a new database): until they are
+        // applied, the partition's sends wait.
+        let deliveries = TopicPartition(HeraldTopic.deliveries.name, number)
+        guard assigned.contains(deliveries), let watermarks else { return }
+        // Held from now: a worker's claim may run on this actor while the broker answers.
+        handover[number] = (.max, clock())
+        let stored = try await database.nextOffsets()[deliveries.topic]
+        let marks: (low: Int64, high: Int64)
+        do {
+            marks = try await watermarks(deliveries)
+        } catch {
+            handover.removeValue(forKey: number)
+            throw error
+        }
+        let from = max(stored ?? marks.low, marks.low)
+        if from < marks.high {
+            handover[number] = (marks.high, clock())
+            logger.info(
+                "ledger handover: reading the partition's delivery reports before sending",
+                metadata: ["partition": "\(number)", "from": "\(from)", "to": "\(marks.high)"])
+        } else {
+            handover.removeValue(forKey: number)
+        }
+    }
+
+    /// Stops claiming the partition and waits, up to `drainTimeout`, for its attempts in flight to complete (their
+    /// outcomes are written to the ledger with their reports; the owner flushes them after this).
+    func partitionDraining(_ partition: Int32) async {
+        draining.insert(partition)
+        let started = ContinuousClock.now
+        let deadline = started + drainTimeout
+        let waiting = attemptsInFlight(partition)
+        while attemptsInFlight(partition) > 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let left = attemptsInFlight(partition)
+        if waiting > 0 {
+            let metadata: Logger.Metadata = [
+                "partition": "\(partition)", "attempts": "\(waiting)", "left": "\(left)",
+                "ms": "\((ContinuousClock.now - started).milliseconds)",
+            ]
+            if left > 0 {
+                logger.warning("partition released with attempts still in flight; their outcomes are reported when they come", metadata: metadata)
+            } else {
+                logger.info("partition drained", metadata: metadata)
+            }
+        }
+    }
+
+    func partitionClosed(_ partition: Int32) async {
+        handover.removeValue(forKey: partition)
+        draining.remove(partition)
     }
 
     // MARK: Consuming
@@ -112,7 +141,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
     func apply(_ batch: KafkaBatch) async throws {
         var channels: Set<MessageChannel> = []
         for (tp, records) in batch.byPartition {
-            guard let database = databases[tp.partition] else {
+            guard let database = await owner.database(tp.partition) else {
                 logger.warning("batch for a partition not open", metadata: ["partition": "\(tp)"])
                 continue
             }
@@ -120,7 +149,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
             let outbox = try await database.applyBatch(records) { db, record in
                 try NotifierStore.apply(db, record: record, now: now)
             }
-            if !outbox.isEmpty { scheduleFlush(tp.partition) }
+            if !outbox.isEmpty { await owner.scheduleFlush(tp.partition) }
             if let pending = handover[tp.partition],
                 let last = records.last(where: { $0.topic == HeraldTopic.deliveries.name })?.offset, last + 1 >= pending.end
             {
@@ -147,20 +176,25 @@ actor NotifierPartitions: KafkaRebalanceListener {
 
     // MARK: Delivery
 
-    /// Claims up to `limit` due attempts of `channel` across the open partitions.
+    /// Claims up to `limit` due attempts of `channel` across the open partitions (not those handing over or being
+    /// revoked).
     func claim(_ channel: MessageChannel, limit: Int) async -> [(partition: Int32, claimed: NotifierStore.Claimed)] {
         var result: [(Int32, NotifierStore.Claimed)] = []
         let now = clock()
         let platforms = self.platforms
-        for (number, database) in databases.sorted(by: { $0.key < $1.key }) where result.count < limit && handover[number] == nil {
+        for (number, database) in await owner.openDatabases where result.count < limit {
+            guard handover[number] == nil, !draining.contains(number) else { continue }
             let left = limit - result.count
             do {
                 guard try await database.read({ db in try NotifierStore.hasWork(db, channel: channel, now: now) }) else { continue }
+                // Checked again after the read: a revocation may have started meanwhile.
+                guard !draining.contains(number) else { continue }
                 let (claimed, outbox) = try await database.writeWithOutbox { db in
                     try NotifierStore.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
                 }
+                inFlight[number, default: 0] += claimed.count
                 result += claimed.map { (number, $0) }
-                if !outbox.isEmpty { scheduleFlush(number) }
+                if !outbox.isEmpty { await owner.scheduleFlush(number) }
             } catch {
                 logger.error("claiming sends failed", metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
             }
@@ -168,16 +202,27 @@ actor NotifierPartitions: KafkaRebalanceListener {
         return result
     }
 
-    /// Writes attempts' results of one partition and produces their reports.
+    /// Writes attempts' results of one partition and produces their reports. When the partition is gone (a drain that
+    /// timed out, a lost partition), the reports of finished targets go straight to the broker instead.
     func complete(partition: Int32, results: [NotifierStore.AttemptResult], retry: RetryPolicy) async {
-        guard let database = databases[partition] else {
-            // Revoked meanwhile: the rows stay `sending` and are attempted again by the partition's next owner.
-            logger.warning("results for a partition not open", metadata: ["partition": "\(partition)", "results": "\(results.count)"])
+        defer { inFlight[partition] = max(0, (inFlight[partition] ?? 0) - results.count) }
+        guard let database = await owner.database(partition) else {
+            let reports = NotifierStore.lateReports(results)
+            logger.warning(
+                "results for a partition not open; reported straight to herald.deliveries",
+                metadata: ["partition": "\(partition)", "results": "\(results.count)", "reports": "\(reports.count)"])
+            do {
+                try await owner.publishDirectly(reports.map(\.outgoing))
+            } catch {
+                logger.error(
+                    "late reports not produced; the next owner attempts these targets again",
+                    metadata: ["partition": "\(partition)", "error": "\(error)"])
+            }
             return
         }
         do {
             _ = try await database.writeWithOutbox { db in ((), try NotifierStore.complete(db, results: results, retry: retry)) }
-            scheduleFlush(partition)
+            await owner.scheduleFlush(partition)
         } catch {
             logger.error("recording results failed", metadata: ["partition": "\(partition)", "error": "\(error)"])
         }
@@ -190,7 +235,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
         reason: String, at: Date
     ) async throws -> Int {
         var recorded = 0
-        for (number, database) in databases {
+        for (number, database) in await owner.openDatabases {
             let keys: [String] = try await database.read { db in
                 if let key { return try NotifierStore.contact(db, key: key) != nil ? [key] : [] }
                 return try NotifierStore.profiles(db, phoneNumber: phoneNumber ?? "")
@@ -209,38 +254,15 @@ actor NotifierPartitions: KafkaRebalanceListener {
                 }
                 return ((), outputs)
             }
-            scheduleFlush(number)
+            await owner.scheduleFlush(number)
             recorded += keys.count
         }
         return recorded
     }
 
-    /// Asks for a partition's outbox to be produced, without waiting for it.
-    private func scheduleFlush(_ number: Int32) {
-        flushRequested.insert(number)
-        guard flushTasks[number] == nil else { return }
-        flushTasks[number] = Task { await self.drainFlushes(number) }
-    }
-
-    private func drainFlushes(_ number: Int32) async {
-        while flushRequested.remove(number) != nil, let database = databases[number] {
-            await flush(database)
-        }
-        flushTasks[number] = nil
-    }
-
-    /// Produces a partition's outbox now; on failure the next flush (or the relay) does.
-    private func flush(_ database: PartitionDatabase) async {
-        do {
-            try await database.produceOutbox(with: producer)
-        } catch {
-            logger.warning("outbox not produced yet", metadata: ["partition": "\(database.partition)", "error": "\(error)"])
-        }
-    }
-
-    /// The relay's round: every open partition's outbox.
+    /// The relay's round: every partition whose outbox a produce left behind.
     func flushAll() async {
-        for number in databases.keys { scheduleFlush(number) }
+        await owner.flushUnflushed()
     }
 
     /// A ledger row, for operators and tests.
@@ -253,7 +275,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
 
     /// A send's ledger rows in the partitions of this instance.
     func ledger(sendID: String) async throws -> [LedgerEntry] {
-        for database in databases.values {
+        for (_, database) in await self.owner.openDatabases {
             let rows = try await database.read { db in
                 try Row.fetchAll(db, sql: "SELECT * FROM ledger WHERE send_id = ? ORDER BY target_id", arguments: [sendID])
                     .map { LedgerEntry(targetID: $0["target_id"], state: $0["state"], attempts: $0["attempts"], reason: $0["reason"]) }
@@ -267,7 +289,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
     /// partitions.
     func ledgerStates(_ channel: MessageChannel) async throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        for database in databases.values {
+        for (_, database) in await self.owner.openDatabases {
             let rows = try await database.read { db in
                 try Row.fetchAll(
                     db, sql: "SELECT state, count(*) AS n FROM ledger WHERE channel = ? GROUP BY state", arguments: [channel.rawValue]
@@ -278,7 +300,7 @@ actor NotifierPartitions: KafkaRebalanceListener {
         return counts
     }
 
-    var openPartitions: [Int32] { databases.keys.sorted() }
+    var openPartitions: [Int32] { get async { await owner.openPartitions } }
 }
 
 extension NotifierStore {
@@ -318,7 +340,7 @@ extension NotifierPartitions {
         _ owner: InboxStore.Owner, before cursor: InboxStore.Cursor?, limit: Int, includeSilent: Bool
     ) async throws -> (notifications: [InboxStore.Notification], hasMore: Bool) {
         var all: [InboxStore.Notification] = []
-        for database in databases.values {
+        for (_, database) in await self.owner.openDatabases {
             all += try await database.read { db in
                 try InboxStore.page(db, owner: owner, before: cursor, limit: limit + 1, includeSilent: includeSilent)
             }
@@ -330,7 +352,7 @@ extension NotifierPartitions {
     /// Marks one notification read, opened or deleted; false when the owner has no such notification.
     func inboxMark(_ owner: InboxStore.Owner, notificationID: String, _ mark: InboxStore.Mark) async throws -> Bool {
         var found = false
-        for database in databases.values {
+        for (_, database) in await self.owner.openDatabases {
             let changed = try await database.write { db in try InboxStore.mark(db, owner: owner, notificationID: notificationID, mark) }
             found = found || changed
         }
@@ -340,12 +362,12 @@ extension NotifierPartitions {
     /// Marks read what is not newer than `notificationID`; nil when the owner has no such notification.
     func inboxMarkAllRead(_ owner: InboxStore.Owner, until notificationID: String) async throws -> Int? {
         var until: InboxStore.Cursor?
-        for database in databases.values where until == nil {
+        for (_, database) in await self.owner.openDatabases where until == nil {
             until = try await database.read { db in try InboxStore.cursor(db, owner: owner, notificationID: notificationID) }
         }
         guard let until else { return nil }
         var marked = 0
-        for database in databases.values {
+        for (_, database) in await self.owner.openDatabases {
             marked += try await database.write { db in try InboxStore.markAllRead(db, owner: owner, until: until) }
         }
         return marked
@@ -354,7 +376,7 @@ extension NotifierPartitions {
     /// Whether an installation opted out, as the contacts of this instance's partitions say (nil: unknown here).
     func installationOptedOut(project: String, installationID: String) async throws -> Bool? {
         var known: Bool?
-        for database in databases.values {
+        for (_, database) in await self.owner.openDatabases {
             if let flag = try await database.read({ db in try InboxStore.optedOut(db, project: project, installationID: installationID) }) {
                 known = (known ?? false) || flag
             }
@@ -365,7 +387,7 @@ extension NotifierPartitions {
     /// Deletes inbox entries older than the retention; returns how many.
     func purgeInbox(before cutoff: Date) async throws -> Int {
         var purged = 0
-        for database in databases.values {
+        for (_, database) in await self.owner.openDatabases {
             purged += try await database.write { db in try InboxStore.purge(db, before: cutoff) }
         }
         return purged

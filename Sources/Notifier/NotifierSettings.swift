@@ -21,6 +21,8 @@ struct NotifierSettings: Sendable {
     /// How long inbox entries are kept, and how often older ones are deleted.
     var inboxRetention: Duration = .seconds(90 * 86_400)
     var inboxPurgeInterval: Duration = .seconds(3600)
+    /// How long a revoked partition waits for its provider calls in flight before it is released.
+    var drainTimeout: Duration = .seconds(15)
 
     struct APNs: Sendable {
         var keyPEM: String
@@ -118,6 +120,7 @@ struct NotifierSettings: Sendable {
             unsubscribeSecret: secret, smsWebhookToken: webhookToken, retry: retry, caFile: caFile)
         result.inboxRetention = .seconds(try env.int("HERALD_INBOX_RETENTION_DAYS", default: 90, range: 1...3650) * 86_400)
         result.inboxPurgeInterval = .seconds(try env.int("HERALD_INBOX_PURGE_INTERVAL_SECONDS", default: 3600, range: 1...86_400))
+        result.drainTimeout = .milliseconds(try env.int("HERALD_DRAIN_TIMEOUT_MS", default: 15_000, range: 0...600_000))
         result.service.common.unknownVariables = env.unknownHeraldVariables
         return result
     }

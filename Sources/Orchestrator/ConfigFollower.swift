@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PartitionStore
 import ProfileStore
 import ServiceLifecycle
 import Shared

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import PartitionStore
 import ProfileStore
 import ServiceLifecycle
 import ServiceSupport

@@ -1,21 +1,15 @@
 import Foundation
 import Logging
+import PartitionStore
 import ProfileStore
 import ServiceLifecycle
 import Shared
 
-/// Owns the databases of the partitions assigned to this instance: opens each on assignment (and resumes at its stored
-/// offsets), applies batches, relays the outbox after each commit, and closes on revocation.
-actor PartitionManager: KafkaRebalanceListener {
-    let directory: String
-    private let producer: KafkaProducer
+/// The orchestrator's partitions: on the generic owner (which opens, flushes and closes their databases), applies
+/// batches of `herald.ingest` and `herald.deliveries`, follows the configuration, runs timers and segment backfills.
+actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
+    let owner: PartitionOwner
     private let logger: Logger
-    private var databases: [Int32: PartitionDatabase] = [:]
-    /// Partitions whose outbox still holds records (found on opening, or a produce failed): flushed by the relay
-    /// every second and after the partition's next batch.
-    private var unflushed: Set<Int32> = []
-    /// Partitions being flushed now; a second flush of the same one waits for the next round.
-    private var flushing: Set<Int32> = []
 
     /// How long a record id is remembered: a replay older than this is applied again.
     let dedupeRetention: Duration
@@ -46,14 +40,15 @@ actor PartitionManager: KafkaRebalanceListener {
     }
 
     init(
-        directory: String, producer: KafkaProducer, logger: Logger, dedupeRetention: Duration = .seconds(30 * 86_400),
+        directory: String, producer: any OutboxPublisher, logger: Logger, dedupeRetention: Duration = .seconds(30 * 86_400),
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.directory = directory
-        self.producer = producer
+        self.owner = PartitionOwner(
+            directory: directory, migrator: ProfileSchema.migrator, publisher: producer, logger: logger)
         self.logger = logger
         self.dedupeRetention = dedupeRetention
         self.clock = clock
+        owner.setHooks(self)
     }
 
     // MARK: Configuration
@@ -68,11 +63,12 @@ actor PartitionManager: KafkaRebalanceListener {
                 "segments": "\(config.segments.count)", "campaigns": "\(config.campaigns.count)",
                 "templates": "\(config.templates.count)",
             ])
-        for number in databases.keys.sorted() { await reconcile(number) }
+        for (_, database) in await owner.openDatabases { await reconcile(database) }
     }
 
-    private func reconcile(_ number: Int32) async {
-        guard let rules, let database = databases[number] else { return }
+    private func reconcile(_ database: PartitionDatabase) async {
+        let number = database.partition
+        guard let rules else { return }
         do {
             let pending = try await database.reconcile(rules: rules)
             guard !pending.isEmpty else {
@@ -95,11 +91,11 @@ actor PartitionManager: KafkaRebalanceListener {
     func tick(budget: Duration = .milliseconds(500)) async -> Bool {
         guard let rules else { return false }
         var more = false
-        for (number, database) in databases.sorted(by: { $0.key < $1.key }) {
+        for (number, database) in await owner.openDatabases {
             do {
                 let (ran, outbox) = try await database.runTimers(rules: rules)
                 if ran == 1000 { more = true }
-                if !outbox.isEmpty { await flushOutbox(number) }
+                if !outbox.isEmpty { await owner.flush(number) }
             } catch {
                 logger.error("timers failed", metadata: ["partition": "\(number)", "error": "\(error)"])
             }
@@ -107,7 +103,7 @@ actor PartitionManager: KafkaRebalanceListener {
         let deadline = ContinuousClock.now + budget
         for number in backfills.keys.sorted() {
             while var job = backfills[number], let segment = job.segments.first, ContinuousClock.now < deadline,
-                let database = databases[number]
+                let database = await owner.database(number)
             {
                 do {
                     let chunk = try await database.backfill(rules: rules, segment: segment, after: job.after)
@@ -143,53 +139,39 @@ actor PartitionManager: KafkaRebalanceListener {
 
     /// The segments a profile is in, if a partition of this instance holds it.
     func segments(key: String) async throws -> [String]? {
-        for database in databases.values {
+        for (_, database) in await owner.openDatabases {
             if try await database.read({ try ProfileView.json($0, key: key) }) != nil { return try await database.segments(of: key) }
         }
         return nil
     }
 
-    // MARK: KafkaRebalanceListener
+    // MARK: KafkaRebalanceListener: the owner's, which calls back the hooks below
 
     func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
-        var starts: [TopicPartition: KafkaStartOffset] = [:]
-        for number in Set(partitions.map(\.partition)).sorted() {
-            let isNew = databases[number] == nil
-            let database = try databases[number] ?? PartitionDatabase.open(directory: directory, partition: number)
-            databases[number] = database
-            if isNew {
-                // Records an earlier version kept for later (ops it did not implement): applied now, before new ones.
-                let outbox = try await database.applyDeferred { db, record in try ProfileApplier.apply(db, record: record) }
-                if !outbox.isEmpty {
-                    logger.info(
-                        "deferred records applied", metadata: ["partition": "\(number)", "outputs": "\(outbox.count)"])
-                }
-            }
-            if isNew { await reconcile(number) }
-            let offsets = try await database.nextOffsets()
-            for tp in partitions where tp.partition == number {
-                starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning
-            }
-            // Output committed before a crash or a revocation but not yet produced: the relay produces it. Not here,
-            // where a broker outage would hold the whole group's rebalance.
-            if !(try await database.pendingOutbox(limit: 1).isEmpty) { unflushed.insert(number) }
-        }
-        logger.info(
-            "partition databases open",
-            metadata: ["partitions": .string(databases.keys.sorted().map(String.init).joined(separator: ","))])
-        return starts
+        try await owner.partitionsAssigned(partitions)
     }
 
     func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
-        for number in Set(partitions.map(\.partition)).sorted() {
-            guard let database = databases.removeValue(forKey: number) else { continue }
-            backfills.removeValue(forKey: number)
-            // Best effort, and only while the broker answers: what stays in the outbox is produced when the partition
-            // is opened again. Lost partitions belong to another member already.
-            if !lost && !unflushed.contains(number) { await flush(database) }
-            unflushed.remove(number)
-            do { try database.close() } catch { logger.warning("closing partition database failed", metadata: ["error": "\(error)"]) }
+        await owner.partitionsRevoked(partitions, lost: lost)
+    }
+
+    // MARK: PartitionHooks
+
+    func partitionOpened(_ database: PartitionDatabase, assigned: [TopicPartition]) async throws {
+        // Records an earlier version kept for later (ops it did not implement): applied now, before new ones.
+        let outbox = try await database.applyDeferred { db, record in try ProfileApplier.apply(db, record: record) }
+        if !outbox.isEmpty {
+            logger.info(
+                "deferred records applied", metadata: ["partition": "\(database.partition)", "outputs": "\(outbox.count)"])
         }
+        await reconcile(database)
+    }
+
+    /// Nothing runs outside the consumer's batches and the ticker, which hold no partition across a revocation.
+    func partitionDraining(_ partition: Int32) async {}
+
+    func partitionClosed(_ partition: Int32) async {
+        backfills.removeValue(forKey: partition)
     }
 
     // MARK: Batches
@@ -197,7 +179,7 @@ actor PartitionManager: KafkaRebalanceListener {
     /// Applies a batch: per partition, one transaction for state, offsets and outbox; then produces the outbox.
     func apply(_ batch: KafkaBatch) async throws {
         for (tp, records) in batch.byPartition {
-            guard let database = databases[tp.partition] else {
+            guard let database = await owner.database(tp.partition) else {
                 // Not ours (any more): the records are not consumed here and the next owner reads them.
                 logger.warning("batch for a partition not open", metadata: ["partition": "\(tp)"])
                 continue
@@ -206,32 +188,19 @@ actor PartitionManager: KafkaRebalanceListener {
             let outbox = try await database.applyBatch(records) { db, record in
                 try ProfileApplier.apply(db, record: record, rules: rules)
             }
-            if !outbox.isEmpty || unflushed.contains(tp.partition) {
-                await flushOutbox(tp.partition)
-            }
+            if !outbox.isEmpty { await owner.flush(tp.partition) }
         }
-    }
-
-    private func flushOutbox(_ number: Int32) async {
-        guard let database = databases[number] else {
-            unflushed.remove(number)
-            return
-        }
-        guard flushing.insert(number).inserted else { return }
-        let done = await flush(database)
-        flushing.remove(number)
-        if done || databases[number] == nil { unflushed.remove(number) } else { unflushed.insert(number) }
     }
 
     /// Flushes every partition whose outbox still holds records (the relay's round).
     func flushUnflushed() async {
-        for number in unflushed.sorted() { await flushOutbox(number) }
+        await owner.flushUnflushed()
     }
 
     /// Forgets record ids older than the dedupe window in every open partition.
     func pruneDedupe(now: Date = Date()) async {
         let cutoff = now.addingTimeInterval(-dedupeRetention.timeInterval)
-        for (number, database) in databases.sorted(by: { $0.key < $1.key }) {
+        for (number, database) in await owner.openDatabases {
             do {
                 let pruned = try await database.pruneApplied(before: cutoff)
                 if pruned > 0 {
@@ -243,31 +212,17 @@ actor PartitionManager: KafkaRebalanceListener {
         }
     }
 
-    /// Produces every pending outbox record of `database`, oldest first, and forgets those acknowledged.
-    @discardableResult
-    private func flush(_ database: PartitionDatabase) async -> Bool {
-        do {
-            try await database.produceOutbox(with: producer)
-            return true
-        } catch {
-            logger.warning(
-                "outbox not produced yet; retried after the next batch",
-                metadata: ["partition": "\(database.partition)", "error": "\(error)"])
-            return false
-        }
-    }
-
     // MARK: Reads
 
     /// The profile with this key, if a partition of this instance holds it.
     func profile(key: String) async throws -> JSONValue? {
-        for database in databases.values {
+        for (_, database) in await owner.openDatabases {
             if let json = try await database.read({ try ProfileView.json($0, key: key) }) { return json }
         }
         return nil
     }
 
-    var openPartitions: [Int32] { databases.keys.sorted() }
+    var openPartitions: [Int32] { get async { await owner.openPartitions } }
 }
 
 /// Runs due timers (segment time flips, campaign delays, schedules) and segment backfills: every 100 ms, or at once

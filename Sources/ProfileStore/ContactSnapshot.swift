@@ -1,13 +1,11 @@
 import GRDB
+import PartitionStore
 import Shared
 
 /// The notifier's view of a profile's reachability (`herald.contacts`, compacted, keyed by profile): email and SMS
 /// with their marketing states, and every installation with its token, environment, permission and opt-out.
 /// A profile that is gone gives a tombstone.
 package enum ContactSnapshot {
-    /// Notification permissions under which a push is displayed (provisional: quietly, in the notification centre).
-    package static let displayingPermissions: Set<String> = ["allowed", "provisional"]
-
     static func output(_ db: Database, key: String) throws -> PendingOutput {
         guard let row = try Row.fetchOne(
             db.cachedStatement(sql: "SELECT * FROM profiles WHERE profile_key = ?"), arguments: [key])
@@ -44,6 +42,6 @@ package enum ContactSnapshot {
     /// still lets a background push through; the notifier decides per push type.)
     static func pushReachable(_ installation: Row) -> Bool {
         guard installation["token"] as String? != nil, !(installation["opted_out"] as Bool) else { return false }
-        return displayingPermissions.contains(installation["notification_permission"] as String? ?? "")
+        return NotificationPermission.displaying.contains(installation["notification_permission"] as String? ?? "")
     }
 }

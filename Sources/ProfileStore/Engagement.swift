@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import PartitionStore
 import Logging
 import Metrics
 import Shared

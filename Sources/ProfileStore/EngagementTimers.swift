@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PartitionStore
 import Shared
 
 /// Durable timers (`timers`: a segment's next time flip, a campaign's delay, a schedule's next run), the partition's

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PartitionStore
 import Shared
 
 /// The link of an installation to a profile, kept at the installation's home key.

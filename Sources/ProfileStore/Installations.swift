@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PartitionStore
 import Shared
 
 /// An installation's row under the profile that holds it: what the SDK reports, its push token, permission, opt-out

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PartitionStore
 import Shared
 
 /// What the orchestrator's partition manager drives outside batches: timers, configuration changes and backfills.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PartitionStore
 import Shared
 
 /// Applies `herald.ingest` and `herald.deliveries` records to a partition's database, inside the batch's transaction,
@@ -77,16 +78,7 @@ package enum ProfileApplier {
 
     /// Remembers a record id; false when it was applied before (a replay, which is then a no-op).
     static func firstTime(_ db: Database, project: String, id: String) throws -> Bool {
-        try db.executeCached(sql: "INSERT OR IGNORE INTO applied_records (project, record_id, applied_at) VALUES (?, ?, ?)",
-            arguments: [project, id, WireTime.format(Date())])
-        return db.changesCount == 1
-    }
-}
-
-extension Database {
-    /// Runs `sql` through GRDB's statement cache: each statement is compiled once per connection.
-    package func executeCached(sql: String, arguments: StatementArguments = StatementArguments()) throws {
-        try cachedStatement(sql: sql).execute(arguments: arguments)
+        try RecordDedupe.firstTime(db, scope: project, id: id)
     }
 }
 

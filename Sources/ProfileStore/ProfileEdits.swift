@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PartitionStore
 import Shared
 
 /// Profile-level writes: natives, custom attributes, array edits, event aggregates, and the merge of anonymous history.

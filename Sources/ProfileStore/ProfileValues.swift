@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PartitionStore
 import Shared
 
 /// A profile's values under the segment language's paths (docs/segments.md), read from the partition's database on

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PartitionStore
 import Shared
 
 /// A profile as operators and tests see it, under the names of the source documents (`b.` native, `c.` custom

@@ -9,7 +9,7 @@ import Testing
 import _CryptoExtras
 
 @testable import Notifier
-@testable import ProfileStore
+@testable import PartitionStore
 
 /// The notifier's parts on an embedded broker, with the real providers talking to the simulators: records are fed to
 /// the partitions as the consumer would, workers deliver, reports are read back from `herald.deliveries`.
@@ -37,11 +37,15 @@ final class NotifierHarness: @unchecked Sendable {
 
     let clock: @Sendable () -> Date
 
+    /// How long a revocation waits for the provider calls in flight.
+    let drainTimeout: Duration
+
     init(
         retry: RetryPolicy = RetryPolicy(maxAttempts: 3, base: .milliseconds(20), cap: .milliseconds(100)),
-        clock: @escaping @Sendable () -> Date = { Date() }
+        drainTimeout: Duration = .seconds(15), clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws {
         self.retry = retry
+        self.drainTimeout = drainTimeout
         self.clock = clock
         cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
         try cluster.createTopics(HeraldTopic.specs(partitions: 1))
@@ -64,7 +68,8 @@ final class NotifierHarness: @unchecked Sendable {
         Task { try? await group.run() }
         try await waitUntil("the HTTP simulators") { port.withLock { $0 } != nil }
         httpPort = port.withLock { $0 }!
-        partitions = NotifierPartitions(directory: directory, producer: producer, catalog: Self.catalog, logger: logger, clock: clock)
+        partitions = NotifierPartitions(
+            directory: directory, producer: producer, catalog: Self.catalog, logger: logger, drainTimeout: drainTimeout, clock: clock)
         try await open()
     }
 
@@ -84,10 +89,11 @@ final class NotifierHarness: @unchecked Sendable {
 
     /// The partition moves to another instance that has not its database: the owner hands it back (its outbox
     /// flushed), the new owner opens an empty directory, knows the broker's watermarks, and will read the topics from
-    /// the beginning (`replay`).
-    func handOver() async throws {
+    /// the beginning (`replay`). `revoked`: the old owner was already revoked (with its workers running, as in a live
+    /// rebalance).
+    func handOver(revoked: Bool = false) async throws {
         await stopWorkers()
-        await partitions.partitionsRevoked(topicPartitions, lost: false)
+        if !revoked { await partitions.partitionsRevoked(topicPartitions, lost: false) }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-notifier-\(UUID().uuidString)").path
         partitions = NotifierPartitions(directory: directory, producer: producer, catalog: Self.catalog, logger: logger)
         await partitions.onWatermarks { [self] partition in try await watermarks(partition) }
@@ -377,6 +383,80 @@ struct DeliveryFlowTests {
         #expect(harness.simulators.count("apns") == 2 && harness.simulators.count("fcm") == 1)
         #expect(try await harness.partitions.ledger(sendID: "before-1").map(\.state) == ["sent", "sent"])
         #expect(try await harness.partitions.ledger(sendID: "left-1").map(\.state) == ["sent"])
+        await harness.shutdown()
+    }
+
+    @Test("a partition revoked with pushes in flight waits for their answers and reports them; its next owner sends none again")
+    func revokeDrainsInFlight() async throws {
+        let harness = try await NotifierHarness()
+        harness.simulators.setFault("apns", .init(status: 0, delayMilliseconds: 700))
+        try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
+        try await harness.startWorkers([.push])
+        for index in 0..<5 { try await harness.send(sendRequest(id: "slow-\(index)")) }
+        try await waitUntil("five pushes in flight") { await harness.partitions.attemptsInFlight(0) == 5 }
+
+        // A rebalance takes the partition while the workers run: the revocation returns once the answers are recorded.
+        await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: false)
+        #expect(await harness.partitions.attemptsInFlight(0) == 0)
+        #expect(harness.simulators.count("apns") == 5)
+        let reports = try await harness.reports { $0.filter { $0.outcome == .sent }.count == 5 }
+        #expect(Set(reports.compactMap(\.sendID)) == Set((0..<5).map { "slow-\($0)" }))
+
+        // A new owner without the database reads the reports back, then replays the sends: none goes out again.
+        harness.simulators.setFault("apns", nil)
+        try await harness.handOver(revoked: true)
+        try await harness.startWorkers([.push])
+        try await harness.replay()
+        try await harness.partitions.apply(KafkaBatch(records: try await readTopic(
+            HeraldTopic.deliveries.name, bootstrap: harness.cluster.bootstrapServers, logger: harness.logger) { $0.count >= 5 }))
+        #expect(await !harness.partitions.isHandingOver(0))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(harness.simulators.count("apns") == 5)
+        #expect(try await harness.partitions.ledger(sendID: "slow-0").map(\.state) == ["sent"])
+        await harness.shutdown()
+    }
+
+    @Test("an answer that comes after its partition was released is still reported on herald.deliveries")
+    func lateOutcomeReported() async throws {
+        let harness = try await NotifierHarness(drainTimeout: .zero)
+        harness.simulators.setFault("apns", .init(status: 0, delayMilliseconds: 500))
+        try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
+        try await harness.startWorkers([.push])
+        for index in 0..<3 { try await harness.send(sendRequest(id: "late-\(index)")) }
+        try await waitUntil("three pushes in flight") { await harness.partitions.attemptsInFlight(0) == 3 }
+        await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: false)
+        #expect(await harness.partitions.openPartitions.isEmpty)
+        let reports = try await harness.reports { $0.filter { $0.outcome == .sent }.count == 3 }
+        #expect(Set(reports.compactMap(\.sendID)) == ["late-0", "late-1", "late-2"])
+        #expect(reports.allSatisfy { $0.attempts == 1 && $0.provider == "apns" })
+        await harness.shutdown()
+    }
+
+    @Test("an attempt's answer applies to that attempt only: a stale answer neither fails nor retries a newer attempt")
+    func staleAnswer() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        try await harness.send(sendRequest(id: "stale-1"))
+        let first = try #require(await harness.partitions.claim(.push, limit: 1).first)
+        // The partition comes back (a restart): the row is pending again, and claimed again as attempt 2.
+        try await harness.restart()
+        let second = try #require(await harness.partitions.claim(.push, limit: 1).first)
+        #expect(second.claimed.attempt.attempt == 2)
+        // Attempt 1's answer comes now: a failure of attempt 1 changes nothing.
+        await harness.partitions.complete(
+            partition: 0,
+            results: [.init(claimed: first.claimed, provider: "apns", outcome: .failed(reason: "BadTopic"), finishedAt: Date())],
+            retry: harness.retry)
+        #expect(try await harness.partitions.ledger(sendID: "stale-1").map(\.state) == ["sending"])
+        // Attempt 2's answer is the one that counts.
+        await harness.partitions.complete(
+            partition: 0,
+            results: [.init(claimed: second.claimed, provider: "apns", outcome: .accepted(messageID: nil), finishedAt: Date())],
+            retry: harness.retry)
+        let rows = try await harness.partitions.ledger(sendID: "stale-1")
+        #expect(rows.map(\.state) == ["sent"] && rows.first?.attempts == 2)
+        let reports = try await harness.reports { $0.contains { $0.sendID == "stale-1" } }
+        #expect(reports.filter { $0.sendID == "stale-1" }.map(\.outcome) == [.sent])
         await harness.shutdown()
     }
 

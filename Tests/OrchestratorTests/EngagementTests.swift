@@ -5,6 +5,7 @@ import Shared
 import Synchronization
 import Testing
 
+@testable import PartitionStore
 @testable import ProfileStore
 
 /// A clock the tests move by hand: time conditions, delays and schedules are checked without sleeping.

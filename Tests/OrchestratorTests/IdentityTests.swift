@@ -4,6 +4,7 @@ import HeraldTestSupport
 import Shared
 import Testing
 
+@testable import PartitionStore
 @testable import ProfileStore
 
 /// Several partition databases and what the broker does between them: every output to `herald.ingest` is delivered to

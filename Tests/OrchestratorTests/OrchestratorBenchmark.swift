@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Orchestrator
+@testable import PartitionStore
 @testable import ProfileStore
 
 /// Not a test: figures for scripts/bench/orchestrator (runs only with HERALD_BENCH=1, in release).

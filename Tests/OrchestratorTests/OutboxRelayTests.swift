@@ -5,6 +5,7 @@ import Shared
 import Testing
 
 @testable import Orchestrator
+@testable import PartitionStore
 @testable import ProfileStore
 
 @Suite("Outbox relay", .timeLimit(.minutes(2)))

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import ProfileStore
+import PartitionStore
 import Shared
 
 /// The inbox: every push delivered to an installation, kept per installation and per custom ID (one notification per

@@ -1,5 +1,4 @@
 import Foundation
-import ProfileStore
 import Shared
 
 /// A profile's reachability as the orchestrator last published it on `herald.contacts`.
@@ -108,7 +107,7 @@ enum Eligibility {
                 guard !installation.optedOut else { skip("opted_out"); continue }
                 guard let token = installation.token else { skip("no_token"); continue }
                 guard !feedback.invalidTokens.contains(token) else { skip("token_invalid"); continue }
-                guard ContactSnapshot.displayingPermissions.contains(installation.notificationPermission ?? "") else {
+                guard NotificationPermission.displaying.contains(installation.notificationPermission ?? "") else {
                     skip("notifications_not_allowed")
                     continue
                 }

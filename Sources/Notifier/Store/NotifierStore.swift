@@ -1,7 +1,7 @@
 import Foundation
 import CoreMetrics
 import GRDB
-import ProfileStore
+import PartitionStore
 import Shared
 
 /// The notifier's per-partition state: the contacts of the partition's profiles, feedback learnt locally, the queue of
@@ -331,13 +331,27 @@ extension NotifierStore {
                 ])
     }
 
+    /// Finishes a row the claim is looking at (`pending`): expired, suppressed or unreadable.
     private static func finish(
         _ db: Database, sendID: String, targetID: String, state: State, reason: String?, messageID: String?, now: String
     ) throws {
         try db.executeCached(sql: """
                 UPDATE ledger SET state = ?, reason = ?, provider_message_id = ?, updated_at = ?
-                WHERE send_id = ? AND target_id = ?
+                WHERE send_id = ? AND target_id = ? AND state = 'pending'
                 """, arguments: [state.rawValue, reason, messageID, now, sendID, targetID])
+    }
+
+    /// Finishes a row with the outcome of attempt `attempt`, if the row is still at that attempt; returns whether it
+    /// was.
+    private static func finishAttempt(
+        _ db: Database, _ sendID: String, _ targetID: String, attempt: Int, _ state: State, reason: String?,
+        messageID: String?, now: String
+    ) throws -> Bool {
+        try db.executeCached(sql: """
+                UPDATE ledger SET state = ?, reason = ?, provider_message_id = ?, updated_at = ?
+                WHERE send_id = ? AND target_id = ? AND attempts = ? AND state IN ('sending', 'pending')
+                """, arguments: [state.rawValue, reason, messageID, now, sendID, targetID, attempt])
+        return db.changesCount > 0
     }
 
     /// A report on `herald.deliveries` for one target of a send.
@@ -370,8 +384,48 @@ extension NotifierStore {
         var finishedAt: Date
     }
 
+    /// What a provider's answer finishes a target as: the ledger state, the report's outcome and reason, and the local
+    /// feedback it teaches (a dead token or address, an unsubscribe). nil: not finished (retried later).
+    struct Finish {
+        var state: State
+        var outcome: DeliveryReport.Outcome
+        var reason: String?
+        var messageID: String?
+        var feedback: (kind: String, value: String)?
+    }
+
+    static func finishing(_ result: AttemptResult) -> Finish? {
+        let attempt = result.claimed.attempt
+        let channel = attempt.request.channel
+        switch result.outcome {
+        case .accepted(let messageID):
+            return Finish(state: .sent, outcome: .sent, reason: nil, messageID: messageID)
+        case .failed(let reason):
+            return Finish(state: .failed, outcome: .failed, reason: reason)
+        case .targetInvalid(let reason):
+            switch channel {
+            case .push:
+                return Finish(state: .failed, outcome: .tokenInvalid, reason: reason, feedback: ("token_invalid", attempt.target.address))
+            case .email:
+                return Finish(state: .failed, outcome: .bounced, reason: reason, feedback: ("email_bounced", attempt.target.address))
+            case .sms:
+                return Finish(state: .failed, outcome: .failed, reason: reason)
+            }
+        case .unsubscribed(let reason):
+            return Finish(
+                state: .failed, outcome: .unsubscribed, reason: reason, feedback: ("\(channel.rawValue)_marketing", "unsubscribed"))
+        case .retry:
+            return nil
+        }
+    }
+
     /// Writes attempts' results to the ledger, with their reports and local feedback: sent, failed, retried later
     /// (backoff with jitter, or the provider's Retry-After), or failed as `max_retry_attempts`.
+    ///
+    /// A result applies only to the attempt it belongs to: the row must still be at that attempt (`sending`, or
+    /// `pending` again after a restart or a move turned it back). A result that comes after the row moved on (a newer
+    /// attempt was claimed) changes nothing, except an acceptance: the target was reached, so a row waiting for another
+    /// attempt is finished as sent, and the report says so either way.
     static func complete(_ db: Database, results: [AttemptResult], retry: RetryPolicy) throws -> [PendingOutput] {
         var outputs: [PendingOutput] = []
         for result in results {
@@ -379,55 +433,73 @@ extension NotifierStore {
             let send = attempt.request
             let time = WireTime.format(result.finishedAt)
             let key = result.claimed.profileKey
-            func done(_ state: State, _ outcome: DeliveryReport.Outcome, reason: String?, messageID: String? = nil) throws {
-                try finish(db, sendID: send.sendID, targetID: attempt.target.id, state: state, reason: reason, messageID: messageID, now: time)
-                outputs.append(report(
-                    send, target: attempt.target, outcome: outcome, reason: reason, attempts: attempt.attempt,
-                    provider: result.provider, messageID: messageID, now: result.finishedAt))
-                NotifierMetrics.outcome(channel: send.channel, outcome: outcome.rawValue, reason: reason)
-            }
-            switch result.outcome {
-            case .accepted(let messageID):
-                try done(.sent, .sent, reason: nil, messageID: messageID)
-                if send.channel == .push {
-                    try InboxStore.store(db, send: send, target: attempt.target, contact: try contact(db, key: key), at: result.finishedAt)
-                }
-                NotifierMetrics.latency(send: send, at: result.finishedAt)
-            case .failed(let reason):
-                try done(.failed, .failed, reason: reason)
-            case .targetInvalid(let reason):
-                switch send.channel {
-                case .push:
-                    try recordFeedback(db, key: key, kind: "token_invalid", value: attempt.target.address, at: result.finishedAt)
-                    try done(.failed, .tokenInvalid, reason: reason)
-                case .email:
-                    try recordFeedback(db, key: key, kind: "email_bounced", value: attempt.target.address, at: result.finishedAt)
-                    try done(.failed, .bounced, reason: reason)
-                case .sms:
-                    try done(.failed, .failed, reason: reason)
-                }
-            case .unsubscribed(let reason):
-                try recordFeedback(db, key: key, kind: "\(send.channel.rawValue)_marketing", value: "unsubscribed", at: result.finishedAt)
-                try done(.failed, .unsubscribed, reason: reason)
-            case .retry(let reason, let after):
+            let target = attempt.target
+            guard let finished = finishing(result) else {
+                // Retried: unless this was the last attempt.
+                guard case .retry(let reason, let after) = result.outcome else { continue }
                 guard attempt.attempt < retry.maxAttempts else {
-                    try finish(db, sendID: send.sendID, targetID: attempt.target.id, state: .failed, reason: "max_retry_attempts: \(reason)", messageID: nil, now: time)
-                    outputs.append(report(
-                        send, target: attempt.target, outcome: .failed, reason: "max_retry_attempts",
-                        attempts: attempt.attempt, provider: result.provider, now: result.finishedAt))
-                    NotifierMetrics.outcome(channel: send.channel, outcome: "failed", reason: "max_retry_attempts")
+                    if try finishAttempt(db, send.sendID, target.id, attempt: attempt.attempt, .failed, reason: "max_retry_attempts: \(reason)", messageID: nil, now: time) {
+                        outputs.append(report(
+                            send, target: target, outcome: .failed, reason: "max_retry_attempts",
+                            attempts: attempt.attempt, provider: result.provider, now: result.finishedAt))
+                        NotifierMetrics.outcome(channel: send.channel, outcome: "failed", reason: "max_retry_attempts")
+                    }
                     continue
                 }
                 let delay = retry.delay(afterAttempt: attempt.attempt, retryAfter: after)
                 let due = result.finishedAt.addingTimeInterval(delay.timeInterval)
                 try db.executeCached(sql: """
                         UPDATE ledger SET state = 'pending', due_at = ?, reason = ?, updated_at = ?
-                        WHERE send_id = ? AND target_id = ?
-                        """, arguments: [WireTime.format(due), reason, time, send.sendID, attempt.target.id])
-                NotifierMetrics.retries(channel: send.channel, reason: reason)
+                        WHERE send_id = ? AND target_id = ? AND attempts = ? AND state IN ('sending', 'pending')
+                        """, arguments: [WireTime.format(due), reason, time, send.sendID, target.id, attempt.attempt])
+                if db.changesCount > 0 { NotifierMetrics.retries(channel: send.channel, reason: reason) }
+                continue
+            }
+            var applied = try finishAttempt(
+                db, send.sendID, target.id, attempt: attempt.attempt, finished.state, reason: finished.reason,
+                messageID: finished.messageID, now: time)
+            if !applied && finished.state == .sent {
+                try db.executeCached(sql: """
+                        UPDATE ledger SET state = 'sent', reason = NULL, provider_message_id = ?, updated_at = ?
+                        WHERE send_id = ? AND target_id = ? AND state = 'pending'
+                        """, arguments: [finished.messageID, time, send.sendID, target.id])
+                applied = db.changesCount > 0
+                if !applied {
+                    // Reached all the same: said so (the report's id is the same as the current attempt's would be).
+                    outputs.append(report(
+                        send, target: target, outcome: .sent, reason: nil, attempts: attempt.attempt, provider: result.provider,
+                        messageID: finished.messageID, now: result.finishedAt))
+                }
+            }
+            guard applied else { continue }
+            if let feedback = finished.feedback {
+                try recordFeedback(db, key: key, kind: feedback.kind, value: feedback.value, at: result.finishedAt)
+            }
+            outputs.append(report(
+                send, target: target, outcome: finished.outcome, reason: finished.reason, attempts: attempt.attempt,
+                provider: result.provider, messageID: finished.messageID, now: result.finishedAt))
+            NotifierMetrics.outcome(channel: send.channel, outcome: finished.outcome.rawValue, reason: finished.reason)
+            if finished.state == .sent {
+                if send.channel == .push {
+                    try InboxStore.store(db, send: send, target: target, contact: try contact(db, key: key), at: result.finishedAt)
+                }
+                NotifierMetrics.latency(send: send, at: result.finishedAt)
             }
         }
         return outputs
+    }
+
+    /// Reports for results whose partition is not open here any more: every finished target, so that the partition's
+    /// owner learns it from `herald.deliveries` (retried ones are left to it).
+    static func lateReports(_ results: [AttemptResult]) -> [PendingOutput] {
+        results.compactMap { result in
+            guard let finished = finishing(result) else { return nil }
+            let attempt = result.claimed.attempt
+            NotifierMetrics.outcome(channel: attempt.request.channel, outcome: finished.outcome.rawValue, reason: finished.reason)
+            return report(
+                attempt.request, target: attempt.target, outcome: finished.outcome, reason: finished.reason,
+                attempts: attempt.attempt, provider: result.provider, messageID: finished.messageID, now: result.finishedAt)
+        }
     }
 }
 

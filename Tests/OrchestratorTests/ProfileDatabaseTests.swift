@@ -5,6 +5,7 @@ import Shared
 import Testing
 
 @testable import Orchestrator
+@testable import PartitionStore
 @testable import ProfileStore
 
 /// A fresh partition database in a temporary directory.

@@ -1,0 +1,164 @@
+import Foundation
+import GRDB
+import Logging
+import Shared
+import Synchronization
+
+/// The service's part in a partition's life, called by `PartitionOwner`.
+package protocol PartitionHooks: AnyObject, Sendable {
+    /// The partition's database was opened for a new assignment, before anything of the partition is consumed (and
+    /// before the assignment is applied). Recover what a stop left (attempts in flight, deferred records), decide
+    /// whether the partition waits for something. Throwing fails the assignment.
+    func partitionOpened(_ database: PartitionDatabase, assigned: [TopicPartition]) async throws
+    /// The partition is being taken away: finish its work in flight and record it. Its database is still open; the
+    /// owner flushes the outbox after this returns. Not called for a lost partition (another member owns it already).
+    func partitionDraining(_ partition: Int32) async
+    /// The partition's database was closed: forget what the service keeps about it.
+    func partitionClosed(_ partition: Int32) async
+}
+
+/// Owns the databases of the partitions assigned to this instance (one SQLite file per partition number): opens and
+/// migrates each on assignment and says where each topic resumes (the offsets stored with the state), produces the
+/// outbox after commits (one flush per partition at a time, retried by the relay while the broker does not answer),
+/// and on revocation lets the service drain the partition, flushes it and closes it. The orchestrator and the notifier
+/// both build on it; what differs goes through `PartitionHooks`.
+package actor PartitionOwner: KafkaRebalanceListener {
+    package let directory: String
+    private let migrator: DatabaseMigrator
+    private let publisher: any OutboxPublisher
+    private let logger: Logger
+    private nonisolated let hooksBox = Mutex(WeakHooks())
+    private var hooks: (any PartitionHooks)? { hooksBox.withLock { $0.hooks } }
+    private var databases: [Int32: PartitionDatabase] = [:]
+    /// Partitions whose outbox still holds records (found on opening, or a produce failed): the relay flushes them.
+    private var unflushed: Set<Int32> = []
+    /// One flush task per partition at a time, run again while more flushes were asked for.
+    private var flushTasks: [Int32: Task<Void, Never>] = [:]
+    private var flushRequested: Set<Int32> = []
+
+    package init(directory: String, migrator: DatabaseMigrator, publisher: any OutboxPublisher, logger: Logger) {
+        self.directory = directory
+        self.migrator = migrator
+        self.publisher = publisher
+        self.logger = logger
+    }
+
+    /// The service whose hooks run at each opening, draining and closing (held weakly: the service holds the owner).
+    package nonisolated func setHooks(_ hooks: any PartitionHooks) { hooksBox.withLock { $0.hooks = hooks } }
+
+    private struct WeakHooks {
+        weak var hooks: (any PartitionHooks)?
+    }
+
+    // MARK: Lookups
+
+    package func database(_ partition: Int32) -> PartitionDatabase? { databases[partition] }
+
+    /// The open databases by partition number, in order.
+    package var openDatabases: [(partition: Int32, database: PartitionDatabase)] {
+        databases.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    package var openPartitions: [Int32] { databases.keys.sorted() }
+
+    // MARK: KafkaRebalanceListener
+
+    package func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
+        var starts: [TopicPartition: KafkaStartOffset] = [:]
+        for number in Set(partitions.map(\.partition)).sorted() {
+            let assigned = partitions.filter { $0.partition == number }
+            let database: PartitionDatabase
+            if let open = databases[number] {
+                database = open
+            } else {
+                database = try PartitionDatabase.open(directory: directory, partition: number, migrator: migrator)
+                databases[number] = database
+                do {
+                    try await hooks?.partitionOpened(database, assigned: assigned)
+                } catch {
+                    databases.removeValue(forKey: number)
+                    try? database.close()
+                    throw error
+                }
+                // Output committed before a crash or a revocation but not produced yet: flushed in the background, not
+                // here, where a broker outage would hold the whole group's rebalance.
+                if !(try await database.pendingOutbox(limit: 1).isEmpty) {
+                    unflushed.insert(number)
+                    scheduleFlush(number)
+                }
+            }
+            let offsets = try await database.nextOffsets()
+            for tp in assigned { starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning }
+        }
+        logger.info(
+            "partition databases open", metadata: ["partitions": .string(openPartitions.map(String.init).joined(separator: ","))])
+        return starts
+    }
+
+    package func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
+        for number in Set(partitions.map(\.partition)).sorted() {
+            guard databases[number] != nil else { continue }
+            // A lost partition belongs to another member already: nothing of it is drained. Its outbox is still
+            // produced (best effort): outputs carry deterministic ids, so the new owner's consumers dedupe them.
+            if !lost { await hooks?.partitionDraining(number) }
+            let flushed = await flush(number)
+            flushRequested.remove(number)
+            if let task = flushTasks[number] { await task.value }
+            guard let database = databases.removeValue(forKey: number) else { continue }
+            unflushed.remove(number)
+            if !flushed {
+                logger.warning(
+                    "partition released with output not produced; produced when a database with it owns the partition again",
+                    metadata: ["partition": "\(number)"])
+            }
+            do { try database.close() } catch {
+                logger.warning("closing partition database failed", metadata: ["partition": "\(number)", "error": "\(error)"])
+            }
+            await hooks?.partitionClosed(number)
+        }
+    }
+
+    // MARK: Outbox
+
+    /// Asks for a partition's outbox to be produced, without waiting for it.
+    package func scheduleFlush(_ number: Int32) {
+        guard databases[number] != nil else { return }
+        flushRequested.insert(number)
+        guard flushTasks[number] == nil else { return }
+        flushTasks[number] = Task { await self.drainFlushes(number) }
+    }
+
+    /// Produces a partition's outbox now (after the flush in progress, if any); returns whether it is empty.
+    @discardableResult
+    package func flush(_ number: Int32) async -> Bool {
+        scheduleFlush(number)
+        if let task = flushTasks[number] { await task.value }
+        return databases[number] != nil && !unflushed.contains(number)
+    }
+
+    /// The relay's round: every partition whose outbox a produce left behind.
+    package func flushUnflushed() {
+        for number in unflushed.sorted() { scheduleFlush(number) }
+    }
+
+    private func drainFlushes(_ number: Int32) async {
+        while flushRequested.remove(number) != nil, let database = databases[number] {
+            do {
+                try await database.produceOutbox(with: publisher)
+                unflushed.remove(number)
+            } catch {
+                unflushed.insert(number)
+                logger.warning(
+                    "outbox not produced yet; retried by the relay", metadata: ["partition": "\(number)", "error": "\(error)"])
+                flushRequested.remove(number)
+            }
+        }
+        flushTasks[number] = nil
+    }
+
+    /// Publishes records that belong to no open partition any more (an outcome that arrived after its partition
+    /// went), straight to the broker.
+    package func publishDirectly(_ records: [KafkaOutgoingRecord]) async throws {
+        try await publisher.publish(records)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// The orchestrator's partition database: the generic store's tables, then profiles, identity, segments and campaigns.
+package enum ProfileSchema {
+    /// Named, append-only migrations (never renamed: a database records the names it ran).
+    package static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: offsets, dedupe, outbox, profiles, events") { db in
+            try db.execute(
+                sql: PartitionDatabase.coreTablesSQL + RecordDedupe.tableSQL + """
+                    CREATE TABLE deferred_records (
+                        topic TEXT NOT NULL, offset INTEGER NOT NULL, key TEXT, value BLOB, op TEXT,
+                        PRIMARY KEY (topic, offset));
+                    CREATE TABLE profiles (
+                        profile_key TEXT PRIMARY KEY, project TEXT NOT NULL, custom_id TEXT,
+                        email TEXT, email_marketing TEXT, email_marketing_changed_at TEXT,
+                        phone_number TEXT, sms_marketing TEXT, sms_marketing_changed_at TEXT,
+                        language TEXT, region TEXT, timezone TEXT,
+                        created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+                    CREATE TABLE profile_attributes (
+                        profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                        name TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, updated_at TEXT NOT NULL,
+                        PRIMARY KEY (profile_key, name)) WITHOUT ROWID;
+                    CREATE TABLE event_aggregates (
+                        profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                        name TEXT NOT NULL, count INTEGER NOT NULL, first_at TEXT NOT NULL, last_at TEXT NOT NULL,
+                        last_label TEXT, last_tags TEXT, last_attributes TEXT NOT NULL,
+                        PRIMARY KEY (profile_key, name)) WITHOUT ROWID;
+                    """)
+        }
+        migrator.registerMigration("v2: installations, identity links, token owners, push changelog") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE installations (
+                        profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                        installation_id TEXT NOT NULL, project TEXT NOT NULL, app TEXT, dev INTEGER NOT NULL DEFAULT 0,
+                        token TEXT, environment TEXT, token_updated_at TEXT, notification_permission TEXT,
+                        opted_out INTEGER NOT NULL DEFAULT 0, opt_changed_at TEXT,
+                        geoip INTEGER, device_model_collection INTEGER,
+                        app_version TEXT, app_build TEXT, os_version TEXT, sdk_version TEXT, device_brand TEXT,
+                        device_model TEXT, detected_language TEXT, detected_region TEXT, timezone TEXT,
+                        latitude REAL, longitude REAL, location_accuracy REAL, location_at TEXT,
+                        install_date TEXT NOT NULL, last_visit_at TEXT NOT NULL, last_push_at TEXT,
+                        updated_at TEXT NOT NULL,
+                        PRIMARY KEY (profile_key, installation_id)) WITHOUT ROWID;
+                    CREATE TABLE installation_links (
+                        project TEXT NOT NULL, installation_id TEXT NOT NULL, custom_id TEXT, linked_at TEXT NOT NULL,
+                        PRIMARY KEY (project, installation_id)) WITHOUT ROWID;
+                    CREATE TABLE token_owners (
+                        project TEXT NOT NULL, token TEXT NOT NULL, profile_key TEXT NOT NULL,
+                        installation_id TEXT NOT NULL, since TEXT NOT NULL,
+                        PRIMARY KEY (project, token)) WITHOUT ROWID;
+                    CREATE TABLE push_changelog (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                        installation_id TEXT NOT NULL, at TEXT NOT NULL, change TEXT NOT NULL, token TEXT,
+                        detail TEXT);
+                    CREATE INDEX push_changelog_by_profile ON push_changelog (profile_key, id);
+                    ALTER TABLE profiles ADD COLUMN email_bounced_at TEXT;
+                    """)
+        }
+        migrator.registerMigration("v3: segment membership, timers, campaign history") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE segment_members (
+                        segment_key TEXT NOT NULL, profile_key TEXT NOT NULL, since TEXT NOT NULL,
+                        PRIMARY KEY (segment_key, profile_key)) WITHOUT ROWID;
+                    CREATE INDEX segment_members_by_profile ON segment_members (profile_key);
+                    CREATE TABLE segment_state (
+                        segment_key TEXT PRIMARY KEY, condition TEXT NOT NULL, backfilled_at TEXT NOT NULL);
+                    CREATE TABLE timers (
+                        profile_key TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, due_at TEXT NOT NULL,
+                        payload TEXT, PRIMARY KEY (profile_key, kind, ref)) WITHOUT ROWID;
+                    CREATE INDEX timers_by_due ON timers (due_at);
+                    CREATE TABLE campaign_history (
+                        campaign_key TEXT NOT NULL, profile_key TEXT NOT NULL, occurrence TEXT NOT NULL, at TEXT NOT NULL,
+                        PRIMARY KEY (campaign_key, profile_key, occurrence)) WITHOUT ROWID;
+                    CREATE TABLE campaign_state (
+                        campaign_key TEXT PRIMARY KEY, last_occurrence TEXT NOT NULL);
+                    """)
+        }
+        return migrator
+    }
+
+}
+
+extension PartitionDatabase {
+    /// Opens an orchestrator partition's database.
+    package static func open(directory: String, partition: Int32) throws -> PartitionDatabase {
+        try open(directory: directory, partition: partition, migrator: ProfileSchema.migrator)
+    }
+
+    /// Applies the records an earlier version kept in `deferred_records` (ops it did not implement yet), in their
+    /// order, in one transaction with their outbox records; returns the outbox records for the caller to produce.
+    package func applyDeferred(
+        apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
+    ) async throws -> [OutboxRecord] {
+        let partition = self.partition
+        return try await writeWithOutbox { db in
+            var outputs: [PendingOutput] = []
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT topic, offset, key, value FROM deferred_records ORDER BY topic, offset")
+            for row in rows {
+                let key: String? = row["key"]
+                let value: Data? = row["value"]
+                let record = KafkaRecord(
+                    topic: row["topic"], partition: partition, offset: row["offset"], key: key.map { Array($0.utf8) },
+                    value: value.map { Array($0) })
+                outputs += try apply(db, record)
+            }
+            try db.execute(sql: "DELETE FROM deferred_records")
+            return ((), outputs)
+        }.1
+    }
+}
