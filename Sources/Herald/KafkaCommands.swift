@@ -83,21 +83,21 @@ struct LagCommand: AsyncParsableCommand {
         commandName: "lag",
         abstract: "How far each consumer group is behind, per topic and partition.",
         discussion: """
-            The services keep their offsets in their own databases and copy them to their group after each batch; \
-            lag is the partition's end offset minus that copy (a partition never committed counts from its first \
+            The services keep their offsets in their own databases and copy them after each batch to the group \
+            <consumer group>.offsets, which has no members; lag is the partition's end offset minus that copy (a partition never committed counts from its first \
             offset).
             """)
 
     @OptionGroup var cluster: ClusterOptions
 
-    @Option(name: .customLong("group"), help: "A consumer group (repeatable; default: herald-orchestrator and herald-notifier).")
-    var groups: [String] = ["herald-orchestrator", "herald-notifier"]
+    @Option(name: .customLong("group"), help: "A consumer group (repeatable; default: herald-orchestrator.offsets and herald-notifier.offsets, where the services copy their offsets).")
+    var groups: [String] = ["herald-orchestrator.offsets", "herald-notifier.offsets"]
 
     func run() async throws {
         let client = try cluster.client()
         let topics = try await ClusterOptions.topics(client)
         let all = topics.sorted { $0.key < $1.key }.flatMap { topic in (0..<topic.value).map { TopicPartition(topic.key, $0) } }
-        print("\("GROUP".column(21)) \("TOPIC".column(21)) PARTITION  COMMITTED  END  LAG")
+        print("\("GROUP".column(28)) \("TOPIC".column(21)) PARTITION  COMMITTED  END  LAG")
         for group in groups {
             let inspector = try KafkaGroupInspector(client: client, groupID: group, logger: ClusterOptions.logger)
             let committed: [TopicPartition: Int64]
@@ -111,7 +111,7 @@ struct LagCommand: AsyncParsableCommand {
                 let lag = max(0, marks.high - position)
                 total += lag
                 print(
-                    "\(group.column(21)) \(tp.topic.column(21)) \(String(tp.partition).column(10)) "
+                    "\(group.column(28)) \(tp.topic.column(21)) \(String(tp.partition).column(10)) "
                         + "\((committed[tp].map(String.init) ?? "-").column(10)) \(marks.high)  \(lag)")
             }
             print(consumed.isEmpty ? "\(group): nothing committed yet" : "\(group): total lag \(total)")

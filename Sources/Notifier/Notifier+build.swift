@@ -8,8 +8,8 @@ import ServiceSupport
 import Shared
 
 enum Notifier {
-    /// The send topics and the contacts they are co-partitioned with: range assignment gives one member the same
-    /// partition number of each.
+    /// The contacts and the send topics co-partitioned with them: the group balances `herald.contacts`' partitions,
+    /// and the member given partition n reads partition n of each (`KafkaConsumerConfiguration.coPartitioned`).
     /// `herald.deliveries` is read back for the ledger handover: a partition that arrives without its database learns
     /// which targets its previous owner finished before it sends anything (docs/notifier.md#partition-handover).
     static let topics: [HeraldTopic] = [.contacts, .sendsPush, .sendsEmail, .sendsSMS, .deliveries]
@@ -57,6 +57,8 @@ enum Notifier {
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: settings.service.consumerGroup, topics: topics.map(\.name))
         consumerConfig.sessionTimeout = settings.service.sessionTimeout
+        consumerConfig.coPartitioned = true
+        consumerConfig.progressGroup = "\(consumerConfig.groupID).offsets"
         let consumer = try KafkaConsumer(configuration: consumerConfig, listener: partitions, logger: logger)
         await partitions.onWatermarks { partition in try await consumer.watermarks(partition) }
         let consumed = ConsumedRecordsMetric(topics: topics.map(\.name))

@@ -23,6 +23,8 @@ enum Orchestrator {
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: context.config.consumerGroup, topics: topics.map(\.name))
         consumerConfig.sessionTimeout = context.config.sessionTimeout
+        consumerConfig.coPartitioned = true
+        consumerConfig.progressGroup = "\(consumerConfig.groupID).offsets"
         let consumer = try KafkaConsumer(configuration: consumerConfig, listener: manager, logger: context.logger)
         let follower = try ConfigFollower(
             client: context.common.kafka, instanceID: context.common.instanceID, manager: manager, logger: context.logger)

@@ -43,19 +43,21 @@ struct CLITests {
         #expect(usageStatus == 64, "\(usageLine)")
         #expect(usageLine.split(separator: "\n").count == 1 && usageLine.hasPrefix("herald: ") && usageLine.contains("(herald tail --help)"), "\(usageLine)")
 
-        // A group that read the deliveries and copied its offsets, as the services do after each batch.
+        // A group that read the deliveries and copied its offsets to its progress group, as the services do after each
+        // batch.
         var configuration = KafkaConsumerConfiguration(
             client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "lag-test", groupID: "lag-test",
             topics: [HeraldTopic.deliveries.name])
         configuration.sessionTimeout = .seconds(3)
+        configuration.progressGroup = "lag-test.offsets"
         let consumer = try KafkaConsumer(configuration: configuration, logger: quietLogger)
         for try await batch in consumer.batches() {
             consumer.commitProcessed(KafkaBatch(records: Array(batch.records.prefix(1))).nextOffsets)
             break
         }
         try await waitUntil("the commit") {
-            let (_, lag) = try runCommand(Self.herald, ["lag", "--group", "lag-test"] + bootstrap)
-            return lag.contains("lag-test: total lag 2")
+            let (_, lag) = try runCommand(Self.herald, ["lag", "--group", "lag-test.offsets"] + bootstrap)
+            return lag.contains("lag-test.offsets: total lag 2")
         }
         consumer.stop()
         await consumer.close()

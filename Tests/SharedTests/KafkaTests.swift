@@ -140,6 +140,56 @@ struct KafkaTests {
         }
     }
 
+    @Test("co-partitioned cooperative rebalances: a join and a leave move only the partition numbers that change owner, each with every topic")
+    func cooperativeCoPartitioned() async throws {
+        try await withCluster { cluster in
+            let (lead, other) = (uniqueName("lead"), uniqueName("other"))
+            try cluster.createTopic(TopicSpec(name: lead, partitions: 6))
+            try cluster.createTopic(TopicSpec(name: other, partitions: 6))
+            let group = uniqueName("group")
+            func member(_ log: RebalanceLog) throws -> KafkaConsumer {
+                var configuration = consumerConfiguration(cluster, group: group, topics: [lead, other])
+                configuration.coPartitioned = true
+                return try KafkaConsumer(configuration: configuration, listener: log, logger: testLogger)
+            }
+            @Sendable func numbers(_ partitions: Set<TopicPartition>) -> Set<Int32> { Set(partitions.map(\.partition)) }
+            /// Each partition number with both topics, or none.
+            func coPartitioned(_ partitions: Set<TopicPartition>) -> Bool {
+                partitions.count == numbers(partitions).count * 2
+            }
+
+            let logA = RebalanceLog()
+            let a = try member(logA)
+            let taskA = startCollecting(a, into: Collector(name: "a"))
+            try await waitUntil("A owns every partition number") { a.assignment.count == 12 }
+
+            let logB = RebalanceLog()
+            let b = try member(logB)
+            let taskB = startCollecting(b, into: Collector(name: "b"))
+            try await waitUntil("the numbers split between A and B") {
+                !b.assignment.isEmpty && numbers(a.assignment).isDisjoint(with: numbers(b.assignment))
+                    && numbers(a.assignment).union(numbers(b.assignment)).count == 6
+            }
+            let keptByA = numbers(a.assignment)
+            #expect(coPartitioned(a.assignment) && coPartitioned(b.assignment))
+            // A gave up only what B took: never everything, as an eager rebalance does.
+            #expect(numbers(Set(logA.revoked)) == numbers(b.assignment))
+            #expect(logA.revocations.allSatisfy { coPartitioned(Set($0)) })
+
+            b.stop()
+            try await taskB.value
+            await b.close()
+            try await waitUntil("A owns every partition number again") { a.assignment.count == 12 }
+            // A kept its own partitions through B's leaving: none of them was revoked again.
+            #expect(numbers(Set(logA.revoked)).isDisjoint(with: keptByA))
+            #expect(logA.assignments.allSatisfy { coPartitioned(Set($0)) })
+
+            a.stop()
+            try await taskA.value
+            await a.close()
+        }
+    }
+
     @Test("send fails with brokerUnavailable while the brokers are down, and succeeds once they are back")
     func brokerDownAndBack() async throws {
         try await withCluster { cluster in
@@ -348,6 +398,23 @@ struct StoredOffsetsListener: KafkaRebalanceListener {
         Dictionary(uniqueKeysWithValues: partitions.map { ($0, store.offset($0).map(KafkaStartOffset.offset) ?? .beginning) })
     }
     func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {}
+}
+
+/// Every assignment and revocation a member's listener was given.
+final class RebalanceLog: KafkaRebalanceListener {
+    private let log = Mutex<(assignments: [[TopicPartition]], revocations: [[TopicPartition]])>(([], []))
+    var assignments: [[TopicPartition]] { log.withLock { $0.assignments } }
+    var revocations: [[TopicPartition]] { log.withLock { $0.revocations } }
+    var revoked: [TopicPartition] { revocations.flatMap { $0 } }
+
+    func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
+        log.withLock { $0.assignments.append(partitions) }
+        return [:]
+    }
+
+    func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
+        log.withLock { $0.revocations.append(partitions) }
+    }
 }
 
 /// Starts each partition where the caller stored it.

@@ -4,7 +4,8 @@ import Synchronization
 
 /// What a stateful caller does when the group moves partitions. Both methods run inside the batch iteration, between
 /// two batches: no batch is being processed while they run, and no record of a revoked partition is handed out after
-/// `partitionsRevoked` returns.
+/// `partitionsRevoked` returns. Rebalances are incremental (cooperative): `partitionsAssigned` brings only the
+/// partitions added, `partitionsRevoked` names only those taken away; the rest stay assigned throughout.
 package protocol KafkaRebalanceListener: Sendable {
     /// The consumer was given `partitions`. Open their state and say where each starts; partitions left out start at
     /// `.committed`. Throwing ends the iteration with that error.
@@ -43,6 +44,10 @@ package final class KafkaConsumer: Sendable {
     private let maxBatchSize: Int
     private let closeTimeout: Duration
     private let probe: BrokerProbe
+    /// With `coPartitioned`, every topic read for each partition number of the group's (first) topic.
+    private let coPartitionedTopics: [String]?
+    /// Where processed offsets are copied for operators (a group without members).
+    private let reporter: KafkaOffsetReporter?
     private let state = Mutex(State())
     private var logger: Logger { runtime.logger }
 
@@ -67,7 +72,15 @@ package final class KafkaConsumer: Sendable {
         self.listener = listener
         self.maxBatchSize = max(configuration.maxBatchSize, 1)
         self.closeTimeout = configuration.sessionTimeout * 3
-        self.runtime = try RdKafkaRuntime(
+        self.coPartitionedTopics = configuration.coPartitioned ? configuration.topics : nil
+        let reporter = try configuration.progressGroup.map { group throws(KafkaError) in
+            try KafkaOffsetReporter(client: configuration.client, clientID: configuration.clientID, groupID: group, logger: logger)
+        }
+        self.reporter = reporter
+        let subscribed = configuration.coPartitioned ? [configuration.topics[0]] : configuration.topics
+        let runtime: RdKafkaRuntime
+        do {
+            runtime = try RdKafkaRuntime(
             type: RD_KAFKA_CONSUMER,
             configuration: configuration.rdKafka,
             events: RD_KAFKA_EVENT_FETCH | RD_KAFKA_EVENT_REBALANCE,
@@ -76,14 +89,22 @@ package final class KafkaConsumer: Sendable {
             // close() leaves the group itself; destroying must not try again without anyone serving the queue.
             destroyFlags: Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE),
             onEvent: { _, _ in }
-        )
+            )
+        } catch {
+            if let reporter { Task { await reporter.shutdown() } }
+            throw error
+        }
+        self.runtime = runtime
         self.probe = BrokerProbe(runtime: runtime)
-        let err = withPartitionList(configuration.topics.map { (TopicPartition($0, HERALD_PARTITION_UA), 0) }) {
+        let err = withPartitionList(subscribed.map { (TopicPartition($0, HERALD_PARTITION_UA), 0) }) {
             rd_kafka_subscribe(runtime.handle, $0)
         }
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
-            let error = KafkaError(err, context: "subscribe to \(configuration.topics.joined(separator: ","))")
-            Task { [runtime] in await runtime.stop() }
+            let error = KafkaError(err, context: "subscribe to \(subscribed.joined(separator: ","))")
+            Task { [runtime] in
+                await runtime.stop()
+                await reporter?.shutdown()
+            }
             throw error
         }
     }
@@ -109,15 +130,12 @@ package final class KafkaConsumer: Sendable {
         }
     }
 
-    /// Commits, without waiting, the offsets after a batch the service has applied (`KafkaBatch.nextOffsets`). The
-    /// services keep their offsets in their own databases (the truth for where they resume); this copy in the group is
-    /// for operators: `herald lag`, kafka-consumer-groups and kcat show how far each partition is behind.
+    /// Copies, without waiting, the offsets after a batch the service has applied (`KafkaBatch.nextOffsets`) to the
+    /// progress group, if the configuration names one. The services keep their offsets in their own databases (the
+    /// truth for where they resume); this copy is for operators: `herald lag`, kafka-consumer-groups and kcat show how
+    /// far behind each partition is. Never committed through the member: see `KafkaOffsetReporter`.
     package func commitProcessed(_ next: [TopicPartition: Int64]) {
-        guard !next.isEmpty else { return }
-        let entries = next.map { ($0.key, $0.value) }
-        _ = runtime.withHandle { handle in
-            withPartitionList(entries) { rd_kafka_commit(handle, $0, 1) }
-        }
+        reporter?.commit(next)
     }
 
     /// Records left behind each partition at these positions, from the end offsets the last fetches brought (no
@@ -223,7 +241,8 @@ package final class KafkaConsumer: Sendable {
                 for event in events {
                     switch event {
                     case .revoke(let partitions, let lost): await handleRevoke(partitions, lost: lost)
-                    case .assign, .rebalanceFailed: await handleRevoke(Array(assignment), lost: false)
+                    case .assign(let partitions): await acknowledgeWhileClosing(partitions)
+                    case .rebalanceFailed: await handleRevoke(Array(assignment), lost: false)
                     case .records, .error: break  // not handed out, not committed: the next owner reads them
                     }
                 }
@@ -233,6 +252,7 @@ package final class KafkaConsumer: Sendable {
             logger.warning("consumer did not leave the group cleanly", metadata: ["error": "\(error)"])
         }
         await runtime.stop()
+        await reporter?.shutdown()
         logger.info("consumer closed")
     }
 
@@ -295,36 +315,73 @@ package final class KafkaConsumer: Sendable {
         }
     }
 
+    /// The partitions to read for a rebalance's: with co-partitioning, every topic at each partition number.
+    private func expand(_ partitions: [TopicPartition]) -> [TopicPartition] {
+        guard let topics = coPartitionedTopics else { return partitions }
+        return Set(partitions.map(\.partition)).sorted().flatMap { number in topics.map { TopicPartition($0, number) } }
+    }
+
     private func handleAssign(_ partitions: [TopicPartition]) async throws {
-        let starts = try await listener.partitionsAssigned(partitions)
-        let entries = partitions.map { ($0, (starts[$0] ?? .committed).rawOffset) }
-        try await runtime.perform { [runtime] in
-            let err = withPartitionList(entries) { rd_kafka_assign(runtime.handle, $0) }
-            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "assign") }
-        }
-        state.withLock { $0.assignment = Set(partitions) }
+        let added = expand(partitions)
+        let starts = try await listener.partitionsAssigned(added)
+        let entries = added.map { ($0, (starts[$0] ?? .committed).rawOffset) }
+        try await runtime.perform { [runtime] in try Self.changeAssignment(runtime.handle, adding: true, entries) }
+        state.withLock { $0.assignment.formUnion(added) }
+        // A cooperative rebalance that gives this member nothing new still asks for the (empty) assignment call.
+        guard !added.isEmpty else { return }
         logger.info(
-            "partitions assigned",
-            metadata: ["partitions": .string(partitions.sorted().map(\.description).joined(separator: ","))])
+            "partitions assigned", metadata: ["partitions": .string(added.sorted().map(\.description).joined(separator: ","))])
+    }
+
+    /// An assignment that comes while the consumer closes: accepted without opening anything (the group's protocol
+    /// needs the answer), and revoked by the close that follows.
+    private func acknowledgeWhileClosing(_ partitions: [TopicPartition]) async {
+        let added = expand(partitions)
+        do {
+            try await runtime.perform { [runtime] in
+                try Self.changeAssignment(runtime.handle, adding: true, added.map { ($0, HERALD_OFFSET_INVALID) })
+            }
+            state.withLock { $0.assignment.formUnion(added) }
+        } catch {
+            logger.warning("assignment during close not acknowledged", metadata: ["error": "\(error)"])
+        }
     }
 
     private func handleRevoke(_ partitions: [TopicPartition], lost: Bool) async {
-        await listener.partitionsRevoked(partitions, lost: lost)
+        let taken = expand(partitions)
+        await listener.partitionsRevoked(taken, lost: lost)
         do {
             try await runtime.perform { [runtime] in
-                let err = rd_kafka_assign(runtime.handle, nil)
-                if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "unassign") }
+                try Self.changeAssignment(runtime.handle, adding: false, taken.map { ($0, HERALD_OFFSET_INVALID) })
             }
         } catch {
             logger.warning("unassign failed", metadata: ["error": "\(error)"])
         }
-        state.withLock { $0.assignment = [] }
+        state.withLock { $0.assignment.subtract(taken) }
         logger.info(
             "partitions revoked",
             metadata: [
-                "partitions": .string(partitions.sorted().map(\.description).joined(separator: ",")),
+                "partitions": .string(taken.sorted().map(\.description).joined(separator: ",")),
                 "lost": .stringConvertible(lost),
             ])
+    }
+
+    /// Applies a rebalance's change: incrementally under the cooperative protocol, else (eager: a revocation takes
+    /// everything) as a whole new assignment.
+    private static func changeAssignment(_ handle: OpaquePointer, adding: Bool, _ entries: [(TopicPartition, Int64)]) throws {
+        let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+        if cooperative {
+            try withPartitionList(entries) { list in
+                let error = adding ? rd_kafka_incremental_assign(handle, list) : rd_kafka_incremental_unassign(handle, list)
+                if let error {
+                    defer { rd_kafka_error_destroy(error) }
+                    throw KafkaError(rd_kafka_error_code(error), context: adding ? "incremental assign" : "incremental unassign")
+                }
+            }
+        } else {
+            let err = adding ? withPartitionList(entries) { rd_kafka_assign(handle, $0) } : rd_kafka_assign(handle, nil)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: adding ? "assign" : "unassign") }
+        }
     }
 
     // MARK: Polling (runs on the runtime thread)

@@ -64,6 +64,13 @@ package struct KafkaConsumerConfiguration: Sendable {
     package var clientID: String
     package var groupID: String
     package var topics: [String]
+    /// The partition number is the unit of ownership: the group balances the first topic's partitions, and a member
+    /// given partition n of it also reads partition n of every other topic (co-partitioning, as Kafka Streams' tasks).
+    /// The stateful services need it: `herald.contacts[n]` with `herald.sends.*[n]`, one database per number.
+    package var coPartitioned = false
+    /// Where `commitProcessed` copies the offsets after each batch, for operators (`KafkaOffsetReporter`): a group
+    /// without members, by convention `<groupID>.offsets`. nil: not copied.
+    package var progressGroup: String?
     /// A member that sends no heartbeat for this long is removed from the group and its partitions reassigned.
     package var sessionTimeout: Duration = .seconds(10)
     /// A member whose caller does not ask for the next batch within this long leaves the group.
@@ -88,9 +95,9 @@ package struct KafkaConsumerConfiguration: Sendable {
         configuration.set("enable.auto.commit", "false")
         configuration.set("enable.auto.offset.store", "false")
         configuration.set("auto.offset.reset", "earliest")
-        // Eager range assignment gives one member the same partition number of every subscribed topic: the
-        // co-partitioning the notifier needs (contacts[n] with sends[n]).
-        configuration.set("partition.assignment.strategy", "range")
+        // Cooperative (incremental) rebalancing: a member joining or leaving moves only the partitions that change
+        // owner; the others keep being consumed through the rebalance (KIP-429).
+        configuration.set("partition.assignment.strategy", "cooperative-sticky")
         configuration.set("enable.partition.eof", "false")
         configuration.set("session.timeout.ms", String(sessionTimeout.milliseconds))
         configuration.set("heartbeat.interval.ms", String(max(sessionTimeout.milliseconds / 3, 100)))

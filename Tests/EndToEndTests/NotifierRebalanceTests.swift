@@ -1,0 +1,124 @@
+import Crypto
+import Foundation
+import HeraldTestSupport
+import ProviderSimulators
+import Shared
+import Testing
+
+/// Notifier processes in one group while the group changes: a member joins and leaves in the middle of a burst of pushes
+/// that APNs answers slowly, so that hundreds are in flight at each rebalance (docs/partitions.md).
+@Suite("Notifier rebalances", .timeLimit(.minutes(5)))
+struct NotifierRebalanceTests {
+    static let profiles = 2_000
+    static let sendsPerProfile = 5
+
+    @Test("a third notifier joins, then leaves, during a 10,000-push burst: every push delivered once, none twice")
+    func joinAndLeaveDuringBurst() async throws {
+        let total = Self.profiles * Self.sendsPerProfile
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 6))
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("herald-rebalance-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+
+        // APNs over TLS, answering each push after 3 s: with 500 streams per notifier, hundreds are in flight at each
+        // rebalance, and they outlast it (a rebalance round on the embedded broker takes the session timeout minus 1 s).
+        let simulators = SimulatorState(keep: total * 2)
+        let tls = try SimulatorTLS.selfSigned()
+        try tls.writeCertificate(to: work + "/ca.pem")
+        let apns = try await APNsSimulator.start(state: simulators, tls: tls)
+        simulators.setFault("apns", .init(status: 0, delayMilliseconds: 3000))
+        try P256.Signing.PrivateKey().pemRepresentation.write(toFile: work + "/apns.p8", atomically: true, encoding: .utf8)
+        func startNotifier(_ name: String) throws -> ChildProcess {
+            try ChildProcess(
+                "herald-notifier",
+                environment: [
+                    "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
+                    "HERALD_TOPIC_PARTITIONS": "6", "HERALD_DATA_DIR": "\(work)/\(name)", "HERALD_SESSION_TIMEOUT_MS": "3000",
+                    "HERALD_INSTANCE_ID": name, "HERALD_APPS_FILE": sampleAppsFile, "HERALD_APNS_KEY_FILE": work + "/apns.p8",
+                    "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apns.url,
+                    "HERALD_APNS_SANDBOX_URL": apns.url, "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
+                ])
+        }
+
+        // Every profile's contact first (one iOS installation each), then the sends.
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "rebalance-test"),
+            logger: quietLogger)
+        var contacts: [KafkaOutgoingRecord] = []
+        for index in 0..<Self.profiles {
+            contacts.append(KafkaOutgoingRecord(
+                topic: HeraldTopic.contacts.name, key: Array("demo/user\(index)".utf8), value: Array(Self.contact(index).utf8)))
+        }
+        _ = try await producer.send(contacts)
+
+        let first = try startNotifier("n1")
+        let second = try startNotifier("n2")
+        let notifiers = [first, second]
+        try await waitUntil("both notifiers to own partitions", timeout: .seconds(60)) {
+            notifiers.allSatisfy { !$0.logs("partitions assigned").isEmpty || $0.exitCode != nil }
+        }
+        var sends: [KafkaOutgoingRecord] = []
+        for index in 0..<Self.profiles {
+            for occurrence in 0..<Self.sendsPerProfile {
+                sends.append(KafkaOutgoingRecord(
+                    topic: HeraldTopic.sendsPush.name, key: Array("demo/user\(index)".utf8),
+                    value: try Wire.encode(Self.send(index, occurrence))))
+            }
+        }
+        _ = try await producer.send(sends)
+
+        // A third member joins once the burst is under way, and leaves (gracefully) before it is over.
+        try await waitUntil("the burst under way", timeout: .seconds(60)) { simulators.count("apns") >= total / 5 }
+        let third = try startNotifier("n3")
+        try await waitUntil("the third notifier to own partitions", timeout: .seconds(60)) {
+            !third.logs("partitions assigned").isEmpty || third.exitCode != nil
+        }
+        try await waitUntil("pushes sent by the third notifier", timeout: .seconds(60)) {
+            !third.logs("delivery").isEmpty || third.exitCode != nil
+        }
+        third.signal(SIGTERM)
+        #expect(try await third.waitForExit(timeout: .seconds(60)) == 0)
+
+        try await waitUntil("every push answered", timeout: .seconds(180)) { simulators.count("apns") >= total }
+        // Any duplicate would come from a send attempted again by a partition's new owner: give them time to show.
+        try await Task.sleep(for: .seconds(3))
+        let received = simulators.received("apns")
+        let ids = received.compactMap { $0.headers["apns-id"] }
+        #expect(received.count == total, "received \(received.count) pushes for \(total) sends")
+        #expect(Set(ids).count == total, "\(ids.count - Set(ids).count) pushes delivered twice")
+        // The members that gave partitions to the third drained them (their pushes in flight answered and reported
+        // first), and none lost its assignment: a lost partition is not drained.
+        #expect(notifiers.contains { !$0.logs("partition drained").isEmpty })
+        let revocations = (notifiers + [third]).flatMap { $0.logs("partitions revoked") }
+        #expect(!revocations.isEmpty && revocations.allSatisfy { $0["lost"] as? Bool == false }, "\(revocations)")
+
+        for notifier in notifiers { notifier.signal(SIGTERM) }
+        for notifier in notifiers { #expect(try await notifier.waitForExit(timeout: .seconds(60)) == 0) }
+        await producer.shutdown()
+        await apns.stop()
+        await cluster.shutdown()
+    }
+
+    static let token = String(repeating: "7c", count: 32)
+
+    static func contact(_ index: Int) -> String {
+        """
+        {"v":1,"kind":"contact","project":"demo","custom_id":"user\(index)",
+         "email":{"address":null,"marketing":null,"marketing_changed_at":null,"bounced_at":null},
+         "sms":{"phone_number":null,"marketing":null,"marketing_changed_at":null},
+         "installations":[{"installation_id":"I-\(index)","app":"demo-ios","dev":false,"token":"\(token)",
+           "environment":"production","notification_permission":"allowed","opted_out":false,"push_reachable":true}],
+         "updated_at":"2026-11-01T00:00:00Z"}
+        """
+    }
+
+    static func send(_ index: Int, _ occurrence: Int) -> SendRequest {
+        SendRequest(
+            sendID: "burst-\(index)-\(occurrence)", project: "demo", profileKey: "demo/user\(index)", customID: "user\(index)",
+            channel: .push, marketing: false, app: "demo-ios", campaign: "burst", step: "message-0",
+            occurrence: "\(occurrence)", template: "t", language: "default", content: ["title": "Hello", "body": "World"],
+            payload: nil, trigger: .init(type: "api", at: Date()), decidedAt: Date(), expiresAt: nil)
+    }
+}
