@@ -1,8 +1,6 @@
 import Foundation
-import HTTPTypes
 import Hummingbird
 import Logging
-import NIOCore
 import ServiceLifecycle
 import ServiceSupport
 import Shared
@@ -170,86 +168,5 @@ struct InboxPurge: Service {
             logger.warning("inbox purge failed", metadata: ["error": "\(error)"])
             return 0
         }
-    }
-}
-
-/// What recipients and providers call: one-click unsubscribe (RFC 8058) and inbound SMS replies.
-struct RecipientEndpoints: Sendable {
-    let partitions: NotifierPartitions
-    let producer: KafkaProducer
-    let publicURL: String
-    let links: UnsubscribeLinks?
-    let smsWebhookToken: String?
-    let logger: Logger
-
-    func register(on router: Router<BasicRequestContext>) {
-        // GET shows a confirmation (link scanners fetch URLs; only a POST unsubscribes).
-        router.get("v1/unsubscribe/:token") { _, context in
-            guard let claim = links?.verify(context.parameters.get("token") ?? "") else { return Self.invalidLink }
-            let action = "\(publicURL)/v1/unsubscribe/\(context.parameters.get("token") ?? "")"
-            return Self.html(.ok, """
-                <!doctype html><meta charset="utf-8"><title>Unsubscribe</title>
-                <p>Stop marketing email to \(Self.escape(claim.address))?</p>
-                <form method="post" action="\(Self.escape(action))"><button type="submit">Unsubscribe</button></form>
-                """)
-        }
-        router.post("v1/unsubscribe/:token") { request, context in
-            guard let claim = links?.verify(context.parameters.get("token") ?? "") else { return Self.invalidLink }
-            _ = try await request.body.collect(upTo: 64 * 1024)
-            try await unsubscribe(claim)
-            return Self.html(.ok, "<!doctype html><meta charset=\"utf-8\"><p>You will not receive marketing email any more.</p>")
-        }
-        router.post("v1/webhooks/sms") { request, _ in
-            let body = Array(buffer: try await request.body.collect(upTo: 64 * 1024))
-            let form = FormEncoding.decode(body)
-            if let token = smsWebhookToken {
-                let signature = request.headers[HTTPField.Name("X-Twilio-Signature")!] ?? ""
-                guard SMSReplies.verify(signature: signature, url: "\(publicURL)/v1/webhooks/sms", parameters: form, token: token)
-                else { return Response.jsonError(.forbidden, "invalid_signature", "X-Twilio-Signature does not match the request") }
-            }
-            guard let from = form.first(where: { $0.0 == "From" })?.1, from.hasPrefix("+"), from.count >= 2 else {
-                return Response.jsonError(.badRequest, "invalid_field", "From: expected an E.164 phone number")
-            }
-            let text = form.first(where: { $0.0 == "Body" })?.1 ?? ""
-            if let outcome = SMSReplies.outcome(text) {
-                let recorded = try await partitions.recordRecipientFeedback(
-                    key: nil, phoneNumber: from, channel: .sms, outcome: outcome, address: from,
-                    reason: "reply \(text.trimmingCharacters(in: .whitespacesAndNewlines).uppercased())", at: Date())
-                logger.info(
-                    "sms reply", metadata: ["outcome": "\(outcome.rawValue)", "profiles": "\(recorded)"])
-                if recorded == 0 {
-                    logger.warning("sms reply from a number no partition of this instance knows", metadata: ["outcome": "\(outcome.rawValue)"])
-                }
-            }
-            return Response(
-                status: .ok, headers: [.contentType: "text/xml"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response></Response>")))
-        }
-    }
-
-    /// Local state at once when this instance holds the profile; the report to the orchestrator either way.
-    private func unsubscribe(_ claim: UnsubscribeLinks.Claim) async throws {
-        let recorded = try await partitions.recordRecipientFeedback(
-            key: claim.profileKey, phoneNumber: nil, channel: .email, outcome: .unsubscribed, address: claim.address,
-            reason: "one-click unsubscribe", at: Date())
-        guard recorded == 0 else { return }
-        let report = DeliveryReport.recipientFeedback(
-            key: claim.profileKey, customID: nil, channel: .email, outcome: .unsubscribed, address: claim.address,
-            reason: "one-click unsubscribe", sendID: claim.sendID, at: Date())
-        _ = try await producer.send([
-            KafkaOutgoingRecord(topic: HeraldTopic.deliveries.name, key: Array(claim.profileKey.utf8), value: try Wire.encode(report))
-        ])
-    }
-
-    static var invalidLink: Response { .jsonError(.notFound, "invalid_link", "this unsubscribe link is not valid") }
-
-
-    static func html(_ status: HTTPResponse.Status, _ text: String) -> Response {
-        Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-    }
-
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 }

@@ -325,71 +325,8 @@ extension DeliveryReport {
         var report = DeliveryReport(
             id: "\(channel.rawValue)-\(state)/\(key)/\(WireTime.format(at))", sendID: sendID,
             project: String(key.prefix { $0 != "/" }), customID: customID,
-            channel: DeliveryReport.Channel(rawValue: channel.rawValue)!, outcome: outcome, reason: reason, address: address, at: at)
+            channel: channel, outcome: outcome, reason: reason, address: address, at: at)
         report.profileKey = key
         return report
-    }
-}
-
-// MARK: Inbox
-
-extension NotifierPartitions {
-    /// A page of an owner's inbox over this instance's partitions (an installation's notifications may sit in two: the
-    /// anonymous profile's and the identified one's), newest first; `hasMore` when older ones remain.
-    func inboxPage(
-        _ owner: InboxStore.Owner, before cursor: InboxStore.Cursor?, limit: Int, includeSilent: Bool
-    ) async throws -> (notifications: [InboxStore.Notification], hasMore: Bool) {
-        var all: [InboxStore.Notification] = []
-        for (_, database) in await self.owner.openDatabases {
-            all += try await database.read { db in
-                try InboxStore.page(db, owner: owner, before: cursor, limit: limit + 1, includeSilent: includeSilent)
-            }
-        }
-        all.sort { ($0.sentAt, $0.notificationID) > ($1.sentAt, $1.notificationID) }
-        return (Array(all.prefix(limit)), all.count > limit)
-    }
-
-    /// Marks one notification read, opened or deleted; false when the owner has no such notification.
-    func inboxMark(_ owner: InboxStore.Owner, notificationID: String, _ mark: InboxStore.Mark) async throws -> Bool {
-        var found = false
-        for (_, database) in await self.owner.openDatabases {
-            let changed = try await database.write { db in try InboxStore.mark(db, owner: owner, notificationID: notificationID, mark) }
-            found = found || changed
-        }
-        return found
-    }
-
-    /// Marks read what is not newer than `notificationID`; nil when the owner has no such notification.
-    func inboxMarkAllRead(_ owner: InboxStore.Owner, until notificationID: String) async throws -> Int? {
-        var until: InboxStore.Cursor?
-        for (_, database) in await self.owner.openDatabases where until == nil {
-            until = try await database.read { db in try InboxStore.cursor(db, owner: owner, notificationID: notificationID) }
-        }
-        guard let until else { return nil }
-        var marked = 0
-        for (_, database) in await self.owner.openDatabases {
-            marked += try await database.write { db in try InboxStore.markAllRead(db, owner: owner, until: until) }
-        }
-        return marked
-    }
-
-    /// Whether an installation opted out, as the contacts of this instance's partitions say (nil: unknown here).
-    func installationOptedOut(project: String, installationID: String) async throws -> Bool? {
-        var known: Bool?
-        for (_, database) in await self.owner.openDatabases {
-            if let flag = try await database.read({ db in try InboxStore.optedOut(db, project: project, installationID: installationID) }) {
-                known = (known ?? false) || flag
-            }
-        }
-        return known
-    }
-
-    /// Deletes inbox entries older than the retention; returns how many.
-    func purgeInbox(before cutoff: Date) async throws -> Int {
-        var purged = 0
-        for (_, database) in await self.owner.openDatabases {
-            purged += try await database.write { db in try InboxStore.purge(db, before: cutoff) }
-        }
-        return purged
     }
 }

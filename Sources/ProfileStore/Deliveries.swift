@@ -57,6 +57,6 @@ extension ProfileApplier {
         default:
             break
         }
-        return reachabilityChanged ? [try ContactSnapshot.output(db, key: key)] : []
+        return reachabilityChanged ? [try ContactSnapshots.output(db, key: key)] : []
     }
 }

@@ -223,7 +223,7 @@ struct ApplyContext {
     }
 
     func finish() throws -> [PendingOutput] {
-        try outputs + changedContacts.map { try ContactSnapshot.output(db, key: $0) }
+        try outputs + changedContacts.map { try ContactSnapshots.output(db, key: $0) }
     }
 
     /// Emits a record of the orchestrator's own (source `orchestrator`), derived from this write: its id is the

@@ -66,7 +66,7 @@ final class ProfileValues {
             default: return nil
             }
         case "push":
-            return first == "reachable" ? .bool(installationRows().contains(where: ContactSnapshot.pushReachable)) : nil
+            return first == "reachable" ? .bool(installationRows().contains(where: ContactSnapshots.pushReachable)) : nil
         default: return nil
         }
     }
@@ -157,7 +157,7 @@ final class ProfileValues {
         case "install_date": return time(installations.compactMap { $0["install_date"] as String? }.min())
         case "last_visit_date": return time(installations.compactMap { $0["last_visit_at"] as String? }.max())
         case "last_push_date": return time(installations.compactMap { $0["last_push_at"] as String? }.max())
-        case "is_push_optin": return .bool(installations.contains(where: ContactSnapshot.pushReachable))
+        case "is_push_optin": return .bool(installations.contains(where: ContactSnapshots.pushReachable))
         case "created_at": return time(profile["created_at"])
         case "app_version", "app_build", "os_version", "sdk_version", "device_brand":
             return latest(name).map(SegmentValue.string)

@@ -72,7 +72,7 @@ package enum ProfileView {
                     JSONMember("b.install_date", installations.compactMap { $0["install_date"] as String? }.min().map(JSONValue.string) ?? .null),
                     JSONMember("b.last_visit_date", latest("last_visit_at")),
                     JSONMember("b.last_push_date", latest("last_push_at")),
-                    JSONMember("b.is_push_optin", .bool(installations.contains(where: ContactSnapshot.pushReachable))),
+                    JSONMember("b.is_push_optin", .bool(installations.contains(where: ContactSnapshots.pushReachable))),
                 ])),
             JSONMember("custom", .object(custom)), JSONMember("events", .object(events)),
             JSONMember("installations", .array(installations.map(installation))),
@@ -99,7 +99,7 @@ package enum ProfileView {
                     JSONMember("b.timezone", text("timezone")), JSONMember("b.install_date", text("install_date")),
                     JSONMember("b.last_visit_date", text("last_visit_at")),
                     JSONMember("b.last_push_date", text("last_push_at")),
-                    JSONMember("b.is_push_optin", .bool(ContactSnapshot.pushReachable(row))),
+                    JSONMember("b.is_push_optin", .bool(ContactSnapshots.pushReachable(row))),
                 ])),
             JSONMember(
                 "push",

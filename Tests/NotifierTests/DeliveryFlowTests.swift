@@ -178,7 +178,7 @@ final class NotifierHarness: @unchecked Sendable {
     }
 
     func send(_ request: SendRequest) async throws {
-        try await feed([(NotifierStore.topic(request.channel), request.profileKey, try Wire.encode(request))])
+        try await feed([(request.channel.topic, request.profileKey, try Wire.encode(request))])
     }
 
     /// Reports on `herald.deliveries` once `enough` holds.
@@ -203,29 +203,30 @@ final class NotifierHarness: @unchecked Sendable {
     }
 }
 
-/// A contact snapshot as the orchestrator publishes it.
+/// A contact snapshot as the orchestrator publishes it (through the wire type both sides use).
 func contactJSON(
     email: String? = "paul@example.com", emailMarketing: String? = "subscribed", phone: String? = "+33612345678",
     smsMarketing: String? = "subscribed", installations: [String] = [], changedAt: String = "2026-01-01T00:00:00Z"
 ) -> String {
-    func text(_ value: String?) -> String { value.map { "\"\($0)\"" } ?? "null" }
-    return """
-        {"v":1,"kind":"contact","project":"demo","custom_id":"paul",
-         "email":{"address":\(text(email)),"marketing":\(text(emailMarketing)),"marketing_changed_at":"\(changedAt)","bounced_at":null},
-         "sms":{"phone_number":\(text(phone)),"marketing":\(text(smsMarketing)),"marketing_changed_at":"\(changedAt)"},
-         "installations":[\(installations.joined(separator: ","))],"updated_at":"\(changedAt)"}
-        """
+    let changed = WireTime.parse(changedAt)
+    let snapshot = ContactSnapshot(
+        project: "demo", customID: "paul",
+        email: .init(address: email, marketing: emailMarketing, marketingChangedAt: changed),
+        sms: .init(phoneNumber: phone, marketing: smsMarketing, marketingChangedAt: changed),
+        installations: installations.map { try! JSONDecoder().decode(ContactSnapshot.Installation.self, from: Data($0.utf8)) },
+        updatedAt: changed)
+    return String(decoding: try! Wire.encode(snapshot), as: UTF8.self)
 }
 
+/// One installation of a contact snapshot, as JSON (the element type of `ContactSnapshot.installations`).
 func installationJSON(
     _ id: String, app: String = "demo-ios", token: String? = token64, permission: String = "allowed", optedOut: Bool = false,
     environment: String = "production", dev: Bool = false
 ) -> String {
-    let tokenText = token.map { "\"\($0)\"" } ?? "null"
-    return """
-        {"installation_id":"\(id)","app":"\(app)","dev":\(dev),"token":\(tokenText),"environment":"\(environment)",
-         "notification_permission":"\(permission)","opted_out":\(optedOut),"push_reachable":true}
-        """
+    let installation = ContactSnapshot.Installation(
+        installationID: id, app: app, dev: dev, token: token, environment: environment, notificationPermission: permission,
+        optedOut: optedOut, pushReachable: true)
+    return String(decoding: try! JSONEncoder().encode(installation), as: UTF8.self)
 }
 
 @Suite("Notifier: delivery against the simulators", .serialized, .timeLimit(.minutes(3)))

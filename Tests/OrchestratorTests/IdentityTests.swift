@@ -297,7 +297,8 @@ struct IdentityTests {
         #expect(changes[1]?["change"] == .string("moved_out"))
         #expect(changes[1]?["detail"] == .string("to demo/anna"))
         #expect(try await cluster.profile("demo/anna")?["installations"]?[0]?["push"]?["token"] == .string(tokenA))
-        #expect(cluster.contacts["demo/paul"]??["installations"]?[0]?["token"] == .null)
+        let installation = cluster.contacts["demo/paul"]??["installations"]?[0]
+        #expect(installation?["installation_id"] != nil && installation?["token"] == nil, "no token: left out of the snapshot")
     }
 
     @Test("rapid identify, logout and identify again under any order: the installation ends where its link says", arguments: seeds)
@@ -479,7 +480,8 @@ struct InstallationTests {
         #expect(paul["email"]?["bounced_at"] == .string(WireTime.format(at)))
         #expect(paul["sms"]?["marketing"] == .string("unsubscribed"))
         let contact = try #require(cluster.contacts["demo/paul"] ?? nil)
-        #expect(contact["installations"]?[0]?["token"] == .null)
+        // No token: left out of the snapshot.
+        #expect(contact["installations"]?[0]?["installation_id"] != nil && contact["installations"]?[0]?["token"] == nil)
         #expect(contact["email"]?["bounced_at"] == .string(WireTime.format(at)))
         #expect(contact["sms"]?["marketing"] == .string("unsubscribed"))
         #expect(try await cluster.profile("demo/nobody") == nil)

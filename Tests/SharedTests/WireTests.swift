@@ -23,6 +23,50 @@ struct WireTests {
         #expect(String(decoding: try Wire.encode(decoded), as: UTF8.self) == json, "decode then encode is lossless")
     }
 
+    @Test("contact snapshot golden JSON; nulls and missing channels or flags read as absent")
+    func contactGolden() throws {
+        let snapshot = ContactSnapshot(
+            project: "demo", customID: "paul",
+            email: .init(address: "paul@example.com", marketing: "subscribed", marketingChangedAt: Self.at),
+            sms: .init(phoneNumber: "+33612345678"),
+            installations: [
+                .init(
+                    installationID: "I-1", app: "demo-ios", token: "ab12", environment: "production",
+                    notificationPermission: "allowed", pushReachable: true)
+            ],
+            updatedAt: Self.at)
+        let json = String(decoding: try Wire.encode(snapshot), as: UTF8.self)
+        #expect(
+            json
+                == #"{"custom_id":"paul","email":{"address":"paul@example.com","marketing":"subscribed","marketing_changed_at":"2026-11-18T11:06:40.123Z"},"installations":[{"app":"demo-ios","dev":false,"environment":"production","installation_id":"I-1","notification_permission":"allowed","opted_out":false,"push_reachable":true,"token":"ab12"}],"kind":"contact","project":"demo","sms":{"phone_number":"+33612345678"},"updated_at":"2026-11-18T11:06:40.123Z","v":1}"#
+        )
+        let decoded = try Wire.decode(ContactSnapshot.self, from: Array(json.utf8))
+        #expect(decoded.installations == snapshot.installations && decoded.sms == snapshot.sms)
+        #expect(String(decoding: try Wire.encode(decoded), as: UTF8.self) == json, "decode then encode is lossless")
+        let sparse = #"{"v":1,"kind":"contact","project":"demo","custom_id":null,"email":null,"installations":[{"installation_id":"I-2","token":null}]}"#
+        let read = try Wire.decode(ContactSnapshot.self, from: Array(sparse.utf8))
+        #expect(read.email == .init() && read.sms == .init() && read.customID == nil)
+        #expect(read.installations.first.map { !$0.dev && !$0.optedOut && !$0.pushReachable && $0.token == nil } == true)
+    }
+
+    @Test("delivery report golden JSON: the target is a field")
+    func deliveryGolden() throws {
+        var report = DeliveryReport(
+            id: "s1/I-1/sent", sendID: "s1", project: "demo", customID: "paul", installationID: "I-1", channel: .push,
+            outcome: .sent, token: "ab12", at: Self.at)
+        report.targetID = "I-1"
+        report.profileKey = "demo/paul"
+        report.attempts = 1
+        let json = String(decoding: try Wire.encode(report), as: UTF8.self)
+        #expect(
+            json
+                == #"{"at":"2026-11-18T11:06:40.123Z","attempts":1,"channel":"push","custom_id":"paul","id":"s1/I-1/sent","installation_id":"I-1","kind":"delivery","outcome":"sent","profile_key":"demo/paul","project":"demo","send_id":"s1","target_id":"I-1","token":"ab12","v":1}"#
+        )
+        let decoded = try Wire.decode(DeliveryReport.self, from: Array(json.utf8))
+        #expect(decoded.targetID == "I-1" && decoded.channel == .push)
+        #expect(String(decoding: try Wire.encode(decoded), as: UTF8.self) == json, "decode then encode is lossless")
+    }
+
     @Test("binary originals are kept as base64")
     func binary() throws {
         var record = Self.record

@@ -26,31 +26,24 @@ struct Contact: Sendable, Equatable {
     var sms: Channel
     var installations: [Installation]
 
-    /// Reads a snapshot record's value; nil when it is not one.
+    /// Reads a snapshot record's value (`ContactSnapshot`); nil when it is not one.
     static func parse(_ bytes: [UInt8]) -> Contact? {
-        guard let json = try? JSONParser.parse(bytes), json["kind"]?.stringValue == "contact",
-            let project = json["project"]?.stringValue
-        else { return nil }
-        func date(_ value: JSONValue?) -> Date? { value?.stringValue.flatMap(WireTime.parse) }
-        func bool(_ value: JSONValue?) -> Bool { if case .bool(let flag)? = value { flag } else { false } }
-        let email = Channel(
-            address: json["email"]?["address"]?.stringValue, marketing: json["email"]?["marketing"]?.stringValue,
-            marketingChangedAt: date(json["email"]?["marketing_changed_at"]), bouncedAt: date(json["email"]?["bounced_at"]))
-        let sms = Channel(
-            address: json["sms"]?["phone_number"]?.stringValue, marketing: json["sms"]?["marketing"]?.stringValue,
-            marketingChangedAt: date(json["sms"]?["marketing_changed_at"]))
-        var installations: [Installation] = []
-        if case .array(let items)? = json["installations"] {
-            for item in items {
-                guard let id = item["installation_id"]?.stringValue else { continue }
-                installations.append(Installation(
-                    id: id, app: item["app"]?.stringValue, dev: bool(item["dev"]), token: item["token"]?.stringValue,
-                    environment: item["environment"]?.stringValue,
-                    notificationPermission: item["notification_permission"]?.stringValue, optedOut: bool(item["opted_out"])))
-            }
+        (try? Wire.decode(ContactSnapshot.self, from: bytes)).map(Contact.init)
+    }
+
+    init(_ snapshot: ContactSnapshot) {
+        project = snapshot.project
+        customID = snapshot.customID
+        email = Channel(
+            address: snapshot.email.address, marketing: snapshot.email.marketing,
+            marketingChangedAt: snapshot.email.marketingChangedAt, bouncedAt: snapshot.email.bouncedAt)
+        sms = Channel(
+            address: snapshot.sms.phoneNumber, marketing: snapshot.sms.marketing, marketingChangedAt: snapshot.sms.marketingChangedAt)
+        installations = snapshot.installations.map {
+            Installation(
+                id: $0.installationID, app: $0.app, dev: $0.dev, token: $0.token, environment: $0.environment,
+                notificationPermission: $0.notificationPermission, optedOut: $0.optedOut)
         }
-        return Contact(
-            project: project, customID: json["custom_id"]?.stringValue, email: email, sms: sms, installations: installations)
     }
 }
 

@@ -81,7 +81,7 @@ enum NotifierStore {
         } catch {
             return [deadLetter(record, reason: error.description, now: now)]
         }
-        guard HeraldTopic(rawValue: record.topic) == topic(send.channel) else {
+        guard HeraldTopic(rawValue: record.topic) == send.channel.topic else {
             return [deadLetter(record, reason: "a \(send.channel.rawValue) send on \(record.topic)", now: now)]
         }
         // A send id seen before (a replayed outbox, a redelivered batch) is not queued again.
@@ -91,14 +91,6 @@ enum NotifierStore {
                 """, arguments: [send.sendID, send.channel.rawValue, send.profileKey, Data(value), WireTime.format(now)])
         if db.changesCount == 0 { NotifierMetrics.duplicateSends.increment() }
         return []
-    }
-
-    static func topic(_ channel: MessageChannel) -> HeraldTopic {
-        switch channel {
-        case .push: .sendsPush
-        case .email: .sendsEmail
-        case .sms: .sendsSMS
-        }
     }
 
     static func deadLetter(_ record: KafkaRecord, reason: String, now: Date) -> PendingOutput {
@@ -113,13 +105,9 @@ enum NotifierStore {
     /// that name no target of a send (a recipient's own unsubscribe) and unreadable ones are left to the orchestrator.
     static func applyReport(_ db: Database, record: KafkaRecord, now: Date) throws {
         guard let value = record.value, let report = try? Wire.decode(DeliveryReport.self, from: value),
-            let sendID = report.sendID, let channel = MessageChannel(rawValue: report.channel.rawValue)
+            let sendID = report.sendID, let targetID = report.targetID ?? legacyTargetID(report, sendID: sendID)
         else { return }
-        // The report's id is `<send id>/<target id>/<outcome>` (`report(…)` below).
-        let prefix = sendID + "/"
-        let suffix = "/" + report.outcome.rawValue
-        guard report.id.hasPrefix(prefix), report.id.hasSuffix(suffix), report.id.count > prefix.count + suffix.count else { return }
-        let targetID = String(report.id.dropFirst(prefix.count).dropLast(suffix.count))
+        let channel = report.channel
         let state: State =
             switch report.outcome {
             case .sent: .sent
@@ -137,6 +125,14 @@ enum NotifierStore {
                     sendID, targetID, channel.rawValue, report.profileKey ?? record.keyString ?? "", state.rawValue, time,
                     report.reason, time,
                 ])
+    }
+
+    /// The target of a report written before `target_id` was a field: its id is `<send id>/<target id>/<outcome>`.
+    static func legacyTargetID(_ report: DeliveryReport, sendID: String) -> String? {
+        let prefix = sendID + "/"
+        let suffix = "/" + report.outcome.rawValue
+        guard report.id.hasPrefix(prefix), report.id.hasSuffix(suffix), report.id.count > prefix.count + suffix.count else { return nil }
+        return String(report.id.dropFirst(prefix.count).dropLast(suffix.count))
     }
 
     // MARK: Contacts and feedback
@@ -359,7 +355,7 @@ extension NotifierStore {
         _ send: SendRequest, target: DeliveryTarget?, installationID: String? = nil, outcome: DeliveryReport.Outcome,
         reason: String?, attempts: Int, provider: String? = nil, messageID: String? = nil, now: Date
     ) -> PendingOutput {
-        let channel = DeliveryReport.Channel(rawValue: send.channel.rawValue)!
+        let channel = send.channel
         let targetID = target?.id ?? installationID ?? send.channel.rawValue
         var report = DeliveryReport(
             id: "\(send.sendID)/\(targetID)/\(outcome.rawValue)", sendID: send.sendID, project: send.project,
@@ -367,6 +363,7 @@ extension NotifierStore {
             outcome: outcome, reason: reason, token: send.channel == .push ? target?.address : nil,
             address: send.channel == .push ? nil : target?.address, at: now)
         report.profileKey = send.profileKey
+        report.targetID = targetID
         report.campaign = send.campaign
         report.provider = provider
         report.providerMessageID = messageID

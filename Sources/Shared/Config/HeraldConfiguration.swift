@@ -150,23 +150,13 @@ package struct SegmentDefinition: Sendable {
     package var key: String { "\(project)/\(id)" }
 }
 
-package enum MessageChannel: String, Sendable, CaseIterable, Codable {
-    case push, email, sms
-
+extension MessageChannel {
     /// The fields of a message on the channel: required, then optional.
     package var fields: (required: [String], optional: [String]) {
         switch self {
         case .push: (["body"], ["title", "subtitle", "deeplink", "image_url", "sound", "collapse_id"])
         case .email: (["subject", "text"], ["html", "from", "reply_to"])
         case .sms: (["text"], [])
-        }
-    }
-
-    package var topic: HeraldTopic {
-        switch self {
-        case .push: .sendsPush
-        case .email: .sendsEmail
-        case .sms: .sendsSMS
         }
     }
 }

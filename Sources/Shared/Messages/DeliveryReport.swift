@@ -7,8 +7,6 @@ package struct DeliveryReport: WireMessage {
     package static let kind = "delivery"
     package static let version = 1
 
-    package enum Channel: String, Codable, Sendable { case push, email, sms }
-
     package enum Outcome: String, Codable, Sendable {
         case sent, failed, suppressed
         /// APNs 410 / BadDeviceToken, FCM UNREGISTERED: the token is dead.
@@ -25,10 +23,14 @@ package struct DeliveryReport: WireMessage {
     /// Unique per report: a replay of the id is a no-op.
     package var id: String
     package var sendID: String?
+    /// The send's target the report is about (an installation id for push, the address otherwise): the notifier's
+    /// ledger key with the send id. Absent on recipient feedback, and on reports written before it was a field (their
+    /// id is `<send id>/<target id>/<outcome>`).
+    package var targetID: String? = nil
     package var project: String
     package var customID: String?
     package var installationID: String?
-    package var channel: Channel
+    package var channel: MessageChannel
     package var outcome: Outcome
     package var reason: String?
     package var token: String?
@@ -49,13 +51,13 @@ package struct DeliveryReport: WireMessage {
 
     enum CodingKeys: String, CodingKey {
         case id, project, channel, outcome, reason, token, address, at, campaign, provider, attempts
-        case sendID = "send_id", customID = "custom_id", installationID = "installation_id", profileKey = "profile_key"
+        case sendID = "send_id", targetID = "target_id", customID = "custom_id", installationID = "installation_id", profileKey = "profile_key"
         case providerMessageID = "provider_message_id", triggeredAt = "triggered_at", decidedAt = "decided_at"
     }
 
     package init(
         id: String, sendID: String? = nil, project: String, customID: String?, installationID: String? = nil,
-        channel: Channel, outcome: Outcome, reason: String? = nil, token: String? = nil, address: String? = nil,
+        channel: MessageChannel, outcome: Outcome, reason: String? = nil, token: String? = nil, address: String? = nil,
         at: Date
     ) {
         self.id = id
