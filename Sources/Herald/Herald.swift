@@ -81,7 +81,7 @@ struct ProfileCommand: ParsableCommand {
             else {
                 throw CleanExit.message("herald: no data directory at \(directory) (set --data-dir or HERALD_DATA_DIR)")
             }
-            let key = installation.map { "\(project)/install/\($0)" } ?? "\(project)/\(customID ?? "")"
+            let key = installation.map { ProfileKey.home(project, $0) } ?? ProfileKey.profile(project, customID ?? "")
             guard let json = try ProfileView.find(directory: directory, key: key) else {
                 FileHandle.standardError.write(Data("herald: no profile \(key) in \(directory)\n".utf8))
                 throw ExitCode(1)

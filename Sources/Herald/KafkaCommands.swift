@@ -236,7 +236,7 @@ struct SendTestCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try cluster.client()
-        let key = customID.map { "\(project)/\($0)" } ?? "\(project)/install/\(installation ?? "")"
+        let key = ProfileKey.of(project, customID: customID, installationID: installation)
         let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         var send = SendRequest(
             sendID: "test-\(id)", project: project, profileKey: key, customID: customID, channel: .push, marketing: false,

@@ -324,7 +324,7 @@ extension DeliveryReport {
         let state = outcome == .subscribed ? "subscribed" : "unsubscribed"
         var report = DeliveryReport(
             id: "\(channel.rawValue)-\(state)/\(key)/\(WireTime.format(at))", sendID: sendID,
-            project: String(key.prefix { $0 != "/" }), customID: customID,
+            project: ProfileKey.project(of: key), customID: customID,
             channel: channel, outcome: outcome, reason: reason, address: address, at: at)
         report.profileKey = key
         return report

@@ -49,14 +49,14 @@ enum Orchestrator {
             return raw.removingPercentEncoding ?? raw
         }
         router.get("v1/profiles/:project/:custom_id") { _, context in
-            try await profileResponse("\(decoded(context, "project"))/\(decoded(context, "custom_id"))")
+            try await profileResponse(ProfileKey.profile(decoded(context, "project"), decoded(context, "custom_id")))
         }
         router.get("v1/installations/:project/:installation_id") { _, context in
-            try await profileResponse("\(decoded(context, "project"))/install/\(decoded(context, "installation_id"))")
+            try await profileResponse(ProfileKey.home(decoded(context, "project"), decoded(context, "installation_id")))
         }
         // The segments a profile is in now.
         router.get("v1/profiles/:project/:custom_id/segments") { _, context in
-            let key = "\(decoded(context, "project"))/\(decoded(context, "custom_id"))"
+            let key = ProfileKey.profile(decoded(context, "project"), decoded(context, "custom_id"))
             guard let segments = try await manager.segments(key: key) else { return try await profileResponse(key) }
             return .json(.object([JSONMember("profile_key", .string(key)), JSONMember("segments", .array(segments.map(JSONValue.string)))]))
         }

@@ -87,8 +87,6 @@ struct Engagement {
         self.now = now ?? rules.clock()
     }
 
-    static func project(ofKey key: String) -> String { String(key.prefix { $0 != "/" }) }
-
     /// Segment evaluations since the process started (`herald_segment_evaluations_total`; read by the benchmark).
     package static let evaluations = Atomic<Int>(0)
     private static let evaluationsMetric = Counter(label: "herald_segment_evaluations_total")
@@ -103,7 +101,7 @@ struct Engagement {
             try leaveAll(key: key)
             return
         }
-        let segments = rules.segments(project: Self.project(ofKey: key), reading: changes)
+        let segments = rules.segments(project: ProfileKey.project(of: key), reading: changes)
         guard !segments.isEmpty else { return }
         let stored = try StoredMembership(db, key: key)
         for segment in segments {
@@ -201,7 +199,7 @@ struct Engagement {
     /// An event happened to the profile: it cancels the waiting delays of campaigns that cancel on it, and triggers
     /// the campaigns it starts (when their condition on the event holds).
     mutating func eventHappened(key: String, _ context: TriggerContext) throws {
-        let project = Self.project(ofKey: key)
+        let project = ProfileKey.project(of: key)
         guard let name = context.eventName else { return }
         for campaign in rules.cancellers["\(project)/\(name)"] ?? [] {
             try db.executeCached(

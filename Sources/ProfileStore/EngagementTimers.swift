@@ -21,7 +21,7 @@ extension Engagement {
                 sql: "DELETE FROM timers WHERE profile_key = ? AND kind = ? AND ref = ?", arguments: [key, kind, ref])
             switch kind {
             case "segment":
-                guard let segment = rules.segmentsByProject[Self.project(ofKey: key)]?.first(where: { $0.key == ref }) else { continue }
+                guard let segment = rules.segmentsByProject[ProfileKey.project(of: key)]?.first(where: { $0.key == ref }) else { continue }
                 let values = ProfileValues(db: db, key: key)
                 guard values.exists else { continue }
                 // Read after the timer's row was deleted: a next flip is written again.
@@ -118,7 +118,7 @@ extension Engagement {
     /// entry campaigns (a new segment's members did not just *enter* it). Returns the last key done (nil: finished)
     /// and how many were evaluated. When finished, the segment's condition is recorded as backfilled.
     mutating func backfill(segmentKey: String, after: String?, limit: Int) throws -> (last: String?, evaluated: Int) {
-        guard let segment = rules.segmentsByProject[Self.project(ofKey: segmentKey)]?.first(where: { $0.key == segmentKey }) else {
+        guard let segment = rules.segmentsByProject[ProfileKey.project(of: segmentKey)]?.first(where: { $0.key == segmentKey }) else {
             return (nil, 0)
         }
         let project = segment.definition.project

@@ -66,7 +66,7 @@ extension ApplyContext {
             arguments: [key])
         for installationID in installations {
             emit(
-                .installUnlink, suffix: "unlink \(installationID)", key: Keys.home(write.project, installationID),
+                .installUnlink, suffix: "unlink \(installationID)", key: ProfileKey.home(write.project, installationID),
                 installationID: installationID,
                 fields: write.customID.map { [JSONMember("target_custom_id", .string($0))] } ?? [])
         }
@@ -84,7 +84,7 @@ extension ApplyContext {
             let customID = link.customID, write.time >= link.linkedAt
         else { return }
         try Identity.setLink(db, project: write.project, installationID: installationID, customID: nil, at: write.time)
-        emit(.installDetach, suffix: "detach", key: Keys.profile(write.project, customID), customID: customID)
+        emit(.installDetach, suffix: "detach", key: ProfileKey.profile(write.project, customID), customID: customID)
     }
 
     /// Wipe at the home: the link and the anonymous data go; a profile that still holds the installation (other than
@@ -96,7 +96,7 @@ extension ApplyContext {
         try db.executeCached(sql: "DELETE FROM installation_links WHERE project = ? AND installation_id = ?",
             arguments: [write.project, installationID])
         if let customID = link?.customID, customID != from {
-            emit(.installDrop, suffix: "drop", key: Keys.profile(write.project, customID), customID: customID)
+            emit(.installDrop, suffix: "drop", key: ProfileKey.profile(write.project, customID), customID: customID)
         }
         if try ProfileEdits.delete(db, key: write.homeKey) {
             outputs.append(PendingOutput(topic: HeraldTopic.contacts.name, key: write.homeKey, value: nil))
@@ -158,7 +158,7 @@ extension ApplyContext {
         let write = self.write
         guard let installationID = write.installationID else { return }
         let current = try Identity.link(db, project: write.project, installationID: installationID)
-        let targetKey = Keys.profile(write.project, target)
+        let targetKey = ProfileKey.profile(write.project, target)
         if let current, current.linkedAt > write.time {
             if current.customID != target {
                 emit(.installDetach, suffix: "stale", key: targetKey, customID: target)
@@ -168,7 +168,7 @@ extension ApplyContext {
         try Identity.setLink(db, project: write.project, installationID: installationID, customID: target, at: write.time)
         if current?.customID == target { return }
         if let previous = current?.customID {
-            emit(.installDetach, suffix: "detach", key: Keys.profile(write.project, previous), customID: previous)
+            emit(.installDetach, suffix: "detach", key: ProfileKey.profile(write.project, previous), customID: previous)
             return
         }
         let home = write.homeKey

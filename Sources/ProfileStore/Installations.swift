@@ -237,7 +237,7 @@ extension ApplyContext {
     /// Asks the token's key to record this profile and installation as the token's owner.
     mutating func claim(token: String, key: String, registeredAt: String) {
         emit(
-            .tokenClaim, suffix: "claim", key: Keys.token(write.project, token),
+            .tokenClaim, suffix: "claim", key: ProfileKey.token(write.project, token),
             fields: [
                 JSONMember("token", .string(token)), JSONMember("owner_key", .string(key)),
                 JSONMember("registered_at", .string(registeredAt)),

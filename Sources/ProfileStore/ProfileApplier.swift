@@ -154,9 +154,9 @@ struct Write {
     var isApp: Bool { source == "app" }
     var isInternal: Bool { source == "orchestrator" }
     /// The installation's home key (anonymous profile and link).
-    var homeKey: String { Keys.home(project, installationID ?? "") }
+    var homeKey: String { ProfileKey.home(project, installationID ?? "") }
     /// The key this write applies to: the custom ID's profile, else the installation's home.
-    var profileKey: String { customID.map { Keys.profile(project, $0) } ?? homeKey }
+    var profileKey: String { customID.map { ProfileKey.profile(project, $0) } ?? homeKey }
 
     /// This write again, for another key: the same id (applied once, where it lands), another custom ID.
     func rerouted(customID newCustomID: String?) -> PendingOutput {
@@ -167,18 +167,11 @@ struct Write {
         }
         out.append(JSONMember("forwarded", .bool(true)))
         out.append(JSONMember("hops", .number(String(hops + 1))))
-        let key = newCustomID.map { Keys.profile(project, $0) } ?? homeKey
+        let key = newCustomID.map { ProfileKey.profile(project, $0) } ?? homeKey
         return PendingOutput(
             topic: HeraldTopic.ingest.name, key: key, value: JSONValue.object(out).serialized,
             headers: [KafkaHeader("herald-op", op.rawValue)])
     }
-}
-
-/// The keys of the design brief.
-enum Keys {
-    static func profile(_ project: String, _ customID: String) -> String { "\(project)/\(customID)" }
-    static func home(_ project: String, _ installationID: String) -> String { "\(project)/install/\(installationID)" }
-    static func token(_ project: String, _ token: String) -> String { "\(project)/token/\(token)" }
 }
 
 /// The state of applying one record: its outputs, and the profiles whose reachability changed (one contact snapshot

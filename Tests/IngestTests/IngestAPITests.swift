@@ -405,6 +405,8 @@ struct AppAPITests {
             (#"{"custom_id":"paul"}"#, "installation_id missing_field"),
             (#"{"installation_id":"has space"}"#, "installation_id invalid_installation_id"),
             (#"{"installation_id":"I","custom_id":"nan"}"#, "custom_id invalid_custom_id"),
+            // Another user's installation home, reached through a custom ID: refused.
+            (#"{"installation_id":"I","custom_id":"install/J"}"#, "custom_id invalid_custom_id"),
             (#"{"installation_id":"I","custom_id":5}"#, "custom_id invalid_type"),
         ])
     func envelope(body: String, problem: String) async throws {

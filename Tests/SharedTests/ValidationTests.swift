@@ -89,6 +89,8 @@ struct RuleTests {
             ("NULL", false), ("Undefined", false), ("nil", false), ("(null)", false), ("[object Object]", false),
             ("true", false), ("FALSE", false), ("NaN", false), ("Infinity", false), ("-infinity", false),
             (" paul ", true), ("nullable", true),
+            // Herald's own key spaces under a project: refused, so that no custom ID names a home or a token's key.
+            ("install/8B2C0F4E", false), ("token/ab12", false), ("installer/paul", true), ("paul/install/x", true),
         ])
     func customIDs(id: String, valid: Bool) {
         #expect(((try? Rules.customID(id)) != nil) == valid)

@@ -67,6 +67,16 @@ struct WireTests {
         #expect(String(decoding: try Wire.encode(decoded), as: UTF8.self) == json, "decode then encode is lossless")
     }
 
+    @Test("profile keys: a custom ID's profile, an installation's home, a token's owner; none collides with another")
+    func profileKeys() {
+        #expect(ProfileKey.of("demo", customID: "paul", installationID: "I-1") == "demo/paul")
+        #expect(ProfileKey.of("demo", customID: nil, installationID: "I-1") == "demo/install/I-1")
+        #expect(ProfileKey.token("demo", "ab12") == "demo/token/ab12")
+        #expect(ProfileKey.project(of: "demo/install/I-1") == "demo")
+        #expect(ProfileKey.collides(customID: "install/I-1") && ProfileKey.collides(customID: "token/ab12"))
+        #expect(!ProfileKey.collides(customID: "paul/install/I-1"))
+    }
+
     @Test("binary originals are kept as base64")
     func binary() throws {
         var record = Self.record

@@ -76,7 +76,6 @@ package struct DeliveryReport: WireMessage {
     /// The profile key it is keyed by: the custom ID's profile, else the installation's anonymous profile.
     package var key: String {
         if let profileKey { return profileKey }
-        if let customID { return "\(project)/\(customID)" }
-        return "\(project)/install/\(installationID ?? "")"
+        return ProfileKey.of(project, customID: customID, installationID: installationID)
     }
 }

@@ -81,8 +81,7 @@ package struct IngestRecord: Sendable, Equatable {
     /// The profile key of the design: `<project>/<custom_id>` once identified, else `<project>/install/<installation_id>`.
     /// An identify is keyed by its custom ID, so that it is ordered with the profile's other writes.
     package var key: String {
-        if let customID { return "\(project)/\(customID)" }
-        return "\(project)/install/\(installationID ?? "")"
+        ProfileKey.of(project, customID: customID, installationID: installationID)
     }
 
     package var json: JSONValue {

@@ -88,8 +88,8 @@ package enum Rules {
         "undefined", "null", "nil", "(null)", "[object object]", "true", "false", "nan", "infinity", "-infinity",
     ]
 
-    /// A custom user ID: 1…1024 characters, no newline, not blank, not a blocklisted word. Kept as given (case and
-    /// whitespace sensitive).
+    /// A custom user ID: 1…1024 characters, no newline, not blank, not a blocklisted word, not in another key space
+    /// (`install/…`, `token/…`). Kept as given (case and whitespace sensitive).
     package static func customID(_ value: String) throws(Violation) -> String {
         guard !value.isEmpty else { throw Violation("invalid_custom_id", "the custom ID is empty") }
         guard value.utf16.count <= Limits.customIDLength else {
@@ -103,6 +103,11 @@ package enum Rules {
         }
         guard !customIDBlocklist.contains(value.lowercased()) else {
             throw Violation("invalid_custom_id", "\"\(value)\" is not accepted as a custom ID")
+        }
+        guard !ProfileKey.collides(customID: value) else {
+            throw Violation(
+                "invalid_custom_id",
+                "a custom ID may not start with \(ProfileKey.reservedPrefixes.map { "\"\($0)\"" }.joined(separator: " or ")) (Herald's own key spaces)")
         }
         return value
     }
