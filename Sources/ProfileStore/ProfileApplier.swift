@@ -82,23 +82,29 @@ package enum ProfileApplier {
     }
 }
 
-/// One `herald.ingest` record, read.
+/// One `herald.ingest` record, read (`IngestRecord`, the type the ingest writes with), with the Kafka record it came in.
 struct Write {
     let record: KafkaRecord
-    let members: [JSONMember]
-    let op: IngestOp
-    let id: String
-    let project: String
+    let ingest: IngestRecord
+
+    var op: IngestOp { ingest.op }
+    var id: String { ingest.id }
+    var project: String { ingest.project }
+    var customID: String? { ingest.customID }
+    var installationID: String? { ingest.installationID }
+    var receivedAt: Date { ingest.receivedAt }
+    var forwarded: Bool { ingest.forwarded }
+    var hops: Int { ingest.hops }
     /// `server`, `app` or `orchestrator`.
-    let source: String
-    let app: String?
-    let dev: Bool
-    let customID: String?
-    let installationID: String?
-    let receivedAt: Date
-    /// Set on a write the orchestrator re-produced to another key, with the number of times it did.
-    let forwarded: Bool
-    let hops: Int
+    var source: String {
+        switch ingest.source {
+        case .server: "server"
+        case .app: "app"
+        case .orchestrator: "orchestrator"
+        }
+    }
+    var app: String? { if case .app(let id, _) = ingest.source { id } else { nil } }
+    var dev: Bool { if case .app(_, let dev) = ingest.source { dev } else { false } }
 
     /// The ingest request that carried the write (`herald-request-id`): the correlation id a send and its delivery
     /// logs keep.
@@ -108,38 +114,22 @@ struct Write {
 
     static func read(_ record: KafkaRecord) -> Result<Write, ReadFailure> {
         guard let bytes = record.value else { return .failure("a null value on herald.ingest") }
-        let value: JSONValue
+        let ingest: IngestRecord
         do {
-            value = try JSONParser.parse(bytes)
+            ingest = try IngestRecord.read(bytes)
         } catch {
-            return .failure("not JSON: \(error)")
+            return .failure(ReadFailure(stringLiteral: error.reason))
         }
-        guard case .object(let members) = value, case .string("ingest")? = value["kind"], case .number("1")? = value["v"]
-        else {
-            return .failure("not an ingest record of format version 1")
+        let op = ingest.op
+        if case .app = ingest.source, ingest.installationID == nil {
+            return .failure("\(op.rawValue) from app without installation_id")
         }
-        guard case .string(let opName)? = value["op"], let op = IngestOp(rawValue: opName),
-            case .string(let project)? = value["project"], case .string(let id)? = value["id"],
-            case .string(let source)? = value["source"],
-            case .string(let receivedText)? = value["received_at"], let receivedAt = WireTime.parse(receivedText)
-        else {
-            return .failure("missing op, project, id, source or received_at")
-        }
-        let installationID = value["installation_id"]?.stringValue
-        if source == "app" || IngestOp.internalOps.contains(op) || op == .identify || op == .logout {
-            guard installationID != nil || op == .tokenClaim || op == .tokenRelease else {
-                return .failure("\(op.rawValue) from \(source) without installation_id")
+        if IngestOp.internalOps.contains(op) || op == .identify || op == .logout {
+            guard ingest.installationID != nil || op == .tokenClaim || op == .tokenRelease else {
+                return .failure("\(op.rawValue) from \(ingest.source == .orchestrator ? "orchestrator" : "server") without installation_id")
             }
         }
-        var hops = 0
-        if case .number(let literal)? = value["hops"] { hops = Int(literal) ?? 0 }
-        return .success(
-            Write(
-                record: record, members: members, op: op, id: id, project: project, source: source,
-                app: value["app"]?.stringValue, dev: value["dev"] == .bool(true),
-                customID: value["custom_id"]?.stringValue,
-                installationID: installationID, receivedAt: receivedAt, forwarded: value["forwarded"] == .bool(true),
-                hops: hops))
+        return .success(Write(record: record, ingest: ingest))
     }
 
     struct ReadFailure: Error, ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
@@ -148,7 +138,8 @@ struct Write {
         init(stringInterpolation: DefaultStringInterpolation) { reason = String(stringInterpolation: stringInterpolation) }
     }
 
-    subscript(name: String) -> JSONValue? { members.last { $0.key == name }?.value }
+    /// One of the op's fields.
+    subscript(name: String) -> JSONValue? { ingest.fields.last { $0.key == name }?.value }
 
     var time: String { WireTime.format(receivedAt) }
     var isApp: Bool { source == "app" }
@@ -160,17 +151,12 @@ struct Write {
 
     /// This write again, for another key: the same id (applied once, where it lands), another custom ID.
     func rerouted(customID newCustomID: String?) -> PendingOutput {
-        var out = members.filter { !["custom_id", "forwarded", "hops"].contains($0.key) }
-        if let newCustomID {
-            let position = out.firstIndex { $0.key == "installation_id" || $0.key == "received_at" } ?? out.endIndex
-            out.insert(JSONMember("custom_id", .string(newCustomID)), at: position)
-        }
-        out.append(JSONMember("forwarded", .bool(true)))
-        out.append(JSONMember("hops", .number(String(hops + 1))))
-        let key = newCustomID.map { ProfileKey.profile(project, $0) } ?? homeKey
+        var again = ingest
+        again.customID = newCustomID
+        again.forwarded = true
+        again.hops = hops + 1
         return PendingOutput(
-            topic: HeraldTopic.ingest.name, key: key, value: JSONValue.object(out).serialized,
-            headers: [KafkaHeader("herald-op", op.rawValue)])
+            topic: HeraldTopic.ingest.name, key: again.key, value: again.value, headers: [KafkaHeader("herald-op", op.rawValue)])
     }
 }
 

@@ -160,7 +160,7 @@ struct ProfileStoreTests {
         let outbox = try await database.applyBatch(
             [
                 raw(50, "{"), raw(51, nil), raw(52, #"{"v":2,"kind":"ingest"}"#),
-                raw(53, #"{"v":1,"kind":"ingest","op":"event","id":"x","project":"demo","source":"app","received_at":"2026-11-18T11:10:40.000Z"}"#),
+                raw(53, #"{"v":1,"kind":"ingest","op":"event","id":"x","project":"demo","source":"app","app":"demo-ios","received_at":"2026-11-18T11:10:40.000Z"}"#),
             ],
             apply: ProfileApplier.apply)
         let reasons = try outbox.map { try Wire.decode(DeadLetter.self, from: try #require($0.value)).reason }

@@ -63,6 +63,9 @@ package struct IngestRecord: Sendable, Equatable {
     package var receivedAt: Date
     /// The op's own fields (`profile`, `events`, `event`, `installation`, `push`, `location`).
     package var fields: [JSONMember]
+    /// Set on a write the orchestrator re-produced to another key (identity routing), with the number of times it did.
+    package var forwarded = false
+    package var hops = 0
 
     package init(
         op: IngestOp, id: String, project: String, source: IngestSource, customID: String?, installationID: String?,
@@ -103,8 +106,56 @@ package struct IngestRecord: Sendable, Equatable {
         if let customID { members.append(JSONMember("custom_id", .string(customID))) }
         if let installationID { members.append(JSONMember("installation_id", .string(installationID))) }
         members.append(JSONMember("received_at", .string(WireTime.format(receivedAt))))
-        return .object(members + fields)
+        members += fields
+        if forwarded {
+            members.append(JSONMember("forwarded", .bool(true)))
+            members.append(JSONMember("hops", .number(String(hops))))
+        }
+        return .object(members)
     }
 
     package var value: [UInt8] { json.serialized }
+
+    /// The envelope's members; every other member is one of the op's fields.
+    static let envelope: Set<String> = [
+        "v", "kind", "op", "id", "project", "source", "app", "dev", "custom_id", "installation_id", "received_at", "forwarded",
+        "hops",
+    ]
+
+    /// Reads a record value written by `value` (the ingest's, or the orchestrator's own).
+    package static func read(_ bytes: [UInt8]) throws(WireError) -> IngestRecord {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            throw WireError(reason: "not JSON: \(error)")
+        }
+        guard case .object(let members) = value, case .string("ingest")? = value["kind"], case .number("1")? = value["v"]
+        else {
+            throw WireError(reason: "not an ingest record of format version 1")
+        }
+        guard case .string(let opName)? = value["op"], let op = IngestOp(rawValue: opName),
+            case .string(let project)? = value["project"], case .string(let id)? = value["id"],
+            case .string(let sourceName)? = value["source"],
+            case .string(let receivedText)? = value["received_at"], let receivedAt = WireTime.parse(receivedText)
+        else {
+            throw WireError(reason: "missing op, project, id, source or received_at")
+        }
+        let source: IngestSource
+        switch sourceName {
+        case "server": source = .server
+        case "orchestrator": source = .orchestrator
+        case "app":
+            guard let app = value["app"]?.stringValue else { throw WireError(reason: "an app write without app") }
+            source = .app(id: app, dev: value["dev"] == .bool(true))
+        default: throw WireError(reason: "unknown source \(sourceName)")
+        }
+        var record = IngestRecord(
+            op: op, id: id, project: project, source: source, customID: value["custom_id"]?.stringValue,
+            installationID: value["installation_id"]?.stringValue, receivedAt: receivedAt,
+            fields: members.filter { !envelope.contains($0.key) })
+        record.forwarded = value["forwarded"] == .bool(true)
+        if case .number(let literal)? = value["hops"] { record.hops = Int(literal) ?? 0 }
+        return record
+    }
 }
