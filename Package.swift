@@ -99,7 +99,7 @@ let package = Package(
         // The orchestrator's domain: profiles, identity, segments, campaigns, on the partition store. A library, so
         // that the `herald` command can read a data directory.
         .target(
-            name: "ProfileStore",
+            name: "OrchestratorDomain",
             dependencies: [
                 "Shared", "PartitionStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -112,7 +112,7 @@ let package = Package(
         .executableTarget(
             name: "Orchestrator",
             dependencies: [
-                "Shared", "ServiceSupport", "PartitionStore", "ProfileStore", .product(name: "GRDB", package: "GRDB.swift"),
+                "Shared", "ServiceSupport", "PartitionStore", "OrchestratorDomain", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -120,7 +120,7 @@ let package = Package(
         .executableTarget(
             name: "Herald",
             dependencies: [
-                "Shared", "PartitionStore", "ProfileStore",
+                "Shared", "PartitionStore", "OrchestratorDomain",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -212,7 +212,7 @@ let package = Package(
         .testTarget(
             name: "OrchestratorTests",
             dependencies: [
-                "Orchestrator", "ProfileStore", "PartitionStore", "Shared", "HeraldTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "Orchestrator", "OrchestratorDomain", "PartitionStore", "Shared", "HeraldTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

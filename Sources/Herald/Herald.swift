@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import PartitionStore
-import ProfileStore
+import OrchestratorDomain
 import Shared
 
 /// The operator's command line. Subcommands grow with the product (`config`, `status`, `topics`, `tail`, `lag`, `profile`, `send-test`).

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import PartitionStore
-import ProfileStore
+import OrchestratorDomain
 import ServiceLifecycle
 import Shared
 import Synchronization

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import PartitionStore
-import ProfileStore
+import OrchestratorDomain
 import ServiceLifecycle
 import ServiceSupport
 import Shared

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 @testable import PartitionStore
-@testable import ProfileStore
+@testable import OrchestratorDomain
 
 /// A clock the tests move by hand: time conditions, delays and schedules are checked without sleeping.
 final class TestClock: Sendable {

@@ -5,7 +5,7 @@ import Shared
 import Testing
 
 @testable import PartitionStore
-@testable import ProfileStore
+@testable import OrchestratorDomain
 
 /// Several partition databases and what the broker does between them: every output to `herald.ingest` is delivered to
 /// the partition of its key, in order per partition; the order across partitions comes from a seeded generator, so

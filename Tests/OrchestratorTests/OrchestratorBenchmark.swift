@@ -6,7 +6,7 @@ import Testing
 
 @testable import Orchestrator
 @testable import PartitionStore
-@testable import ProfileStore
+@testable import OrchestratorDomain
 
 /// Not a test: figures for scripts/bench/orchestrator (runs only with HERALD_BENCH=1, in release).
 @Suite("Orchestrator benchmark", .enabled(if: ProcessInfo.processInfo.environment["HERALD_BENCH"] != nil), .serialized)

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Orchestrator
 @testable import PartitionStore
-@testable import ProfileStore
+@testable import OrchestratorDomain
 
 @Suite("Outbox relay", .timeLimit(.minutes(2)))
 struct OutboxRelayTests {

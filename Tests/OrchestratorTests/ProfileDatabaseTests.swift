@@ -6,7 +6,7 @@ import Testing
 
 @testable import Orchestrator
 @testable import PartitionStore
-@testable import ProfileStore
+@testable import OrchestratorDomain
 
 /// A fresh partition database in a temporary directory.
 func temporaryDirectory() -> String {
@@ -61,7 +61,7 @@ func eventCount(_ database: PartitionDatabase, _ name: String, key: String = "de
 }
 
 @Suite("Profiles in per-partition SQLite")
-struct ProfileStoreTests {
+struct ProfileDatabaseTests {
     @Test("a sequence of writes gives the expected profile")
     func golden() async throws {
         let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 3)

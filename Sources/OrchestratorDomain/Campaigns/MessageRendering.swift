@@ -1,0 +1,61 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Logging
+import Shared
+
+/// A campaign message rendered for one profile: the send request, or a dead letter saying why it could not be.
+extension Engagement {
+    /// The send request of one message, whole: every placeholder has a value or a default, or nothing is sent.
+    func render(
+        _ campaign: CampaignDefinition, message: CampaignDefinition.Message, step: String, values: ProfileValues,
+        _ context: TriggerContext
+    ) throws -> SendRequest {
+        guard let template = rules.config.templates["\(campaign.project)/\(message.template)"] else {
+            throw TemplateError(offset: 0, message: "no template \(message.template)")
+        }
+        let fallback = rules.config.defaultLanguage(project: campaign.project)
+        guard let variant = template.variant(language: values.language, fallback: fallback) else {
+            throw TemplateError(offset: 0, message: "template \(template.id) has no variant for \(values.language ?? "no language"), default or \(fallback)")
+        }
+        let read = { (path: String) -> String? in
+            let names = path.split(separator: ".", maxSplits: 1).map(String.init)
+            if names[0] == "event" || names[0] == "trigger" { return context.value(names[0], names[1])?.text }
+            return values.text(path)
+        }
+        var content: [String: String] = [:]
+        for (name, text) in variant.fields {
+            do { content[name] = try text.render(read) } catch { throw TemplateError(offset: 0, message: "\(template.id).\(variant.language).\(name): \(error.message)") }
+        }
+        var payload: [String: String]?
+        if !template.payload.isEmpty {
+            payload = [:]
+            for (name, text) in template.payload {
+                do { payload?[name] = try text.render(read) } catch { throw TemplateError(offset: 0, message: "\(template.id).payload.\(name): \(error.message)") }
+            }
+        }
+        let expiresAt = campaign.expiresAfter.map { context.at.addingTimeInterval($0) }
+        var send = SendRequest(
+            sendID: Self.sendID(campaign: campaign.key, step: step, profileKey: values.key, occurrence: context.occurrence),
+            project: campaign.project, profileKey: values.key, customID: values.profile?["custom_id"],
+            channel: message.channel, marketing: campaign.marketing, app: message.app, campaign: campaign.id, step: step,
+            occurrence: context.occurrence, template: template.id, language: variant.language, content: content,
+            payload: payload,
+            trigger: SendRequest.Trigger(type: context.type, eventName: context.eventName, eventID: context.eventID, at: context.at),
+            decidedAt: now, expiresAt: expiresAt)
+        send.requestID = context.requestID
+        send.dueAt = campaign.delay.map { context.at.addingTimeInterval($0) }
+        return send
+    }
+
+    func renderFailure(_ campaign: CampaignDefinition, step: String, key: String, occurrence: String, reason: String) -> PendingOutput {
+        Logger(label: "herald.campaigns").warning(
+            "message not sent: template did not render",
+            metadata: ["campaign": "\(campaign.key)", "step": "\(step)", "profile": "\(key)", "reason": "\(reason)"])
+        let record = KafkaRecord(
+            topic: "campaign:\(campaign.key)", partition: 0, offset: 0, key: Array(key.utf8),
+            value: Array("{\"campaign\":\"\(campaign.id)\",\"step\":\"\(step)\",\"occurrence\":\"\(occurrence)\"}".utf8))
+        let letter = DeadLetter(service: "orchestrator", reason: "campaign \(campaign.id) \(step): \(reason)", record: record, at: now)
+        return PendingOutput(topic: HeraldTopic.dlq.name, key: key, value: (try? Wire.encode(letter)) ?? [])
+    }
+}
