@@ -228,38 +228,6 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         }
     }
 
-    /// Records a recipient's feedback arriving over HTTP (an SMS reply, an email unsubscribe): local state at once, and
-    /// a report for the orchestrator. Returns whether a partition of this instance holds the profile.
-    func recordRecipientFeedback(
-        key: String?, phoneNumber: String?, channel: MessageChannel, outcome: DeliveryReport.Outcome, address: String?,
-        reason: String, at: Date
-    ) async throws -> Int {
-        var recorded = 0
-        for (number, database) in await owner.openDatabases {
-            let keys: [String] = try await database.read { db in
-                if let key { return try NotifierStore.contact(db, key: key) != nil ? [key] : [] }
-                return try NotifierStore.profiles(db, phoneNumber: phoneNumber ?? "")
-            }
-            guard !keys.isEmpty else { continue }
-            _ = try await database.writeWithOutbox { db in
-                var outputs: [PendingOutput] = []
-                for key in keys {
-                    guard let contact = try NotifierStore.contact(db, key: key) else { continue }
-                    let state = outcome == .subscribed ? "subscribed" : "unsubscribed"
-                    try NotifierStore.recordFeedback(db, key: key, kind: "\(channel.rawValue)_marketing", value: state, at: at)
-                    let report = DeliveryReport.recipientFeedback(
-                        key: key, customID: contact.customID, channel: channel, outcome: outcome, address: address, reason: reason,
-                        at: at)
-                    outputs.append(PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(report)))
-                }
-                return ((), outputs)
-            }
-            await owner.scheduleFlush(number)
-            recorded += keys.count
-        }
-        return recorded
-    }
-
     /// The relay's round: every partition whose outbox a produce left behind.
     func flushAll() async {
         await owner.flushUnflushed()
@@ -301,32 +269,4 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     }
 
     var openPartitions: [Int32] { get async { await owner.openPartitions } }
-}
-
-extension NotifierStore {
-    /// Whether `claim` would find anything (a read, cheaper than the write transaction).
-    static func hasWork(_ db: Database, channel: MessageChannel, now: Date) throws -> Bool {
-        try Bool.fetchOne(
-            db.cachedStatement(sql: """
-                SELECT EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = 'queued' AND (check_at IS NULL OR check_at <= ?2))
-                    OR EXISTS (SELECT 1 FROM ledger WHERE channel = ?1 AND state = 'pending' AND due_at <= ?2)
-                """), arguments: [channel.rawValue, WireTime.format(now)]) ?? false
-    }
-}
-
-extension DeliveryReport {
-    /// A recipient's own change of subscription (an SMS reply, a one-click unsubscribe), for the orchestrator. The id
-    /// names the change, so a replay of the same request at the same instant is one report.
-    static func recipientFeedback(
-        key: String, customID: String?, channel: MessageChannel, outcome: Outcome, address: String?, reason: String,
-        sendID: String? = nil, at: Date
-    ) -> DeliveryReport {
-        let state = outcome == .subscribed ? "subscribed" : "unsubscribed"
-        var report = DeliveryReport(
-            id: "\(channel.rawValue)-\(state)/\(key)/\(WireTime.format(at))", sendID: sendID,
-            project: ProfileKey.project(of: key), customID: customID,
-            channel: channel, outcome: outcome, reason: reason, address: address, at: at)
-        report.profileKey = key
-        return report
-    }
 }
