@@ -77,7 +77,15 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
 
     func partitionOpened(_ database: PartitionDatabase, assigned: [TopicPartition]) async throws {
         let number = database.partition
-        let recovered = try await database.write { db in try NotifierStore.recoverInFlight(db) }
+        // Rows left `sending` by a stop are attempted again. Not while this process still has calls out for the
+        // partition (it came back before a drain that timed out was over): their answers finish those rows.
+        let stillOut = attemptsInFlight(number)
+        let recovered = stillOut > 0 ? 0 : try await database.write { db in try NotifierStore.recoverInFlight(db) }
+        if stillOut > 0 {
+            logger.info(
+                "partition back with attempts still in flight; their answers finish them",
+                metadata: ["partition": "\(number)", "attempts": "\(stillOut)"])
+        }
         if recovered > 0 {
             logger.warning(
                 "attempts in flight at the last stop are made again", metadata: ["partition": "\(number)", "attempts": "\(recovered)"])

@@ -433,6 +433,29 @@ struct DeliveryFlowTests {
         await harness.shutdown()
     }
 
+    @Test("a partition that comes back while its calls are still out does not attempt them again")
+    func backBeforeAnswers() async throws {
+        let harness = try await NotifierHarness(drainTimeout: .zero)
+        harness.simulators.setFault("apns", .init(status: 0, delayMilliseconds: 800))
+        try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
+        try await harness.startWorkers([.push])
+        for index in 0..<3 { try await harness.send(sendRequest(id: "back-\(index)")) }
+        try await waitUntil("three pushes in flight") { await harness.partitions.attemptsInFlight(0) == 3 }
+        // Released without waiting, then given back at once: the rows are still `sending`, not attempted again.
+        await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: false)
+        _ = try await harness.partitions.partitionsAssigned(harness.topicPartitions)
+        #expect(try await harness.partitions.ledger(sendID: "back-0").map(\.state) == ["sending"])
+        try await waitUntil("the answers recorded") {
+            try await harness.partitions.ledger(sendID: "back-2").map(\.state) == ["sent"]
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(harness.simulators.count("apns") == 3)
+        for index in 0..<3 {
+            #expect(try await harness.partitions.ledger(sendID: "back-\(index)").map(\.state) == ["sent"])
+        }
+        await harness.shutdown()
+    }
+
     @Test("an attempt's answer applies to that attempt only: a stale answer neither fails nor retries a newer attempt")
     func staleAnswer() async throws {
         let harness = try await NotifierHarness()

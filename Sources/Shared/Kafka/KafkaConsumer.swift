@@ -81,14 +81,14 @@ package final class KafkaConsumer: Sendable {
         let runtime: RdKafkaRuntime
         do {
             runtime = try RdKafkaRuntime(
-            type: RD_KAFKA_CONSUMER,
-            configuration: configuration.rdKafka,
-            events: RD_KAFKA_EVENT_FETCH | RD_KAFKA_EVENT_REBALANCE,
-            logger: logger,
-            extraQueues: { [rd_kafka_queue_get_consumer($0)] },
-            // close() leaves the group itself; destroying must not try again without anyone serving the queue.
-            destroyFlags: Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE),
-            onEvent: { _, _ in }
+                type: RD_KAFKA_CONSUMER,
+                configuration: configuration.rdKafka,
+                events: RD_KAFKA_EVENT_FETCH | RD_KAFKA_EVENT_REBALANCE,
+                logger: logger,
+                extraQueues: { [rd_kafka_queue_get_consumer($0)] },
+                // close() leaves the group itself; destroying must not try again without anyone serving the queue.
+                destroyFlags: Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE),
+                onEvent: { _, _ in }
             )
         } catch {
             if let reporter { Task { await reporter.shutdown() } }
