@@ -19,6 +19,10 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
     private let clock: @Sendable () -> Date
     /// Segments to backfill per partition, and where each stands.
     private var backfills: [Int32: Backfill] = [:]
+    /// Timer runs and backfill chunks in progress per partition, and the partitions being revoked (the ticker takes
+    /// none of their work).
+    private var busy: [Int32: Int] = [:]
+    private var draining: Set<Int32> = []
 
     /// A partition's backfill: the segments left (the first in progress, from `after`), and progress for the logs.
     struct Backfill {
@@ -91,7 +95,8 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
     func tick(budget: Duration = .milliseconds(500)) async -> Bool {
         guard let rules else { return false }
         var more = false
-        for (number, database) in await owner.openDatabases {
+        for (number, database) in await owner.openDatabases where !draining.contains(number) {
+            busy[number, default: 0] += 1
             do {
                 let (ran, outbox) = try await database.runTimers(rules: rules)
                 if ran == 1000 { more = true }
@@ -99,12 +104,15 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
             } catch {
                 logger.error("timers failed", metadata: ["partition": "\(number)", "error": "\(error)"])
             }
+            busy[number, default: 1] -= 1
         }
         let deadline = ContinuousClock.now + budget
         for number in backfills.keys.sorted() {
             while var job = backfills[number], let segment = job.segments.first, ContinuousClock.now < deadline,
-                let database = await owner.database(number)
+                let database = await owner.database(number), !draining.contains(number)
             {
+                busy[number, default: 0] += 1
+                defer { busy[number, default: 1] -= 1 }
                 do {
                     let chunk = try await database.backfill(rules: rules, segment: segment, after: job.after)
                     job.after = chunk.last
@@ -167,11 +175,18 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
         await reconcile(database)
     }
 
-    /// Nothing runs outside the consumer's batches and the ticker, which hold no partition across a revocation.
-    func partitionDraining(_ partition: Int32) async {}
+    /// Batches never overlap a revocation (both run in the consumer's iteration), but the ticker's timers and
+    /// backfill chunks do: the partition takes no new one, and the revocation waits for the one running, whose
+    /// transaction and outputs then go out with the partition's last flush instead of landing after it.
+    func partitionDraining(_ partition: Int32) async {
+        draining.insert(partition)
+        while (busy[partition] ?? 0) > 0 { try? await Task.sleep(for: .milliseconds(5)) }
+    }
 
     func partitionClosed(_ partition: Int32) async {
         backfills.removeValue(forKey: partition)
+        draining.remove(partition)
+        busy.removeValue(forKey: partition)
     }
 
     // MARK: Batches
