@@ -63,7 +63,7 @@ struct ConfigCommand: AsyncParsableCommand {
                 records.append(
                     KafkaOutgoingRecord(
                         topic: HeraldTopic.config.name, key: Array(key.utf8),
-                        value: ConfigTopic.value(object.node, file: object.file, at: now)))
+                        value: ConfigRecord(file: object.file, appliedAt: now, object: object.node).value))
             }
             if !keepRemoved {
                 for key in current.keys.sorted() where loaded.objects[key] == nil {

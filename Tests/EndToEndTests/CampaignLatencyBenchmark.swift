@@ -28,7 +28,7 @@ struct CampaignLatencyBenchmark {
             configRecords.append(
                 KafkaOutgoingRecord(
                     topic: HeraldTopic.config.name, key: Array(HeraldConfiguration.key(kind: kind, project: project, id: id).utf8),
-                    value: ConfigTopic.value(node, file: "bench", at: Date())))
+                    value: ConfigRecord(file: "bench", appliedAt: Date(), object: node).value))
         }
         _ = try await producer.send(configRecords)
 

@@ -89,9 +89,14 @@ struct ConfigurationTests {
     @Test("herald.config records round-trip; a tombstone removes the object")
     func topicRecords() throws {
         let node = ConfigNode(json: try JSONParser.parse(Array(Self.project.utf8)))
-        let value = ConfigTopic.value(node, file: "p.yaml", at: Date(timeIntervalSince1970: 0))
-        let (file, back) = try ConfigTopic.object(value)
-        #expect(file == "p.yaml" && back == node)
+        let record = ConfigRecord(file: "p.yaml", appliedAt: Date(timeIntervalSince1970: 0), object: node)
+        let value = record.value
+        // Changing this string is changing the format on the topic.
+        #expect(
+            String(decoding: value, as: UTF8.self)
+                == #"{"v":1,"kind":"config","file":"p.yaml","applied_at":"1970-01-01T00:00:00.000Z","object":"#
+                + String(decoding: node.json.serialized, as: UTF8.self) + "}")
+        #expect(try ConfigRecord.read(value) == record)
         var objects: [String: (file: String, node: ConfigNode)] = [:]
         let records = [
             KafkaRecord(topic: "herald.config", partition: 0, offset: 0, key: Array("project/demo".utf8), value: value),

@@ -1,27 +1,9 @@
 import Foundation
 import Logging
 
-/// The records of `herald.config` (compacted, one partition): key `<kind>/<project>/<id>`, value
-/// `{"v":1,"kind":"config","file":…,"applied_at":…,"object":{…}}` with the object as written, a tombstone for a
-/// removed object.
+/// Reading `herald.config` whole: its records (`ConfigRecord`) folded into the current objects by key.
 package enum ConfigTopic {
     package static let partition = TopicPartition(HeraldTopic.config.name, 0)
-
-    package static func value(_ node: ConfigNode, file: String, at: Date) -> [UInt8] {
-        JSONValue.object([
-            JSONMember("v", .number("1")), JSONMember("kind", .string("config")), JSONMember("file", .string(file)),
-            JSONMember("applied_at", .string(WireTime.format(at))), JSONMember("object", node.json),
-        ]).serialized
-    }
-
-    /// The object of a record and the file it came from.
-    package static func object(_ bytes: [UInt8]) throws -> (file: String, node: ConfigNode) {
-        let value = try JSONParser.parse(bytes)
-        guard value["kind"] == .string("config"), value["v"] == .number("1"), let object = value["object"] else {
-            throw WireError(reason: "not a config record of format version 1")
-        }
-        return (value["file"]?.stringValue ?? "herald.config", ConfigNode(json: object))
-    }
 
     /// Folds records into the current objects by key (a tombstone or an unreadable value removes the key).
     package static func fold(
@@ -34,7 +16,8 @@ package enum ConfigTopic {
                 continue
             }
             do {
-                objects[key] = try object(bytes)
+                let read = try ConfigRecord.read(bytes)
+                objects[key] = (read.file, read.object)
             } catch {
                 logger.warning("unreadable config record ignored", metadata: ["key": "\(key)", "offset": "\(record.offset)", "error": "\(error)"])
                 objects.removeValue(forKey: key)
