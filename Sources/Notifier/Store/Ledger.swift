@@ -282,18 +282,14 @@ extension NotifierStore {
                 applied = db.changesCount > 0
                 if !applied {
                     // Reached all the same: said so (the report's id is the same as the current attempt's would be).
-                    outputs.append(report(
-                        send, target: target, outcome: .sent, reason: nil, attempts: attempt.attempt, provider: result.provider,
-                        messageID: finished.messageID, now: result.finishedAt))
+                    outputs.append(report(result, finished))
                 }
             }
             guard applied else { continue }
             if let feedback = finished.feedback {
                 try recordFeedback(db, key: key, kind: feedback.kind, value: feedback.value, at: result.finishedAt)
             }
-            outputs.append(report(
-                send, target: target, outcome: finished.outcome, reason: finished.reason, attempts: attempt.attempt,
-                provider: result.provider, messageID: finished.messageID, now: result.finishedAt))
+            outputs.append(report(result, finished))
             NotifierMetrics.outcome(channel: send.channel, outcome: finished.outcome.rawValue, reason: finished.reason)
             if finished.state == .sent {
                 if send.channel == .push {
@@ -310,12 +306,18 @@ extension NotifierStore {
     static func lateReports(_ results: [AttemptResult]) -> [PendingOutput] {
         results.compactMap { result in
             guard let finished = finishing(result) else { return nil }
-            let attempt = result.claimed.attempt
-            NotifierMetrics.outcome(channel: attempt.request.channel, outcome: finished.outcome.rawValue, reason: finished.reason)
-            return report(
-                attempt.request, target: attempt.target, outcome: finished.outcome, reason: finished.reason,
-                attempts: attempt.attempt, provider: result.provider, messageID: finished.messageID, now: result.finishedAt)
+            NotifierMetrics.outcome(
+                channel: result.claimed.attempt.request.channel, outcome: finished.outcome.rawValue, reason: finished.reason)
+            return report(result, finished)
         }
+    }
+
+    /// The report of an attempt's result that finished its target.
+    static func report(_ result: AttemptResult, _ finished: Finish) -> PendingOutput {
+        let attempt = result.claimed.attempt
+        return report(
+            attempt.request, target: attempt.target, outcome: finished.outcome, reason: finished.reason,
+            attempts: attempt.attempt, provider: result.provider, messageID: finished.messageID, now: result.finishedAt)
     }
 }
 
