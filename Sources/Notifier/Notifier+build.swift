@@ -1,4 +1,5 @@
 import Foundation
+import PartitionStore
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -27,9 +28,13 @@ enum Notifier {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: logger)
+        let restoreReader = try KafkaPartitionReader(
+            client: context.common.kafka, clientID: context.common.instanceID,
+            groupID: "\(settings.service.consumerGroup).restore", logger: logger)
         let partitions = NotifierPartitions(
-            directory: settings.service.dataDirectory, producer: producer, catalog: settings.catalog, logger: logger,
-            drainTimeout: settings.drainTimeout)
+            directory: settings.service.dataDirectory, producer: producer,
+            changelog: ChangelogSettings(topic: HeraldTopic.stateNotifier.name, source: restoreReader),
+            catalog: settings.catalog, logger: logger, drainTimeout: settings.drainTimeout)
         let driver = CurlDriver(caFile: settings.caFile)
         let providers = try makeProviders(settings, driver: driver)
         logger.info(
@@ -79,7 +84,8 @@ enum Notifier {
         // the curl thread, the producer.
         let purge = InboxPurge(
             partitions: partitions, retention: settings.inboxRetention, interval: settings.inboxPurgeInterval, logger: logger)
-        return [producer, CurlService(driver: driver), NotifierRelay(partitions: partitions), consuming, purge] + workers + [http]
+        return [producer, restoreReader, CurlService(driver: driver), NotifierRelay(partitions: partitions), consuming, purge]
+            + workers + [http]
     }
 
     struct Providers {

@@ -34,10 +34,11 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     private var draining: Set<Int32> = []
 
     init(
-        directory: String, producer: any OutboxPublisher, catalog: AppsCatalog, logger: Logger,
-        drainTimeout: Duration = .seconds(15), clock: @escaping @Sendable () -> Date = { Date() }
+        directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, catalog: AppsCatalog,
+        logger: Logger, drainTimeout: Duration = .seconds(15), clock: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.owner = PartitionOwner(directory: directory, migrator: NotifierStore.migrator, publisher: producer, logger: logger)
+        self.owner = PartitionOwner(
+            directory: directory, migrator: NotifierStore.migrator, publisher: producer, changelog: changelog, logger: logger)
         self.logger = logger
         self.clock = clock
         self.drainTimeout = drainTimeout

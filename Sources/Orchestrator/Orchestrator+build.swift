@@ -16,9 +16,13 @@ enum Orchestrator {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: context.logger)
+        let restoreReader = try KafkaPartitionReader(
+            client: context.common.kafka, clientID: context.common.instanceID,
+            groupID: "\(context.config.consumerGroup).restore", logger: context.logger)
         let manager = PartitionManager(
-            directory: context.config.dataDirectory, producer: producer, logger: context.logger,
-            dedupeRetention: context.config.dedupeRetention)
+            directory: context.config.dataDirectory, producer: producer,
+            changelog: ChangelogSettings(topic: HeraldTopic.stateOrchestrator.name, source: restoreReader),
+            logger: context.logger, dedupeRetention: context.config.dedupeRetention)
         var consumerConfig = KafkaConsumerConfiguration(
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: context.config.consumerGroup, topics: topics.map(\.name))
@@ -65,6 +69,8 @@ enum Orchestrator {
             checks: [HealthCheck("kafka") { await consumer.brokersReachable() }])
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on
         // revocation), then the producer flushes.
-        return [producer, follower, consuming, OutboxRelay(manager: manager), EngagementTicker(manager: manager), http]
+        return [
+            producer, restoreReader, follower, consuming, OutboxRelay(manager: manager), EngagementTicker(manager: manager), http,
+        ]
     }
 }

@@ -44,11 +44,11 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
     }
 
     init(
-        directory: String, producer: any OutboxPublisher, logger: Logger, dedupeRetention: Duration = .seconds(30 * 86_400),
-        clock: @escaping @Sendable () -> Date = { Date() }
+        directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, logger: Logger,
+        dedupeRetention: Duration = .seconds(30 * 86_400), clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.owner = PartitionOwner(
-            directory: directory, migrator: ProfileSchema.migrator, publisher: producer, logger: logger)
+            directory: directory, migrator: ProfileSchema.migrator, publisher: producer, changelog: changelog, logger: logger)
         self.logger = logger
         self.dedupeRetention = dedupeRetention
         self.clock = clock

@@ -51,8 +51,10 @@ enum Outbox {
             id: db.lastInsertedRowID, topic: output.topic, key: output.key, value: output.value, headers: output.headers)
     }
 
-    static func pending(_ db: Database, limit: Int) throws -> [OutboxRecord] {
-        try Row.fetchAll(db, sql: "SELECT id, topic, key, value, headers FROM outbox ORDER BY id LIMIT ?", arguments: [limit])
+    static func pending(_ db: Database, limit: Int, through last: Int64 = .max) throws -> [OutboxRecord] {
+        try Row.fetchAll(
+            db, sql: "SELECT id, topic, key, value, headers FROM outbox WHERE id <= ? ORDER BY id LIMIT ?",
+            arguments: [last, limit])
             .map { row in
                 let headersText: String = row["headers"]
                 var headers: [KafkaHeader] = []

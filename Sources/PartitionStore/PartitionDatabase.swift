@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Metrics
 import Shared
 
 /// One SQLite database per owned partition number (every topic a service reads shares the partition number). A batch
@@ -11,14 +12,19 @@ import Shared
 package struct PartitionDatabase: Sendable {
     package let partition: Int32
     package let path: String
+    /// The changelog topic every row change also goes to (`ChangelogCapture`); nil: changes are not captured.
+    package let changelogTopic: String?
     private let pool: DatabasePool
 
     package static func fileName(partition: Int32) -> String {
         "partition-\(String(format: "%03d", partition)).sqlite"
     }
 
-    /// Opens (creating if needed) and migrates the partition's database in `directory` with the service's migrator.
-    package static func open(directory: String, partition: Int32, migrator: DatabaseMigrator) throws -> PartitionDatabase {
+    /// Opens (creating if needed) and migrates the partition's database in `directory` with the service's migrator;
+    /// with a `changelog` topic, installs the capture of every row change for it.
+    package static func open(
+        directory: String, partition: Int32, migrator: DatabaseMigrator, changelog: String? = nil
+    ) throws -> PartitionDatabase {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = (directory as NSString).appendingPathComponent(fileName(partition: partition))
         var configuration = Configuration()
@@ -29,7 +35,16 @@ package struct PartitionDatabase: Sendable {
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try migrator.migrate(pool)
-        return PartitionDatabase(partition: partition, path: path, pool: pool)
+        if changelog != nil { try pool.write { try ChangelogCapture.install($0) } }
+        return PartitionDatabase(partition: partition, path: path, changelogTopic: changelog, pool: pool)
+    }
+
+    /// Deletes a partition's database files (a database another owner's changelog has overtaken, restored anew).
+    package static func remove(directory: String, partition: Int32) throws {
+        let path = (directory as NSString).appendingPathComponent(fileName(partition: partition))
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.removeItem(atPath: path + suffix)
+        }
     }
 
     /// The tables the batch, offset and outbox functions use; every service's first migration starts with them.
@@ -59,7 +74,7 @@ package struct PartitionDatabase: Sendable {
         _ records: [KafkaRecord],
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
     ) async throws -> [OutboxRecord] {
-        try await pool.write { db in
+        try await write { db in
             var outbox: [OutboxRecord] = []
             var next: [String: Int64] = [:]
             for record in records {
@@ -83,7 +98,7 @@ package struct PartitionDatabase: Sendable {
     package func writeWithOutbox<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> (T, [PendingOutput])
     ) async throws -> (T, [OutboxRecord]) {
-        try await pool.write { db in
+        try await write { db in
             let (result, outputs) = try body(db)
             return (result, try outputs.map { try Outbox.insert(db, $0) })
         }
@@ -94,15 +109,57 @@ package struct PartitionDatabase: Sendable {
         try await pool.read { db in try Outbox.pending(db, limit: limit) }
     }
 
-    /// Produces every pending outbox record, oldest first, and forgets those the publisher acknowledged. Throws when
-    /// the broker does not answer; what is left is produced by the next call.
-    package func produceOutbox(with publisher: any OutboxPublisher) async throws {
+    /// Produces every pending outbox record, oldest first, and forgets those the publisher acknowledged; then the
+    /// changelog records (unless `changelog` is false: a lost partition's new owner writes its changelog now). Throws
+    /// when the broker does not answer; what is left is produced by the next call.
+    ///
+    /// Each round takes where both queues end at one moment, produces the outbox up to there, then the changelog up to
+    /// there: a transaction writes both at once, so the changelog never holds a transaction whose outputs were not
+    /// produced, and a restored state never skips an output (outputs produced whose changelog was not are decided
+    /// again, with the same ids, and deduped downstream). A busy outbox does not hold the changelog back: what was
+    /// written after the moment waits for the next round.
+    package func produceOutbox(with publisher: any OutboxPublisher, changelog: Bool = true) async throws {
+        let topic = changelog ? changelogTopic : nil
         while true {
-            let pending = try await pendingOutbox(limit: 1000)
-            guard !pending.isEmpty else { return }
-            try await publisher.publish(pending.map(\.outgoing))
-            try await markProduced(pending.map(\.id))
-            Outbox.countProduced(pending)
+            let (outboxEnd, changelogEnd) = try await pool.read { db in
+                (try Int64.fetchOne(db, sql: "SELECT max(id) FROM outbox"),
+                 topic == nil ? nil : try Int64.fetchOne(db, sql: "SELECT max(seq) FROM changelog"))
+            }
+            guard outboxEnd != nil || changelogEnd != nil else { return }
+            if let outboxEnd {
+                while case let pending = try await pool.read({ db in try Outbox.pending(db, limit: 1000, through: outboxEnd) }),
+                    !pending.isEmpty
+                {
+                    _ = try await publisher.publish(pending.map(\.outgoing))
+                    try await markProduced(pending.map(\.id))
+                    Outbox.countProduced(pending)
+                }
+            }
+            if let topic, let changelogEnd { try await produceChangelog(topic: topic, through: changelogEnd, with: publisher) }
+        }
+    }
+
+    private func produceChangelog(topic: String, through end: Int64, with publisher: any OutboxPublisher) async throws {
+        while case let (changes, writer) = try await pool.read({ db in
+            (try ChangelogCapture.pending(db, limit: 5000, through: end),
+             try String.fetchOne(db, sql: "SELECT writer FROM changelog_state WHERE id = 0") ?? "")
+        }), let last = changes.last {
+            let produced = ChangelogCapture.lastImagePerTransaction(changes)
+            let reports = try await publisher.publish(
+                produced.map { ChangelogEntry($0.change, writer: writer).record(topic: topic, partition: partition) })
+            let next = (reports.map(\.offset).max() ?? -1) + 1
+            try await pool.write { db in try ChangelogCapture.produced(db, through: last.seq, nextOffset: next) }
+            Counter(label: "herald_records_produced_total", dimensions: [("topic", topic)]).increment(by: produced.count)
+        }
+    }
+
+    /// Whether the outbox or the changelog holds records not produced yet.
+    package func hasUnproduced() async throws -> Bool {
+        let captured = changelogTopic != nil
+        return try await pool.read { db in
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox)") == true { return true }
+            guard captured else { return false }
+            return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM changelog)") ?? false
         }
     }
 
@@ -112,8 +169,36 @@ package struct PartitionDatabase: Sendable {
         try await pool.write { db in try Outbox.delete(db, ids: ids) }
     }
 
+    /// Runs `body` in a write transaction. With a changelog, a transaction that changed anything ends with a commit
+    /// record there.
     package func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard changelogTopic != nil else { return try await pool.write(body) }
+        return try await pool.write { db in
+            let before = db.totalChangesCount
+            let result = try body(db)
+            if db.totalChangesCount != before { try ChangelogCapture.markCommit(db) }
+            return result
+        }
+    }
+
+    /// A write transaction that adds no commit record (the changelog's own bookkeeping, a restore).
+    func writeUnmarked<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await pool.write(body)
+    }
+
+    /// A write transaction without commit record and without foreign-key enforcement (a restore writes a transaction's
+    /// rows in log order, a child row possibly before its parent, and a replaced parent must not cascade).
+    func writeRestoring<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+            var result: T?
+            try db.inTransaction {
+                result = try body(db)
+                return .commit
+            }
+            return result!
+        }
     }
 
     package func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {

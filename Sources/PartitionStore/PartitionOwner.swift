@@ -35,11 +35,22 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// One flush task per partition at a time, run again while more flushes were asked for.
     private var flushTasks: [Int32: Task<Void, Never>] = [:]
     private var flushRequested: Set<Int32> = []
+    /// Every row change also goes to this changelog, and a partition is restored from it before it is processed.
+    private let changelog: ChangelogSettings?
+    /// Partitions being restored, and those of them revoked meanwhile (their restore stops between transactions).
+    private var restoring: Set<Int32> = []
+    private nonisolated let restoreStops = RestoreStops()
+    /// Lost partitions: their outbox is still produced, but not their changelog (the new owner writes it now).
+    private var changelogHeld: Set<Int32> = []
 
-    package init(directory: String, migrator: DatabaseMigrator, publisher: any OutboxPublisher, logger: Logger) {
+    package init(
+        directory: String, migrator: DatabaseMigrator, publisher: any OutboxPublisher, changelog: ChangelogSettings? = nil,
+        logger: Logger
+    ) {
         self.directory = directory
         self.migrator = migrator
         self.publisher = publisher
+        self.changelog = changelog
         self.logger = logger
     }
 
@@ -71,7 +82,12 @@ package actor PartitionOwner: KafkaRebalanceListener {
             if let open = databases[number] {
                 database = open
             } else {
-                database = try PartitionDatabase.open(directory: directory, partition: number, migrator: migrator)
+                do {
+                    database = try await openCaughtUp(number)
+                } catch let error as RestoreInterrupted {
+                    logger.info("partition restore interrupted", metadata: ["partition": "\(error.partition)"])
+                    continue
+                }
                 databases[number] = database
                 do {
                     try await hooks?.partitionOpened(database, assigned: assigned)
@@ -82,7 +98,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
                 }
                 // Output committed before a crash or a revocation but not produced yet: flushed in the background, not
                 // here, where a broker outage would hold the whole group's rebalance.
-                if !(try await database.pendingOutbox(limit: 1).isEmpty) {
+                if try await database.hasUnproduced() {
                     unflushed.insert(number)
                     scheduleFlush(number)
                 }
@@ -95,15 +111,39 @@ package actor PartitionOwner: KafkaRebalanceListener {
         return starts
     }
 
+    /// Opens a partition's database; with a changelog, level with it first (`PartitionCatchUp`).
+    private func openCaughtUp(_ number: Int32) async throws -> PartitionDatabase {
+        guard let changelog else {
+            return try PartitionDatabase.open(directory: directory, partition: number, migrator: migrator)
+        }
+        restoring.insert(number)
+        restoreStops.set.withLock { _ = $0.remove(number) }
+        defer {
+            restoring.remove(number)
+            restoreStops.set.withLock { _ = $0.remove(number) }
+        }
+        let stops = restoreStops
+        let catchUp = PartitionCatchUp(directory: directory, migrator: migrator, changelog: changelog, logger: logger)
+        return try await catchUp.open(number) { stops.set.withLock { $0.contains(number) } }
+    }
+
     package func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
         for number in Set(partitions.map(\.partition)).sorted() {
+            if restoring.contains(number) {
+                // Revoked while its restore runs: the restore stops after its current transaction, and what it applied
+                // stays for the next restore of this database to go on from.
+                restoreStops.set.withLock { _ = $0.insert(number) }
+                continue
+            }
             guard databases[number] != nil else { continue }
+            if lost { changelogHeld.insert(number) }
             // A lost partition belongs to another member already: nothing of it is drained. Its outbox is still
             // produced (best effort): outputs carry deterministic ids, so the new owner's consumers dedupe them.
             if !lost { await hooks?.partitionDraining(number) }
             let flushed = await flush(number)
             flushRequested.remove(number)
             if let task = flushTasks[number] { await task.value }
+            changelogHeld.remove(number)
             guard let database = databases.removeValue(forKey: number) else { continue }
             unflushed.remove(number)
             if !flushed {
@@ -144,7 +184,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
     private func drainFlushes(_ number: Int32) async {
         while flushRequested.remove(number) != nil, let database = databases[number] {
             do {
-                try await database.produceOutbox(with: publisher)
+                try await database.produceOutbox(with: publisher, changelog: !changelogHeld.contains(number))
                 unflushed.remove(number)
             } catch {
                 unflushed.insert(number)
@@ -159,6 +199,11 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// Publishes records that belong to no open partition any more (an outcome that arrived after its partition
     /// went), straight to the broker.
     package func publishDirectly(_ records: [KafkaOutgoingRecord]) async throws {
-        try await publisher.publish(records)
+        _ = try await publisher.publish(records)
     }
+}
+
+/// The partitions whose restore should stop (read by the restore between its transactions).
+private final class RestoreStops: Sendable {
+    let set = Mutex(Set<Int32>())
 }

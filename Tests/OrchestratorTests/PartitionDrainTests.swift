@@ -13,7 +13,10 @@ import Testing
 final class RecordingPublisher: OutboxPublisher {
     private let records = Mutex<[KafkaOutgoingRecord]>([])
     var topics: [String] { records.withLock { $0.map(\.topic) } }
-    func publish(_ batch: [KafkaOutgoingRecord]) async throws { records.withLock { $0 += batch } }
+    func publish(_ batch: [KafkaOutgoingRecord]) async throws -> [KafkaDeliveryReport] {
+        records.withLock { $0 += batch }
+        return batch.map { KafkaDeliveryReport(topic: $0.topic, partition: $0.partition ?? 0, offset: 0) }
+    }
 }
 
 /// A clock that, once armed, holds the first caller (a timer run, inside its transaction) until released.

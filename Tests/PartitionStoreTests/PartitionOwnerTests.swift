@@ -39,7 +39,7 @@ final class FakePublisher: OutboxPublisher {
         for waiter in waiters { waiter.resume() }
     }
 
-    func publish(_ records: [KafkaOutgoingRecord]) async throws {
+    func publish(_ records: [KafkaOutgoingRecord]) async throws -> [KafkaDeliveryReport] {
         state.withLock { $0.calls += 1 }
         await withCheckedContinuation { continuation in
             let open = state.withLock { state -> Bool in
@@ -52,6 +52,7 @@ final class FakePublisher: OutboxPublisher {
         let keys = records.map { String(decoding: $0.key ?? [], as: UTF8.self) }
         state.withLock { $0.published += keys }
         events.withLock { $0 += keys.map { "published \($0)" } }
+        return records.enumerated().map { KafkaDeliveryReport(topic: $1.topic, partition: $1.partition ?? 0, offset: Int64($0)) }
     }
 }
 

@@ -63,6 +63,12 @@ package struct KafkaDeliveryReport: Sendable, Hashable {
     package var topic: String
     package var partition: Int32
     package var offset: Int64
+
+    package init(topic: String, partition: Int32, offset: Int64) {
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+    }
 }
 
 /// A consumed record.

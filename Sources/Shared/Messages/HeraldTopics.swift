@@ -9,11 +9,18 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
     case sendsSMS = "herald.sends.sms"
     case deliveries = "herald.deliveries"
     case dlq = "herald.dlq"
+    /// The changelogs of the services' partition databases (docs/partitions.md): each row's last image, read back
+    /// when a partition moves to an instance without its database.
+    case stateOrchestrator = "herald.state.orchestrator"
+    case stateNotifier = "herald.state.notifier"
 
     package var name: String { rawValue }
 
-    /// Compacted topics keep the latest record per key (a tombstone deletes it).
-    package var isCompacted: Bool { self == .config || self == .contacts }
+    /// Compacted topics keep the latest record per key (a tombstone deletes it). The changelogs must never lose a
+    /// row's last image to time-based retention.
+    package var isCompacted: Bool {
+        self == .config || self == .contacts || self == .stateOrchestrator || self == .stateNotifier
+    }
 
     /// `herald.config` is read whole by every instance and keeps one partition; every other topic is keyed by profile.
     package var isKeyedByProfile: Bool { self != .config }

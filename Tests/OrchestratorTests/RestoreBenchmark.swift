@@ -1,0 +1,199 @@
+import Foundation
+import GRDB
+import HeraldTestSupport
+import Logging
+import Shared
+import Testing
+
+@testable import OrchestratorDomain
+@testable import PartitionStore
+
+/// A changelog kept in memory: what the relay publishes, read back by a restore.
+final class InMemoryChangelog: OutboxPublisher, ChangelogSource {
+    let records = Locked<[KafkaRecord]>([])
+
+    func publish(_ batch: [KafkaOutgoingRecord]) async throws -> [KafkaDeliveryReport] {
+        records.withLock { records in
+            batch.map { record in
+                let offset = Int64(records.count)
+                records.append(KafkaRecord(
+                    topic: record.topic, partition: record.partition ?? 0, offset: offset, key: record.key, value: record.value,
+                    headers: record.headers))
+                return KafkaDeliveryReport(topic: record.topic, partition: record.partition ?? 0, offset: offset)
+            }
+        }
+    }
+
+    func watermarks(_ partition: TopicPartition) async throws -> (low: Int64, high: Int64) {
+        (0, Int64(records.withLock { $0.count }))
+    }
+
+    func read(_ partition: TopicPartition, from start: Int64, until end: Int64, _ body: ([KafkaRecord]) async throws -> Void)
+        async throws
+    {
+        let all = records.withLock { $0 }
+        for chunk in stride(from: Int(start), to: Int(end), by: 5000) {
+            try await body(Array(all[chunk..<min(chunk + 5000, Int(end))]))
+        }
+    }
+}
+
+/// Not a test: figures for scripts/bench/restore (runs only with HERALD_BENCH=1, in release).
+@Suite("Restore benchmark", .enabled(if: ProcessInfo.processInfo.environment["HERALD_BENCH"] != nil), .serialized)
+struct RestoreBenchmark {
+    static let profiles = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_PROFILES"] ?? "") ?? 100_000
+    static let topic = "herald.state.orchestrator"
+    static let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Three writes per profile: three custom attributes, then two events with attributes.
+    static func workload() throws -> [KafkaRecord] {
+        var writer = Writer()
+        var records: [KafkaRecord] = []
+        for index in 0..<profiles {
+            let at = t0.addingTimeInterval(Double(index))
+            records.append(try writer.update(
+                id: "u\(index)", #"{"plan": "gold", "visits": \#(index), "city": "Paris"}"#, at: at))
+            records[records.count - 1] = Self.rekey(records[records.count - 1], customID: "user-\(index)", writer: &writer)
+            for (step, name) in ["VIEWED_ITEM", "ADDED_TO_CART"].enumerated() {
+                let event = JSONMember(
+                    "event",
+                    .object([
+                        JSONMember("name", .string(name)),
+                        JSONMember("attributes", .object([JSONMember("item_id.s", .string("sku-\(index % 500)"))])),
+                    ]))
+                records.append(writer.record(
+                    .event, id: "e\(index)-\(step)", customID: "user-\(index)", at: at + Double(step + 1), fields: [event]))
+            }
+        }
+        return records
+    }
+
+    /// `Writer.update` writes for "paul": the same edit for another profile.
+    static func rekey(_ record: KafkaRecord, customID: String, writer: inout Writer) -> KafkaRecord {
+        let read = try! IngestRecord.read(record.value!)
+        return writer.record(read.op, id: read.id, customID: customID, at: read.receivedAt, fields: read.fields)
+    }
+
+    static func apply(_ workload: [KafkaRecord], changelog: String?) async throws -> (PartitionDatabase, Double) {
+        let database = try PartitionDatabase.open(
+            directory: temporaryDirectory(), partition: 0, migrator: ProfileSchema.migrator, changelog: changelog)
+        let start = ContinuousClock.now
+        for batchStart in stride(from: 0, to: workload.count, by: 500) {
+            let batch = Array(workload[batchStart..<min(batchStart + 500, workload.count)])
+            _ = try await database.applyBatch(batch, apply: ProfileApplier.apply)
+        }
+        return (database, (ContinuousClock.now - start).timeInterval)
+    }
+
+    @Test("changelog capture cost, restore rate, and the takeover of a partition of 100,000 profiles")
+    func restore() async throws {
+        let workload = try Self.workload()
+        let (_, plainSeconds) = try await Self.apply(workload, changelog: nil)
+        let (captured, capturedSeconds) = try await Self.apply(workload, changelog: Self.topic)
+        try await captured.startWriting(at: 0, snapshot: false)
+        let log = InMemoryChangelog()
+        let produceStart = ContinuousClock.now
+        try await captured.produceOutbox(with: log)
+        let produceSeconds = (ContinuousClock.now - produceStart).timeInterval
+        let records = log.records.withLock { $0 }
+        let bytes = records.reduce(0) { $0 + ($1.key?.count ?? 0) + ($1.value?.count ?? 0) }
+
+        // A new owner with an empty directory takes the partition over: assignment to ready.
+        let owner = PartitionOwner(
+            directory: temporaryDirectory(), migrator: ProfileSchema.migrator, publisher: log,
+            changelog: ChangelogSettings(topic: Self.topic, source: log), logger: Self.logger)
+        let takeoverStart = ContinuousClock.now
+        let starts = try await owner.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
+        let takeoverSeconds = (ContinuousClock.now - takeoverStart).timeInterval
+        #expect(starts[TopicPartition(HeraldTopic.ingest.name, 0)] == .offset(Int64(workload.count)))
+        let restored = try #require(await owner.database(0))
+        let count = try await restored.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM profiles") ?? 0 }
+        #expect(count == Self.profiles)
+
+        let plainRate = Double(workload.count) / plainSeconds
+        let capturedRate = Double(workload.count) / capturedSeconds
+        print(
+            """
+            restore benchmark (\(ProcessInfo.processInfo.activeProcessorCount) cores, \(Self.profiles) profiles, \(workload.count) writes in batches of 500)
+              apply without changelog   \(Int(plainRate)) writes/s
+              apply with changelog      \(Int(capturedRate)) writes/s   (\(String(format: "%.2f", capturedRate / plainRate)) of without)
+              changelog                 \(records.count) records, \(bytes / 1_048_576) MiB (\(String(format: "%.1f", Double(records.count) / Double(Self.profiles))) records and \(bytes / Self.profiles) bytes per profile); relayed in \(String(format: "%.1f", produceSeconds)) s to memory
+              takeover (restore, apply) \(String(format: "%.1f", takeoverSeconds)) s   (\(Int(Double(records.count) / takeoverSeconds)) records/s, from memory)
+            """)
+        await owner.partitionsRevoked([TopicPartition(HeraldTopic.ingest.name, 0)], lost: false)
+
+        try await Self.throughBroker(records)
+    }
+
+    /// The same records through the embedded broker (as many as its 5 MiB per partition keeps): our reader restoring
+    /// them, next to kcat reading them (the ceiling).
+    static func throughBroker(_ all: [KafkaRecord]) async throws {
+        var kept: [KafkaRecord] = []
+        var size = 0
+        for record in all {
+            size += (record.key?.count ?? 0) + (record.value?.count ?? 0) + 100
+            if size > 4_500_000 { break }
+            kept.append(record)
+        }
+        // End on a commit, as a relay's batch does.
+        while let last = kept.last, last.keyString != ChangelogEntry.commitKey { kept.removeLast() }
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
+        try cluster.createTopics([TopicSpec(name: topic, partitions: 1)])
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "bench"),
+            logger: logger)
+        for chunk in stride(from: 0, to: kept.count, by: 5000) {
+            _ = try await producer.send(kept[chunk..<min(chunk + 5000, kept.count)].map {
+                KafkaOutgoingRecord(topic: topic, key: $0.key, value: $0.value, headers: $0.headers, partition: 0)
+            })
+        }
+        let reader = try KafkaPartitionReader(
+            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "bench",
+            groupID: "bench.restore", logger: logger)
+        let readStart = ContinuousClock.now
+        var read = 0
+        try await reader.read(TopicPartition(topic, 0), from: 0, until: Int64(kept.count)) { read += $0.count }
+        let readSeconds = (ContinuousClock.now - readStart).timeInterval
+
+        let owner = PartitionOwner(
+            directory: temporaryDirectory(), migrator: ProfileSchema.migrator, publisher: producer,
+            changelog: ChangelogSettings(topic: topic, source: reader), logger: logger)
+        let restoreStart = ContinuousClock.now
+        _ = try await owner.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
+        let restoreSeconds = (ContinuousClock.now - restoreStart).timeInterval
+        await owner.partitionsRevoked([TopicPartition(HeraldTopic.ingest.name, 0)], lost: false)
+
+        var kcatLine = "kcat not installed"
+        if FileManager.default.fileExists(atPath: "/usr/bin/kcat") {
+            /// kcat reading the partition from `offset` to its end: records read and seconds.
+            func kcat(from offset: String) throws -> (Int, Double) {
+                let start = ContinuousClock.now
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/kcat")
+                process.arguments = ["-C", "-b", cluster.bootstrapServers, "-t", topic, "-p", "0", "-o", offset, "-e", "-q", "-f", "%o\n"]
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                try process.run()
+                let output = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return (output.split(separator: 0x0A).count, (ContinuousClock.now - start).timeInterval)
+            }
+            // Its start, connection and metadata: the same run with nothing to read.
+            let (_, idle) = try kcat(from: "end")
+            let (lines, total) = try kcat(from: "beginning")
+            kcatLine = "\(Int(Double(lines) / max(total - idle, 0.001))) records/s (\(lines) records in \(String(format: "%.2f", total)) s, "
+                + "less \(String(format: "%.2f", idle)) s for a run with nothing to read)"
+        }
+        print(
+            """
+            through the embedded broker (\(kept.count) records, what its 5 MiB per partition keeps)
+              kcat read (ceiling)       \(kcatLine)
+              our reader alone          \(Int(Double(read) / readSeconds)) records/s
+              restore (read + apply)    \(Int(Double(kept.count) / restoreSeconds)) records/s   (\(String(format: "%.2f", restoreSeconds)) s)
+            """)
+        await reader.shutdown()
+        await producer.shutdown()
+        await cluster.shutdown()
+    }
+}

@@ -1,0 +1,357 @@
+import Foundation
+import GRDB
+import HeraldTestSupport
+import Logging
+import Shared
+import Testing
+
+@testable import PartitionStore
+
+/// An in-memory broker: what is published is appended to each partition's log with offsets, and read back as a
+/// changelog source. Reading can be held after a number of records until the test releases it, and the log can be
+/// made to start later (retention deleted its beginning).
+final class MemoryBroker: OutboxPublisher, ChangelogSource {
+    private struct State {
+        var logs: [TopicPartition: [KafkaRecord]] = [:]
+        var firstKept: [TopicPartition: Int64] = [:]
+        var holdReadsAfter: Int?
+        var readsHeld = false
+        var releases: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Locked(State())
+
+    func publish(_ records: [KafkaOutgoingRecord]) async throws -> [KafkaDeliveryReport] {
+        state.withLock { state in
+            records.map { record in
+                let partition = TopicPartition(record.topic, record.partition ?? 0)
+                let offset = Int64(state.logs[partition]?.count ?? 0)
+                state.logs[partition, default: []].append(KafkaRecord(
+                    topic: record.topic, partition: partition.partition, offset: offset, key: record.key, value: record.value,
+                    headers: record.headers))
+                return KafkaDeliveryReport(topic: record.topic, partition: partition.partition, offset: offset)
+            }
+        }
+    }
+
+    func records(_ partition: TopicPartition) -> [KafkaRecord] { state.withLock { $0.logs[partition] ?? [] } }
+
+    func deleteBefore(_ offset: Int64, _ partition: TopicPartition) { state.withLock { $0.firstKept[partition] = offset } }
+
+    func holdReads(after records: Int) { state.withLock { $0.holdReadsAfter = records } }
+    var readsHeld: Bool { state.withLock { $0.readsHeld } }
+
+    func releaseReads() {
+        let waiters = state.withLock { state in
+            state.holdReadsAfter = nil
+            defer { state.releases.removeAll() }
+            return state.releases
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func watermarks(_ partition: TopicPartition) async throws -> (low: Int64, high: Int64) {
+        state.withLock { state in
+            let high = Int64(state.logs[partition]?.count ?? 0)
+            return (min(state.firstKept[partition] ?? 0, high), high)
+        }
+    }
+
+    func read(_ partition: TopicPartition, from start: Int64, until end: Int64, _ body: ([KafkaRecord]) async throws -> Void)
+        async throws
+    {
+        let (log, first) = state.withLock { ($0.logs[partition] ?? [], $0.firstKept[partition] ?? 0) }
+        let records = log.filter { $0.offset >= max(start, first) && $0.offset < end }
+        var handed = 0
+        for chunk in stride(from: 0, to: records.count, by: 100) {
+            let hold = state.withLock { state -> Bool in
+                guard let after = state.holdReadsAfter, handed >= after else { return false }
+                state.readsHeld = true
+                return true
+            }
+            if hold {
+                await withCheckedContinuation { continuation in
+                    let released = state.withLock { state -> Bool in
+                        if state.holdReadsAfter == nil { return true }
+                        state.releases.append(continuation)
+                        return false
+                    }
+                    if released { continuation.resume() }
+                }
+            }
+            let slice = Array(records[chunk..<min(chunk + 100, records.count)])
+            try await body(slice)
+            handed += slice.count
+        }
+    }
+}
+
+private let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+private let topic = "herald.state.test"
+private let inputs = [TopicPartition("in", 0)]
+
+/// Generic tables plus one of each kind a service has: a rowid table with a BLOB, a table WITHOUT ROWID with a
+/// composite key, a table with no declared key, a child table with a foreign key that cascades.
+private var migrator: DatabaseMigrator {
+    var migrator = DatabaseMigrator()
+    migrator.registerMigration("core") { db in
+        try db.execute(sql: PartitionDatabase.coreTablesSQL + RecordDedupe.tableSQL)
+        try db.execute(sql: """
+            CREATE TABLE profiles (key TEXT PRIMARY KEY, document BLOB, visits INTEGER NOT NULL, score REAL);
+            CREATE TABLE memberships (segment TEXT, profile TEXT, since TEXT, PRIMARY KEY (segment, profile)) WITHOUT ROWID;
+            CREATE TABLE notes (body TEXT);
+            CREATE TABLE visits (
+                id INTEGER PRIMARY KEY AUTOINCREMENT, profile TEXT NOT NULL REFERENCES profiles (key) ON DELETE CASCADE,
+                at TEXT NOT NULL);
+            """)
+    }
+    return migrator
+}
+
+private func temporaryDirectory() -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-changelog-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+private func owner(_ broker: MemoryBroker, _ directory: String = temporaryDirectory()) -> PartitionOwner {
+    PartitionOwner(
+        directory: directory, migrator: migrator, publisher: broker,
+        changelog: ChangelogSettings(topic: topic, source: broker), logger: logger)
+}
+
+/// Every row of the service's tables, as text, in key order.
+private func dump(_ database: PartitionDatabase) async throws -> [String] {
+    try await database.read { db in
+        var lines: [String] = []
+        for table in ["partition_offsets", "applied_records", "profiles", "memberships", "notes", "visits"] {
+            let columns = table == "notes" ? "rowid, *" : "*"
+            for row in try Row.fetchAll(db, sql: "SELECT \(columns) FROM \(table) ORDER BY 1, 2") {
+                lines.append("\(table) \(row.description)")
+            }
+        }
+        return lines
+    }
+}
+
+/// Applies one input record (offset `offset`) that writes profile `key`, its membership, and a note.
+private func apply(_ database: PartitionDatabase, offset: Int64, key: String, visits: Int) async throws {
+    _ = try await database.applyBatch([KafkaRecord(topic: "in", partition: 0, offset: offset, key: nil, value: nil)]) { db, _ in
+        _ = try RecordDedupe.firstTime(db, scope: "demo", id: "write-\(offset)", at: Date(timeIntervalSince1970: 0))
+        try db.execute(
+            sql: """
+                INSERT INTO profiles (key, document, visits, score) VALUES (?, ?, ?, 0)
+                ON CONFLICT (key) DO UPDATE SET document = excluded.document, visits = excluded.visits
+                """,
+            arguments: [key, Data([0, 1, 0xFE, UInt8(visits % 256)]), visits])
+        // A child row, then its parent changed again: the parent's last image comes after the child in the changelog.
+        try db.execute(sql: "INSERT INTO visits (profile, at) VALUES (?, ?)", arguments: [key, "t\(offset)"])
+        try db.execute(sql: "UPDATE profiles SET score = ? WHERE key = ?", arguments: [Double(visits) / 3, key])
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO memberships (segment, profile, since) VALUES ('vip', ?, ?)",
+            arguments: [key, "t\(offset)"])
+        try db.execute(sql: "INSERT INTO notes (body) VALUES (?)", arguments: ["note \(offset) with \"quotes\""])
+        return []
+    }
+}
+
+/// An owner on `directory` that applies the input records at `offsets` (profile `p<offset % keys>`, `visits` or the
+/// offset) and releases the partition; returns what its database held.
+@discardableResult
+private func written(
+    _ broker: MemoryBroker, _ directory: String = temporaryDirectory(), offsets: Range<Int>, keys: Int, visits: Int? = nil
+) async throws -> [String] {
+    let writer = owner(broker, directory)
+    _ = try await writer.partitionsAssigned(inputs)
+    let database = try #require(await writer.database(0))
+    for offset in offsets {
+        try await apply(database, offset: Int64(offset), key: "p\(offset % keys)", visits: visits ?? offset)
+    }
+    let rows = try await dump(database)
+    await writer.partitionsRevoked(inputs, lost: false)
+    return rows
+}
+
+/// A new owner's assignment on `directory`: where the input resumes and what its database holds; then released.
+private func takeOver(_ broker: MemoryBroker, _ directory: String = temporaryDirectory()) async throws
+    -> (start: KafkaStartOffset?, rows: [String])
+{
+    let taker = owner(broker, directory)
+    let starts = try await taker.partitionsAssigned(inputs)
+    let rows = try await dump(try #require(await taker.database(0)))
+    await taker.partitionsRevoked(inputs, lost: false)
+    return (starts[TopicPartition("in", 0)], rows)
+}
+
+@Suite("Changelog and restore", .timeLimit(.minutes(1)))
+struct ChangelogTests {
+    @Test("a new owner with an empty directory restores rows, deletions, blobs and offsets, and resumes where the old one was")
+    func restoreOnEmptyDirectory() async throws {
+        let broker = MemoryBroker()
+        let first = owner(broker)
+        _ = try await first.partitionsAssigned(inputs)
+        let database = try #require(await first.database(0))
+        for offset in 0..<300 { try await apply(database, offset: Int64(offset), key: "p\(offset % 40)", visits: offset) }
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM memberships WHERE profile = 'p3'")
+            try db.execute(sql: "UPDATE memberships SET segment = 'renamed' WHERE profile = 'p4'")
+            try db.execute(sql: "DELETE FROM profiles WHERE key = 'p5'")
+            try db.execute(sql: "DELETE FROM notes WHERE rowid % 7 = 0")
+        }
+        let expected = try await dump(database)
+        await first.partitionsRevoked(inputs, lost: false)
+        #expect(broker.records(TopicPartition(topic, 0)).count > 300)
+
+        let second = owner(broker)
+        let starts = try await second.partitionsAssigned(inputs)
+        #expect(starts == [TopicPartition("in", 0): .offset(300)])
+        let restored = try #require(await second.database(0))
+        #expect(try await dump(restored) == expected)
+        #expect(try await dump(restored).contains { $0.hasPrefix("memberships") && $0.contains("renamed") })
+        #expect(!(try await dump(restored)).contains { $0.hasPrefix("visits") && $0.contains("\"p5\"") }, "cascaded")
+        // What the new owner writes goes on in the same changelog, under its own writer id.
+        try await apply(restored, offset: 300, key: "p1", visits: 1000)
+        await second.partitionsRevoked(inputs, lost: false)
+        let writers = Set(broker.records(TopicPartition(topic, 0)).compactMap { $0.header(ChangelogEntry.writerHeader) })
+        #expect(writers.count == 2)
+    }
+
+    @Test("a restart on its own database finds only its own records past its position: nothing restored, nothing lost")
+    func ownRecordsAfterCrash() async throws {
+        let broker = MemoryBroker()
+        let directory = temporaryDirectory()
+        let first = owner(broker, directory)
+        _ = try await first.partitionsAssigned(inputs)
+        let database = try #require(await first.database(0))
+        for offset in 0..<20 { try await apply(database, offset: Int64(offset), key: "p\(offset)", visits: offset) }
+        await first.flush(0)
+        // A crash after the broker stored the records but before their positions were recorded.
+        try await database.writeUnmarked { db in try db.execute(sql: "UPDATE changelog_state SET next_offset = 3") }
+        let expected = try await dump(database)
+        await first.partitionsRevoked(inputs, lost: true)
+
+        let end = try await broker.watermarks(TopicPartition(topic, 0)).high
+        let again = owner(broker, directory)
+        _ = try await again.partitionsAssigned(inputs)
+        let reopened = try #require(await again.database(0))
+        #expect(try await dump(reopened) == expected)
+        #expect(try await reopened.changelogPosition().nextOffset == end)
+        #expect(try await broker.watermarks(TopicPartition(topic, 0)).high == end, "nothing written again")
+        await again.partitionsRevoked(inputs, lost: false)
+    }
+
+    @Test("a database another owner's changelog has overtaken is restored anew, not resumed")
+    func overtakenDatabase() async throws {
+        let broker = MemoryBroker()
+        let directoryA = temporaryDirectory()
+        try await written(broker, directoryA, offsets: 0..<10, keys: 10, visits: 1)
+        let expected = try await written(broker, offsets: 10..<15, keys: 3, visits: 5)
+        let (start, rows) = try await takeOver(broker, directoryA)
+        #expect(start == .offset(15))
+        #expect(rows == expected, "\(Set(rows).symmetricDifference(expected).sorted())")
+    }
+
+    @Test("a transaction whose writer stopped half-way is not applied, and a later restore agrees with this one")
+    func incompleteTail() async throws {
+        let broker = MemoryBroker()
+        try await written(broker, offsets: 0..<5, keys: 5, visits: 1)
+        // Half of a transaction (a profile and the input offset it moved) produced before its writer died.
+        let writer = "dead-writer"
+        try await broker.publish([
+            ChangelogEntry(.row(table: "profiles", key: "[\"p0\"]", image: Array(#"{"key":"p0","visits":99}"#.utf8)), writer: writer)
+                .record(topic: topic, partition: 0),
+            ChangelogEntry(.row(table: "partition_offsets", key: "[\"in\"]", image: Array(#"{"topic":"in","next_offset":6}"#.utf8)), writer: writer)
+                .record(topic: topic, partition: 0),
+        ])
+
+        let second = owner(broker)
+        #expect(try await second.partitionsAssigned(inputs) == [TopicPartition("in", 0): .offset(5)])
+        let restored = try #require(await second.database(0))
+        #expect(!(try await dump(restored)).contains { $0.contains("99") })
+        // It goes on: its next transaction (another profile) commits after the dead writer's half.
+        try await apply(restored, offset: 5, key: "p3", visits: 7)
+        let expected = try await dump(restored)
+        await second.partitionsRevoked(inputs, lost: false)
+
+        // The second owner wrote the two keys again as it held them: a third restore reads the same state, although
+        // a commit now follows the dead writer's half.
+        let (start, rows) = try await takeOver(broker)
+        #expect(start == .offset(6))
+        #expect(rows == expected)
+    }
+
+    @Test("a restore interrupted by a revocation stops between transactions; the next assignment goes on from there")
+    func restoreInterruptedByRevoke() async throws {
+        let broker = MemoryBroker()
+        let expected = try await written(broker, offsets: 0..<2000, keys: 500)
+
+        let directory = temporaryDirectory()
+        let second = owner(broker, directory)
+        broker.holdReads(after: 3000)
+        let assigning = Task { try await second.partitionsAssigned(inputs) }
+        try await waitUntil("the restore to hold") { broker.readsHeld }
+        await second.partitionsRevoked(inputs, lost: false)
+        broker.releaseReads()
+        #expect(try await assigning.value.isEmpty, "the revoked partition is not started")
+        #expect(await second.database(0) == nil)
+
+        // What it applied stayed, marked as a restore in progress.
+        let partial = try PartitionDatabase.open(directory: directory, partition: 0, migrator: migrator, changelog: topic)
+        let position = try await partial.changelogPosition()
+        #expect(position.restoring)
+        #expect(position.nextOffset > 0)
+        try partial.close()
+
+        let starts = try await second.partitionsAssigned(inputs)
+        #expect(starts == [TopicPartition("in", 0): .offset(2000)])
+        #expect(try await dump(try #require(await second.database(0))) == expected)
+        await second.partitionsRevoked(inputs, lost: false)
+    }
+
+    @Test("a changelog whose beginning was deleted is not restored half: the partition is rebuilt from its inputs")
+    func truncatedChangelog() async throws {
+        let broker = MemoryBroker()
+        try await written(broker, offsets: 0..<10, keys: 1)
+        broker.deleteBefore(5, TopicPartition(topic, 0))
+        let (start, rows) = try await takeOver(broker)
+        #expect(start == .beginning)
+        #expect(rows.isEmpty)
+    }
+
+    @Test("a lost partition's outputs are produced, its changelog is not (the new owner writes it now)")
+    func lostPartitionHoldsChangelog() async throws {
+        let broker = MemoryBroker()
+        let first = owner(broker)
+        _ = try await first.partitionsAssigned(inputs)
+        let database = try #require(await first.database(0))
+        try await apply(database, offset: 0, key: "p", visits: 1)
+        await first.flush(0)
+        let produced = broker.records(TopicPartition(topic, 0)).count
+        _ = try await database.writeWithOutbox { db in
+            try db.execute(sql: "UPDATE profiles SET visits = 2")
+            return ((), [PendingOutput(topic: "out", key: "k", value: [1])])
+        }
+        await first.partitionsRevoked(inputs, lost: true)
+        #expect(broker.records(TopicPartition("out", 0)).count == 1)
+        #expect(broker.records(TopicPartition(topic, 0)).count == produced)
+    }
+
+    @Test("a database made before its changelog existed captures its whole state on its first assignment")
+    func adoptsExistingDatabase() async throws {
+        let broker = MemoryBroker()
+        let directory = temporaryDirectory()
+        let plain = PartitionOwner(directory: directory, migrator: migrator, publisher: broker, logger: logger)
+        _ = try await plain.partitionsAssigned(inputs)
+        for offset in 0..<10 { try await apply(try #require(await plain.database(0)), offset: Int64(offset), key: "p\(offset)", visits: 1) }
+        let expected = try await dump(try #require(await plain.database(0)))
+        await plain.partitionsRevoked(inputs, lost: false)
+        #expect(broker.records(TopicPartition(topic, 0)).isEmpty)
+
+        let upgraded = owner(broker, directory)
+        _ = try await upgraded.partitionsAssigned(inputs)
+        await upgraded.partitionsRevoked(inputs, lost: false)
+        let (start, rows) = try await takeOver(broker)
+        #expect(start == .offset(10))
+        #expect(rows == expected)
+    }
+}
