@@ -23,6 +23,27 @@ struct WireTests {
         #expect(String(decoding: try Wire.encode(decoded), as: UTF8.self) == json, "decode then encode is lossless")
     }
 
+    @Test("send request golden JSON: the orchestrator writes it and the notifier reads it with the same type")
+    func sendRequestGolden() throws {
+        var send = SendRequest(
+            sendID: "0f1e2d3c4b5a69788796a5b4c3d2e1f0", project: "acme", profileKey: "acme/paul", customID: "paul",
+            channel: .push, marketing: true, app: "acme-ios", campaign: "cart", step: "message-0", occurrence: "evt-1",
+            template: "cart", language: "fr", content: ["title": "Votre panier", "body": "Bonjour"],
+            payload: ["deeplink": "acme://cart"],
+            trigger: .init(type: "event", eventName: "ADD_TO_CART", eventID: "evt-1", at: Self.at),
+            decidedAt: Self.at + 1, expiresAt: Self.at + 3600)
+        send.dueAt = Self.at
+        send.requestID = "req-1"
+        let json = String(decoding: try Wire.encode(send), as: UTF8.self)
+        #expect(json == Self.sendGolden, "\(json)")
+        let decoded = try Wire.decode(SendRequest.self, from: Array(json.utf8))
+        #expect(decoded.sendID == send.sendID && decoded.content == send.content && decoded.trigger.eventID == "evt-1")
+        #expect(String(decoding: try Wire.encode(decoded), as: UTF8.self) == json, "decode then encode is lossless")
+    }
+
+    static let sendGolden =
+        #"{"app":"acme-ios","campaign":"cart","channel":"push","content":{"body":"Bonjour","title":"Votre panier"},"custom_id":"paul","decided_at":"2026-11-18T11:06:41.123Z","due_at":"2026-11-18T11:06:40.123Z","expires_at":"2026-11-18T12:06:40.123Z","kind":"send","language":"fr","marketing":true,"occurrence":"evt-1","payload":{"deeplink":"acme://cart"},"profile_key":"acme/paul","project":"acme","request_id":"req-1","send_id":"0f1e2d3c4b5a69788796a5b4c3d2e1f0","step":"message-0","template":"cart","trigger":{"at":"2026-11-18T11:06:40.123Z","event_id":"evt-1","event_name":"ADD_TO_CART","type":"event"},"v":1}"#
+
     @Test("contact snapshot golden JSON; nulls and missing channels or flags read as absent")
     func contactGolden() throws {
         let snapshot = ContactSnapshot(
