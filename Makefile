@@ -12,8 +12,8 @@ run: build
 	@bash scripts/dev-stack.sh
 
 ## Build everything and run the whole test suite.
-# The two heaviest process tests (four services and 10,000 pushes each) run alone after the rest: beside the other
-# suites on two cores, each starved the others past their time limits.
+# The heaviest process tests (four services and 10,000 pushes each) run alone after the rest: beside the other suites
+# on two cores, each starved the others past their time limits. StateMoveTests runs only with HERALD_STATE_MOVE=1.
 HEAVY_TESTS = NotifierRebalanceTests|StateMoveTests
 
 test: setup
