@@ -27,7 +27,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     private var watermarks: (@Sendable (TopicPartition) async throws -> (low: Int64, high: Int64))?
     /// Ledger handover: partitions whose `herald.deliveries` is read up to this end offset before anything of theirs is
     /// claimed, so that targets their previous owner finished are not sent again (docs/notifier.md#partition-handover).
-    private var handover: [Int32: (end: Int64, started: Date)] = [:]
+    private var handover: [Int32: (ends: [String: Int64], started: Date)] = [:]
     /// Attempts claimed and not completed yet, per partition.
     private var inFlight: [Int32: Int] = [:]
     /// Partitions being revoked: nothing more of them is claimed.
@@ -91,28 +91,36 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             logger.warning(
                 "attempts in flight at the last stop are made again", metadata: ["partition": "\(number)", "attempts": "\(recovered)"])
         }
-        // The reports written since this database last read them (all of them for a new database): until they are
-        // applied, the partition's sends wait.
-        let deliveries = TopicPartition(HeraldTopic.deliveries.name, number)
-        guard assigned.contains(deliveries), let watermarks else { return }
+        // The reports written since this database last read them (all of them for a new database), and the contact
+        // snapshots: until both are applied up to where they ended now, the partition's sends wait. Without the
+        // contacts, a send read during the catch-up could find its contact not read yet, wait its 2 s and be
+        // suppressed while the snapshot that makes it reachable is still in the backlog.
+        let topics = [HeraldTopic.deliveries, HeraldTopic.contacts].map { TopicPartition($0.name, number) }
+        guard assigned.contains(topics[0]), let watermarks else { return }
         // Held from now: a worker's claim may run on this actor while the broker answers.
-        handover[number] = (.max, clock())
-        let stored = try await database.nextOffsets()[deliveries.topic]
-        let marks: (low: Int64, high: Int64)
+        handover[number] = ([:], clock())
+        let stored = try await database.nextOffsets()
+        var ends: [String: Int64] = [:]
+        var ranges: Logger.Metadata = [:]
         do {
-            marks = try await watermarks(deliveries)
+            for tp in topics where assigned.contains(tp) {
+                let marks = try await watermarks(tp)
+                let from = max(stored[tp.topic] ?? marks.low, marks.low)
+                guard from < marks.high else { continue }
+                ends[tp.topic] = marks.high
+                ranges[tp.topic == HeraldTopic.deliveries.name ? "from" : "contacts_from"] = "\(from)"
+                ranges[tp.topic == HeraldTopic.deliveries.name ? "to" : "contacts_to"] = "\(marks.high)"
+            }
         } catch {
             handover.removeValue(forKey: number)
             throw error
         }
-        let from = max(stored ?? marks.low, marks.low)
-        if from < marks.high {
-            handover[number] = (marks.high, clock())
-            logger.info(
-                "ledger handover: reading the partition's delivery reports before sending",
-                metadata: ["partition": "\(number)", "from": "\(from)", "to": "\(marks.high)"])
-        } else {
+        if ends.isEmpty {
             handover.removeValue(forKey: number)
+        } else {
+            handover[number] = (ends, clock())
+            ranges["partition"] = "\(number)"
+            logger.info("ledger handover: reading the partition's delivery reports and contacts before sending", metadata: ranges)
         }
     }
 
@@ -159,17 +167,21 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                 try NotifierStore.apply(db, record: record, now: now)
             }
             if !outbox.isEmpty { await owner.scheduleFlush(tp.partition) }
-            if let pending = handover[tp.partition],
-                let last = records.last(where: { $0.topic == HeraldTopic.deliveries.name })?.offset, last + 1 >= pending.end
+            if var pending = handover[tp.partition], let end = pending.ends[tp.topic], let last = records.last?.offset,
+                last + 1 >= end
             {
-                handover.removeValue(forKey: tp.partition)
-                logger.info(
-                    "ledger handover done",
-                    metadata: [
-                        "partition": "\(tp.partition)", "to": "\(pending.end)",
-                        "seconds": "\(String(format: "%.1f", clock().timeIntervalSince(pending.started)))",
-                    ])
-                channels.formUnion(MessageChannel.allCases)
+                pending.ends.removeValue(forKey: tp.topic)
+                handover[tp.partition] = pending
+                if pending.ends.isEmpty {
+                    handover.removeValue(forKey: tp.partition)
+                    logger.info(
+                        "ledger handover done",
+                        metadata: [
+                            "partition": "\(tp.partition)",
+                            "seconds": "\(String(format: "%.1f", clock().timeIntervalSince(pending.started)))",
+                        ])
+                    channels.formUnion(MessageChannel.allCases)
+                }
             }
             for record in records {
                 switch HeraldTopic(rawValue: record.topic) {

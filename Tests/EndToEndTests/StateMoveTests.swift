@@ -8,8 +8,8 @@ import Testing
 /// Two orchestrators and two notifiers while one of each is killed with SIGKILL and restarted with an empty data
 /// directory, several times: every partition that moves is restored from its changelog (docs/partitions.md).
 ///
-/// Runs with HERALD_STATE_MOVE=1 (not yet in `make test`): in about one run in three one push of the 10,000 is never
-/// made (the issue 18 note; docs/partitions.md).
+/// Runs with HERALD_STATE_MOVE=1, not yet in `make test`: runs have ended with pushes never made (docs/partitions.md,
+/// "Tested").
 @Suite(
     "State that survives a move", .timeLimit(.minutes(8)),
     .enabled(if: ProcessInfo.processInfo.environment["HERALD_STATE_MOVE"] != nil))
@@ -285,13 +285,14 @@ struct StateMoveTests {
         let copies = Dictionary(grouping: received, by: { $0.headers["apns-id"] ?? "" }).values.filter { $0.count > 1 }
         let lags = copies.map { copies -> Double in
             let first = copies.map(\.at).min()!
-            return notifierKills.filter { $0 >= first }.map { $0.timeIntervalSince(first) }.min() ?? .infinity
+            return notifierKills.map { abs($0.timeIntervalSince(first)) }.min() ?? .infinity
         }
-        print("state-move: \(received.count) pushes, \(copies.count) twice; first copy before a kill by (s): \(lags.sorted().map { String(format: "%.2f", $0) })")
+        print("state-move: \(received.count) pushes, \(copies.count) twice; first copy from the nearest kill (s): \(lags.sorted().map { String(format: "%.2f", $0) })")
         #expect(copies.allSatisfy { $0.count == 2 })
         let unexplained = copies.filter { copies in
             let first = copies.map(\.at).min()!
-            return !notifierKills.contains { $0 >= first && $0.timeIntervalSince(first) < 2 }
+            // Requests already on their way when the signal was sent reach the simulator just after it.
+            return !notifierKills.contains { abs($0.timeIntervalSince(first)) < 2 }
         }
         #expect(unexplained.isEmpty, "pushes made twice that were not in flight at a kill: \(unexplained.map { copies in copies.map { "\($0.headers["apns-id"] ?? "") at \(WireTime.format($0.at))" } }); kills at \(notifierKills.map(WireTime.format))")
 
