@@ -13,7 +13,7 @@ run: build
 
 ## Build everything and run the whole test suite.
 # The heaviest process tests (four services and 10,000 pushes each) run alone after the rest: beside the other suites
-# on two cores, each starved the others past their time limits. StateMoveTests runs only with HERALD_STATE_MOVE=1.
+# on two cores, each starved the others past their time limits.
 HEAVY_TESTS = NotifierRebalanceTests|StateMoveTests
 
 test: setup
