@@ -84,8 +84,11 @@ enum Outbox {
     static func countProduced(_ records: [OutboxRecord]) {
         var counts: [String: Int] = [:]
         for record in records { counts[record.topic, default: 0] += 1 }
-        for (topic, count) in counts {
-            Counter(label: "herald_records_produced_total", dimensions: [("topic", topic)]).increment(by: count)
-        }
+        for (topic, count) in counts { countProduced(count, topic: topic) }
+    }
+
+    /// `herald_records_produced_total{topic}` for records of one topic (the outbox's, or a changelog's).
+    static func countProduced(_ count: Int, topic: String) {
+        Counter(label: "herald_records_produced_total", dimensions: [("topic", topic)]).increment(by: count)
     }
 }

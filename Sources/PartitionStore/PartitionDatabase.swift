@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import Metrics
 import Shared
 
 /// One SQLite database per owned partition number (every topic a service reads shares the partition number). A batch
@@ -149,7 +148,7 @@ package struct PartitionDatabase: Sendable {
                 produced.map { ChangelogEntry($0.change, writer: writer).record(topic: topic, partition: partition) })
             let next = (reports.map(\.offset).max() ?? -1) + 1
             try await pool.write { db in try ChangelogCapture.produced(db, through: last.seq, nextOffset: next) }
-            Counter(label: "herald_records_produced_total", dimensions: [("topic", topic)]).increment(by: produced.count)
+            Outbox.countProduced(produced.count, topic: topic)
         }
     }
 

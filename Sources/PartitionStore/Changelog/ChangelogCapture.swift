@@ -119,8 +119,20 @@ package enum ChangelogCapture {
     /// Forgets the records the broker acknowledged, and records where the changelog now ends for this database.
     static func produced(_ db: Database, through seq: Int64, nextOffset: Int64) throws {
         try db.execute(sql: "DELETE FROM changelog WHERE seq <= ?", arguments: [seq])
+        try advance(db, to: nextOffset)
+    }
+
+    /// Records that the changelog up to `offset` is reflected in this database.
+    static func advance(_ db: Database, to offset: Int64) throws {
         try db.execute(
-            sql: "UPDATE changelog_state SET next_offset = max(next_offset, ?) WHERE id = 0", arguments: [nextOffset])
+            sql: "UPDATE changelog_state SET next_offset = max(next_offset, ?) WHERE id = 0", arguments: [offset])
+    }
+
+    /// This database writes the changelog from `offset` on, under a new writer id (a takeover, the end of a restore).
+    static func startWriter(_ db: Database, at offset: Int64) throws {
+        try db.execute(
+            sql: "UPDATE changelog_state SET writer = ?, next_offset = ?, restoring = 0 WHERE id = 0",
+            arguments: [UUID().uuidString, offset])
     }
 }
 

@@ -49,9 +49,7 @@ extension PartitionDatabase {
                 try ChangelogCapture.snapshot(db)
                 try ChangelogCapture.markCommit(db)
             }
-            try db.execute(
-                sql: "UPDATE changelog_state SET writer = ?, next_offset = ?, restoring = 0 WHERE id = 0",
-                arguments: [UUID().uuidString, offset])
+            try ChangelogCapture.startWriter(db, at: offset)
         }
     }
 
@@ -121,9 +119,7 @@ extension PartitionDatabase {
             var applier = shapes
             for (table, key) in tailKeys { try applier.rewrite(db, table: table, key: key) }
             if !tailKeys.isEmpty { try ChangelogCapture.markCommit(db) }
-            try db.execute(
-                sql: "UPDATE changelog_state SET writer = ?, next_offset = ?, restoring = 0 WHERE id = 0",
-                arguments: [UUID().uuidString, end])
+            try ChangelogCapture.startWriter(db, at: end)
         }
         return RestoreSummary(records: applied, incompleteTail: tail.count)
     }

@@ -135,10 +135,7 @@ struct PartitionCatchUp {
 extension PartitionDatabase {
     /// Records that the changelog up to `offset` is reflected here (its own records, read back after a crash).
     func advanceChangelog(to offset: Int64) async throws {
-        try await writeUnmarked { db in
-            try db.execute(
-                sql: "UPDATE changelog_state SET next_offset = max(next_offset, ?) WHERE id = 0", arguments: [offset])
-        }
+        try await writeUnmarked { db in try ChangelogCapture.advance(db, to: offset) }
     }
 }
 
