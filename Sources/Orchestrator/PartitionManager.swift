@@ -191,7 +191,10 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
 
     // MARK: Batches
 
-    /// Applies a batch: per partition, one transaction for state, offsets and outbox; then produces the outbox.
+    /// Applies a batch: per partition, one transaction for state, offsets and outbox; then asks for the outbox to be
+    /// produced, without waiting: the next batch is applied while the relay produces this one's outputs (in order,
+    /// one flush at a time per partition). Waiting here put a produce round trip, and the changelog's after it, between
+    /// every two batches of every partition: at 2,000 events/s the backlog behind it was most of the latency.
     func apply(_ batch: KafkaBatch) async throws {
         for (tp, records) in batch.byPartition {
             guard let database = await owner.database(tp.partition) else {
@@ -203,7 +206,7 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
             let outbox = try await database.applyBatch(records) { db, record in
                 try ProfileApplier.apply(db, record: record, rules: rules)
             }
-            if !outbox.isEmpty { await owner.flush(tp.partition) }
+            if !outbox.isEmpty { await owner.scheduleFlush(tp.partition) }
         }
     }
 

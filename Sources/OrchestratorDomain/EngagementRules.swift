@@ -8,6 +8,9 @@ package struct EngagementRules: Sendable {
     /// The clock segments and campaigns read (`now` in conditions, delays, schedules); tests move it by hand.
     package let clock: @Sendable () -> Date
     let segmentsByProject: [String: [CompiledSegment]]
+    /// Per project: change key → positions in `segmentsByProject` of the segments a change to it can affect (built once,
+    /// so that a write looks up its change keys instead of testing every segment's dependencies).
+    let dependents: [String: [String: [Int]]]
     /// `<project>/<EVENT>` → campaigns triggered by the event.
     let eventCampaigns: [String: [CampaignDefinition]]
     /// Segment key → campaigns triggered by entering it, and by leaving it.
@@ -29,6 +32,7 @@ package struct EngagementRules: Sendable {
             segments[segment.project, default: []].append(CompiledSegment(segment))
         }
         segmentsByProject = segments
+        dependents = segments.mapValues(Self.dependents)
         var events: [String: [CampaignDefinition]] = [:]
         var entries: [String: [CampaignDefinition]] = [:]
         var exits: [String: [CampaignDefinition]] = [:]
@@ -48,19 +52,38 @@ package struct EngagementRules: Sendable {
         cancellers = cancels
     }
 
-    /// The segments of `project` that read a field in `changes` (`*`: every segment).
+    /// The segments of `project` that read a field in `changes` (`*`: every segment), in key order.
     func segments(project: String, reading changes: Set<String>) -> [CompiledSegment] {
-        guard let all = segmentsByProject[project] else { return [] }
+        guard let all = segmentsByProject[project], let index = dependents[project] else { return [] }
         if changes.contains("*") { return all }
-        return all.filter { segment in segment.dependencies.contains { Self.affects(changes, $0) } }
+        var positions: [Int] = []
+        for change in changes { positions += index[change] ?? [] }
+        guard positions.count > 1 else { return positions.map { all[$0] } }
+        positions.sort()
+        var result: [CompiledSegment] = []
+        result.reserveCapacity(positions.count)
+        var previous = -1
+        for position in positions where position != previous {
+            result.append(all[position])
+            previous = position
+        }
+        return result
     }
 
-    /// Whether a change to one of `changes` can change a value under `dependency`. A change key is a path's field
-    /// (`c.plan`, `e.PURCHASED`, `b.language`), a whole namespace (`b`, `t`, `email`, `sms`, `push`) or `*`.
-    static func affects(_ changes: Set<String>, _ dependency: String) -> Bool {
-        if changes.contains(dependency) { return true }
-        if let dot = dependency.firstIndex(of: "."), changes.contains(String(dependency[..<dot])) { return true }
-        return false
+    /// Which change keys affect which segments. A change key is a path's field (`c.plan`, `e.PURCHASED`, `b.language`),
+    /// a whole namespace (`b`, `t`, `email`, `sms`, `push`) or `*`; it affects a segment that depends on it, and a
+    /// namespace affects every segment that depends on one of its fields.
+    static func dependents(_ segments: [CompiledSegment]) -> [String: [Int]] {
+        var index: [String: [Int]] = [:]
+        for (position, segment) in segments.enumerated() {
+            var keys: Set<String> = []
+            for dependency in segment.dependencies {
+                keys.insert(dependency)
+                if let dot = dependency.firstIndex(of: ".") { keys.insert(String(dependency[..<dot])) }
+            }
+            for key in keys { index[key, default: []].append(position) }
+        }
+        return index
     }
 }
 

@@ -122,14 +122,51 @@ extension Engagement {
             return (nil, 0)
         }
         let project = segment.definition.project
-        let keys = try String.fetchAll(
+        // The chunk's rows are read in a few range scans (profiles, their attributes, this segment's memberships and
+        // timers), not four lookups per profile: a backfill is a scan.
+        let profiles = try Row.fetchAll(
             db.cachedStatement(
-                sql: "SELECT profile_key FROM profiles WHERE profile_key > ? AND profile_key < ? ORDER BY profile_key LIMIT ?"),
+                sql: "SELECT * FROM profiles WHERE profile_key > ? AND profile_key < ? ORDER BY profile_key LIMIT ?"),
             arguments: [after ?? "\(project)/", "\(project)0", limit])
-        for key in keys {
-            try evaluate(
-                segment, values: ProfileValues(db: db, key: key), cause: "backfill", fireCampaigns: false,
-                stored: try StoredMembership(db, key: key))
+        let keys = profiles.map { $0["profile_key"] as String }
+        if let first = keys.first, let last = keys.last {
+            let range: StatementArguments = [segmentKey, first, last]
+            let members = Set(
+                try String.fetchAll(
+                    db.cachedStatement(
+                        sql: "SELECT profile_key FROM segment_members WHERE segment_key = ? AND profile_key BETWEEN ? AND ?"),
+                    arguments: range))
+            var timers: [String: String] = [:]
+            for row in try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT profile_key, due_at FROM timers
+                        WHERE kind = 'segment' AND ref = ? AND profile_key BETWEEN ? AND ?
+                        """),
+                arguments: range)
+            {
+                timers[row[0]] = row[1]
+            }
+            var attributes: [String: [String: (type: String, value: String)]] = [:]
+            let readsAttributes = segment.dependencies.contains { $0.hasPrefix("c.") }
+            if readsAttributes {
+                for row in try Row.fetchAll(
+                    db.cachedStatement(
+                        sql: "SELECT profile_key, name, type, value FROM profile_attributes WHERE profile_key BETWEEN ? AND ?"),
+                    arguments: [first, last])
+                {
+                    attributes[row[0], default: [:]][row[1]] = (row[2], row[3])
+                }
+            }
+            for (key, profile) in zip(keys, profiles) {
+                var stored = StoredMembership()
+                if members.contains(key) { stored.segments.insert(segmentKey) }
+                stored.timers[segmentKey] = timers[key]
+                try evaluate(
+                    segment, values: ProfileValues(
+                        db: db, key: key, profile: profile, attributes: readsAttributes ? attributes[key] ?? [:] : nil),
+                    cause: "backfill", fireCampaigns: false, stored: stored)
+            }
         }
         if keys.count < limit {
             try db.execute(

@@ -112,11 +112,12 @@ package struct PartitionDatabase: Sendable {
     /// changelog records (unless `changelog` is false: a lost partition's new owner writes its changelog now). Throws
     /// when the broker does not answer; what is left is produced by the next call.
     ///
-    /// Each round takes where both queues end at one moment, produces the outbox up to there, then the changelog up to
-    /// there: a transaction writes both at once, so the changelog never holds a transaction whose outputs were not
-    /// produced, and a restored state never skips an output (outputs produced whose changelog was not are decided
-    /// again, with the same ids, and deduped downstream). A busy outbox does not hold the changelog back: what was
-    /// written after the moment waits for the next round.
+    /// Each round takes where both queues end at one moment, produces the outbox up to there, then one chunk of the
+    /// changelog up to there: a transaction writes both at once, so the changelog never holds a transaction whose
+    /// outputs were not produced, and a restored state never skips an output (outputs produced whose changelog was not
+    /// are decided again, with the same ids, and deduped downstream). The changelog goes one chunk per round, so that
+    /// outputs written meanwhile go first: a burst of new profiles (nine changelog records each) does not hold the
+    /// sends decided after it.
     package func produceOutbox(with publisher: any OutboxPublisher, changelog: Bool = true) async throws {
         let topic = changelog ? changelogTopic : nil
         while true {
@@ -134,22 +135,25 @@ package struct PartitionDatabase: Sendable {
                     Outbox.countProduced(pending)
                 }
             }
-            if let topic, let changelogEnd { try await produceChangelog(topic: topic, through: changelogEnd, with: publisher) }
+            if let topic, let changelogEnd {
+                try await produceChangelogChunk(topic: topic, through: changelogEnd, with: publisher)
+            }
         }
     }
 
-    private func produceChangelog(topic: String, through end: Int64, with publisher: any OutboxPublisher) async throws {
-        while case let (changes, writer) = try await pool.read({ db in
+    /// Produces the oldest changelog records up to `end`, at most one chunk.
+    private func produceChangelogChunk(topic: String, through end: Int64, with publisher: any OutboxPublisher) async throws {
+        let (changes, writer) = try await pool.read { db in
             (try ChangelogCapture.pending(db, limit: 5000, through: end),
              try String.fetchOne(db, sql: "SELECT writer FROM changelog_state WHERE id = 0") ?? "")
-        }), let last = changes.last {
-            let produced = ChangelogCapture.lastImagePerTransaction(changes)
-            let reports = try await publisher.publish(
-                produced.map { ChangelogEntry($0.change, writer: writer).record(topic: topic, partition: partition) })
-            let next = (reports.map(\.offset).max() ?? -1) + 1
-            try await pool.write { db in try ChangelogCapture.produced(db, through: last.seq, nextOffset: next) }
-            Outbox.countProduced(produced.count, topic: topic)
         }
+        guard let last = changes.last else { return }
+        let produced = ChangelogCapture.lastImagePerTransaction(changes)
+        let reports = try await publisher.publish(
+            produced.map { ChangelogEntry($0.change, writer: writer).record(topic: topic, partition: partition) })
+        let next = (reports.map(\.offset).max() ?? -1) + 1
+        try await pool.write { db in try ChangelogCapture.produced(db, through: last.seq, nextOffset: next) }
+        Outbox.countProduced(produced.count, topic: topic)
     }
 
     /// Whether the outbox or the changelog holds records not produced yet.

@@ -9,14 +9,16 @@ import Testing
 
 @Suite("Orchestrator end to end", .timeLimit(.minutes(3)))
 struct OrchestratorEndToEndTests {
-    static func start(_ cluster: EmbeddedKafkaCluster, data: String) async throws -> (ChildProcess, Int) {
+    static func start(
+        _ cluster: EmbeddedKafkaCluster, data: String, environment extra: [String: String] = [:]
+    ) async throws -> (ChildProcess, Int) {
         let process = try ChildProcess(
             "herald-orchestrator",
             environment: [
                 "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
                 "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data,
                 "HERALD_SESSION_TIMEOUT_MS": "3000",
-            ])
+            ].merging(extra) { $1 })
         try await waitUntil("the orchestrator to listen") {
             !process.logs("http listening").isEmpty || process.exitCode != nil
         }

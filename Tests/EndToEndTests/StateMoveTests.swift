@@ -12,6 +12,19 @@ struct StateMoveTests {
     static let users = 5_000
     static let partitions = 16
 
+    /// The project `demo` and its iOS app `demo-ios`, as configuration text.
+    static let projectAndApp = """
+        kind: project
+        id: demo
+        default_language: en
+        ---
+        kind: app
+        id: demo-ios
+        project: demo
+        platform: ios
+
+        """
+
     /// A push template, a segment entered by `tier = gold` with a `reeligibility: once` campaign on its entry, and,
     /// with `broadcastAt`, a scheduled broadcast then to every reachable profile.
     static func configuration(broadcastAt: Date?) -> String {
@@ -30,15 +43,7 @@ struct StateMoveTests {
             messages: [{channel: push, template: hello, app: demo-ios}]
             """
         }
-        return """
-            kind: project
-            id: demo
-            default_language: en
-            ---
-            kind: app
-            id: demo-ios
-            project: demo
-            platform: ios
+        return Self.projectAndApp + """
             ---
             kind: template
             id: hello
@@ -124,17 +129,17 @@ struct StateMoveTests {
                 logger: quietLogger)
         }
 
-        func orchestrator(_ name: String) throws -> ChildProcess {
+        func orchestrator(_ name: String, environment extra: [String: String] = [:]) throws -> ChildProcess {
             try ChildProcess(
                 "herald-orchestrator",
                 environment: [
                     "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
                     "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "\(StateMoveTests.partitions)",
                     "HERALD_DATA_DIR": "\(work)/\(name)", "HERALD_SESSION_TIMEOUT_MS": "3000", "HERALD_INSTANCE_ID": name,
-                ])
+                ].merging(extra) { $1 })
         }
 
-        func notifier(_ name: String) throws -> ChildProcess {
+        func notifier(_ name: String, environment extra: [String: String] = [:]) throws -> ChildProcess {
             try ChildProcess(
                 "herald-notifier",
                 environment: [
@@ -144,7 +149,7 @@ struct StateMoveTests {
                     "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
                     "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apnsURL, "HERALD_APNS_SANDBOX_URL": apnsURL,
                     "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
-                ])
+                ].merging(extra) { $1 })
         }
 
         func applyConfiguration(_ text: String) throws {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HeraldTestSupport
 import Shared
 import Synchronization
 import Testing
@@ -141,6 +142,7 @@ struct OrchestratorBenchmark {
               raw SQLite inserts       \(Int(rawRate)) rows/s
               ratio applied / raw      \(String(format: "%.2f", rate / rawRate))
             """)
+        printFigure("orchestrator_apply", rate, unit: "writes/s", ceiling: rawRate, goal: ">=50000/s_and_>=0.5x_raw_SQLite")
         #expect(outbox > 0)
     }
 
@@ -237,6 +239,17 @@ struct SegmentBenchmark {
             evaluated += chunk.evaluated
         } while after != nil
         let backfillSeconds = OrchestratorBenchmark.seconds(ContinuousClock.now - backfillStart)
+        // The ceiling: a SQLite scan of the same rows (profiles and their attributes, in key order), each row read.
+        let scanStart = ContinuousClock.now
+        let scanned = try await big.read { db in
+            var rows = 0
+            let profiles = try Row.fetchCursor(db, sql: "SELECT * FROM profiles ORDER BY profile_key")
+            while let row = try profiles.next() { rows += (row["profile_key"] as String).isEmpty ? 0 : 1 }
+            let attributes = try Row.fetchCursor(db, sql: "SELECT profile_key, name, type, value FROM profile_attributes")
+            while let row = try attributes.next() { rows += (row[3] as String).isEmpty ? 0 : 1 }
+            return rows
+        }
+        let scanRate = Double(profiles) / OrchestratorBenchmark.seconds(ContinuousClock.now - scanStart)
         let entered = try await big.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") ?? 0 }
         print(
             """
@@ -244,7 +257,15 @@ struct SegmentBenchmark {
               profile writes applied   \(Int(Double(workload.count) / seconds)) records/s with the segments
               segment re-evaluations   \(Int(Double(evaluations) / seconds)) /s   (\(evaluations) in all, \(String(format: "%.1f", Double(evaluations) / Double(workload.count))) per write; \(members) memberships, \(timers) timers at the end)
               backfill of a new segment over \(evaluated) profiles: \(Int(Double(evaluated) / backfillSeconds)) profiles/s (\(String(format: "%.1f", backfillSeconds)) s, \(entered) members; filling took \(String(format: "%.0f", fillSeconds)) s)
+              SQLite scan of the same rows: \(Int(scanRate)) profiles/s (\(scanned) rows); ratio backfill / scan \(String(format: "%.2f", Double(evaluated) / backfillSeconds / scanRate))
             """)
+        printFigure("segments_apply_100", Double(workload.count) / seconds, unit: "writes/s", goal: ">=25000/s")
+        printFigure("segment_evaluations_per_write", Double(evaluations) / Double(workload.count), unit: "evaluations", goal: "-")
+        printFigure(
+            "segment_backfill", Double(evaluated) / backfillSeconds, unit: "profiles/s", ceiling: scanRate,
+            goal: ">=0.3x_SQLite_scan")
+        printFigure(
+            "segment_backfill_seconds_\(profiles)", backfillSeconds, unit: "s", goal: profiles == 1_000_000 ? "<5" : "<5_at_1M")
         #expect(evaluations > 0 && evaluated == profiles)
     }
 }

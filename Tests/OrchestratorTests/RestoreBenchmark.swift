@@ -105,7 +105,7 @@ struct RestoreBenchmark {
         let takeoverStart = ContinuousClock.now
         let starts = try await owner.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
         let takeoverSeconds = (ContinuousClock.now - takeoverStart).timeInterval
-        #expect(starts[TopicPartition(HeraldTopic.ingest.name, 0)] == .offset(Int64(workload.count)))
+        #expect(starts[TopicPartition(HeraldTopic.ingest.name, 0)] == .offset(workload[workload.count - 1].offset + 1))
         let restored = try #require(await owner.database(0))
         let count = try await restored.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM profiles") ?? 0 }
         #expect(count == Self.profiles)
@@ -120,6 +120,9 @@ struct RestoreBenchmark {
               changelog                 \(records.count) records, \(bytes / 1_048_576) MiB (\(String(format: "%.1f", Double(records.count) / Double(Self.profiles))) records and \(bytes / Self.profiles) bytes per profile); relayed in \(String(format: "%.1f", produceSeconds)) s to memory
               takeover (restore, apply) \(String(format: "%.1f", takeoverSeconds)) s   (\(Int(Double(records.count) / takeoverSeconds)) records/s, from memory)
             """)
+        printFigure("apply_with_changelog", capturedRate, unit: "writes/s", ceiling: plainRate, goal: "-")
+        printFigure("changelog_bytes_per_profile", Double(bytes / Self.profiles), unit: "bytes", goal: "-")
+        printFigure("takeover_seconds_\(Self.profiles)", takeoverSeconds, unit: "s", goal: "-")
         await owner.partitionsRevoked([TopicPartition(HeraldTopic.ingest.name, 0)], lost: false)
 
         try await Self.throughBroker(records)

@@ -1,6 +1,6 @@
 import HeraldTestSupport
 import Logging
-import Shared
+@testable import Shared
 import Testing
 
 @Suite("Environment configuration")
@@ -85,6 +85,20 @@ struct ConfigTests {
         environment["KAFKA_SASL_MECHANISMS"] = "PLAIN"
         let config = try IngestConfig.fromEnvironment(environment)
         #expect(config.common.kafka.overrides == ["security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN"])
+    }
+
+    @Test("an operator's KAFKA_ key wins over Herald's default for it (fetch wait, linger)")
+    func kafkaOverridesWin() throws {
+        var environment = Self.base
+        environment["KAFKA_FETCH_WAIT_MAX_MS"] = "5"
+        environment["KAFKA_LINGER_MS"] = "1"
+        let client = try IngestConfig.fromEnvironment(environment).common.kafka
+        let consumer = KafkaConsumerConfiguration(client: client, clientID: "c", groupID: "g", topics: ["t"])
+        let producer = KafkaProducerConfiguration(client: client, clientID: "p")
+        #expect(consumer.rdKafka["fetch.wait.max.ms"] == "5")
+        #expect(producer.rdKafka["linger.ms"] == "1")
+        let defaults = KafkaClientSettings(bootstrapServers: "127.0.0.1:9092")
+        #expect(KafkaConsumerConfiguration(client: defaults, clientID: "c", groupID: "g", topics: ["t"]).rdKafka["fetch.wait.max.ms"] == "100")
     }
 
     @Test("unknown HERALD_ variables are reported, others ignored")

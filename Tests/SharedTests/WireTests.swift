@@ -156,6 +156,74 @@ struct WireTests {
         #expect(WireTime.parse("18/11/2026") == nil)
     }
 
+    /// `Wire.encode` writes with `WireEncoder`; Foundation's `JSONEncoder` with the wire settings is the reference. Every
+    /// message type, with escapes, non-ASCII text, absent and present optionals, nested objects and arrays.
+    @Test("the wire encoder writes exactly what Foundation's JSONEncoder writes")
+    func encoderMatchesFoundation() throws {
+        let odd = "tab\tquote\"back\\slash/ é 😀 \u{01}\u{1f}\n\r"
+        var record = Self.record
+        record.value = Array(odd.utf8)
+        let letter = DeadLetter(service: odd, reason: "", record: record, at: Date(timeIntervalSince1970: -12.5))
+        try expectSame(letter)
+        var send = SendRequest(
+            sendID: "s", project: "acme", profileKey: "acme/paul", customID: nil, channel: .email, marketing: false,
+            app: nil, campaign: "c", step: "message-1", occurrence: odd, template: "t", language: "en",
+            content: ["subject": odd, "html": "<p>\(odd)</p>"], payload: [:],
+            trigger: .init(type: "api", eventID: "e", at: Self.at), decidedAt: Self.at, expiresAt: nil)
+        try expectSame(send)
+        send.dueAt = Self.at + 2
+        send.requestID = odd
+        try expectSame(send)
+        try expectSame(
+            ContactSnapshot(
+                project: "demo", customID: odd, email: .init(address: odd, bouncedAt: Self.at),
+                installations: [
+                    .init(installationID: "I-1", app: nil, token: nil, environment: nil, notificationPermission: nil, pushReachable: false),
+                    .init(installationID: "I-2", app: "a", dev: true, token: "t", environment: "sandbox", notificationPermission: "provisional",
+                        optedOut: true, pushReachable: false),
+                ]))
+        try expectSame(ContactSnapshot(project: "demo", customID: nil))
+        try expectSame(
+            DeliveryReport(
+                id: "d", sendID: "s", project: "p", customID: nil, installationID: "i", channel: .push, outcome: .failed,
+                reason: odd, token: "t", at: Self.at))
+
+        func expectSame<M: WireMessage>(_ message: M) throws {
+            let ours = String(decoding: try Wire.encode(message), as: UTF8.self)
+            let foundation = String(decoding: try Wire.encodeWithFoundation(message), as: UTF8.self)
+            #expect(ours == foundation)
+            #expect(try Wire.decode(M.self, from: Array(ours.utf8)) == message)
+        }
+    }
+
+    /// The hand-written format and parse (the hot path's) against Foundation's ISO-8601 style over 20,000 instants from
+    /// 1900 to 2200, leap days and month ends included, with fractions of every length; and what the fast path leaves to
+    /// Foundation (offsets, impossible dates) still answers as Foundation does.
+    @Test("hand-written times agree with Foundation's ISO-8601")
+    func timesAgreeWithFoundation() throws {
+        let foundation = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+        var generator = SystemRandomNumberGenerator()
+        let edges: [Int64] = [
+            -2_208_988_800_000, 951_782_400_000, 951_868_799_999, 4_107_542_399_999, 1_709_164_800_000, 0, -1,
+        ]
+        let instants = edges + (0..<20_000).map { _ in Int64.random(in: -2_208_988_800_000...7_258_118_400_000, using: &generator) }
+        for milliseconds in instants {
+            let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+            let text = WireTime.format(date)
+            let reference = try foundation.parse(text)
+            #expect(Int64((reference.timeIntervalSince1970 * 1000).rounded()) == milliseconds, "\(text)")
+            #expect(WireTime.parse(text).map(WireTime.format) == text)
+            #expect(abs((WireTime.parse(text)?.timeIntervalSince1970 ?? 0) - reference.timeIntervalSince1970) < 1e-6)
+        }
+        for text in ["2026-11-18T11:06:40.1Z", "2026-11-18T11:06:40.123456Z", "2026-11-18T11:06:40.123456789Z", "2024-02-29T23:59:59Z"] {
+            let reference = try foundation.parse(text.contains(".") ? text : text.replacingOccurrences(of: "Z", with: ".0Z"))
+            #expect(abs((WireTime.parse(text)?.timeIntervalSince1970 ?? 0) - reference.timeIntervalSince1970) < 1e-6, "\(text)")
+        }
+        for text in ["2026-11-18T12:06:40.123+01:00", "2026-02-30T10:00:00Z", "2026-11-18T24:00:00Z", "2026-11-18 11:06:40Z"] {
+            #expect(WireTime.parse(text) == (try? foundation.parse(text)), "\(text)")
+        }
+    }
+
     @Test("every topic of the design, keyed topics sharing the partition count")
     func topics() {
         let specs = HeraldTopic.specs(partitions: 12)

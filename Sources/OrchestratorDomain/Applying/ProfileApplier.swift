@@ -86,6 +86,14 @@ package enum ProfileApplier {
 struct Write {
     let record: KafkaRecord
     let ingest: IngestRecord
+    /// `receivedAt` on the wire (formatted once: several rows of a write store it).
+    let time: String
+
+    init(record: KafkaRecord, ingest: IngestRecord) {
+        self.record = record
+        self.ingest = ingest
+        time = WireTime.format(ingest.receivedAt)
+    }
 
     var op: IngestOp { ingest.op }
     var id: String { ingest.id }
@@ -141,7 +149,6 @@ struct Write {
     /// One of the op's fields.
     subscript(name: String) -> JSONValue? { ingest.fields.last { $0.key == name }?.value }
 
-    var time: String { WireTime.format(receivedAt) }
     var isApp: Bool { source == "app" }
     var isInternal: Bool { source == "orchestrator" }
     /// The installation's home key (anonymous profile and link).
@@ -252,7 +259,9 @@ struct ApplyContext {
                 }
             } else if write.op != .identify {
                 let key = write.profileKey
-                let attached = try Installations.exists(db, key: key, installationID: installationID)
+                // One read for both questions: is the installation in this profile, and is it opted out.
+                let optedOut = try Installations.optedOut(db, key: key, installationID: installationID)
+                let attached = optedOut != nil
                 if !attached && write.forwarded {
                     // Forwarded here, but the installation left this profile since: back to its home.
                     try forward(to: nil)
@@ -269,7 +278,7 @@ struct ApplyContext {
                     try attach()
                     changed(["*"])
                 }
-                try applyOp()
+                try applyOp(optedOut: attached ? optedOut : nil)
                 return
             }
         }
@@ -293,12 +302,13 @@ struct ApplyContext {
         outputs.append(write.rerouted(customID: customID))
     }
 
-    /// Applies an op of the ingest at `write.profileKey`.
-    mutating func applyOp() throws {
+    /// Applies an op of the ingest at `write.profileKey`; `optedOut`: the installation's opt-out when the caller read it
+    /// already.
+    mutating func applyOp(optedOut known: Bool? = nil) throws {
         let write = self.write
         let key = write.profileKey
         if write.isApp, let installationID = write.installationID, write.op != .optIn, write.op != .optOut,
-            write.op != .identify, try Installations.optedOut(db, key: key, installationID: installationID)
+            write.op != .identify, try known ?? Installations.optedOut(db, key: key, installationID: installationID) ?? false
         {
             // The SDK sends nothing while opted out; what it sent before and arrives now is dropped (Batch: "data
             // generated while opted out WILL be lost").

@@ -12,16 +12,11 @@ enum Installations {
             arguments: [key, installationID])
     }
 
-    static func exists(_ db: Database, key: String, installationID: String) throws -> Bool {
-        try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT 1 FROM installations WHERE profile_key = ? AND installation_id = ?"),
-            arguments: [key, installationID]) ?? false
-    }
-
-    static func optedOut(_ db: Database, key: String, installationID: String) throws -> Bool {
+    /// Whether the installation is opted out; nil when the profile does not hold it.
+    static func optedOut(_ db: Database, key: String, installationID: String) throws -> Bool? {
         try Bool.fetchOne(
             db.cachedStatement(sql: "SELECT opted_out FROM installations WHERE profile_key = ? AND installation_id = ?"),
-            arguments: [key, installationID]) ?? false
+            arguments: [key, installationID])
     }
 
     static func delete(_ db: Database, key: String, installationID: String) throws -> Bool {

@@ -22,6 +22,16 @@ final class ProfileValues {
         self.key = key
     }
 
+    /// With the profile's row, and its custom attributes unless nil, already read (a backfill reads them for many
+    /// profiles at once).
+    init(db: Database, key: String, profile: Row, attributes: [String: (type: String, value: String)]?) {
+        self.db = db
+        self.key = key
+        profileRow = profile
+        loadedProfile = true
+        self.attributes = attributes
+    }
+
     var profile: Row? {
         if !loadedProfile {
             profileRow = try? Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM profiles WHERE profile_key = ?"), arguments: [key])

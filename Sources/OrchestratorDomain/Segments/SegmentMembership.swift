@@ -29,6 +29,8 @@ extension Engagement {
         /// Segment key → due time of its time-flip timer.
         var timers: [String: String] = [:]
 
+        init() {}
+
         init(_ db: Database, key: String) throws {
             segments = Set(
                 try String.fetchAll(

@@ -42,6 +42,23 @@ package final class KafkaProducer: Service, Sendable {
         self.probe = BrokerProbe(runtime: runtime)
     }
 
+    /// Learns where `topics`' partitions are now, one metadata request each. Without it, the first record to a topic
+    /// waits for librdkafka's next metadata round for topics it has not seen (about a second, once per topic): seen as
+    /// a two-second stall of the orchestrator's first sends and changelog after every start (docs/performance.md).
+    /// A topic that does not answer in `timeout` is left to that round.
+    package func prepare(topics: [String], timeout: Duration = .seconds(5)) async {
+        _ = await runtime.blockingCall { handle in
+            for topic in topics {
+                guard let rkt = rd_kafka_topic_new(handle, topic, nil) else { continue }
+                var metadata: UnsafePointer<rd_kafka_metadata>?
+                _ = rd_kafka_metadata(handle, 0, rkt, &metadata, Int32(timeout.milliseconds))
+                if let metadata { rd_kafka_metadata_destroy(metadata) }
+                // The partitions the metadata created keep the topic known after the handle goes.
+                rd_kafka_topic_destroy(rkt)
+            }
+        }
+    }
+
     /// Produces one record and waits for the broker's acknowledgement.
     @discardableResult
     package func send(_ record: KafkaOutgoingRecord) async throws -> KafkaDeliveryReport {

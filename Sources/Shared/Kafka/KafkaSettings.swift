@@ -16,14 +16,21 @@ package struct KafkaClientSettings: Sendable, Equatable {
         "max.in.flight.requests.per.connection",
     ]
 
+    /// The client's own keys and the operator's (TLS, SASL, …).
     func base(clientID: String) -> RdKafkaConfiguration {
         var configuration = RdKafkaConfiguration([
             ("bootstrap.servers", bootstrapServers),
             ("client.id", clientID),
             ("socket.keepalive.enable", "true"),
         ])
-        for (key, value) in overrides.sorted(by: { $0.key < $1.key }) { configuration.set(key, value) }
+        applyOverrides(to: &configuration)
         return configuration
+    }
+
+    /// The operator's keys. The producer and the consumer set them again after their own defaults, so that an
+    /// operator's `linger.ms` or `fetch.wait.max.ms` wins (`reservedKeys` are never among them).
+    func applyOverrides(to configuration: inout RdKafkaConfiguration) {
+        for (key, value) in overrides.sorted(by: { $0.key < $1.key }) { configuration.set(key, value) }
     }
 }
 
@@ -54,6 +61,7 @@ package struct KafkaProducerConfiguration: Sendable {
         configuration.set("message.timeout.ms", String(deliveryTimeout.milliseconds))
         configuration.set("linger.ms", String(linger.milliseconds))
         configuration.set("queue.buffering.max.messages", String(maxQueuedRecords))
+        client.applyOverrides(to: &configuration)
         return configuration
     }
 }
@@ -103,6 +111,7 @@ package struct KafkaConsumerConfiguration: Sendable {
         configuration.set("heartbeat.interval.ms", String(max(sessionTimeout.milliseconds / 3, 100)))
         configuration.set("max.poll.interval.ms", String(maxPollInterval.milliseconds))
         configuration.set("fetch.wait.max.ms", String(fetchMaxWait.milliseconds))
+        client.applyOverrides(to: &configuration)
         return configuration
     }
 }

@@ -1,0 +1,11 @@
+import Foundation
+
+/// One benchmark figure as a line tools can read (`scripts/bench/all` collects them):
+/// `figure=<name> value=<number> unit=<unit> ceiling=<number or -> ratio=<number or -> goal=<text>`.
+package func printFigure(_ name: String, _ value: Double, unit: String, ceiling: Double? = nil, goal: String) {
+    func number(_ value: Double) -> String {
+        value >= 100 ? String(Int(value.rounded())) : String(format: "%.2f", value)
+    }
+    let ratio = ceiling.map { $0 > 0 ? String(format: "%.2f", value / $0) : "-" } ?? "-"
+    print("figure=\(name) value=\(number(value)) unit=\(unit) ceiling=\(ceiling.map(number) ?? "-") ratio=\(ratio) goal=\(goal)")
+}
