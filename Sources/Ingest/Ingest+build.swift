@@ -12,7 +12,7 @@ enum Ingest {
             client: context.common.kafka, clientID: context.common.instanceID)
         producerConfig.deliveryTimeout = context.config.produceTimeout
         let producer = try KafkaProducer(configuration: producerConfig, logger: context.logger)
-        await producer.prepare(topics: ([.ingest] as [HeraldTopic]).map(\.name))
+        await producer.prepare(topics: [.ingest])
         let router = buildRouter(
             api: IngestAPI(
                 catalog: context.config.catalog, sink: KafkaRecordSink(producer: producer),

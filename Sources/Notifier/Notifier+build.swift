@@ -28,7 +28,7 @@ enum Notifier {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: logger)
-        await producer.prepare(topics: ([.deliveries, .dlq, .stateNotifier] as [HeraldTopic]).map(\.name))
+        await producer.prepare(topics: [.deliveries, .dlq, .stateNotifier])
         let restoreReader = try KafkaPartitionReader(
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: "\(settings.service.consumerGroup).restore", logger: logger)

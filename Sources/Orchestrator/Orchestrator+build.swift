@@ -16,7 +16,7 @@ enum Orchestrator {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: context.logger)
-        await producer.prepare(topics: ([.ingest, .contacts, .sendsPush, .sendsEmail, .sendsSMS, .dlq, .stateOrchestrator] as [HeraldTopic]).map(\.name))
+        await producer.prepare(topics: [.ingest, .contacts, .sendsPush, .sendsEmail, .sendsSMS, .dlq, .stateOrchestrator])
         let restoreReader = try KafkaPartitionReader(
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: "\(context.config.consumerGroup).restore", logger: context.logger)

@@ -278,7 +278,7 @@ struct ApplyContext {
                     try attach()
                     changed(["*"])
                 }
-                try applyOp(optedOut: attached ? optedOut : nil)
+                try applyOp(optedOut: optedOut)
                 return
             }
         }

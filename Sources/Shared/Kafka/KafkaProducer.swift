@@ -46,9 +46,10 @@ package final class KafkaProducer: Service, Sendable {
     /// waits for librdkafka's next metadata round for topics it has not seen (about a second, once per topic): seen as
     /// a two-second stall of the orchestrator's first sends and changelog after every start (docs/performance.md).
     /// A topic that does not answer in `timeout` is left to that round.
-    package func prepare(topics: [String], timeout: Duration = .seconds(5)) async {
+    package func prepare(topics: [HeraldTopic], timeout: Duration = .seconds(5)) async {
+        let names = topics.map(\.name)
         _ = await runtime.blockingCall { handle in
-            for topic in topics {
+            for topic in names {
                 guard let rkt = rd_kafka_topic_new(handle, topic, nil) else { continue }
                 var metadata: UnsafePointer<rd_kafka_metadata>?
                 _ = rd_kafka_metadata(handle, 0, rkt, &metadata, Int32(timeout.milliseconds))
