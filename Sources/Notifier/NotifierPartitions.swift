@@ -188,6 +188,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                 case .sendsPush: channels.insert(.push)
                 case .sendsEmail: channels.insert(.email)
                 case .sendsSMS: channels.insert(.sms)
+                // A snapshot releases the sends of its profile that were waiting for it.
+                case .contacts: channels.formUnion(MessageChannel.allCases)
                 default: break
                 }
             }

@@ -244,6 +244,16 @@ struct StateMoveTests {
 
         var killed: [ChildProcess] = []
         var notifierKills: [Date] = []
+        /// With HERALD_TEST_LOGS set, every process's output is kept there (to read a failure), whenever the test ends.
+        func keepLogs(_ processes: [ChildProcess]) {
+            guard let directory = ProcessInfo.processInfo.environment["HERALD_TEST_LOGS"] else { return }
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            for (index, process) in processes.enumerated() {
+                let name = "\(directory)/\(index)-\(process.logs("partitions assigned").first?["kafka.client"] ?? process.name).log"
+                try? process.output.joined(separator: "\n").write(toFile: name, atomically: true, encoding: .utf8)
+            }
+        }
+        defer { keepLogs(killed + [o1, o2, n1, n2]) }
         for round in 1...3 {
             try await Task.sleep(for: .seconds(6))
             o2.signal(SIGKILL)
@@ -254,7 +264,14 @@ struct StateMoveTests {
             if round == 2 {
                 // The broadcast goes to the members of its audience when it runs: once every user is reachable (their
                 // welcome went out), so that it is 5,000 pushes however slowly the first phase was applied.
-                try await waitUntil("every welcome delivered", timeout: .seconds(120)) { simulators.count("apns") >= Self.users }
+                do {
+                    try await waitUntil("every welcome delivered", timeout: .seconds(120)) { simulators.count("apns") >= Self.users }
+                } catch {
+                    let reached = Set(simulators.received("apns").map(\.target))
+                    let missing = (0..<Self.users).filter { !reached.contains(String(format: "%064x", $0)) }
+                    Issue.record("no welcome reached APNs for \(missing.count) users: \(missing.prefix(20).map { "u\($0)" })")
+                    throw error
+                }
                 try stack.applyConfiguration(Self.configuration(broadcastAt: Date() + 8))
                 try await stack.produce(Self.feed(phase: 2))
             }
@@ -269,16 +286,6 @@ struct StateMoveTests {
         let members = [o1, o2, n1, n2]
 
         let expected = Self.users * 2
-        /// With HERALD_TEST_LOGS set, every process's output is kept there (to read a failure).
-        func keepLogs() {
-            guard let directory = ProcessInfo.processInfo.environment["HERALD_TEST_LOGS"] else { return }
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            for (index, process) in (killed + members).enumerated() {
-                let name = "\(directory)/\(index)-\(process.logs("partitions assigned").first?["kafka.client"] ?? process.name).log"
-                try? process.output.joined(separator: "\n").write(toFile: name, atomically: true, encoding: .utf8)
-            }
-        }
-        defer { keepLogs() }
         // Distinct pushes: a push made twice (in flight at a kill) must not stand for one not made yet.
         @Sendable func distinct() -> Int { Set(simulators.received("apns").compactMap { $0.headers["apns-id"] }).count }
         do {

@@ -206,7 +206,8 @@ final class NotifierHarness: @unchecked Sendable {
 /// A contact snapshot as the orchestrator publishes it (through the wire type both sides use).
 func contactJSON(
     email: String? = "paul@example.com", emailMarketing: String? = "subscribed", phone: String? = "+33612345678",
-    smsMarketing: String? = "subscribed", installations: [String] = [], changedAt: String = "2026-01-01T00:00:00Z"
+    smsMarketing: String? = "subscribed", installations: [String] = [], changedAt: String = "2026-01-01T00:00:00Z",
+    revision: Int = 0
 ) -> String {
     let changed = WireTime.parse(changedAt)
     let snapshot = ContactSnapshot(
@@ -214,7 +215,7 @@ func contactJSON(
         email: .init(address: email, marketing: emailMarketing, marketingChangedAt: changed),
         sms: .init(phoneNumber: phone, marketing: smsMarketing, marketingChangedAt: changed),
         installations: installations.map { try! JSONDecoder().decode(ContactSnapshot.Installation.self, from: Data($0.utf8)) },
-        updatedAt: changed)
+        updatedAt: changed, revision: revision)
     return String(decoding: try! Wire.encode(snapshot), as: UTF8.self)
 }
 
@@ -269,6 +270,36 @@ struct DeliveryFlowTests {
         let nobody = try #require(reports.first { $0.sendID == "nobody" })
         #expect(nobody.outcome == .suppressed && nobody.reason == "no_contact")
         #expect(harness.simulators.count("apns") == 1)
+        await harness.shutdown()
+    }
+
+    @Test("a send waits for the contact revision it was decided on, however long, and its arrival releases it at once")
+    func sendWaitsForItsRevision() async throws {
+        let now = Locked(Date())
+        let harness = try await NotifierHarness(drainTimeout: .milliseconds(100), clock: { now.withLock { $0 } })
+        // The snapshot held here is older than the decision: no installation yet.
+        try await harness.contact(contactJSON(revision: 1))
+        var send = sendRequest(id: "decided-on-2")
+        send.contactRevision = 2
+        try await harness.send(send)
+        #expect(await harness.partitions.claim(.push, limit: 10).isEmpty)
+        // Well past the 2 s a send without a revision waits: still waiting, not suppressed.
+        now.withLock { $0 += 30 }
+        #expect(await harness.partitions.claim(.push, limit: 10).isEmpty)
+        #expect(try await harness.partitions.ledger(sendID: "decided-on-2").isEmpty)
+        // Revision 2 arrives: the send is due at once (the clock has not moved past its next check).
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")], revision: 2))
+        let claimed = await harness.partitions.claim(.push, limit: 10)
+        #expect(claimed.map(\.claimed.attempt.target.installationID) == ["i-ios"])
+
+        // A revision that never comes: after `contactRevisionWait` the send is resolved on the snapshot held here.
+        var orphan = sendRequest(id: "decided-on-9")
+        orphan.contactRevision = 9
+        try await harness.send(orphan)
+        #expect(await harness.partitions.claim(.push, limit: 10).isEmpty)
+        now.withLock { $0 += NotifierStore.contactRevisionWait + 0.01 }
+        let resolved = await harness.partitions.claim(.push, limit: 10)
+        #expect(resolved.map(\.claimed.attempt.request.sendID) == ["decided-on-9"])
         await harness.shutdown()
     }
 

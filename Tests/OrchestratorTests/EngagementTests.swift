@@ -224,6 +224,29 @@ struct CampaignTests {
         #expect(try harness.sends().count == 1)
     }
 
+    @Test("a send names the revision of the contact snapshot it was decided on: each snapshot has the next one")
+    func contactRevisions() async throws {
+        let harness = try EngagementHarness(try configuration(
+            demoProject, pushTemplate,
+            #"{"kind":"campaign","id":"now","project":"demo","trigger":{"event":"ADD_TO_CART"},"reeligibility":"always","messages":[{"channel":"push","template":"cart"}]}"#))
+        func snapshots() throws -> [Int] {
+            try harness.outbox.filter { $0.topic == HeraldTopic.contacts.name }.map { try Wire.decode(ContactSnapshot.self, from: $0.value ?? []).revision }
+        }
+        let cart = #"{"name":"add_to_cart","attributes":{"product":"Skis"}}"#
+        try await harness.apply([
+            try harness.writer.update(id: "1", #"{"$email_address":"paul@example.com","first_name":"Paul"}"#),
+            try harness.writer.event(id: "cart-1", cart),
+        ])
+        try await harness.apply([
+            try harness.writer.update(id: "2", #"{"first_name":"Paulo"}"#),  // no contact field: no snapshot
+            try harness.writer.event(id: "cart-2", cart),
+            try harness.writer.update(id: "3", #"{"$email_address":"paulo@example.com"}"#),
+            try harness.writer.event(id: "cart-3", cart),
+        ])
+        #expect(try snapshots() == [1, 2])
+        #expect(try harness.sends().map(\.contactRevision) == [1, 1, 2])
+    }
+
     @Test("a late decision is dropped after the expiry")
     func expiry() async throws {
         let harness = try EngagementHarness(try cartCampaign())

@@ -34,15 +34,17 @@ struct WireTests {
             decidedAt: Self.at + 1, expiresAt: Self.at + 3600)
         send.dueAt = Self.at
         send.requestID = "req-1"
+        send.contactRevision = 3
         let json = String(decoding: try Wire.encode(send), as: UTF8.self)
         #expect(json == Self.sendGolden, "\(json)")
         let decoded = try Wire.decode(SendRequest.self, from: Array(json.utf8))
         #expect(decoded.sendID == send.sendID && decoded.content == send.content && decoded.trigger.eventID == "evt-1")
+        #expect(decoded.contactRevision == 3)
         #expect(String(decoding: try Wire.encode(decoded), as: UTF8.self) == json, "decode then encode is lossless")
     }
 
     static let sendGolden =
-        #"{"app":"acme-ios","campaign":"cart","channel":"push","content":{"body":"Bonjour","title":"Votre panier"},"custom_id":"paul","decided_at":"2026-11-18T11:06:41.123Z","due_at":"2026-11-18T11:06:40.123Z","expires_at":"2026-11-18T12:06:40.123Z","kind":"send","language":"fr","marketing":true,"occurrence":"evt-1","payload":{"deeplink":"acme://cart"},"profile_key":"acme/paul","project":"acme","request_id":"req-1","send_id":"0f1e2d3c4b5a69788796a5b4c3d2e1f0","step":"message-0","template":"cart","trigger":{"at":"2026-11-18T11:06:40.123Z","event_id":"evt-1","event_name":"ADD_TO_CART","type":"event"},"v":1}"#
+        #"{"app":"acme-ios","campaign":"cart","channel":"push","contact_revision":3,"content":{"body":"Bonjour","title":"Votre panier"},"custom_id":"paul","decided_at":"2026-11-18T11:06:41.123Z","due_at":"2026-11-18T11:06:40.123Z","expires_at":"2026-11-18T12:06:40.123Z","kind":"send","language":"fr","marketing":true,"occurrence":"evt-1","payload":{"deeplink":"acme://cart"},"profile_key":"acme/paul","project":"acme","request_id":"req-1","send_id":"0f1e2d3c4b5a69788796a5b4c3d2e1f0","step":"message-0","template":"cart","trigger":{"at":"2026-11-18T11:06:40.123Z","event_id":"evt-1","event_name":"ADD_TO_CART","type":"event"},"v":1}"#
 
     @Test("contact snapshot golden JSON; nulls and missing channels or flags read as absent")
     func contactGolden() throws {
@@ -55,18 +57,18 @@ struct WireTests {
                     installationID: "I-1", app: "demo-ios", token: "ab12", environment: "production",
                     notificationPermission: "allowed", pushReachable: true)
             ],
-            updatedAt: Self.at)
+            updatedAt: Self.at, revision: 7)
         let json = String(decoding: try Wire.encode(snapshot), as: UTF8.self)
         #expect(
             json
-                == #"{"custom_id":"paul","email":{"address":"paul@example.com","marketing":"subscribed","marketing_changed_at":"2026-11-18T11:06:40.123Z"},"installations":[{"app":"demo-ios","dev":false,"environment":"production","installation_id":"I-1","notification_permission":"allowed","opted_out":false,"push_reachable":true,"token":"ab12"}],"kind":"contact","project":"demo","sms":{"phone_number":"+33612345678"},"updated_at":"2026-11-18T11:06:40.123Z","v":1}"#
+                == #"{"custom_id":"paul","email":{"address":"paul@example.com","marketing":"subscribed","marketing_changed_at":"2026-11-18T11:06:40.123Z"},"installations":[{"app":"demo-ios","dev":false,"environment":"production","installation_id":"I-1","notification_permission":"allowed","opted_out":false,"push_reachable":true,"token":"ab12"}],"kind":"contact","project":"demo","revision":7,"sms":{"phone_number":"+33612345678"},"updated_at":"2026-11-18T11:06:40.123Z","v":1}"#
         )
         let decoded = try Wire.decode(ContactSnapshot.self, from: Array(json.utf8))
         #expect(decoded.installations == snapshot.installations && decoded.sms == snapshot.sms)
         #expect(String(decoding: try Wire.encode(decoded), as: UTF8.self) == json, "decode then encode is lossless")
         let sparse = #"{"v":1,"kind":"contact","project":"demo","custom_id":null,"email":null,"installations":[{"installation_id":"I-2","token":null}]}"#
         let read = try Wire.decode(ContactSnapshot.self, from: Array(sparse.utf8))
-        #expect(read.email == .init() && read.sms == .init() && read.customID == nil)
+        #expect(read.email == .init() && read.sms == .init() && read.customID == nil && read.revision == 0)
         #expect(read.installations.first.map { !$0.dev && !$0.optedOut && !$0.pushReachable && $0.token == nil } == true)
     }
 

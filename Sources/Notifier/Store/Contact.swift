@@ -25,6 +25,8 @@ struct Contact: Sendable, Equatable {
     var email: Channel
     var sms: Channel
     var installations: [Installation]
+    /// The snapshot's revision (`ContactSnapshot.revision`).
+    var revision: Int = 0
 
     /// Reads a snapshot record's value (`ContactSnapshot`); nil when it is not one.
     static func parse(_ bytes: [UInt8]) -> Contact? {
@@ -39,6 +41,7 @@ struct Contact: Sendable, Equatable {
             marketingChangedAt: snapshot.email.marketingChangedAt, bouncedAt: snapshot.email.bouncedAt)
         sms = Channel(
             address: snapshot.sms.phoneNumber, marketing: snapshot.sms.marketing, marketingChangedAt: snapshot.sms.marketingChangedAt)
+        revision = snapshot.revision
         installations = snapshot.installations.map {
             Installation(
                 id: $0.installationID, app: $0.app, dev: $0.dev, token: $0.token, environment: $0.environment,

@@ -1,6 +1,7 @@
 import Foundation
 import CoreMetrics
 import GRDB
+import Logging
 import PartitionStore
 import Shared
 
@@ -13,11 +14,17 @@ extension NotifierStore {
         var profileKey: String
     }
 
-    /// How long a send that finds no one to reach waits for a newer contact snapshot, and the reasons that wait.
+    /// How long a send that names the contact revision it was decided on waits for that snapshot (or a newer one)
+    /// before it is resolved on the contact held here. The two topics are read side by side, so the wait is the
+    /// consumer's lag of one behind the other: far shorter than this in any healthy state.
+    static let contactRevisionWait: TimeInterval = 60
+    /// A send that names no revision (from before revisions) and finds no one to reach waits this long for a newer
+    /// snapshot, and only for these reasons.
     static let contactSettle: TimeInterval = 2
-    /// How often a waiting send is looked at again.
+    /// How often a waiting send is looked at again (a snapshot of its profile releases it at once).
     static let contactRecheck: TimeInterval = 0.2
     static let waitingReasons: Set<String> = ["no_contact", "no_installation", "no_token", "no_address"]
+    private static let logger = Logger(label: "herald.notifier")
 
     /// Takes up to `limit` attempts of `channel` that are due: first fans out queued sends into ledger rows (their
     /// targets as of now), then re-checks each due row against the contact state of now, and marks those still
@@ -40,7 +47,7 @@ extension NotifierStore {
         // In arrival order (the index's rowid order); those waiting for their contact only once their check is due.
         let queued = try Row.fetchAll(
             db.cachedStatement(sql: """
-                SELECT send_id, request, received_at FROM sends
+                SELECT send_id, request, received_at, check_at FROM sends
                 WHERE channel = ? AND state = 'queued' AND (check_at IS NULL OR check_at <= ?) LIMIT ?
                 """),
             arguments: [channel.rawValue, time, limit])
@@ -55,24 +62,41 @@ extension NotifierStore {
         for row in queued {
             let sendID: String = row["send_id"]
             guard let send = request(sendID, row) else {
-                try db.executeCached(sql: "UPDATE sends SET state = 'resolved' WHERE send_id = ?", arguments: [sendID])
+                try db.executeCached(sql: "UPDATE sends SET state = 'resolved', check_at = NULL WHERE send_id = ?", arguments: [sendID])
                 continue
             }
             let (contact, feedback) = try state(send.profileKey)
-            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, platforms: platforms)
             // The orchestrator writes a profile's contact snapshot before the sends it decides after, but on another
-            // topic: the snapshot may reach this consumer a batch later. A send that finds nobody to reach waits a
-            // moment for it instead of being suppressed on a stale snapshot.
-            let received = WireTime.parse(row["received_at"]) ?? now
-            if resolution.targets.isEmpty, now.timeIntervalSince(received) < contactSettle,
+            // topic: the snapshot may reach this consumer a batch later. A send waits for the revision it was decided
+            // on instead of being resolved on an older snapshot (which may not have its token or address yet).
+            let waited = now.timeIntervalSince(WireTime.parse(row["received_at"]) ?? now)
+            if let needed = send.contactRevision, send.token == nil, (contact?.revision ?? 0) < needed {
+                if waited < contactRevisionWait {
+                    try waitForContact(db, sendID: sendID, now: now)
+                    continue
+                }
+                logger.warning(
+                    "send resolved without the contact it was decided on",
+                    metadata: [
+                        "send_id": "\(sendID)", "campaign": "\(send.campaign)", "revision": "\(needed)",
+                        "held_revision": "\(contact?.revision ?? 0)", "seconds": "\(Int(waited))",
+                    ])
+            }
+            if send.contactRevision != nil, waited >= contactSettle, row["check_at"] as String? != nil {
+                // What the rule before revisions would have suppressed: a lag between the two topics worth knowing.
+                logger.info(
+                    "send waited for the contact it was decided on",
+                    metadata: ["send_id": "\(sendID)", "campaign": "\(send.campaign)", "seconds": "\(String(format: "%.1f", waited))"])
+            }
+            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, platforms: platforms)
+            // Sends from before revisions: one that finds nobody to reach waits a moment for a newer snapshot.
+            if send.contactRevision == nil, resolution.targets.isEmpty, waited < contactSettle,
                 resolution.skipped.allSatisfy({ waitingReasons.contains($0.reason) })
             {
-                try db.executeCached(
-                    sql: "UPDATE sends SET check_at = ? WHERE send_id = ?",
-                    arguments: [WireTime.format(now.addingTimeInterval(contactRecheck)), sendID])
+                try waitForContact(db, sendID: sendID, now: now)
                 continue
             }
-            try db.executeCached(sql: "UPDATE sends SET state = 'resolved' WHERE send_id = ?", arguments: [sendID])
+            try db.executeCached(sql: "UPDATE sends SET state = 'resolved', check_at = NULL WHERE send_id = ?", arguments: [sendID])
             for skipped in resolution.skipped {
                 try insertLedger(db, send: send, targetID: skipped.id, target: nil, state: .suppressed, reason: skipped.reason, now: time)
                 outputs.append(report(send, target: nil, installationID: skipped.installationID, outcome: .suppressed, reason: skipped.reason, attempts: 0, now: now))
@@ -127,6 +151,21 @@ extension NotifierStore {
             claimed.append(Claimed(attempt: DeliveryAttempt(request: send, target: target, attempt: attempts + 1), profileKey: key))
         }
         return (claimed, outputs)
+    }
+
+    /// Holds a queued send until its next check (or until a snapshot of its profile arrives: `releaseWaiting`).
+    private static func waitForContact(_ db: Database, sendID: String, now: Date) throws {
+        try db.executeCached(
+            sql: "UPDATE sends SET check_at = ? WHERE send_id = ?",
+            arguments: [WireTime.format(now.addingTimeInterval(contactRecheck)), sendID])
+    }
+
+    /// A contact snapshot of `key` arrived: its sends waiting for one are due now (`check_at` empty: before any time,
+    /// and still saying that the send waited).
+    static func releaseWaiting(_ db: Database, key: String) throws {
+        try db.executeCached(
+            sql: "UPDATE sends SET check_at = '' WHERE profile_key = ? AND check_at > '' AND state = 'queued'",
+            arguments: [key])
     }
 
     private static func encode(_ target: DeliveryTarget) throws -> String {

@@ -37,6 +37,13 @@ enum NotifierStore {
             // claim slot meanwhile.
             try db.execute(sql: "ALTER TABLE sends ADD COLUMN check_at TEXT")
         }
+        migrator.registerMigration("notifier v4: waiting sends by profile") { db in
+            // A profile's snapshot releases its waiting sends (`releaseWaiting`); resolved sends clear `check_at`.
+            try db.execute(sql: """
+                UPDATE sends SET check_at = NULL WHERE state != 'queued';
+                CREATE INDEX sends_waiting ON sends (profile_key) WHERE check_at IS NOT NULL;
+                """)
+        }
         return migrator
     }
 
@@ -65,6 +72,7 @@ enum NotifierStore {
                 return [deadLetter(record, reason: "not a contact snapshot", now: now)]
             }
             try InboxStore.indexInstallations(db, key: key, contact: contact)
+            try releaseWaiting(db, key: key)
             try db.executeCached(sql: """
                     INSERT INTO contacts (profile_key, project, phone_number, email, snapshot, updated_at)
                     VALUES (?, ?, ?, ?, ?, ?)

@@ -44,6 +44,7 @@ extension Engagement {
             trigger: SendRequest.Trigger(type: context.type, eventName: context.eventName, eventID: context.eventID, at: context.at),
             decidedAt: now, expiresAt: expiresAt)
         send.requestID = context.requestID
+        send.contactRevision = values.profile?["contact_revision"]
         send.dueAt = campaign.delay.map { context.at.addingTimeInterval($0) }
         return send
     }

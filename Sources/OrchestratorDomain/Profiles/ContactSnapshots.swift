@@ -6,9 +6,13 @@ import Shared
 /// Builds a profile's `ContactSnapshot` (`herald.contacts`) from its rows, for the outbox; a profile that is gone gives a
 /// tombstone.
 package enum ContactSnapshots {
+    /// The profile's next snapshot, under a new revision: sends decided from now on name it, so that the notifier
+    /// resolves them only once it holds this snapshot (docs/notifier.md, "Waiting for the contact"). Called before the
+    /// write's campaigns are decided.
     static func output(_ db: Database, key: String) throws -> PendingOutput {
         guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT * FROM profiles WHERE profile_key = ?"), arguments: [key])
+            db.cachedStatement(sql: "UPDATE profiles SET contact_revision = contact_revision + 1 WHERE profile_key = ? RETURNING *"),
+            arguments: [key])
         else {
             return PendingOutput(topic: HeraldTopic.contacts.name, key: key, value: nil)
         }
@@ -35,7 +39,7 @@ package enum ContactSnapshots {
             sms: .init(
                 phoneNumber: row["phone_number"], marketing: row["sms_marketing"],
                 marketingChangedAt: date(row, "sms_marketing_changed_at")),
-            installations: installations, updatedAt: date(row, "updated_at"))
+            installations: installations, updatedAt: date(row, "updated_at"), revision: row["contact_revision"])
     }
 
     /// `b.is_push_optin`: a token, notifications displayed, and not opted out. (A provisional or undecided permission

@@ -82,6 +82,10 @@ package enum ProfileSchema {
                         campaign_key TEXT PRIMARY KEY, last_occurrence TEXT NOT NULL);
                     """)
         }
+        migrator.registerMigration("v4: contact revisions") { db in
+            // The revision of the profile's last contact snapshot, named by the sends decided after it.
+            try db.execute(sql: "ALTER TABLE profiles ADD COLUMN contact_revision INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 

@@ -98,10 +98,13 @@ package struct ContactSnapshot: WireMessage {
     package var sms: SMS
     package var installations: [Installation]
     package var updatedAt: Date?
+    /// Counts the profile's snapshots, one more each time one is published (0: from before revisions). A send request
+    /// names the revision it was decided on (`SendRequest.contactRevision`).
+    package var revision: Int
 
     package init(
         project: String, customID: String?, email: Email = Email(), sms: SMS = SMS(), installations: [Installation] = [],
-        updatedAt: Date? = nil
+        updatedAt: Date? = nil, revision: Int = 0
     ) {
         self.project = project
         self.customID = customID
@@ -109,10 +112,11 @@ package struct ContactSnapshot: WireMessage {
         self.sms = sms
         self.installations = installations
         self.updatedAt = updatedAt
+        self.revision = revision
     }
 
     enum CodingKeys: String, CodingKey {
-        case project, email, sms, installations
+        case project, email, sms, installations, revision
         case customID = "custom_id", updatedAt = "updated_at"
     }
 
@@ -125,5 +129,6 @@ package struct ContactSnapshot: WireMessage {
         sms = try container.decodeIfPresent(SMS.self, forKey: .sms) ?? SMS()
         installations = try container.decodeIfPresent([Installation].self, forKey: .installations) ?? []
         updatedAt = try container.decodeIfPresent(Date.self, forKey: .updatedAt)
+        revision = try container.decodeIfPresent(Int.self, forKey: .revision) ?? 0
     }
 }

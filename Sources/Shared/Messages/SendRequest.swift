@@ -46,6 +46,10 @@ package struct SendRequest: WireMessage {
     package var dueAt: Date? = nil
     /// The ingest request whose write triggered the send (`X-Request-Id`): the correlation id of the delivery logs.
     package var requestID: String? = nil
+    /// The revision of the profile's contact snapshot (`herald.contacts`) when the send was decided: the notifier
+    /// resolves the send's targets only once it holds that snapshot or a newer one (the two topics are read
+    /// independently). Absent in sends that need no contact (raw tokens) and in sends from before revisions.
+    package var contactRevision: Int? = nil
 
     package struct RawToken: Codable, Sendable, Equatable {
         package var token: String
@@ -111,6 +115,6 @@ package struct SendRequest: WireMessage {
         case project, channel, marketing, app, campaign, step, occurrence, template, language, content, payload, trigger
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
         case expiresAt = "expires_at", test, token, installationID = "installation_id", requestID = "request_id"
-        case dueAt = "due_at"
+        case dueAt = "due_at", contactRevision = "contact_revision"
     }
 }
