@@ -13,14 +13,12 @@ struct APIError: Error, HTTPResponseError {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = headers
         headers[.contentType] = "application/json"
-        let body = JSONValue.object([
-            JSONMember(
-                "error",
-                .object([
-                    JSONMember("code", .string(code)), JSONMember("message", .string(message)),
-                    JSONMember("details", .array(details.map(\.json))),
-                ]))
-        ])
+        let (list, omitted) = details.reported
+        var error = [
+            JSONMember("code", .string(code)), JSONMember("message", .string(message)), JSONMember("details", list),
+        ]
+        if omitted > 0 { error.append(JSONMember("details_omitted", .number(String(omitted)))) }
+        let body = JSONValue.object([JSONMember("error", .object(error))])
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body.serialized)))
     }
 

@@ -44,6 +44,10 @@ enum Notifier {
                 "push": .string(providers.push.isEmpty ? "none" : Set(providers.push.values.map(\.name)).sorted().joined(separator: ",")),
                 "email": .string(providers.email?.name ?? "none"), "sms": .string(providers.sms?.name ?? "none"),
             ])
+        if settings.smsWebhookToken == nil {
+            logger.warning(
+                "no SMS webhook token (HERALD_SMS_WEBHOOK_TOKEN, or the SMS provider's token): SMS replies (STOP, START) are refused")
+        }
         var workers: [DeliveryWorker] = []
         for channel in MessageChannel.allCases {
             let byKey: [String: any DeliveryProvider] = switch channel {
@@ -80,7 +84,9 @@ enum Notifier {
         InboxEndpoints(partitions: partitions, catalog: settings.catalog, logger: logger).register(on: router)
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "notifier",
-            checks: [HealthCheck("kafka") { await consumer.brokersReachable() }])
+            checks: [
+                HealthCheck("kafka") { await consumer.brokersReachable() }, HealthCheck("group") { consumer.hasJoinedGroup },
+            ])
         // Stopped in reverse: HTTP, the workers (finish what is in flight and record it), the consumer, the relay,
         // the curl thread, the producer.
         let purge = InboxPurge(

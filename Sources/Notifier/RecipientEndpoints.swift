@@ -35,11 +35,15 @@ struct RecipientEndpoints: Sendable {
         router.post("v1/webhooks/sms") { request, _ in
             let body = Array(buffer: try await request.body.collect(upTo: 64 * 1024))
             let form = FormEncoding.decode(body)
-            if let token = smsWebhookToken {
-                let signature = request.headers[HTTPField.Name("X-Twilio-Signature")!] ?? ""
-                guard SMSReplies.verify(signature: signature, url: "\(publicURL)/v1/webhooks/sms", parameters: form, token: token)
-                else { return Response.jsonError(.forbidden, "invalid_signature", "X-Twilio-Signature does not match the request") }
+            // Never unsigned: anyone reaching this port could otherwise STOP or START any number.
+            guard let token = smsWebhookToken else {
+                return Response.jsonError(
+                    .forbidden, "sms_webhook_not_configured",
+                    "this notifier has no SMS webhook token (HERALD_SMS_WEBHOOK_TOKEN or the SMS provider's token): replies are refused")
             }
+            let signature = request.headers[HTTPField.Name("X-Twilio-Signature")!] ?? ""
+            guard SMSReplies.verify(signature: signature, url: "\(publicURL)/v1/webhooks/sms", parameters: form, token: token)
+            else { return Response.jsonError(.forbidden, "invalid_signature", "X-Twilio-Signature does not match the request") }
             guard let from = form.first(where: { $0.0 == "From" })?.1, from.hasPrefix("+"), from.count >= 2 else {
                 return Response.jsonError(.badRequest, "invalid_field", "From: expected an E.164 phone number")
             }

@@ -67,7 +67,9 @@ enum Orchestrator {
         }
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",
-            checks: [HealthCheck("kafka") { await consumer.brokersReachable() }])
+            checks: [
+                HealthCheck("kafka") { await consumer.brokersReachable() }, HealthCheck("group") { consumer.hasJoinedGroup },
+            ])
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on
         // revocation), then the producer flushes.
         return [

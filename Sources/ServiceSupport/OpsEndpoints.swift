@@ -4,7 +4,7 @@ import Logging
 import Prometheus
 import Shared
 
-/// A named check behind `GET /health`.
+/// A named readiness check behind `GET /health/ready`.
 package struct HealthCheck: Sendable {
     package var name: String
     package var check: @Sendable () async -> Bool
@@ -15,17 +15,24 @@ package struct HealthCheck: Sendable {
     }
 }
 
-/// `GET /health` and `GET /metrics`, which every service serves.
+/// `GET /health/live`, `GET /health/ready` (and `GET /health`, the same) and `GET /metrics`, which every service serves.
 package enum OpsEndpoints {
-    /// `/health` answers 200 `{"status":"ok",…}` when every check passes, else 503 `{"status":"unavailable",…}` naming
-    /// the failing checks. `/metrics` is the Prometheus text format.
+    /// `/health/live` answers 200 whenever the process answers: what a container's health check and a restart policy
+    /// should look at (a Kafka outage must not restart every container, it would not bring Kafka back).
+    /// `/health/ready` answers 200 `{"status":"ok",…}` when every check passes (Kafka reachable; for the consumers, a
+    /// first assignment received and opened), else 503 `{"status":"unavailable",…}` naming the failing checks: what a
+    /// load balancer should look at. `/health` is the readiness answer, as before the split. `/metrics` is the
+    /// Prometheus text format.
     package static func register(
         on router: Router<some RequestContext>,
         service: String,
         checks: [HealthCheck],
         registry: PrometheusCollectorRegistry
     ) {
-        router.get("health") { _, _ -> Response in
+        router.get("health/live") { _, _ -> Response in
+            try jsonResponse(HealthBody(status: "ok", service: service, checks: [:]), status: .ok)
+        }
+        @Sendable func ready() async throws -> Response {
             var results: [(String, Bool)] = []
             for check in checks { results.append((check.name, await check.check())) }
             let healthy = results.allSatisfy(\.1)
@@ -35,6 +42,8 @@ package enum OpsEndpoints {
                 checks: Dictionary(uniqueKeysWithValues: results.map { ($0.0, $0.1 ? "up" : "down") }))
             return try jsonResponse(body, status: healthy ? .ok : .serviceUnavailable)
         }
+        router.get("health/ready") { _, _ in try await ready() }
+        router.get("health") { _, _ in try await ready() }
         router.get("metrics") { _, _ -> Response in
             Response(
                 status: .ok,

@@ -27,11 +27,16 @@ struct ServiceProcessTests {
         try await waitUntil("\(executable) to listen") { !process.logs("http listening").isEmpty }
         let port = try #require(process.logs("http listening").first?["port"] as? Int)
 
+        let (liveStatus, live) = try await httpGet("http://127.0.0.1:\(port)/health/live")
+        #expect(liveStatus == 200 && live.contains(#""status":"ok""#))
+        // Ready once Kafka answers and, for the consumers, the member holds its first assignment.
+        try await waitUntil("ready") { (try? await httpGet("http://127.0.0.1:\(port)/health/ready"))?.0 == 200 }
         let (status, body) = try await httpGet("http://127.0.0.1:\(port)/health")
         #expect(status == 200)
         let health = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
         #expect(health["status"] as? String == "ok")
         #expect((health["checks"] as? [String: String])?["kafka"] == "up")
+        if executable != "herald-ingest" { #expect((health["checks"] as? [String: String])?["group"] == "up") }
 
         let (metricsStatus, metrics) = try await httpGet("http://127.0.0.1:\(port)/metrics")
         #expect(metricsStatus == 200)
@@ -49,6 +54,37 @@ struct ServiceProcessTests {
             #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "not JSON: \(line)")
         }
         await cluster.shutdown()
+    }
+
+    /// The embedded broker with Herald's topics in 4 partitions, and `herald-ingest` started on it with `environment`.
+    static func ingest(_ environment: [String: String]) throws -> (EmbeddedKafkaCluster, ChildProcess) {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+        let process = try ChildProcess(
+            "herald-ingest",
+            environment: [
+                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_PORT": "0", "HERALD_APPS_FILE": sampleAppsFile,
+            ].merging(environment) { $1 })
+        return (cluster, process)
+    }
+
+    @Test("Kafka gone: not ready (503), still live (200), so that a container's health check does not restart it for nothing")
+    func liveWithoutKafka() async throws {
+        let (cluster, process) = try Self.ingest([
+            "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_CREATE_TOPICS": "false",
+        ])
+        try await waitUntil("herald-ingest to listen") { !process.logs("http listening").isEmpty }
+        let port = try #require(process.logs("http listening").first?["port"] as? Int)
+        #expect(try await httpGet("http://127.0.0.1:\(port)/health/ready").0 == 200)
+        await cluster.shutdown()
+        try await waitUntil("not ready", timeout: .seconds(30)) {
+            (try? await httpGet("http://127.0.0.1:\(port)/health/ready"))?.0 == 503
+        }
+        #expect(try await httpGet("http://127.0.0.1:\(port)/health").0 == 503)
+        let (status, body) = try await httpGet("http://127.0.0.1:\(port)/health/live")
+        #expect(status == 200 && body.contains(#""status":"ok""#))
+        process.signal(SIGKILL)
+        _ = try await process.waitForExit()
     }
 
     @Test(
@@ -70,14 +106,7 @@ struct ServiceProcessTests {
 
     @Test("refuses to start when a keyed topic has another partition count than configured")
     func partitionMismatch() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
-        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
-        let process = try ChildProcess(
-            "herald-ingest",
-            environment: [
-                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_PORT": "0",
-                "HERALD_TOPIC_PARTITIONS": "12", "HERALD_APPS_FILE": sampleAppsFile,
-            ])
+        let (cluster, process) = try Self.ingest(["HERALD_TOPIC_PARTITIONS": "12"])
         #expect(try await process.waitForExit() == 1)
         let failure = try #require(process.logs("stopped on error").first)
         #expect((failure["error"] as? String)?.contains("has 4 partitions, expected 12") == true)

@@ -299,22 +299,44 @@ struct StateMoveTests {
         let received = simulators.received("apns")
         let ids = received.compactMap { $0.headers["apns-id"] }
         #expect(Set(ids).count == expected, "\(Set(ids).count) distinct pushes for \(expected) sends")
-        // A push is made twice only when the notifier that made it was killed before its outcome left the process (the
-        // provider had answered, the report and the ledger's change were not produced yet): the new owner attempts it
-        // again, with the same apns-id. Any other second push is a fault of the handover.
+        // A push is made again only when the notifier that made it was killed before its outcome left the process (the
+        // provider had answered, the report and the ledger's change were not produced yet, or not even that): the new
+        // owner attempts it again, with the same apns-id. Any other copy is a fault of the handover.
         let copies = Dictionary(grouping: received, by: { $0.headers["apns-id"] ?? "" }).values.filter { $0.count > 1 }
         let lags = copies.map { copies -> Double in
             let first = copies.map(\.at).min()!
             return notifierKills.map { abs($0.timeIntervalSince(first)) }.min() ?? .infinity
         }
-        print("state-move: \(received.count) pushes, \(copies.count) twice; first copy from the nearest kill (s): \(lags.sorted().map { String(format: "%.2f", $0) })")
-        #expect(copies.allSatisfy { $0.count == 2 })
-        let unexplained = copies.filter { copies in
-            let first = copies.map(\.at).min()!
-            // Requests already on their way when the signal was sent reach the simulator just after it.
-            return !notifierKills.contains { abs($0.timeIntervalSince(first)) < 2 }
+        let sortedLags = lags.sorted()
+        print("state-move: \(received.count) pushes, \(copies.count) twice; first copy from the nearest kill (s): median \(sortedLags.isEmpty ? "-" : String(format: "%.2f", sortedLags[sortedLags.count / 2])), max \(sortedLags.last.map { String(format: "%.2f", $0) } ?? "-")")
+        // Each kill adds at most one copy of a push: the one its notifier had in flight.
+        #expect(
+            copies.allSatisfy { $0.count <= notifierKills.count + 1 },
+            "pushes made more than once per kill: \(copies.filter { $0.count > notifierKills.count + 1 }.map { copies in copies.map { "\($0.headers["apns-id"] ?? "") at \(WireTime.format($0.at))" } })")
+        // Which copies a kill explains, from the notifiers' own logs (each logs `delivery` with the apns-id when APNs
+        // answers): a copy nobody logged was made by a notifier killed before the answer; one logged by a notifier
+        // killed within 5 s after it was answered before its report left the process. Every answer but the last must be
+        // one of those: an answer logged by a notifier that lived on finished the push, and a copy after it is a fault
+        // of the handover. (The simulator's own clock cannot tell: on 2 loaded cores it records requests sent before a
+        // kill up to seconds after it.)
+        let killedNotifiers = Array(zip(killed.filter { $0.name == "herald-notifier" }.map(ObjectIdentifier.init), notifierKills))
+        var answered: [String: [(at: Date, process: ObjectIdentifier)]] = [:]
+        for process in killed + members where process.name == "herald-notifier" {
+            for line in process.logs("delivery") {
+                guard let id = line["provider_message_id"] as? String, let ts = line["ts"] as? String, let at = WireTime.parse(ts)
+                else { continue }
+                answered[id, default: []].append((at, ObjectIdentifier(process)))
+            }
         }
-        #expect(unexplained.isEmpty, "pushes made twice that were not in flight at a kill: \(unexplained.map { copies in copies.map { "\($0.headers["apns-id"] ?? "") at \(WireTime.format($0.at))" } }); kills at \(notifierKills.map(WireTime.format))")
+        let unexplained = copies.filter { copies in
+            let last = copies.map(\.at).max()!
+            // The answers to every copy but the last (whose answer comes after it was sent).
+            let earlier = answered[copies.first?.headers["apns-id"] ?? "", default: []].filter { $0.at < last }
+            return !earlier.allSatisfy { answer in
+                killedNotifiers.contains { $0.0 == answer.process && $0.1 >= answer.at && $0.1.timeIntervalSince(answer.at) < 5 }
+            }
+        }
+        #expect(unexplained.isEmpty, "pushes made again after a notifier that lived on was answered: \(unexplained.map { copies in copies.map { "\($0.headers["apns-id"] ?? "") at \(WireTime.format($0.at))" } }); kills at \(notifierKills.map(WireTime.format))")
 
         // The members restored what moved to them from the changelogs (the killed ones and the survivors).
         let restores = (members + killed).flatMap { $0.logs("partition restored") }

@@ -266,7 +266,14 @@ struct ServerAPITests {
         let answer = try await call(
             "/v1/profiles/update", key: restKey, rest: true, body: body,
             headers: [HTTPField.Name("Idempotency-Key")!: "batch-7", HTTPField.Name("X-Request-Id")!: "req-42"], sink: sink)
-        #expect(sink.records.map(\.id) == ["batch-7:0", "batch-7:1"])
+        #expect(sink.records.map(\.id) == ["batch-7:profile_update:0", "batch-7:profile_update:1"])
+        // The same key on another endpoint is another write.
+        let trigger = FakeSink()
+        _ = try await call(
+            "/v1/campaigns/trigger", key: restKey, rest: true,
+            body: #"{"campaign_id":"c","recipients":[{"custom_id":"a"}]}"#,
+            headers: [HTTPField.Name("Idempotency-Key")!: "batch-7"], sink: trigger)
+        #expect(trigger.records.map(\.id) == ["batch-7:campaign_trigger:0"])
         #expect(answer.headers[HTTPField.Name("X-Request-Id")!] == "req-42")
         // Without either: a random id per request, then the index; two requests never share an id.
         let fresh = FakeSink()
@@ -330,6 +337,40 @@ struct AppAPITests {
         #expect(sink.records.map(\.key) == ["demo/paul", "demo/paul"])
         let view = try #require(sink.records.last?.json["event"])
         #expect(view["time"] == .string("2026-11-22T09:00:00.000Z"))
+    }
+
+    @Test("140,000 attribute names in one request: duplicates resolved, caps checked first, problems listed up to 100 and counted")
+    func hostileSizes() async throws {
+        // Names given twice (the second, in capitals, wins): every one kept once, in the order of its last write.
+        let names = 70_000
+        let twice = (0..<names).map { #""a\#($0)":1"# }.joined(separator: ",") + "," + (0..<names).map { #""A\#($0)":2"# }.joined(separator: ",")
+        let sink = FakeSink()
+        let kept = try await call(
+            "/v1/app/profile", key: iosKey, body: #"{"installation_id":"I","attributes":{\#(twice)}}"#, sink: sink, maxBody: 8 << 20)
+        #expect(kept.status == .ok)
+        guard case .object(let attributes)? = try #require(sink.records.first).json["profile"]?["custom_attributes"] else {
+            Issue.record("no custom attributes")
+            return
+        }
+        #expect(attributes.count == names)
+        #expect(attributes.first == JSONMember("a0.i", .number("2")) && attributes.last == JSONMember("a\(names - 1).i", .number("2")))
+
+        // Every name invalid: 100 problems listed, the rest counted.
+        let invalid = (0..<140_000).map { #""bad-\#($0)":1"# }.joined(separator: ",")
+        let refused = try await call(
+            "/v1/app/profile", key: iosKey, body: #"{"installation_id":"I","attributes":{\#(invalid)}}"#, maxBody: 8 << 20)
+        #expect(refused.status == .unprocessableContent)
+        #expect(refused.problems.count == 100 && refused.problems.first == "attributes.bad-0 invalid_name")
+        #expect(refused.json["error"]?["details_omitted"] == .number("139900"))
+
+        // An event over the 20-attribute cap is refused by the cap alone, not by 140,000 value checks.
+        let many = (0..<140_000).map { #""k\#($0)":"x""# }.joined(separator: ",")
+        let event = try await call(
+            "/v1/app/events", key: iosKey, body: #"{"installation_id":"I","events":[{"name":"e","attributes":{\#(many)}}]}"#,
+            maxBody: 8 << 20)
+        #expect(event.status == .unprocessableContent)
+        #expect(event.problems == ["events[0].attributes too_many_attributes"])
+        #expect(event.json["error"]?["details_omitted"] == nil)
     }
 
     @Test("push tokens: APNs hex normalised for iOS apps, opaque for Android; environment required")

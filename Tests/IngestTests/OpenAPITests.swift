@@ -34,7 +34,7 @@ struct OpenAPITests {
     func routesMatch() throws {
         let router = Ingest.buildRouter(
             api: IngestAPI(catalog: try AppsCatalog.load(path: sampleAppsFile), sink: FakeSink(), maxBodyBytes: 1024, now: { Date() }))
-        let served = Set(router.routes.map { "\($0.method) \($0.path)" }).union(["GET /health", "GET /metrics"])
+        let served = Set(router.routes.map { "\($0.method) \($0.path)" }).union(["GET /health", "GET /health/live", "GET /health/ready", "GET /metrics"])
         let documented = try Self.documented()
         #expect(documented.count >= 13)
         #expect(served.subtracting(documented).isEmpty, "undocumented: \(served.subtracting(documented).sorted())")

@@ -89,6 +89,26 @@ struct RecipientEndpointTests {
         ) { ($0.status, String(buffer: $0.body)) }
     }
 
+    @Test("without a webhook token, SMS replies are refused, signed or not: nobody can STOP a number unsigned")
+    func smsWebhookWithoutToken() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON())
+        let stop = [("From", "+33612345678"), ("Body", "STOP")]
+        try await application(harness, smsToken: nil).test(.router) { client in
+            let unsigned = try await Self.postSMS(stop, signature: nil, client: client)
+            #expect(unsigned.0 == .forbidden && unsigned.1.contains("sms_webhook_not_configured"), "\(unsigned)")
+            let signed = try await Self.postSMS(stop, signature: "anything", client: client)
+            #expect(signed.0 == .forbidden)
+        }
+        // Nothing was recorded: an SMS send still goes out.
+        try await harness.startWorkers([.sms])
+        try await harness.send(sendRequest(id: "sms-after", channel: .sms, content: ["text": "Sale"]))
+        let reports = try await harness.reports { $0.contains { $0.sendID == "sms-after" } }
+        #expect(reports.first { $0.sendID == "sms-after" }?.outcome == .sent)
+        #expect(!reports.contains { $0.outcome == .unsubscribed })
+        await harness.shutdown()
+    }
+
     @Test("SMS replies: the signature is checked, From is validated, STOP unsubscribes and START subscribes again")
     func smsWebhook() async throws {
         let harness = try await NotifierHarness()

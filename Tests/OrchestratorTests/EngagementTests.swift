@@ -247,6 +247,33 @@ struct CampaignTests {
         #expect(try harness.sends().map(\.contactRevision) == [1, 1, 2])
     }
 
+    @Test("email: placeholders in HTML are escaped unless raw; a line break rendered into a header field fails the send")
+    func emailInjection() async throws {
+        let template = #"""
+            {"kind":"template","id":"mail","project":"demo","channel":"email",
+             "variants":{"default":{"subject":"Hi {{ c.first_name }}","text":"Hi {{ c.first_name }}",
+                                    "html":"<p>Hi {{ c.first_name }}</p>{{ c.signature | \"\" | raw }}{{ c.missing | \"<i>a|b</i>\" }}"}}}
+            """#
+        let harness = try EngagementHarness(try configuration(
+            demoProject, template,
+            #"{"kind":"campaign","id":"now","project":"demo","trigger":{"event":"ADD_TO_CART"},"reeligibility":"always","messages":[{"channel":"email","template":"mail"}]}"#))
+        try await harness.apply([
+            try harness.writer.update(id: "1", #"{"first_name":"<script>x</script>","signature":"<b>Paul</b>"}"#),
+            try harness.writer.event(id: "cart-1", #"{"name":"add_to_cart"}"#),
+        ])
+        let send = try #require(try harness.sends(.email).first)
+        #expect(send.content["html"] == "<p>Hi &lt;script&gt;x&lt;/script&gt;</p><b>Paul</b>&lt;i&gt;a|b&lt;/i&gt;")
+        #expect(send.content["text"] == "Hi <script>x</script>")
+
+        // A profile value with a line break would add a header (`Bcc:`) to the subject's line: nothing is sent.
+        try await harness.apply([
+            try harness.writer.update(id: "2", #"{"first_name":"Paul\r\nBcc: victim@example.com"}"#),
+            try harness.writer.event(id: "cart-2", #"{"name":"add_to_cart"}"#),
+        ])
+        #expect(try harness.sends(.email).count == 1)
+        #expect(harness.deadLetters.contains { $0.reason.contains("mail.default.subject: a line break in a header field") })
+    }
+
     @Test("a late decision is dropped after the expiry")
     func expiry() async throws {
         let harness = try EngagementHarness(try cartCampaign())
@@ -259,12 +286,16 @@ struct CampaignTests {
     @Test("a missing value without a default fails the send visibly, and nothing half-filled is sent")
     func renderFailure() async throws {
         let harness = try EngagementHarness(try cartCampaign())
-        try await harness.apply([try harness.writer.event(id: "c", #"{"name":"add_to_cart","attributes":{"price":300}}"#)])
+        // A client's event id may hold any printable character, quotes included.
+        try await harness.apply([try harness.writer.event(id: #"c"1\"#, #"{"name":"add_to_cart","attributes":{"price":300}}"#)])
         try await harness.advance(to: t0 + 3600)
         #expect(try harness.sends().isEmpty)
         let letter = try #require(harness.deadLetters.first)
         #expect(letter.reason.contains("no value for {{ event.product }}"), "\(letter.reason)")
         #expect(letter.reason.contains("abandoned-cart message-0"), "\(letter.reason)")
+        // What failed, as JSON built by its type: the quote does not end the string.
+        let failed = try JSONParser.parse(Array(try #require(letter.value).utf8))
+        #expect(failed["occurrence"] == .string(#"event c"1\"#) && failed["campaign"] == .string("abandoned-cart"))
     }
 
     @Test("re-eligibility: once, at most N per period, always")

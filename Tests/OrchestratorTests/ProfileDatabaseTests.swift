@@ -100,6 +100,19 @@ struct ProfileDatabaseTests {
         #expect(try await eventCount(database, "OPEN") == 1)
     }
 
+    @Test("a record id is remembered per profile: another user's write with the same id is applied, not silenced")
+    func dedupePerProfile() async throws {
+        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        var writer = Writer()
+        let event = try JSONParser.parse(Array(#"{"name":"open"}"#.utf8))
+        guard case .valid(let validated) = EventValidation.validate(event, path: "e") else { return }
+        let paul = writer.record(.event, id: "chosen-by-a-client", customID: "paul", fields: [JSONMember("event", validated.json)])
+        let zoe = writer.record(.event, id: "chosen-by-a-client", customID: "zoe", fields: [JSONMember("event", validated.json)])
+        _ = try await database.applyBatch([paul, zoe, paul], apply: ProfileApplier.apply)
+        #expect(try await eventCount(database, "OPEN", key: "demo/paul") == 1)
+        #expect(try await eventCount(database, "OPEN", key: "demo/zoe") == 1)
+    }
+
     @Test("the dedupe window: ids older than the retention are forgotten, newer ones kept")
     func dedupeWindow() async throws {
         let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)

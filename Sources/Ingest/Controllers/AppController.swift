@@ -74,7 +74,7 @@ struct AppController {
         _ op: IngestOp, _ envelope: Envelope, request: Request, context: IngestContext, fields: [JSONMember] = []
     ) -> IngestRecord {
         IngestRecord(
-            op: op, id: api.recordID(client: envelope.clientID, request: request, context: context, index: 0),
+            op: op, id: api.recordID(client: envelope.clientID, op: op, request: request, context: context, index: 0),
             project: envelope.project, source: envelope.source, customID: envelope.customID,
             installationID: envelope.installationID, receivedAt: api.now(), fields: fields)
     }
@@ -115,7 +115,7 @@ struct AppController {
         let valid = validateEvents(events, path: "events", problems: &problems)
         let records = valid.enumerated().map { index, event in
             IngestRecord(
-                op: .event, id: event.id ?? api.recordID(client: nil, request: request, context: context, index: index),
+                op: .event, id: event.id ?? api.recordID(client: nil, op: .event, request: request, context: context, index: index),
                 project: envelope.project, source: envelope.source, customID: envelope.customID,
                 installationID: envelope.installationID, receivedAt: api.now(), fields: [JSONMember("event", event.json)])
         }

@@ -76,12 +76,13 @@ struct IngestAPI: Sendable {
             throw Self.unavailable(error, records: records.count)
         }
         IngestMetrics.writes(records, outcome: "accepted")
-        let body = JSONValue.object([
-            JSONMember("accepted", .number(String(records.count))),
-            JSONMember(
-                "ids", .array(records.map { .string($0.id) })),
-            JSONMember("rejected", .array(problems.map(\.json))),
-        ])
+        let (rejected, omitted) = problems.reported
+        var members = [
+            JSONMember("accepted", .number(String(records.count))), JSONMember("ids", .array(records.map { .string($0.id) })),
+            JSONMember("rejected", rejected),
+        ]
+        if omitted > 0 { members.append(JSONMember("rejected_omitted", .number(String(omitted)))) }
+        let body = JSONValue.object(members)
         return Response(
             status: .ok, headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: body.serialized)))
@@ -103,12 +104,14 @@ struct IngestAPI: Sendable {
         }
     }
 
-    /// The id of the `index`th write of a request: the client's, else derived from `Idempotency-Key`, else the
-    /// request's random server id and the index (one UUID per request, not per write).
-    func recordID(client: String?, request: Request, context: IngestContext, index: Int) -> String {
+    /// The id of the `index`th write of a request: the client's, else derived from `Idempotency-Key` and the write's
+    /// operation (`<key>:<op>:<index>`: the same key on another endpoint is another write), else the request's random
+    /// server id and the index (one UUID per request, not per write). The orchestrator remembers ids per project and
+    /// profile, so that a key or an id reused for another user's write never silences it.
+    func recordID(client: String?, op: IngestOp, request: Request, context: IngestContext, index: Int) -> String {
         if let client { return client }
         if let key = request.headers[HTTPField.Name("Idempotency-Key")!], !key.isEmpty, key.utf8.count <= 100 {
-            return "\(key):\(index)"
+            return "\(key):\(op.rawValue):\(index)"
         }
         return "\(context.serverID):\(index)"
     }

@@ -75,7 +75,7 @@ struct ServerController {
             }
             records.append(
                 IngestRecord(
-                    op: .campaignTrigger, id: api.recordID(client: clientID, request: request, context: context, index: index),
+                    op: .campaignTrigger, id: api.recordID(client: clientID, op: .campaignTrigger, request: request, context: context, index: index),
                     project: project, source: .server, customID: customID, installationID: nil, receivedAt: receivedAt,
                     fields: [
                         JSONMember("campaign", .string(campaign)),
@@ -168,7 +168,7 @@ struct ServerController {
             }
             records.append(
                 IngestRecord(
-                    op: .profileUpdate, id: api.recordID(client: clientID, request: request, context: context, index: index),
+                    op: .profileUpdate, id: api.recordID(client: clientID, op: .profileUpdate, request: request, context: context, index: index),
                     project: project, source: .server, customID: customID, installationID: nil,
                     receivedAt: receivedAt, fields: recordFields))
         }
@@ -186,7 +186,7 @@ struct ServerController {
             throw APIError.validation([error.at("custom_id")])
         }
         let record = IngestRecord(
-            op: .profileDelete, id: api.recordID(client: nil, request: request, context: context, index: 0), project: project,
+            op: .profileDelete, id: api.recordID(client: nil, op: .profileDelete, request: request, context: context, index: 0), project: project,
             source: .server, customID: customID, installationID: nil, receivedAt: api.now())
         return try await api.store([record], problems: [], requestID: context.requestID, logger: context.logger)
     }

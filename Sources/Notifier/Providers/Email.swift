@@ -21,6 +21,12 @@ struct SMTPProvider: DeliveryProvider {
     var maxInFlight: Int { settings.connections }
 
     func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
+        // The orchestrator refuses these at rendering; a send request from elsewhere is refused here too, since a line
+        // break in a header starts another header.
+        let headers = [attempt.request.content["from"], attempt.request.content["reply_to"], attempt.target.address]
+        if headers.contains(where: { $0?.contains(where: \.isNewline) == true }) {
+            return .failed(reason: "invalid_header: a line break in from, reply_to or the address")
+        }
         let message = Self.message(attempt, from: attempt.request.content["from"] ?? settings.from, links: links, date: Date())
         let request = SMTPRequest(
             url: settings.url, from: Self.envelopeAddress(settings.from), recipients: [attempt.target.address],

@@ -286,8 +286,11 @@ struct ApplyContext {
         try applyOp()
     }
 
+    /// Whether this write is applied here for the first time. Ids are remembered per project and per key where the
+    /// write applies: a client id (or an `Idempotency-Key`) is the client's to choose, and one reused for another
+    /// user's write must not silence it for the dedupe window (the same write replayed comes with the same key).
     func firstTime() throws -> Bool {
-        try ProfileApplier.firstTime(db, project: write.project, id: write.id)
+        try ProfileApplier.firstTime(db, project: write.project, id: "\(write.record.keyString ?? write.profileKey) \(write.id)")
     }
 
     /// Re-produces the write to the profile `customID` (nil: the installation's home).

@@ -47,7 +47,7 @@ extension Engagement {
         if let expiry = campaign.expiresAfter, now.timeIntervalSince(context.at) > expiry {
             count(campaign, "expired")
             Logger(label: "herald.campaigns").info(
-                "late send dropped", metadata: ["campaign": "\(campaign.key)", "profile": "\(key)", "occurrence": "\(context.occurrence)"])
+                "late send dropped", metadata: ["campaign": "\(campaign.key)", "occurrence": "\(context.occurrence)"])
             return
         }
         if let audience = campaign.audience {

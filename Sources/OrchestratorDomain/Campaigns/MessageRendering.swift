@@ -25,7 +25,19 @@ extension Engagement {
         }
         var content: [String: String] = [:]
         for (name, text) in variant.fields {
-            do { content[name] = try text.render(read) } catch { throw TemplateError(offset: 0, message: "\(template.id).\(variant.language).\(name): \(error.message)") }
+            let field = "\(template.id).\(variant.language).\(name)"
+            let escape: ((String) -> String)? = message.channel == .email && name == "html" ? { TemplateText.escapeHTML($0) } : nil
+            let rendered: String
+            do {
+                rendered = try text.render(read, escape: escape)
+            } catch {
+                throw TemplateError(offset: 0, message: "\(field): \(error.message)")
+            }
+            // A line break in a header field would start another header (a `Bcc:` added by a profile value).
+            if message.channel == .email, Self.headerFields.contains(name), rendered.contains(where: \.isNewline) {
+                throw TemplateError(offset: 0, message: "\(field): a line break in a header field")
+            }
+            content[name] = rendered
         }
         var payload: [String: String]?
         if !template.payload.isEmpty {
@@ -49,13 +61,23 @@ extension Engagement {
         return send
     }
 
+    /// Email fields that become message headers.
+    static let headerFields: Set<String> = ["subject", "from", "reply_to"]
+
     func renderFailure(_ campaign: CampaignDefinition, step: String, key: String, occurrence: String, reason: String) -> PendingOutput {
         Logger(label: "herald.campaigns").warning(
             "message not sent: template did not render",
-            metadata: ["campaign": "\(campaign.key)", "step": "\(step)", "profile": "\(key)", "reason": "\(reason)"])
+            metadata: [
+                "campaign": "\(campaign.key)", "step": "\(step)", "reason": "\(reason)",
+                // Not the profile key (a custom ID is personal data): the id the send would have had.
+                "send_id": "\(Self.sendID(campaign: campaign.key, step: step, profileKey: key, occurrence: occurrence))",
+            ])
         let record = KafkaRecord(
             topic: "campaign:\(campaign.key)", partition: 0, offset: 0, key: Array(key.utf8),
-            value: Array("{\"campaign\":\"\(campaign.id)\",\"step\":\"\(step)\",\"occurrence\":\"\(occurrence)\"}".utf8))
+            value: JSONValue.object([
+                JSONMember("campaign", .string(campaign.id)), JSONMember("step", .string(step)),
+                JSONMember("occurrence", .string(occurrence)),
+            ]).serialized)
         let letter = DeadLetter(service: "orchestrator", reason: "campaign \(campaign.id) \(step): \(reason)", record: record, at: now)
         return PendingOutput(topic: HeraldTopic.dlq.name, key: key, value: (try? Wire.encode(letter)) ?? [])
     }

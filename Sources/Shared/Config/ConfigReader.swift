@@ -97,19 +97,27 @@ struct ConfigReader {
         return flag
     }
 
-    /// A duration such as `90s`, `15m`, `1h`, `7d`, `2w`.
+    /// A duration such as `90s`, `15m`, `1h`, `7d`, `2w`: more than zero, at most `SegmentParser.maxDuration`.
     mutating func duration(_ node: ConfigNode, _ key: String) -> TimeInterval? {
         guard let text = string(node, key, required: false) else { return nil }
         guard let seconds = Self.duration(text), seconds > 0 else {
-            fail(node[key], "\(key): expected a duration such as 30m, 1h or 7d, found \"\(text)\"")
+            fail(node[key], "\(key): expected a duration such as 30m, 1h or 7d (at most 36500d), found \"\(text)\"")
             return nil
         }
         return seconds
     }
 
+    /// Digits with an optional fraction, then a unit: no sign, exponent, `inf` or `nan` (a `delay: infd` once trapped
+    /// the orchestrator at its first decision), and nothing beyond `SegmentParser.maxDuration`.
     static func duration(_ text: String) -> TimeInterval? {
-        guard let unit = text.last, let factor = SegmentParser.units[unit], let number = Double(text.dropLast()) else { return nil }
-        return number * factor
+        guard let unit = text.last, let factor = SegmentParser.units[unit] else { return nil }
+        let digits = text.dropLast()
+        let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+            let number = Double(digits)
+        else { return nil }
+        let seconds = number * factor
+        return seconds <= SegmentParser.maxDuration ? seconds : nil
     }
 
     mutating func condition(_ node: ConfigNode?, text: String, namespaces: Set<String>) -> SegmentExpression? {
@@ -285,8 +293,8 @@ struct ConfigReader {
         case .string("once"): return .once
         case .string("always"): return .always
         case .object:
-            guard case .number(let count)? = node["max"]?.value, count >= 1, count == count.rounded() else {
-                fail(node, "reeligibility.max: expected a whole number of sends, 1 or more")
+            guard case .number(let count)? = node["max"]?.value, count >= 1, count <= 1_000_000, count == count.rounded() else {
+                fail(node, "reeligibility.max: expected a whole number of sends, 1 to 1000000")
                 return .once
             }
             guard let period = duration(node, "per") else {

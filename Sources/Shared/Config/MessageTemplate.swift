@@ -6,10 +6,13 @@ import Foundation
 /// `b.custom_id`), of the trigger event (`event.<attribute>`, `event.label`) or of an API trigger's properties
 /// (`trigger.<name>`), with an optional default after `|`. Rendering fails, naming the placeholder, when a value is
 /// missing and there is no default: a message is sent whole or not at all.
+///
+/// Where the text is HTML (an email's `html`), each placeholder's value is HTML-escaped unless the placeholder ends in
+/// `| raw` (`{{ c.signature | raw }}`, or `{{ c.bio | "" | raw }}` with a default): a profile value is data, not markup.
 package struct TemplateText: Sendable, Equatable {
     package enum Part: Sendable, Equatable {
         case literal(String)
-        case value(path: String, fallback: String?)
+        case value(path: String, fallback: String?, raw: Bool)
     }
 
     package static let namespaces: Set<String> = ["c", "b", "event", "trigger"]
@@ -34,9 +37,10 @@ package struct TemplateText: Sendable, Equatable {
         self.parts = parts
     }
 
+    /// `path`, then filters after `|`: a default in double quotes (which may hold `|`), and `raw`.
     private static func placeholder(_ inside: Substring, offset: Int) throws(TemplateError) -> Part {
-        let pieces = inside.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
-        let path = pieces[0].trimmingCharacters(in: .whitespaces)
+        let bar = inside.firstIndex(of: "|") ?? inside.endIndex
+        let path = inside[..<bar].trimmingCharacters(in: .whitespaces)
         let names = path.split(separator: ".", omittingEmptySubsequences: false)
         guard names.count >= 2, namespaces.contains(String(names[0])), !names.contains(where: \.isEmpty) else {
             throw TemplateError(
@@ -44,32 +48,65 @@ package struct TemplateText: Sendable, Equatable {
                 message: "`{{\(inside)}}`: expected c.<attribute>, b.<native>, event.<attribute> or trigger.<property>")
         }
         var fallback: String?
-        if pieces.count == 2 {
-            let text = pieces[1].trimmingCharacters(in: .whitespaces)
-            guard text.count >= 2, text.first == "\"", text.last == "\"" else {
+        var raw = false
+        var rest = inside[bar...]
+        while let first = rest.first, first == "|" {
+            rest = rest.dropFirst().drop { $0 == " " }
+            if rest.first == "\"" {
+                guard fallback == nil, let close = rest.dropFirst().firstIndex(of: "\"") else {
+                    throw TemplateError(offset: offset, message: "`{{\(inside)}}`: the default after `|` is a string in double quotes")
+                }
+                fallback = String(rest[rest.index(after: rest.startIndex)..<close])
+                rest = rest[rest.index(after: close)...]
+            } else if rest.hasPrefix("raw"), rest.dropFirst(3).allSatisfy({ $0 == " " || $0 == "|" }) {
+                raw = true
+                rest = rest.dropFirst(3)
+            } else {
                 throw TemplateError(offset: offset, message: "`{{\(inside)}}`: the default after `|` is a string in double quotes")
             }
-            fallback = String(text.dropFirst().dropLast())
+            rest = rest.drop { $0 == " " }
         }
-        return .value(path: path, fallback: fallback)
+        guard rest.allSatisfy({ $0 == " " }) else {
+            throw TemplateError(offset: offset, message: "`{{\(inside)}}`: the default after `|` is a string in double quotes")
+        }
+        return .value(path: path, fallback: fallback, raw: raw)
     }
 
     /// Every placeholder's path.
     package var paths: [String] {
-        parts.compactMap { if case .value(let path, _) = $0 { path } else { nil } }
+        parts.compactMap { if case .value(let path, _, _) = $0 { path } else { nil } }
     }
 
-    /// The text with each placeholder's value (or default); throws naming the first value missing without a default.
-    package func render(_ read: (String) -> String?) throws(TemplateError) -> String {
+    /// The text with each placeholder's value (or default), passed through `escape` unless the placeholder is `raw`;
+    /// throws naming the first value missing without a default.
+    package func render(_ read: (String) -> String?, escape: ((String) -> String)? = nil) throws(TemplateError) -> String {
         var out = ""
         for part in parts {
             switch part {
             case .literal(let text): out += text
-            case .value(let path, let fallback):
+            case .value(let path, let fallback, let raw):
                 guard let value = read(path) ?? fallback else {
                     throw TemplateError(offset: 0, message: "no value for {{ \(path) }} and no default")
                 }
-                out += value
+                out += raw ? value : escape?(value) ?? value
+            }
+        }
+        return out
+    }
+
+    /// `&`, `<`, `>`, `"` and `'` as HTML entities.
+    package static func escapeHTML(_ text: String) -> String {
+        guard text.contains(where: { "&<>\"'".contains($0) }) else { return text }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 16)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
             }
         }
         return out

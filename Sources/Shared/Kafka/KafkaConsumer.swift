@@ -53,6 +53,7 @@ package final class KafkaConsumer: Sendable {
 
     private struct State {
         var assignment: Set<TopicPartition> = []
+        var joined = false
         var pending: [RawEvent] = []
         var stopRequested = false
         var iterating = false
@@ -114,6 +115,10 @@ package final class KafkaConsumer: Sendable {
 
     /// The partitions currently assigned to this member.
     package var assignment: Set<TopicPartition> { state.withLock { $0.assignment } }
+
+    /// Whether this member has received an assignment from its group and opened it (possibly empty: a member of a
+    /// group with more members than partitions is given nothing, and is still in the group).
+    package var hasJoinedGroup: Bool { state.withLock { $0.joined } }
 
     /// Ends the iteration after the batch in hand (safe to call from a graceful-shutdown handler).
     package func stop() {
@@ -326,7 +331,10 @@ package final class KafkaConsumer: Sendable {
         let starts = try await listener.partitionsAssigned(added)
         let entries = added.map { ($0, (starts[$0] ?? .committed).rawOffset) }
         try await runtime.perform { [runtime] in try Self.changeAssignment(runtime.handle, adding: true, entries) }
-        state.withLock { $0.assignment.formUnion(added) }
+        state.withLock { state in
+            state.assignment.formUnion(added)
+            state.joined = true
+        }
         // A cooperative rebalance that gives this member nothing new still asks for the (empty) assignment call.
         guard !added.isEmpty else { return }
         logger.info(

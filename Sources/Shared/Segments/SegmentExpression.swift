@@ -78,6 +78,9 @@ package struct SegmentParseError: Error, Equatable, CustomStringConvertible {
 package enum SegmentParser {
     package static let namespaces: Set<String> = ["b", "c", "t", "e", "email", "sms", "push"]
     static let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+    /// The longest duration a condition or a campaign names: 100 years (36500d). Beyond it a time computed from it
+    /// leaves the range the wire's times and SQLite's columns hold.
+    package static let maxDuration: Double = 36_500 * 86_400
 
     /// Parses a condition over `namespaces` (a campaign's event condition reads only `event.`).
     package static func parse(_ text: String, namespaces: Set<String> = namespaces) throws(SegmentParseError) -> SegmentExpression {
@@ -146,6 +149,7 @@ package enum SegmentParser {
                 if index < characters.count, let unit = units[characters[index]],
                     index + 1 >= characters.count || !(characters[index + 1].isLetter || characters[index + 1].isNumber)
                 {
+                    guard number * unit <= maxDuration else { throw fail("a duration is at most 36500d (100 years)", at: start) }
                     index += 1
                     tokens.append(Token(kind: .duration(number * unit), offset: start))
                 } else if index < characters.count, characters[index].isLetter {

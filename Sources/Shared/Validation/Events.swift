@@ -98,6 +98,9 @@ package enum EventValidation {
 
     /// An attributes object at `depth` (root = 0): names lowercased (a later one replaces an earlier one of the same
     /// name), at most 20 attributes, values checked. `reserved` handles `$` keys (only at the root).
+    ///
+    /// The cap is checked first, on the distinct names, and an object over it is refused without reading its values:
+    /// the work is linear in the request, whatever it holds.
     private static func object(
         _ value: JSONValue, path: String, depth: Int, problems: inout [Problem],
         reserved: ((String, JSONValue, String) throws(Violation) -> Void)? = nil
@@ -106,7 +109,16 @@ package enum EventValidation {
             problems.append(Violation("invalid_type", "attributes are an object").at(path))
             return []
         }
+        if members.count > Limits.eventObjectAttributes {
+            let names = Set(members.lazy.filter { !$0.key.hasPrefix("$") }.compactMap { try? Rules.attributeName($0.key) })
+            if names.count > Limits.eventObjectAttributes {
+                problems.append(
+                    Violation("too_many_attributes", "an object has at most 20 attributes (got \(names.count))").at(path))
+                return []
+            }
+        }
         var result: [(String, AttributeValue)] = []
+        var slots: [String: Int] = [:]
         var count = 0
         for member in members {
             let memberPath = "\(path).\(member.key)"
@@ -121,9 +133,10 @@ package enum EventValidation {
                 let name = try Rules.attributeName(member.key)
                 guard let attribute = attributeValue(member.value, path: memberPath, depth: depth, problems: &problems)
                 else { continue }
-                if let existing = result.firstIndex(where: { $0.0 == name }) {
+                if let existing = slots[name] {
                     result[existing] = (name, attribute)
                 } else {
+                    slots[name] = result.count
                     result.append((name, attribute))
                     count += 1
                 }

@@ -20,6 +20,17 @@ package struct Problem: Sendable, Equatable, Codable, CustomStringConvertible {
     }
 }
 
+extension [Problem] {
+    /// How many problems a response lists: the first ones, then how many more there were (a request of 140,000 bad
+    /// names is answered with 100 problems and a count, not a 20 MB list).
+    package static var reportedMax: Int { 100 }
+
+    /// The first `reportedMax` problems as the API lists them, and how many were left out.
+    package var reported: (list: JSONValue, omitted: Int) {
+        (.array(prefix(Self.reportedMax).map(\.json)), Swift.max(0, count - Self.reportedMax))
+    }
+}
+
 /// A rule broken by one value; the caller knows the path.
 package struct Violation: Error, Equatable {
     package var code: String
