@@ -76,6 +76,10 @@ struct StatusCommand: AsyncParsableCommand {
         guard let url = URL(string: base.hasSuffix("/") ? base + "metrics" : base + "/metrics") else { return nil }
         var request = URLRequest(url: url)
         request.timeoutInterval = 3
+        // Behind the services' operator token when they have one.
+        if let token = ProcessInfo.processInfo.environment["HERALD_OPERATOR_TOKEN"], !token.isEmpty {
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        }
         guard let (data, response) = try? await URLSession.shared.data(for: request),
             (response as? HTTPURLResponse)?.statusCode == 200
         else { return nil }

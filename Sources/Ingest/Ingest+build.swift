@@ -16,7 +16,8 @@ enum Ingest {
         let router = buildRouter(
             api: IngestAPI(
                 catalog: context.config.catalog, sink: KafkaRecordSink(producer: producer),
-                maxBodyBytes: context.config.maxBodyBytes, now: { Date() }))
+                maxBodyBytes: context.config.maxBodyBytes, now: { Date() }),
+            maxInFlight: context.config.maxInFlight)
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "ingest",
             checks: [HealthCheck("kafka") { await producer.brokersReachable() }])
@@ -24,10 +25,11 @@ enum Ingest {
     }
 
     /// The API's routes; tests build it with a fake sink.
-    static func buildRouter(api: IngestAPI) -> Router<IngestContext> {
+    static func buildRouter(api: IngestAPI, maxInFlight: Int = 256) -> Router<IngestContext> {
         let router = Router(context: IngestContext.self)
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(RequestLogMiddleware())
+        router.middlewares.add(InFlightLimitMiddleware(limit: maxInFlight))
         ServerController(api: api).register(on: router)
         AppController(api: api).register(on: router)
         return router

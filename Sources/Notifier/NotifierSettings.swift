@@ -43,14 +43,24 @@ struct NotifierSettings: Sendable {
         let service = try StatefulServiceConfig.read(&env, service: "notifier", defaultPort: 8082)
         let appsFile = try env.required("HERALD_APPS_FILE", hint: "JSON file of projects and apps, see config/apps.sample.json")
         let catalog = try AppsCatalog.load(path: appsFile)
+        // Provider calls carry credentials (a JWT, an OAuth token, basic auth) and messages: never over plain HTTP,
+        // unless this says the providers are local simulators.
+        let allowPlainHTTP = try env.bool("HERALD_ALLOW_PLAIN_HTTP", default: false)
+        func secure(_ name: String, _ url: String) throws(ConfigError) -> String {
+            guard allowPlainHTTP || !url.hasPrefix("http://") else {
+                throw ConfigError(
+                    name, "\(url): provider calls carry credentials; use https://, or set HERALD_ALLOW_PLAIN_HTTP=true for local simulators")
+            }
+            return url
+        }
 
         var apns: APNs?
         let apnsKeyFile = env.optional("HERALD_APNS_KEY_FILE")
         if let apnsKeyFile {
             let keyPEM = try readFile(apnsKeyFile, variable: "HERALD_APNS_KEY_FILE")
             var settings = APNsProvider.Settings()
-            settings.productionURL = try env.url("HERALD_APNS_URL", default: settings.productionURL)
-            settings.sandboxURL = try env.url("HERALD_APNS_SANDBOX_URL", default: settings.sandboxURL)
+            settings.productionURL = try secure("HERALD_APNS_URL", try env.url("HERALD_APNS_URL", default: settings.productionURL))
+            settings.sandboxURL = try secure("HERALD_APNS_SANDBOX_URL", try env.url("HERALD_APNS_SANDBOX_URL", default: settings.sandboxURL))
             settings.maxInFlight = try env.int("HERALD_APNS_MAX_STREAMS", default: 500, range: 1...5000)
             let refresh = try env.int(
                 "HERALD_APNS_TOKEN_REFRESH_MINUTES", default: 40,
@@ -72,8 +82,9 @@ struct NotifierSettings: Sendable {
                 throw ConfigError("HERALD_FCM_SERVICE_ACCOUNT_FILE", "\(accountFile): \(error)")
             }
             if let tokenURL = env.optional("HERALD_FCM_TOKEN_URL") { account.tokenURI = tokenURL }
+            _ = try secure(env.optional("HERALD_FCM_TOKEN_URL") == nil ? "HERALD_FCM_SERVICE_ACCOUNT_FILE" : "HERALD_FCM_TOKEN_URL", account.tokenURI)
             fcm = FCM(
-                account: account, url: try env.url("HERALD_FCM_URL", default: "https://fcm.googleapis.com"),
+                account: account, url: try secure("HERALD_FCM_URL", try env.url("HERALD_FCM_URL", default: "https://fcm.googleapis.com")),
                 maxInFlight: try env.int("HERALD_FCM_MAX_IN_FLIGHT", default: 100, range: 1...5000))
         }
 
@@ -82,17 +93,24 @@ struct NotifierSettings: Sendable {
             guard url.hasPrefix("smtp://") || url.hasPrefix("smtps://") else {
                 throw ConfigError("HERALD_SMTP_URL", "expected smtp://host:port or smtps://host:port, got \"\(url)\"")
             }
-            smtp = SMTPProvider.Settings(
+            let settings = SMTPProvider.Settings(
                 url: url, from: try env.required("HERALD_EMAIL_FROM", hint: "the sender, e.g. Demo <news@example.com>"),
                 user: env.optional("HERALD_SMTP_USER"), password: env.optional("HERALD_SMTP_PASSWORD"),
                 startTLS: try env.oneOf("HERALD_SMTP_STARTTLS", default: SMTPRequest.StartTLS.required),
                 connections: try env.int("HERALD_SMTP_CONNECTIONS", default: 4, range: 1...100))
+            // Credentials never cross an unencrypted connection, simulators or not.
+            if settings.user != nil || settings.password != nil, url.hasPrefix("smtp://"), settings.startTLS != .required {
+                throw ConfigError(
+                    "HERALD_SMTP_STARTTLS",
+                    "SMTP credentials are only sent over TLS: use smtps:// or HERALD_SMTP_STARTTLS=required (got \(settings.startTLS.rawValue))")
+            }
+            smtp = settings
         }
 
         var sms: SMSProvider.Settings?
         if let url = env.optional("HERALD_SMS_URL") {
             sms = SMSProvider.Settings(
-                url: try env.url("HERALD_SMS_URL", default: url),
+                url: try secure("HERALD_SMS_URL", try env.url("HERALD_SMS_URL", default: url)),
                 account: try env.required("HERALD_SMS_ACCOUNT", hint: "the SMS API's account id (basic auth user)"),
                 token: try env.required("HERALD_SMS_TOKEN", hint: "the SMS API's auth token (basic auth password)"),
                 from: try env.required("HERALD_SMS_FROM", hint: "the sending number, E.164"),

@@ -69,7 +69,8 @@ enum Orchestrator {
             router: router, context: context, service: "orchestrator",
             checks: [
                 HealthCheck("kafka") { await consumer.brokersReachable() }, HealthCheck("group") { consumer.hasJoinedGroup },
-            ])
+            ],
+            operatorPaths: ["/v1/"])
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on
         // revocation), then the producer flushes.
         return [

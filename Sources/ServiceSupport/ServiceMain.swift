@@ -78,8 +78,15 @@ package enum ServiceMain {
     package static func httpApplication<Context: RequestContext>(
         router: Router<Context>, common: CommonConfig, service: String, logger: Logger
     ) -> some Service where Context.Source == ApplicationRequestContextSource {
+        httpApplication(responder: router.buildResponder(), common: common, service: service, logger: logger)
+    }
+
+    static func httpApplication<Responder: HTTPResponder>(
+        responder: Responder, common: CommonConfig, service: String, logger: Logger
+    ) -> some Service where Responder.Context: RequestContext, Responder.Context.Source == ApplicationRequestContextSource {
         Application(
-            router: router,
+            responder: responder,
+            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(common.httpIdleTimeout)))),
             configuration: ApplicationConfiguration(
                 address: .hostname(common.httpHost, port: common.httpPort), serverName: "herald-\(service)"),
             onServerRunning: { channel in
@@ -94,11 +101,23 @@ package enum ServiceMain {
         )
     }
 
-    /// The service's HTTP application: `router` with `/health` (running `checks`) and `/metrics` added.
+    /// The service's HTTP application: `router` with `/health` (running `checks`) and `/metrics` added. `/metrics` and
+    /// the paths under `operatorPaths` are operator endpoints: behind `HERALD_OPERATOR_TOKEN` when it is set.
     package static func httpApplication<Config, Context: RequestContext>(
-        router: Router<Context>, context: ServiceContext<Config>, service: String, checks: [HealthCheck]
+        router: Router<Context>, context: ServiceContext<Config>, service: String, checks: [HealthCheck],
+        operatorPaths: [String] = []
     ) -> some Service where Context.Source == ApplicationRequestContextSource {
         OpsEndpoints.register(on: router, service: service, checks: checks, registry: context.registry)
-        return httpApplication(router: router, common: context.common, service: service, logger: context.logger)
+        let paths = ["/metrics"] + operatorPaths
+        if context.common.operatorToken == nil {
+            context.logger.warning(
+                "operator endpoints are open to anyone reaching this port: set HERALD_OPERATOR_TOKEN",
+                metadata: ["paths": .string(paths.joined(separator: ","))])
+        }
+        // In front of the whole router (a middleware added to a router applies only to the routes added after it).
+        let responder = OperatorGuardedResponder(
+            inner: router.buildResponder(),
+            guard: context.common.operatorToken.map { OperatorAuthMiddleware(token: $0, paths: paths) })
+        return httpApplication(responder: responder, common: context.common, service: service, logger: context.logger)
     }
 }

@@ -68,13 +68,17 @@ struct ServiceProcessTests {
         return (cluster, process)
     }
 
+    /// `ingest` on 127.0.0.1 with the topics' 4 partitions, once it listens; with its port.
+    static func listeningIngest(_ environment: [String: String]) async throws -> (EmbeddedKafkaCluster, ChildProcess, Int) {
+        let (cluster, process) = try ingest(
+            ["HERALD_HTTP_HOST": "127.0.0.1", "HERALD_TOPIC_PARTITIONS": "4"].merging(environment) { $1 })
+        try await waitUntil("herald-ingest to listen") { !process.logs("http listening").isEmpty }
+        return (cluster, process, try #require(process.logs("http listening").first?["port"] as? Int))
+    }
+
     @Test("Kafka gone: not ready (503), still live (200), so that a container's health check does not restart it for nothing")
     func liveWithoutKafka() async throws {
-        let (cluster, process) = try Self.ingest([
-            "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_CREATE_TOPICS": "false",
-        ])
-        try await waitUntil("herald-ingest to listen") { !process.logs("http listening").isEmpty }
-        let port = try #require(process.logs("http listening").first?["port"] as? Int)
+        let (cluster, process, port) = try await Self.listeningIngest(["HERALD_CREATE_TOPICS": "false"])
         #expect(try await httpGet("http://127.0.0.1:\(port)/health/ready").0 == 200)
         await cluster.shutdown()
         try await waitUntil("not ready", timeout: .seconds(30)) {
@@ -85,6 +89,64 @@ struct ServiceProcessTests {
         #expect(status == 200 && body.contains(#""status":"ok""#))
         process.signal(SIGKILL)
         _ = try await process.waitForExit()
+    }
+
+    @Test("a connection that sends nothing is closed after HERALD_HTTP_IDLE_TIMEOUT_SECONDS")
+    func idleConnectionClosed() async throws {
+        let (cluster, process, port) = try await Self.listeningIngest(["HERALD_HTTP_IDLE_TIMEOUT_SECONDS": "1"])
+        // A raw TCP connection, left silent: the server closes it (recv returns 0) within a few seconds.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let started = ContinuousClock.now
+        var byte: UInt8 = 0
+        let read = recv(fd, &byte, 1, 0)
+        #expect(read == 0, "the connection is still open after \(ContinuousClock.now - started)")
+        #expect(ContinuousClock.now - started < .seconds(5))
+        process.signal(SIGKILL)
+        _ = try await process.waitForExit()
+        await cluster.shutdown()
+    }
+
+    @Test("with HERALD_OPERATOR_TOKEN, the orchestrator's profile reads and /metrics need it; health does not")
+    func operatorToken() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-e2e-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let token = "operator-token-0123456789"
+        let process = try ChildProcess(
+            "herald-orchestrator",
+            environment: [
+                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
+                "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data.path, "HERALD_SESSION_TIMEOUT_MS": "3000",
+                "HERALD_CREATE_TOPICS": "false", "HERALD_OPERATOR_TOKEN": token,
+            ])
+        try await waitUntil("herald-orchestrator to listen") { !process.logs("http listening").isEmpty }
+        let port = try #require(process.logs("http listening").first?["port"] as? Int)
+        let base = "http://127.0.0.1:\(port)"
+        for path in ["/v1/profiles/demo/paul", "/v1/installations/demo/I-1", "/metrics"] {
+            let (status, body) = try await httpGet(base + path)
+            #expect(status == 401 && body.contains("operator_token_required"), "\(path): \(status)")
+            #expect(try await httpGet(base + path, headers: ["Authorization": "Bearer wrong-token-0123456789"]).0 == 401)
+            let (allowed, _) = try await httpGet(base + path, headers: ["Authorization": "Bearer \(token)"])
+            #expect(allowed == (path == "/metrics" ? 200 : 404), "\(path): \(allowed)")
+        }
+        #expect(try await httpGet(base + "/health/live").0 == 200)
+        #expect(process.logs("operator endpoints are open to anyone reaching this port: set HERALD_OPERATOR_TOKEN").isEmpty)
+        process.signal(SIGTERM)
+        #expect(try await process.waitForExit() == 0)
+        await cluster.shutdown()
     }
 
     @Test(

@@ -456,3 +456,69 @@ struct AppAPITests {
         #expect(answer.problems.contains(problem), "\(answer.problems)")
     }
 }
+
+/// Holds every write until `open()`: requests stay in flight, as while Kafka is slow to acknowledge.
+final class GatedSink: RecordSink {
+    let waiting = Locked(0)
+    private let gate = Locked<[CheckedContinuation<Void, Never>]?>([])
+
+    func store(_ records: [IngestRecord], requestID: String) async throws {
+        await withCheckedContinuation { continuation in
+            let held = gate.withLock { waiters -> Bool in
+                guard waiters != nil else { return false }
+                waiters!.append(continuation)
+                return true
+            }
+            if held { waiting.withLock { $0 += 1 } } else { continuation.resume() }
+        }
+    }
+
+    func open() {
+        for continuation in gate.withLock({ waiters -> [CheckedContinuation<Void, Never>] in
+            defer { waiters = nil }
+            return waiters ?? []
+        }) { continuation.resume() }
+    }
+}
+
+@Suite("Ingest API: bounded", .timeLimit(.minutes(1)))
+struct BoundedTests {
+    @Test("beyond the requests in flight allowed, 503 overloaded with Retry-After, before the body is read; the others complete")
+    func inFlightCap() async throws {
+        let sink = GatedSink()
+        let catalog = try AppsCatalog.load(path: sampleAppsFile)
+        let router = Ingest.buildRouter(
+            api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: 1 << 20, now: { fixedNow }), maxInFlight: 2)
+        let app = Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let body = #"{"installation_id":"I","events":[{"name":"open"}]}"#
+        try await app.test(.router) { client in
+            @Sendable func post() async throws -> (HTTPResponse.Status, String?) {
+                try await client.execute(
+                    uri: "/v1/app/events", method: .post, headers: [HTTPField.Name("X-Api-Key")!: iosKey],
+                    body: ByteBuffer(string: body)
+                ) { ($0.status, $0.headers[.retryAfter]) }
+            }
+            async let first = post()
+            async let second = post()
+            try await waitUntil("two requests in flight") { sink.waiting.withLock { $0 } == 2 }
+            // The third is answered at once (without the cap it would wait with the others: the gate opens after 10 s).
+            let third = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String?)?.self) { group in
+                group.addTask { try await post() }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(10))
+                    return nil
+                }
+                let answer = try await group.next()!
+                if answer == nil { sink.open() }
+                group.cancelAll()
+                return answer
+            }
+            #expect(third?.0 == .serviceUnavailable && third?.1 == "1", "\(String(describing: third))")
+            sink.open()
+            #expect(try await first.0 == .ok)
+            #expect(try await second.0 == .ok)
+            // Room again once they are done.
+            #expect(try await post().0 == .ok)
+        }
+    }
+}

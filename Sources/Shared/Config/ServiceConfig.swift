@@ -18,12 +18,22 @@ package struct CommonConfig: Sendable, Equatable {
     package var instanceID: String
     /// `HERALD_` variables nobody reads (likely typos), reported as a warning at start.
     package var unknownVariables: [String]
+    /// `HERALD_OPERATOR_TOKEN`: when set, operator endpoints (`/metrics`, the orchestrator's reads) need
+    /// `Authorization: Bearer <token>`.
+    package var operatorToken: String? = nil
+    /// `HERALD_HTTP_IDLE_TIMEOUT_SECONDS`: a connection that sends no request for this long is closed (one opened and
+    /// left silent included), so that idle clients cannot hold connections without bound.
+    package var httpIdleTimeout: Int = 60
 
     static func read(_ env: inout EnvironmentReader, defaultPort: Int, service: String) throws(ConfigError) -> CommonConfig {
         let bootstrap = try env.required(
             "KAFKA_BOOTSTRAP_SERVERS", hint: "comma-separated host:port list of Kafka brokers, e.g. kafka:9092")
         try validateBootstrap(bootstrap)
-        return CommonConfig(
+        let operatorToken = env.string("HERALD_OPERATOR_TOKEN", default: "")
+        if !operatorToken.isEmpty, operatorToken.utf8.count < 16 {
+            throw ConfigError("HERALD_OPERATOR_TOKEN", "at least 16 characters")
+        }
+        var config = CommonConfig(
             kafka: KafkaClientSettings(bootstrapServers: bootstrap, overrides: try kafkaOverrides(env.values)),
             logLevel: try env.oneOf("HERALD_LOG_LEVEL", default: Logger.Level.info),
             logFormat: try env.oneOf("HERALD_LOG_FORMAT", default: LogFormat.json),
@@ -35,6 +45,9 @@ package struct CommonConfig: Sendable, Equatable {
             instanceID: env.string("HERALD_INSTANCE_ID", default: "\(service)-\(hostName())"),
             unknownVariables: []
         )
+        config.operatorToken = operatorToken.isEmpty ? nil : operatorToken
+        config.httpIdleTimeout = try env.int("HERALD_HTTP_IDLE_TIMEOUT_SECONDS", default: 60, range: 1...3600)
+        return config
     }
 
     static func validateBootstrap(_ value: String) throws(ConfigError) {
@@ -79,6 +92,9 @@ package struct IngestConfig: Sendable, Equatable {
     package var catalog: AppsCatalog
     /// Larger request bodies get 413.
     package var maxBodyBytes: Int
+    /// Requests handled at once; more get 503 with `Retry-After` (memory stays bounded: each may hold a body while
+    /// it waits for the broker).
+    package var maxInFlight: Int = 256
 
     package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> IngestConfig {
         var env = EnvironmentReader(values)
@@ -86,10 +102,13 @@ package struct IngestConfig: Sendable, Equatable {
         let timeout = try env.int("HERALD_PRODUCE_TIMEOUT_MS", default: 10_000, range: 100...300_000)
         let appsFile = try env.required("HERALD_APPS_FILE", hint: "JSON file of projects, apps and keys, see config/apps.sample.json")
         let maxBody = try env.int("HERALD_MAX_BODY_BYTES", default: 2 << 20, range: 1024...(64 << 20))
+        let maxInFlight = try env.int("HERALD_MAX_IN_FLIGHT_REQUESTS", default: 256, range: 1...100_000)
         common.unknownVariables = env.unknownHeraldVariables
-        return IngestConfig(
+        var config = IngestConfig(
             common: common, produceTimeout: .milliseconds(timeout), catalog: try AppsCatalog.load(path: appsFile),
             maxBodyBytes: maxBody)
+        config.maxInFlight = maxInFlight
+        return config
     }
 }
 

@@ -1,0 +1,64 @@
+import Hummingbird
+import Shared
+
+/// Operator endpoints (`/metrics`, the orchestrator's profile reads, which return emails, phones and tokens) answer
+/// only with `Authorization: Bearer <HERALD_OPERATOR_TOKEN>`; the public APIs and the health checks are not affected.
+package struct OperatorAuthMiddleware<Context: RequestContext>: RouterMiddleware {
+    let token: [UInt8]
+    /// A path equal to one of these, or under one ending in `/`.
+    let paths: [String]
+
+    package init(token: String, paths: [String]) {
+        self.token = Array(token.utf8)
+        self.paths = paths
+    }
+
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let path = request.uri.path
+        guard paths.contains(where: { path == $0 || ($0.hasSuffix("/") && path.hasPrefix($0)) }) else {
+            return try await next(request, context)
+        }
+        let supplied = request.headers[.authorization].flatMap { header in
+            header.prefix(7).lowercased() == "bearer " ? Array(header.dropFirst(7).utf8) : nil
+        }
+        guard let supplied, Self.equal(supplied, token) else {
+            let body = JSONValue.object([
+                JSONMember(
+                    "error",
+                    .object([
+                        JSONMember("code", .string("operator_token_required")),
+                        JSONMember("message", .string("this operator endpoint needs 'Authorization: Bearer <HERALD_OPERATOR_TOKEN>'")),
+                        JSONMember("details", .array([])),
+                    ]))
+            ])
+            return Response(
+                status: .unauthorized, headers: [.contentType: "application/json", .wwwAuthenticate: "Bearer"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body.serialized)))
+        }
+        return try await next(request, context)
+    }
+
+    /// Compares in constant time for a given length (the token's length is not the secret).
+    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+}
+
+/// A router's responder with the operator check in front of every route.
+struct OperatorGuardedResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: RequestContext {
+    typealias Context = Inner.Context
+    let inner: Inner
+    let `guard`: OperatorAuthMiddleware<Inner.Context>?
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        guard let check = self.guard else { return try await inner.respond(to: request, context: context) }
+        return try await check.handle(request, context: context) { request, context in
+            try await inner.respond(to: request, context: context)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import HeraldTestSupport
+import Shared
+import Testing
+
+@testable import Notifier
+
+/// Provider connections and their credentials: https only unless the providers are declared local simulators, and
+/// SMTP credentials only over TLS.
+@Suite("Notifier settings: transport security")
+struct NotifierSettingsTests {
+    static let keyFile: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-settings-\(UUID().uuidString).p8").path
+        FileManager.default.createFile(atPath: path, contents: Data("not read here".utf8))
+        return path
+    }()
+
+    static let base = ["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_APPS_FILE": sampleAppsFile]
+    static let apns = [
+        "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456",
+    ]
+    static let sms = [
+        "HERALD_SMS_URL": "http://127.0.0.1:9100/sms", "HERALD_SMS_ACCOUNT": "AC1", "HERALD_SMS_TOKEN": "t",
+        "HERALD_SMS_FROM": "+15550000000",
+    ]
+    static let smtp = [
+        "HERALD_SMTP_URL": "smtp://127.0.0.1:2525", "HERALD_EMAIL_FROM": "a@example.com",
+        "HERALD_UNSUBSCRIBE_SECRET": "0123456789abcdef", "HERALD_SMTP_USER": "user", "HERALD_SMTP_PASSWORD": "secret",
+    ]
+
+    func read(_ parts: [String: String]...) -> ConfigError? {
+        let values = parts.reduce(Self.base) { $0.merging($1) { $1 } }
+        do {
+            _ = try NotifierSettings.fromEnvironment(values)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(
+        "plain http:// to a provider is refused, naming the variable, unless HERALD_ALLOW_PLAIN_HTTP says simulators",
+        arguments: [
+            (apns.merging(["HERALD_APNS_URL": "http://127.0.0.1:9101"]) { $1 }, "HERALD_APNS_URL"),
+            (apns.merging(["HERALD_APNS_SANDBOX_URL": "http://127.0.0.1:9101"]) { $1 }, "HERALD_APNS_SANDBOX_URL"),
+            (sms, "HERALD_SMS_URL"),
+        ])
+    func plainHTTP(variables: [String: String], variable: String) {
+        #expect(read(variables)?.variable == variable)
+        #expect(read(variables, ["HERALD_ALLOW_PLAIN_HTTP": "true"]) == nil)
+        let secure = variables.mapValues { $0.replacingOccurrences(of: "http://", with: "https://") }
+        #expect(read(secure) == nil)
+    }
+
+    @Test("SMTP credentials only over TLS: smtp:// with STARTTLS off or attempted is refused, simulators or not")
+    func smtpCredentials() {
+        for startTLS in ["off", "attempt"] {
+            #expect(read(Self.smtp, ["HERALD_SMTP_STARTTLS": startTLS])?.variable == "HERALD_SMTP_STARTTLS")
+            #expect(read(Self.smtp, ["HERALD_SMTP_STARTTLS": startTLS, "HERALD_ALLOW_PLAIN_HTTP": "true"])?.variable == "HERALD_SMTP_STARTTLS")
+        }
+        #expect(read(Self.smtp, ["HERALD_SMTP_STARTTLS": "required"]) == nil)
+        #expect(read(Self.smtp, ["HERALD_SMTP_URL": "smtps://127.0.0.1:4650", "HERALD_SMTP_STARTTLS": "off"]) == nil)
+        // Without credentials there is nothing to protect: a local sink without TLS is fine.
+        #expect(read(Self.smtp.filter { !$0.key.hasPrefix("HERALD_SMTP_USER") && $0.key != "HERALD_SMTP_PASSWORD" }, ["HERALD_SMTP_STARTTLS": "off"]) == nil)
+    }
+}
