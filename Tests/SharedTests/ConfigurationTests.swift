@@ -69,10 +69,29 @@ struct ConfigurationTests {
              "reeligibility.max: expected a whole number of sends, 1 to 1000000"),
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"bell":true},"messages":[{"channel":"push","template":"t"}]}"#,
              "trigger: expected event, segment_entry, segment_exit, schedule or api, found `bell`"),
+            // Event names as the ingest takes them; Herald's own payload key (issue 20, item 16).
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"add to cart"},"messages":[{"channel":"push","template":"t"}]}"#,
+             #"trigger.event: "add to cart" is not an event name (1 to 30 letters, digits or underscores)"#),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"delay":"1h","cancel_on":["bought-it"],"messages":[{"channel":"push","template":"t"}]}"#,
+             #"cancel_on: "bought-it" is not an event name (1 to 30 letters, digits or underscores)"#),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"push","variants":{"default":{"body":"a"}},"payload":{"com.herald":"x"}}"#,
+             "payload.com.herald: reserved key"),
         ])
     func problems(object: String, message: String) throws {
         let (_, issues) = try read([Self.project, Self.template, object])
         #expect(issues == [message])
+    }
+
+    @Test("event names in triggers and cancel_on are matched as the ingest stores them: uppercased")
+    func eventNamesNormalized() throws {
+        let (config, issues) = try read([
+            Self.project, Self.template,
+            #"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"add_to_cart"},"delay":"1h","cancel_on":["purchased"],"messages":[{"channel":"push","template":"t"}]}"#,
+        ])
+        #expect(issues.isEmpty, "\(issues)")
+        let campaign = try #require(config.campaigns["demo/c"])
+        guard case .event(let name, _) = campaign.trigger else { Issue.record("not an event trigger"); return }
+        #expect(name == "ADD_TO_CART" && campaign.cancelOn == ["PURCHASED"])
     }
 
     @Test("a valid directory reads whole; the same object twice is refused")

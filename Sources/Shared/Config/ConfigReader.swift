@@ -97,6 +97,17 @@ struct ConfigReader {
         return flag
     }
 
+    /// An event name as the ingest stores it (`add_to_cart` → `ADD_TO_CART`: the ingest uppercases names, so a
+    /// campaign written in lowercase matches), or a failure naming the field.
+    mutating func eventName(_ node: ConfigNode?, _ text: String, _ field: String) -> String? {
+        do {
+            return try Rules.eventName(text)
+        } catch {
+            fail(node, "\(field): \"\(text)\" is not an event name (1 to 30 letters, digits or underscores)")
+            return nil
+        }
+    }
+
     /// A duration such as `90s`, `15m`, `1h`, `7d`, `2w`: more than zero, at most `SegmentParser.maxDuration`.
     mutating func duration(_ node: ConfigNode, _ key: String) -> TimeInterval? {
         guard let text = string(node, key, required: false) else { return nil }
@@ -175,7 +186,8 @@ struct ConfigReader {
             if channel != .push { fail(payloadNode, "payload: only push templates have a custom payload") }
             if case .object(let members) = payloadNode.value {
                 for (name, value) in members {
-                    if ["aps", "herald"].contains(name) { fail(value, "payload.\(name): reserved key") }
+                    // `aps` is Apple's and `com.herald` Herald's own (APNs drops a custom key of those names).
+                    if ["aps", "herald", "com.herald"].contains(name) { fail(value, "payload.\(name): reserved key") }
                     if let text = templateText(value, "payload.\(name)") { payload[name] = text }
                 }
             } else {
@@ -218,7 +230,13 @@ struct ConfigReader {
         if let cancelNode = node["cancel_on"] {
             if case .array(let items) = cancelNode.value {
                 for item in items {
-                    if case .string(let name) = item.value, !name.isEmpty { cancelOn.append(name) } else { fail(item, "cancel_on: expected event names") }
+                    if case .string(let name) = item.value, let valid = eventName(item, name, "cancel_on") {
+                        cancelOn.append(valid)
+                    } else if case .string = item.value {
+                        continue
+                    } else {
+                        fail(item, "cancel_on: expected event names")
+                    }
                 }
             } else {
                 fail(cancelNode, "cancel_on: expected a list of event names, found \(cancelNode.typeName)")
@@ -256,7 +274,7 @@ struct ConfigReader {
         switch first.key {
         case "event":
             for member in members where !["event", "where"].contains(member.key) { fail(member.node, "trigger: unknown field `\(member.key)`") }
-            guard let name = string(node, "event"), !name.isEmpty else { return nil }
+            guard let text = string(node, "event"), let name = eventName(node["event"], text, "trigger.event") else { return nil }
             var condition: SegmentExpression?
             if let text = string(node, "where", required: false) {
                 guard let parsed = self.condition(node["where"], text: text, namespaces: ["event"]) else { return nil }
