@@ -216,7 +216,7 @@ struct ProviderTests {
         #expect(throws: ServiceAccount.Problem.self) { try ServiceAccount.parse(Array(#"{"project_id":"x"}"#.utf8)) }
     }
 
-    @Test("unsubscribe links verify, and a changed or foreign token does not")
+    @Test("unsubscribe links are opaque and sealed; a changed or foreign token does not verify; first-format links still do")
     func unsubscribeLinks() {
         let links = UnsubscribeLinks(secret: "0123456789abcdef-secret", publicURL: "https://notify.example.com/")
         let claim = UnsubscribeLinks.Claim(profileKey: "demo/paul", address: "paul@example.com", sendID: "s1")
@@ -224,11 +224,24 @@ struct ProviderTests {
         #expect(url.hasPrefix("https://notify.example.com/v1/unsubscribe/"))
         let token = String(url.dropFirst("https://notify.example.com/v1/unsubscribe/".count))
         #expect(links.verify(token) == claim)
-        let other = UnsubscribeLinks.Claim(profileKey: "demo/anna", address: "anna@example.com", sendID: "s1")
-        let forged = links.token(other).split(separator: ".")[0] + "." + token.split(separator: ".")[1]
-        #expect(links.verify(String(forged)) == nil)
         #expect(UnsubscribeLinks(secret: "another-secret-0123", publicURL: "x").verify(token) == nil)
         #expect(links.verify("garbage") == nil)
+        // Opaque: the address, the profile and the send cannot be read out of the link, whatever is decoded.
+        let decoded = String(decoding: Base64URL.decode(String(token.dropFirst(3))) ?? [], as: UTF8.self)
+        #expect(token.hasPrefix("v2.") && !decoded.contains("paul") && !token.contains("paul"))
+        // Sealed: any changed character is refused; two links for the same claim differ (a fresh nonce).
+        for index in [3, token.count / 2, token.count - 1] {
+            var characters = Array(token)
+            characters[index] = characters[index] == "A" ? "B" : "A"
+            #expect(links.verify(String(characters)) == nil, "changed at \(index)")
+        }
+        #expect(links.token(claim) != token)
+        // Links of the first format, already in mailboxes, still work; a forged one does not.
+        let legacy = links.legacyToken(claim)
+        #expect(links.verify(legacy) == claim)
+        let other = UnsubscribeLinks.Claim(profileKey: "demo/anna", address: "anna@example.com", sendID: "s1")
+        let forged = links.legacyToken(other).split(separator: ".")[0] + "." + legacy.split(separator: ".")[1]
+        #expect(links.verify(String(forged)) == nil)
     }
 
     @Test("SMS replies: keywords and the provider's signature")

@@ -2,15 +2,25 @@
 import Foundation
 import Shared
 
-/// Signed one-click unsubscribe links (RFC 8058): the token names the profile and address and is signed with the
-/// notifier's secret, so that nobody can unsubscribe someone else by guessing a URL.
+/// One-click unsubscribe links (RFC 8058). The token is opaque and sealed: the claim (profile, address, send) is
+/// encrypted and authenticated with a key derived from the notifier's secret (ChaChaPoly), so that nobody can read an
+/// address out of a link, nor unsubscribe someone else by making one. Links of the first format (the claim readable in
+/// base64, signed with HMAC) keep working: they are in emails already sent.
 struct UnsubscribeLinks: Sendable {
+    /// The first format's key (HMAC-SHA256 over the base64 claim).
     let secret: SymmetricKey
+    /// The sealing key: HKDF-SHA256 of the secret.
+    let sealing: SymmetricKey
     /// `https://notify.example.com` (the notifier's public address).
     let publicURL: String
 
+    static let prefix = "v2."
+
     init(secret: String, publicURL: String) {
         self.secret = SymmetricKey(data: Array(secret.utf8))
+        sealing = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: Array(secret.utf8)), info: Array("herald unsubscribe links v2".utf8),
+            outputByteCount: 32)
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
     }
 
@@ -25,21 +35,45 @@ struct UnsubscribeLinks: Sendable {
             JSONMember("p", .string(claim.profileKey)), JSONMember("a", .string(claim.address)),
             JSONMember("s", .string(claim.sendID)),
         ]).serialized
-        let body = Base64URL.encode(payload)
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(body.utf8), using: secret)
-        return body + "." + Base64URL.encode(mac)
+        // A fresh nonce per link; sealing cannot fail with a 256-bit key.
+        let sealed = try! ChaChaPoly.seal(payload, using: sealing).combined
+        return Self.prefix + Base64URL.encode(Array(sealed))
     }
 
     func url(_ claim: Claim) -> String { "\(publicURL)/v1/unsubscribe/\(token(claim))" }
 
-    /// The claim of a token this notifier signed (compared in constant time); nil for anything else.
+    /// The claim of a token this notifier made (either format); nil for anything else.
     func verify(_ token: String) -> Claim? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let mac = Base64URL.decode(String(parts[1])),
-            HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(parts[0].utf8), using: secret),
-            let payload = Base64URL.decode(String(parts[0])), let json = try? JSONParser.parse(payload),
-            let key = json["p"]?.stringValue, let address = json["a"]?.stringValue, let sendID = json["s"]?.stringValue
+        let payload: [UInt8]
+        if token.hasPrefix(Self.prefix) {
+            guard let sealed = Base64URL.decode(String(token.dropFirst(Self.prefix.count))),
+                let box = try? ChaChaPoly.SealedBox(combined: sealed),
+                let opened = try? ChaChaPoly.open(box, using: sealing)
+            else { return nil }
+            payload = Array(opened)
+        } else {
+            // The first format, `<base64 claim>.<base64 HMAC>` (compared in constant time).
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, let mac = Base64URL.decode(String(parts[1])),
+                HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(parts[0].utf8), using: secret),
+                let claim = Base64URL.decode(String(parts[0]))
+            else { return nil }
+            payload = claim
+        }
+        guard let json = try? JSONParser.parse(payload), let key = json["p"]?.stringValue,
+            let address = json["a"]?.stringValue, let sendID = json["s"]?.stringValue
         else { return nil }
         return Claim(profileKey: key, address: address, sendID: sendID)
+    }
+
+    /// A token of the first format, as links sent before the second carry it (tests).
+    func legacyToken(_ claim: Claim) -> String {
+        let payload = JSONValue.object([
+            JSONMember("p", .string(claim.profileKey)), JSONMember("a", .string(claim.address)),
+            JSONMember("s", .string(claim.sendID)),
+        ]).serialized
+        let body = Base64URL.encode(payload)
+        let mac = HMAC<SHA256>.authenticationCode(for: Array(body.utf8), using: secret)
+        return body + "." + Base64URL.encode(mac)
     }
 }
