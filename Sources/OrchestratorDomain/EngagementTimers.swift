@@ -35,23 +35,36 @@ extension Engagement {
                 try decide(campaign, key: key, context)
             case "schedule":
                 guard let campaign = rules.config.campaigns[ref], let at = WireTime.parse(due) else { continue }
-                try runSchedule(campaign, at: at)
+                let after = (row["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) }?["after"]?.stringValue
+                try runSchedule(campaign, at: at, after: after)
             default: continue
             }
         }
         return rows.count
     }
 
-    /// Sends a scheduled campaign's occurrence to the members of its audience in this partition, then sets the timer
-    /// of the next occurrence.
-    mutating func runSchedule(_ campaign: CampaignDefinition, at occurrence: Date) throws {
+    /// How many members of an audience one run of a scheduled campaign decides in one transaction.
+    static let schedulePage = 2000
+
+    /// Sends a scheduled campaign's occurrence to the members of its audience in this partition, one page of members
+    /// (after `after`, in key order) per transaction: while members are left, the timer stays due with the last key
+    /// decided, so the next tick goes on from there (a restart too) and a million members are never one transaction
+    /// and one array. After the last page, sets the timer of the next occurrence.
+    mutating func runSchedule(_ campaign: CampaignDefinition, at occurrence: Date, after: String? = nil) throws {
         guard let audience = campaign.audience else { return }
         let members = try String.fetchAll(
-            db.cachedStatement(sql: "SELECT profile_key FROM segment_members WHERE segment_key = ? ORDER BY profile_key"),
-            arguments: ["\(campaign.project)/\(audience)"])
+            db.cachedStatement(sql: """
+                SELECT profile_key FROM segment_members WHERE segment_key = ? AND profile_key > ?
+                ORDER BY profile_key LIMIT ?
+                """),
+            arguments: ["\(campaign.project)/\(audience)", after ?? "", Self.schedulePage])
         let stamp = WireTime.format(occurrence)
         for key in members {
             try trigger(campaign, key: key, TriggerContext(type: "schedule", occurrence: "schedule \(stamp)", at: occurrence))
+        }
+        if members.count == Self.schedulePage, let last = members.last {
+            try setTimer(key: "", kind: "schedule", ref: campaign.key, due: stamp, payload: .object([JSONMember("after", .string(last))]))
+            return
         }
         try db.executeCached(
             sql: """
@@ -102,6 +115,11 @@ extension Engagement {
                 db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign.key]
             ).flatMap(WireTime.parse)
             if let next = nextOccurrence(campaign, last: last) {
+                // An occurrence being paged keeps its cursor (its timer is already due at it).
+                let current = try String.fetchOne(
+                    db, sql: "SELECT due_at FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?",
+                    arguments: [campaign.key])
+                if current == WireTime.format(next) { continue }
                 try setTimer(key: "", kind: "schedule", ref: campaign.key, due: next)
             } else {
                 try db.execute(sql: "DELETE FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?", arguments: [campaign.key])

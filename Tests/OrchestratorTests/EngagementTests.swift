@@ -317,6 +317,32 @@ struct CampaignTests {
         }
     }
 
+    @Test("a scheduled run over a large audience is paged: one page per transaction, resumed after a restart, each member once")
+    func schedulePaged() async throws {
+        let config = try configuration(
+            demoProject,
+            #"{"kind":"segment","id":"vip","project":"demo","condition":"c.vip = true"}"#,
+            #"{"kind":"template","id":"news","project":"demo","channel":"sms","variants":{"default":{"text":"News"}}}"#,
+            #"{"kind":"campaign","id":"weekly","project":"demo","trigger":{"schedule":{"at":"2026-11-18T12:00:00Z"}},"audience":"vip","reeligibility":"always","messages":[{"channel":"sms","template":"news"}]}"#)
+        let harness = try EngagementHarness(config)
+        _ = try await harness.database.reconcile(rules: harness.rules)
+        let members = Engagement.schedulePage * 2 + 500
+        let vip = try JSONParser.parse(Array(#"{"custom_attributes":{"vip.b":true}}"#.utf8))
+        try await harness.apply((0..<members).map { index in
+            harness.writer.record(.profileUpdate, id: "u\(index)", customID: "u\(index)", fields: [JSONMember("profile", vip)])
+        })
+        #expect(try await harness.advance(to: t0 + 3200) == 1)
+        #expect(try harness.sends(.sms).count == Engagement.schedulePage)
+        // Stopped between pages: the next owner goes on from the last member decided.
+        try harness.reopen()
+        #expect(try await harness.advance(to: t0 + 3201) == 1)
+        #expect(try harness.sends(.sms).count == Engagement.schedulePage * 2)
+        #expect(try await harness.advance(to: t0 + 3202) == 1)
+        #expect(try await harness.advance(to: t0 + 3203) == 0)
+        let sends = try harness.sends(.sms)
+        #expect(sends.count == members && Set(sends.map(\.profileKey)).count == members)
+    }
+
     @Test("segment entry and exit, audience, schedule and API triggers")
     func otherTriggers() async throws {
         let config = try configuration(
