@@ -81,8 +81,9 @@ struct NotifierSettings: Sendable {
             } catch {
                 throw ConfigError("HERALD_FCM_SERVICE_ACCOUNT_FILE", "\(accountFile): \(error)")
             }
-            if let tokenURL = env.optional("HERALD_FCM_TOKEN_URL") { account.tokenURI = tokenURL }
-            _ = try secure(env.optional("HERALD_FCM_TOKEN_URL") == nil ? "HERALD_FCM_SERVICE_ACCOUNT_FILE" : "HERALD_FCM_TOKEN_URL", account.tokenURI)
+            let tokenURL = env.optional("HERALD_FCM_TOKEN_URL")
+            if let tokenURL { account.tokenURI = tokenURL }
+            _ = try secure(tokenURL == nil ? "HERALD_FCM_SERVICE_ACCOUNT_FILE" : "HERALD_FCM_TOKEN_URL", account.tokenURI)
             fcm = FCM(
                 account: account, url: try secure("HERALD_FCM_URL", try env.url("HERALD_FCM_URL", default: "https://fcm.googleapis.com")),
                 maxInFlight: try env.int("HERALD_FCM_MAX_IN_FLIGHT", default: 100, range: 1...5000))

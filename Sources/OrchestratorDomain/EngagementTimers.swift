@@ -17,6 +17,7 @@ extension Engagement {
             let kind: String = row["kind"]
             let ref: String = row["ref"]
             let due: String = row["due_at"]
+            let payload = (row["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) }
             try db.executeCached(
                 sql: "DELETE FROM timers WHERE profile_key = ? AND kind = ? AND ref = ?", arguments: [key, kind, ref])
             switch kind {
@@ -28,15 +29,12 @@ extension Engagement {
                 try evaluate(segment, values: values, cause: "at \(due)", fireCampaigns: true, stored: try StoredMembership(db, key: key))
             case "delay":
                 let campaignKey = String(ref.prefix { $0 != " " })
-                guard let campaign = rules.config.campaigns[campaignKey],
-                    let payload = (row["payload"] as String?).flatMap({ try? JSONParser.parse(Array($0.utf8)) }),
-                    let context = TriggerContext(json: payload)
+                guard let campaign = rules.config.campaigns[campaignKey], let payload, let context = TriggerContext(json: payload)
                 else { continue }
                 try decide(campaign, key: key, context)
             case "schedule":
                 guard let campaign = rules.config.campaigns[ref], let at = WireTime.parse(due) else { continue }
-                let after = (row["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) }?["after"]?.stringValue
-                try runSchedule(campaign, at: at, after: after)
+                try runSchedule(campaign, at: at, after: payload?["after"]?.stringValue)
             default: continue
             }
         }

@@ -23,29 +23,13 @@ package struct OperatorAuthMiddleware<Context: RequestContext>: RouterMiddleware
         let supplied = request.headers[.authorization].flatMap { header in
             header.prefix(7).lowercased() == "bearer " ? Array(header.dropFirst(7).utf8) : nil
         }
-        guard let supplied, Self.equal(supplied, token) else {
-            let body = JSONValue.object([
-                JSONMember(
-                    "error",
-                    .object([
-                        JSONMember("code", .string("operator_token_required")),
-                        JSONMember("message", .string("this operator endpoint needs 'Authorization: Bearer <HERALD_OPERATOR_TOKEN>'")),
-                        JSONMember("details", .array([])),
-                    ]))
-            ])
-            return Response(
-                status: .unauthorized, headers: [.contentType: "application/json", .wwwAuthenticate: "Bearer"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body.serialized)))
+        guard let supplied, ConstantTime.equal(supplied, token) else {
+            var response = Response.jsonError(
+                .unauthorized, "operator_token_required", "this operator endpoint needs 'Authorization: Bearer <HERALD_OPERATOR_TOKEN>'")
+            response.headers[.wwwAuthenticate] = "Bearer"
+            return response
         }
         return try await next(request, context)
-    }
-
-    /// Compares in constant time for a given length (the token's length is not the secret).
-    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
-        return difference == 0
     }
 }
 

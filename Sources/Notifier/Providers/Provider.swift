@@ -70,15 +70,6 @@ extension ProviderOutcome {
     }
 }
 
-/// Byte comparison whose time does not depend on where the inputs differ (signatures, proofs); only the lengths,
-/// which are public, end it early.
-enum ConstantTime {
-    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
-    }
-}
-
 /// base64url without padding (JWT).
 enum Base64URL {
     static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {

@@ -1,5 +1,6 @@
 @preconcurrency import Crypto
 import Foundation
+import ServiceSupport
 import Shared
 
 /// SMS through an HTTP API of the common shape (Twilio's): a form POST with To, From and Body under basic auth,

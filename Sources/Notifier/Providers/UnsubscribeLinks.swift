@@ -30,13 +30,17 @@ struct UnsubscribeLinks: Sendable {
         var sendID: String
     }
 
-    func token(_ claim: Claim) -> String {
-        let payload = JSONValue.object([
+    /// The claim as the token carries it: `{"p": profile, "a": address, "s": send}`.
+    private static func payload(_ claim: Claim) -> [UInt8] {
+        JSONValue.object([
             JSONMember("p", .string(claim.profileKey)), JSONMember("a", .string(claim.address)),
             JSONMember("s", .string(claim.sendID)),
         ]).serialized
+    }
+
+    func token(_ claim: Claim) -> String {
         // A fresh nonce per link; sealing cannot fail with a 256-bit key.
-        let sealed = try! ChaChaPoly.seal(payload, using: sealing).combined
+        let sealed = try! ChaChaPoly.seal(Self.payload(claim), using: sealing).combined
         return Self.prefix + Base64URL.encode(Array(sealed))
     }
 
@@ -68,11 +72,7 @@ struct UnsubscribeLinks: Sendable {
 
     /// A token of the first format, as links sent before the second carry it (tests).
     func legacyToken(_ claim: Claim) -> String {
-        let payload = JSONValue.object([
-            JSONMember("p", .string(claim.profileKey)), JSONMember("a", .string(claim.address)),
-            JSONMember("s", .string(claim.sendID)),
-        ]).serialized
-        let body = Base64URL.encode(payload)
+        let body = Base64URL.encode(Self.payload(claim))
         let mac = HMAC<SHA256>.authenticationCode(for: Array(body.utf8), using: secret)
         return body + "." + Base64URL.encode(mac)
     }

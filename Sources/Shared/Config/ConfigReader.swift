@@ -124,7 +124,7 @@ struct ConfigReader {
         guard let unit = text.last, let factor = SegmentParser.units[unit] else { return nil }
         let digits = text.dropLast()
         let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
             let number = Double(digits)
         else { return nil }
         let seconds = number * factor
