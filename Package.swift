@@ -65,6 +65,7 @@ let package = Package(
             dependencies: [
                 "Shared",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -198,7 +199,7 @@ let package = Package(
         .testTarget(
             name: "IngestTests",
             dependencies: [
-                "Ingest", "Shared", "HeraldTestSupport",
+                "Ingest", "Shared", "ServiceSupport", "HeraldTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import ServiceLifecycle
 import ServiceSupport
 import Shared
@@ -13,6 +14,7 @@ enum Ingest {
         producerConfig.deliveryTimeout = context.config.produceTimeout
         let producer = try KafkaProducer(configuration: producerConfig, logger: context.logger)
         await producer.prepare(topics: [.ingest])
+        warnUnsignedIdentity(context.config.catalog, logger: context.logger)
         let router = buildRouter(
             api: IngestAPI(
                 catalog: context.config.catalog, sink: KafkaRecordSink(producer: producer),
@@ -22,6 +24,18 @@ enum Ingest {
             router: router, context: context, service: "ingest",
             checks: [HealthCheck("kafka") { await producer.brokersReachable() }])
         return [producer, http]
+    }
+
+    /// Signed identity is off by default (the source documents' apps write a custom ID with the app key alone): say
+    /// at every start which apps still let anyone holding their key write any custom ID.
+    static func warnUnsignedIdentity(_ catalog: AppsCatalog, logger: Logger) {
+        let open = catalog.projects.flatMap { project in
+            project.apps.filter { !$0.requireSignedIdentity }.map { "\(project.id)/\($0.id)" }
+        }
+        guard !open.isEmpty else { return }
+        logger.warning(
+            "signed identity is off: anyone holding these apps' key can write any custom_id (set require_signed_identity and identity_secrets in the apps file, docs/security.md)",
+            metadata: ["apps": .string(open.joined(separator: ","))])
     }
 
     /// The API's routes; tests build it with a fake sink.

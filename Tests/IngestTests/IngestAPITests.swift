@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import ServiceSupport
 import Shared
 import Testing
 
@@ -57,9 +58,9 @@ struct Answer {
 
 func call(
     _ uri: String, method: HTTPRequest.Method = .post, key: String? = nil, rest: Bool = false, body: String? = nil,
-    headers extra: HTTPFields = [:], sink: FakeSink = FakeSink(), maxBody: Int = 1 << 20
+    headers extra: HTTPFields = [:], sink: FakeSink = FakeSink(), maxBody: Int = 1 << 20, catalog: AppsCatalog? = nil
 ) async throws -> Answer {
-    let catalog = try AppsCatalog.load(path: sampleAppsFile)
+    let catalog = try catalog ?? AppsCatalog.load(path: sampleAppsFile)
     let router = Ingest.buildRouter(api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }))
     let app = Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
     var headers = extra
@@ -304,6 +305,48 @@ struct AppAPITests {
         let missing = try await call("/v1/app/identify", key: iosKey, body: #"{"installation_id":"INST-1"}"#)
         #expect(missing.status == .unprocessableContent)
         #expect(missing.problems == ["custom_id missing_field"])
+    }
+
+    @Test("signed identity: a write naming a custom_id needs its proof; anonymous writes and logouts do not")
+    func signedIdentity() async throws {
+        let secrets = ["identity_secret_old_0001", "identity_secret_new_0002"]
+        let text = #"{"projects":[{"id":"demo","rest_api_keys":[],"apps":[{"id":"demo-ios","platform":"ios","api_key":"\#(iosKey)","dev_api_key":"\#(iosDevKey)","require_signed_identity":true,"identity_secrets":["\#(secrets[0])","\#(secrets[1])"]}]}]}"#
+        let catalog = try AppsCatalog.parse(Array(text.utf8))
+        let sink = FakeSink()
+        func write(_ uri: String, _ body: String, key: String = iosKey, proof: String?) async throws -> Answer {
+            var headers: HTTPFields = [:]
+            if let proof { headers[HTTPField.Name("X-CustomID-Auth")!] = proof }
+            return try await call(uri, key: key, body: body, headers: headers, sink: sink, catalog: catalog)
+        }
+        let identify = #"{"installation_id":"INST-1","custom_id":"paul"}"#
+        let email = #"{"installation_id":"INST-1","custom_id":"paul","attributes":{"$email_address":"attacker@example.com"}}"#
+        // Refused: no proof, a proof for another user, a proof for another key, a proof under an unknown secret.
+        for (uri, body, proof, code) in [
+            ("/v1/app/identify", identify, nil, "missing_custom_id_auth"),
+            ("/v1/app/profile", email, nil, "missing_custom_id_auth"),
+            ("/v1/app/identify", identify, CustomIDProof.make(apiKey: iosKey, customID: "paula", secret: secrets[1]), "invalid_custom_id_auth"),
+            ("/v1/app/profile", email, CustomIDProof.make(apiKey: iosDevKey, customID: "paul", secret: secrets[1]), "invalid_custom_id_auth"),
+            ("/v1/app/identify", identify, CustomIDProof.make(apiKey: iosKey, customID: "paul", secret: "identity_secret_xxx_0003"), "invalid_custom_id_auth"),
+        ] as [(String, String, String?, String)] {
+            let answer = try await write(uri, body, proof: proof)
+            #expect(answer.status == .unauthorized && answer.code == code, "\(uri) \(String(describing: proof)): \(answer.json)")
+        }
+        #expect(sink.records.isEmpty)
+        // Accepted: the proof under either secret (uppercase hex too), with the live or the dev key.
+        let accepted = [
+            try await write("/v1/app/identify", identify, proof: CustomIDProof.make(apiKey: iosKey, customID: "paul", secret: secrets[0])),
+            try await write("/v1/app/profile", email, proof: CustomIDProof.make(apiKey: iosKey, customID: "paul", secret: secrets[1]).uppercased()),
+            try await write(
+                "/v1/app/events", #"{"installation_id":"INST-1","custom_id":"paul","events":[{"name":"open"}]}"#, key: iosDevKey,
+                proof: CustomIDProof.make(apiKey: iosDevKey, customID: "paul", secret: secrets[0])),
+            // Nothing to prove: an anonymous installation's write, a logout.
+            try await write("/v1/app/events", #"{"installation_id":"INST-2","events":[{"name":"open"}]}"#, proof: nil),
+            try await write("/v1/app/identify", #"{"installation_id":"INST-1","custom_id":null}"#, proof: nil),
+        ]
+        #expect(accepted.map(\.status) == [.ok, .ok, .ok, .ok, .ok], "\(accepted.map(\.json))")
+        #expect(sink.records.map(\.op) == [.identify, .profileUpdate, .event, .event, .logout])
+        // The same writes without the requirement (the sample apps file) need no proof.
+        #expect(try await call("/v1/app/profile", key: iosKey, body: email).status == .ok)
     }
 
     @Test("installation-scoped profile edits: email needs an identified user")

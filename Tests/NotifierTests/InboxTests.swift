@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import ProviderSimulators
+import ServiceSupport
 import Shared
 import Testing
 
@@ -20,14 +21,14 @@ struct InboxTests {
     @Test("the documented X-CustomID-Auth vector: api key abcdef, user paul, secret foobar")
     func hmacVector() {
         #expect(
-            InboxEndpoints.proof(apiKey: "abcdef", customID: "paul", secret: "foobar")
+            CustomIDProof.make(apiKey: "abcdef", customID: "paul", secret: "foobar")
                 == "796f1ab5d119d1b2eab8201e60335b56d1befff40c0f80263d64a169a8fd2e45")
-        #expect(InboxEndpoints.verify(
-            proof: "796f1ab5d119d1b2eab8201e60335b56d1befff40c0f80263d64a169a8fd2e45", apiKey: "abcdef", customID: "paul", secret: "foobar"))
-        #expect(!InboxEndpoints.verify(
-            proof: "796f1ab5d119d1b2eab8201e60335b56d1befff40c0f80263d64a169a8fd2e4", apiKey: "abcdef", customID: "paul", secret: "foobar"))
-        #expect(!InboxEndpoints.verify(
-            proof: "796f1ab5d119d1b2eab8201e60335b56d1befff40c0f80263d64a169a8fd2e45", apiKey: "abcdef", customID: "paula", secret: "foobar"))
+        #expect(CustomIDProof.verify(
+            "796f1ab5d119d1b2eab8201e60335b56d1befff40c0f80263d64a169a8fd2e45", apiKey: "abcdef", customID: "paul", secrets: ["foobar"]))
+        #expect(!CustomIDProof.verify(
+            "796f1ab5d119d1b2eab8201e60335b56d1befff40c0f80263d64a169a8fd2e4", apiKey: "abcdef", customID: "paul", secrets: ["foobar"]))
+        #expect(!CustomIDProof.verify(
+            "796f1ab5d119d1b2eab8201e60335b56d1befff40c0f80263d64a169a8fd2e45", apiKey: "abcdef", customID: "paula", secrets: ["foobar"]))
     }
 
     @Test("cursors round-trip and refuse what this API did not make")
@@ -74,7 +75,7 @@ struct InboxTests {
         }
     }
 
-    static func paulAuth(_ user: String = "paul") -> String { InboxEndpoints.proof(apiKey: liveKey, customID: user, secret: secret) }
+    static func paulAuth(_ user: String = "paul") -> String { CustomIDProof.make(apiKey: liveKey, customID: user, secret: secret) }
 
     /// Delivers pushes with these ids to paul's installations and waits for their reports.
     static func deliver(
@@ -107,7 +108,7 @@ struct InboxTests {
         #expect(try await Self.call(harness, "/v1/inbox/custom/paul").code == "missing_custom_id_auth")
         #expect(try await Self.call(harness, "/v1/inbox/custom/paul", customAuth: "00").status == .unauthorized)
         #expect(try await Self.call(harness, "/v1/inbox/custom/paul", customAuth: Self.paulAuth("anna")).code == "invalid_custom_id_auth")
-        let other = InboxEndpoints.proof(apiKey: "live_demo_android_0123456789", customID: "paul", secret: Self.secret)
+        let other = CustomIDProof.make(apiKey: "live_demo_android_0123456789", customID: "paul", secret: Self.secret)
         #expect(try await Self.call(harness, "/v1/inbox/custom/paul", customAuth: other).status == .unauthorized)
         let mine = try await Self.call(harness, "/v1/inbox/custom/paul", customAuth: Self.paulAuth())
         #expect(mine.status == .ok && mine.ids == ["n1"])

@@ -128,6 +128,9 @@ struct ConfigTests {
             (#"{"projects":[{"id":"d","rest_api_keys":["key_0123456789abcdef"],"apps":[{"id":"i","platform":"ios","api_key":"key_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef"}]}]}"#, "projects[0].apps[0].api_key: this key is already used"),
             (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"tv","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef"}]}]}"#, "projects[0].apps[0].platform: expected ios"),
             (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[]},{"id":"d","rest_api_keys":[],"apps":[]}]}"#, "projects[1].id: project \"d\" is defined twice"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef","require_signed_identity":true}]}]}"#, "projects[0].apps[0].identity_secrets: require_signed_identity needs at least one secret"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef","require_signed_identity":"yes"}]}]}"#, "projects[0].apps[0].require_signed_identity: expected true or false"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef","identity_secrets":["0123456789abcdef","short"]}]}]}"#, "projects[0].apps[0].identity_secrets[1]: secrets are at least 16"),
             ("{", "not JSON: line 1, column 2"),
         ])
     func catalogErrors(text: String, message: String) {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ServiceSupport
 import Shared
 
 /// The app-side API (`X-Api-Key`: an app's live or dev key). Every body names the installation; `custom_id` is the
@@ -64,10 +65,29 @@ struct AppController {
             problems.append(error.at("id"))
         }
         guard problems.isEmpty else { throw APIError.validation(problems + fields.problems) }
-        let platform = api.catalog.projects.first { $0.id == project }?.apps.first { $0.id == app }?.platform ?? "ios"
+        let settings = api.catalog.app(project: project, id: app)
+        if let customID, let settings, settings.requireSignedIdentity {
+            try checkIdentityProof(request, customID: customID, secrets: settings.identitySecrets)
+        }
+        let platform = settings?.platform ?? "ios"
         return Envelope(
             project: project, source: .app(id: app, dev: dev), platform: platform, installationID: installationID,
             customID: customID, clientID: clientID, fields: fields)
+    }
+
+    /// Signed identity: a write that names `custom_id` carries `X-CustomID-Auth`, the proof the customer's server
+    /// made for that custom ID under one of the app's identity secrets (`CustomIDProof`). Without it, anyone holding
+    /// the app key (shipped in every copy of the app) could change another user's email or phone, or attach an
+    /// installation to their profile and receive their pushes.
+    func checkIdentityProof(_ request: Request, customID: String, secrets: [String]) throws(APIError) {
+        guard let proof = request.headers[HTTPField.Name("X-CustomID-Auth")!], !proof.isEmpty else {
+            throw .unauthorized(
+                "missing_custom_id_auth", "X-CustomID-Auth is required: this app writes a custom_id only with its signed identity")
+        }
+        let apiKey = request.headers[HTTPField.Name("X-Api-Key")!] ?? ""
+        guard CustomIDProof.verify(proof, apiKey: apiKey, customID: customID, secrets: secrets) else {
+            throw .unauthorized("invalid_custom_id_auth", "X-CustomID-Auth does not match this custom_id and API key")
+        }
     }
 
     func record(

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -8,7 +7,7 @@ import ServiceSupport
 import Shared
 
 /// The inbox API apps call (`X-Api-Key`: the app's live key). Installation mode needs only the key; custom-ID mode
-/// also `X-CustomID-Auth`, the lowercase hex HMAC-SHA256 of api key ‖ custom ID keyed with the app's inbox secret,
+/// also `X-CustomID-Auth` (`CustomIDProof`), the lowercase hex HMAC-SHA256 of api key ‖ custom ID keyed with the app's inbox secret,
 /// computed on the customer's server.
 ///
 ///     GET    /v1/inbox/{install|custom}/{id}?from=&limit=&include_silent=
@@ -105,22 +104,11 @@ struct InboxEndpoints: Sendable {
             guard let proof = request.headers[HTTPField.Name("X-CustomID-Auth")!], !proof.isEmpty else {
                 return refuse(.unauthorized, "missing_custom_id_auth", "X-CustomID-Auth is required for a custom ID's inbox")
             }
-            guard Self.verify(proof: proof, apiKey: key, customID: id, secret: secret) else {
+            guard CustomIDProof.verify(proof, apiKey: key, customID: id, secrets: [secret]) else {
                 return refuse(.unauthorized, "invalid_custom_id_auth", "X-CustomID-Auth does not match this custom ID")
             }
         }
         return .success(InboxStore.Owner(project: project, app: appID, kind: mode, id: id))
-    }
-
-    /// `hex(HMAC-SHA256(key: inbox secret, message: api key ‖ custom ID))`, lowercase.
-    static func proof(apiKey: String, customID: String, secret: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Array((apiKey + customID).utf8), using: SymmetricKey(data: Array(secret.utf8)))
-        return mac.map { String(format: "%02x", $0) }.joined()
-    }
-
-    /// Compares in constant time (the length of the expected proof is public).
-    static func verify(proof: String, apiKey: String, customID: String, secret: String) -> Bool {
-        ConstantTime.equal(Array(self.proof(apiKey: apiKey, customID: customID, secret: secret).utf8), Array(proof.lowercased().utf8))
     }
 
     private func page(_ owner: InboxStore.Owner, _ request: Request) async throws -> Response {

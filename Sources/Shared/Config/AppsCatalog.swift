@@ -10,6 +10,11 @@ package struct AppsCatalog: Sendable, Equatable {
         package var inboxSecret: String?
         /// iOS: the bundle id, sent as APNs' `apns-topic` (required to push to the app).
         package var bundleID: String? = nil
+        /// Signed identity (Braze's SDK Authentication): app writes that name a `custom_id` must carry
+        /// `X-CustomID-Auth` made under one of `identitySecrets` by the customer's server.
+        package var requireSignedIdentity = false
+        /// The secrets a custom ID's proof may be made with (two while one is rotated out).
+        package var identitySecrets: [String] = []
     }
 
     package struct Project: Sendable, Equatable {
@@ -102,12 +107,34 @@ package struct AppsCatalog: Sendable, Equatable {
                 if bundleID != nil && platform != "ios" {
                     throw FormatError(path: "\(appPath).bundle_id", message: "only iOS apps have a bundle id")
                 }
-                parsedApps.append(
-                    App(id: appID, platform: platform, apiKey: live, devAPIKey: dev, inboxSecret: secret, bundleID: bundleID))
+                var parsed = App(
+                    id: appID, platform: platform, apiKey: live, devAPIKey: dev, inboxSecret: secret, bundleID: bundleID)
+                try parseSignedIdentity(app, path: appPath, into: &parsed)
+                parsedApps.append(parsed)
             }
             catalog.projects.append(Project(id: id, restAPIKeys: restKeys, apps: parsedApps))
         }
         return catalog
+    }
+
+    /// `require_signed_identity` (a boolean, false when absent) and `identity_secrets` (secrets of at least 16
+    /// characters, required when the former is true).
+    private static func parseSignedIdentity(_ app: JSONValue, path: String, into parsed: inout App) throws(FormatError) {
+        switch app["require_signed_identity"] {
+        case nil: break
+        case .bool(let flag)?: parsed.requireSignedIdentity = flag
+        default: throw FormatError(path: "\(path).require_signed_identity", message: "expected true or false")
+        }
+        if app["identity_secrets"] != nil {
+            parsed.identitySecrets = try strings(app["identity_secrets"], path: "\(path).identity_secrets")
+            for (index, secret) in parsed.identitySecrets.enumerated() where secret.utf8.count < 16 {
+                throw FormatError(path: "\(path).identity_secrets[\(index)]", message: "secrets are at least 16 characters")
+            }
+        }
+        if parsed.requireSignedIdentity && parsed.identitySecrets.isEmpty {
+            throw FormatError(
+                path: "\(path).identity_secrets", message: "require_signed_identity needs at least one secret to check proofs with")
+        }
     }
 
     private mutating func register(_ key: String, _ credential: Credential, path: String, dev: Bool) throws(FormatError) {
