@@ -68,11 +68,12 @@ enum Notifier {
         consumerConfig.coPartitioned = true
         consumerConfig.progressGroup = "\(consumerConfig.groupID).offsets"
         let consumer = try KafkaConsumer(configuration: consumerConfig, listener: partitions, logger: logger)
+        partitions.owner.setFlow(consumer)
         await partitions.onWatermarks { partition in try await consumer.watermarks(partition) }
         let consumed = ConsumedRecordsMetric(topics: topics.map(\.name))
         let consuming = KafkaConsumerService(consumer: consumer) { batch in
             consumed.record(batch)
-            try await partitions.apply(batch)
+            await partitions.apply(batch)
         }
 
         let router = Router(context: BasicRequestContext.self)
@@ -86,6 +87,7 @@ enum Notifier {
             router: router, context: context, service: "notifier",
             checks: [
                 HealthCheck("kafka") { await consumer.brokersReachable() }, HealthCheck("group") { consumer.hasJoinedGroup },
+                HealthCheck("partitions") { await partitions.owner.pausedPartitions.isEmpty },
             ])
         // Stopped in reverse: HTTP, the workers (finish what is in flight and record it), the consumer, the relay,
         // the curl thread, the producer.

@@ -32,6 +32,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     private var inFlight: [Int32: Int] = [:]
     /// Partitions being revoked: nothing more of them is claimed.
     private var draining: Set<Int32> = []
+    /// Results whose recording failed, per partition: written again at each relay round (the partition is paused
+    /// meanwhile), reported straight to the broker if the partition goes first.
+    private var unrecorded: [Int32: [(results: [NotifierStore.AttemptResult], retry: RetryPolicy)]] = [:]
 
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, catalog: AppsCatalog,
@@ -134,6 +137,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         while attemptsInFlight(partition) > 0 && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
+        await recordLeftovers(partition)
         let left = attemptsInFlight(partition)
         if waiting > 0 {
             let metadata: Logger.Metadata = [
@@ -151,22 +155,22 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     func partitionClosed(_ partition: Int32) async {
         handover.removeValue(forKey: partition)
         draining.remove(partition)
+        // Results its database would not take, even at the drain: reported straight to the broker.
+        for (results, _) in unrecorded.removeValue(forKey: partition) ?? [] { await reportLate(partition, results) }
     }
 
     // MARK: Consuming
 
-    func apply(_ batch: KafkaBatch) async throws {
+    /// Applies a batch per partition (`PartitionOwner.apply`: a record the code cannot apply goes to `herald.dlq`, a
+    /// partition whose database fails is paused and retried) and wakes the workers of the channels it brought.
+    func apply(_ batch: KafkaBatch) async {
         var channels: Set<MessageChannel> = []
         for (tp, records) in batch.byPartition {
-            guard let database = await owner.database(tp.partition) else {
-                logger.warning("batch for a partition not open", metadata: ["partition": "\(tp)"])
-                continue
-            }
             let now = clock()
-            let outbox = try await database.applyBatch(records) { db, record in
-                try NotifierStore.apply(db, record: record, now: now)
-            }
-            if !outbox.isEmpty { await owner.scheduleFlush(tp.partition) }
+            let applied = await owner.apply(
+                tp, records, apply: { db, record in try NotifierStore.apply(db, record: record, now: now) },
+                deadLetter: { record, reason in NotifierStore.deadLetter(record, reason: "not applied: \(reason)", now: now) })
+            guard applied != nil else { continue }
             if var pending = handover[tp.partition], let end = pending.ends[tp.topic], let last = records.last?.offset,
                 last + 1 >= end
             {
@@ -205,8 +209,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         var result: [(Int32, NotifierStore.Claimed)] = []
         let now = clock()
         let platforms = self.platforms
+        let paused = Set(await owner.pausedPartitions)
         for (number, database) in await owner.openDatabases where result.count < limit {
-            guard handover[number] == nil, !draining.contains(number) else { continue }
+            guard handover[number] == nil, !draining.contains(number), !paused.contains(number) else { continue }
             let left = limit - result.count
             do {
                 guard try await database.read({ db in try NotifierStore.hasWork(db, channel: channel, now: now) }) else { continue }
@@ -230,30 +235,69 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     func complete(partition: Int32, results: [NotifierStore.AttemptResult], retry: RetryPolicy) async {
         defer { inFlight[partition] = max(0, (inFlight[partition] ?? 0) - results.count) }
         guard let database = await owner.database(partition) else {
-            let reports = NotifierStore.lateReports(results)
-            logger.warning(
-                "results for a partition not open; reported straight to herald.deliveries",
-                metadata: ["partition": "\(partition)", "results": "\(results.count)", "reports": "\(reports.count)"])
-            do {
-                try await owner.publishDirectly(reports.map(\.outgoing))
-            } catch {
-                logger.error(
-                    "late reports not produced; the next owner attempts these targets again",
-                    metadata: ["partition": "\(partition)", "error": "\(error)"])
-            }
+            await reportLate(partition, results)
             return
         }
-        do {
-            _ = try await database.writeWithOutbox { db in ((), try NotifierStore.complete(db, results: results, retry: retry)) }
-            await owner.scheduleFlush(partition)
-        } catch {
-            logger.error("recording results failed", metadata: ["partition": "\(partition)", "error": "\(error)"])
+        // After results left by a failure, in their order; else now.
+        if unrecorded[partition] != nil {
+            unrecorded[partition, default: []].append((results, retry))
+        } else if !(await record(partition, database, results, retry: retry)) {
+            unrecorded[partition, default: []].append((results, retry))
         }
     }
 
-    /// The relay's round: every partition whose outbox a produce left behind.
+    /// Results of a partition no longer open here: the reports of finished targets go straight to the broker.
+    private func reportLate(_ partition: Int32, _ results: [NotifierStore.AttemptResult]) async {
+        let reports = NotifierStore.lateReports(results)
+        logger.warning(
+            "results for a partition not open; reported straight to herald.deliveries",
+            metadata: ["partition": "\(partition)", "results": "\(results.count)", "reports": "\(reports.count)"])
+        do {
+            try await owner.publishDirectly(reports.map(\.outgoing))
+        } catch {
+            logger.error(
+                "late reports not produced; the next owner attempts these targets again",
+                metadata: ["partition": "\(partition)", "error": "\(error)"])
+        }
+    }
+
+    /// Writes results to the ledger with their reports; on failure the partition is paused (its database fails) and
+    /// false is returned: the caller keeps the results for the next round.
+    private func record(
+        _ partition: Int32, _ database: PartitionDatabase, _ results: [NotifierStore.AttemptResult], retry: RetryPolicy
+    ) async -> Bool {
+        do {
+            _ = try await database.writeWithOutbox { db in ((), try NotifierStore.complete(db, results: results, retry: retry)) }
+            await owner.scheduleFlush(partition)
+            return true
+        } catch {
+            logger.error(
+                "recording results failed; retried every second", metadata: ["partition": "\(partition)", "error": "\(error)"])
+            await owner.pause(partition, error: error)
+            return false
+        }
+    }
+
+    /// Writes the results a failure left, in their order; those of a partition no longer open are reported straight to
+    /// the broker (`complete`'s late reports).
+    private func recordLeftovers(_ partition: Int32) async {
+        while let (results, retry) = unrecorded[partition]?.first {
+            guard let database = await owner.database(partition) else {
+                for (results, _) in unrecorded.removeValue(forKey: partition) ?? [] { await reportLate(partition, results) }
+                return
+            }
+            guard await record(partition, database, results, retry: retry) else { return }
+            unrecorded[partition]?.removeFirst()
+            if unrecorded[partition]?.isEmpty == true { unrecorded.removeValue(forKey: partition) }
+        }
+    }
+
+    /// The relay's round: results a failure left, every partition whose outbox a produce left behind, and the paused
+    /// partitions due for another try.
     func flushAll() async {
+        for partition in unrecorded.keys.sorted() { await recordLeftovers(partition) }
         await owner.flushUnflushed()
+        await owner.retryPaused()
     }
 
     /// A ledger row, for operators and tests.

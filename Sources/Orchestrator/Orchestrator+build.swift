@@ -31,13 +31,14 @@ enum Orchestrator {
         consumerConfig.coPartitioned = true
         consumerConfig.progressGroup = "\(consumerConfig.groupID).offsets"
         let consumer = try KafkaConsumer(configuration: consumerConfig, listener: manager, logger: context.logger)
+        manager.owner.setFlow(consumer)
         let follower = try ConfigFollower(
             client: context.common.kafka, instanceID: context.common.instanceID, manager: manager, logger: context.logger)
         let consumed = ConsumedRecordsMetric(topics: topics.map(\.name))
         let consuming = KafkaConsumerService(consumer: consumer) { batch in
             try await follower.waitUntilLoaded()
             consumed.record(batch)
-            try await manager.apply(batch)
+            await manager.apply(batch)
         }
 
         let router = Router(context: BasicRequestContext.self)
@@ -69,6 +70,7 @@ enum Orchestrator {
             router: router, context: context, service: "orchestrator",
             checks: [
                 HealthCheck("kafka") { await consumer.brokersReachable() }, HealthCheck("group") { consumer.hasJoinedGroup },
+                HealthCheck("partitions") { await manager.owner.pausedPartitions.isEmpty },
             ],
             operatorPaths: ["/v1/"])
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on

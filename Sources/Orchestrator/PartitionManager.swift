@@ -195,24 +195,22 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
     /// produced, without waiting: the next batch is applied while the relay produces this one's outputs (in order,
     /// one flush at a time per partition). Waiting here put a produce round trip, and the changelog's after it, between
     /// every two batches of every partition: at 2,000 events/s the backlog behind it was most of the latency.
-    func apply(_ batch: KafkaBatch) async throws {
+    ///
+    /// A record the code cannot apply goes to `herald.dlq` and the partition goes on; a partition whose database fails
+    /// is paused and retried, the others go on (`PartitionOwner.apply`).
+    func apply(_ batch: KafkaBatch) async {
+        let rules = self.rules ?? .none
         for (tp, records) in batch.byPartition {
-            guard let database = await owner.database(tp.partition) else {
-                // Not ours (any more): the records are not consumed here and the next owner reads them.
-                logger.warning("batch for a partition not open", metadata: ["partition": "\(tp)"])
-                continue
-            }
-            let rules = self.rules ?? .none
-            let outbox = try await database.applyBatch(records) { db, record in
-                try ProfileApplier.apply(db, record: record, rules: rules)
-            }
-            if !outbox.isEmpty { await owner.scheduleFlush(tp.partition) }
+            _ = await owner.apply(
+                tp, records, apply: { db, record in try ProfileApplier.apply(db, record: record, rules: rules) },
+                deadLetter: { record, reason in ProfileApplier.deadLetter(record, reason: "not applied: \(reason)") })
         }
     }
 
-    /// Flushes every partition whose outbox still holds records (the relay's round).
+    /// The relay's round: flushes every partition whose outbox still holds records, and tries paused partitions again.
     func flushUnflushed() async {
         await owner.flushUnflushed()
+        await owner.retryPaused()
     }
 
     /// Forgets record ids older than the dedupe window in every open partition.

@@ -93,6 +93,38 @@ package struct PartitionDatabase: Sendable {
         }
     }
 
+    /// What a batch left: its outbox records, and the records that went to the dead letters instead of being applied.
+    package struct AppliedBatch: Sendable {
+        package var outbox: [OutboxRecord] = []
+        package var deadLettered: [(record: TopicPartition, offset: Int64, reason: String)] = []
+    }
+
+    /// Applies a batch in one transaction as `applyBatch(_:apply:)` does; when a record fails for a reason of its own
+    /// (the code rejects it: not `ApplyFailure.isStorage`), applies the records one by one, and writes the dead letter
+    /// `deadLetter` makes of each that fails, in its place, with its offset: the partition goes on past it. An error
+    /// of the database is thrown (the owner pauses the partition): a full disk must not turn records into dead letters.
+    package func applyBatch(
+        _ records: [KafkaRecord],
+        apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput],
+        deadLetter: @escaping @Sendable (KafkaRecord, String) -> PendingOutput
+    ) async throws -> AppliedBatch {
+        do {
+            return AppliedBatch(outbox: try await applyBatch(records, apply: apply))
+        } catch let error where !ApplyFailure.isStorage(error) {
+            var result = AppliedBatch()
+            for record in records {
+                do {
+                    result.outbox += try await applyBatch([record], apply: apply)
+                } catch let error where !ApplyFailure.isStorage(error) {
+                    let reason = "\(error)"
+                    result.outbox += try await applyBatch([record]) { _, record in [deadLetter(record, reason)] }
+                    result.deadLettered.append((record.topicPartition, record.offset, reason))
+                }
+            }
+            return result
+        }
+    }
+
     /// Runs `body` in a write transaction and writes what it returns to the outbox; returns the outbox records.
     package func writeWithOutbox<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> (T, [PendingOutput])

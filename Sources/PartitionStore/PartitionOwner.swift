@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Metrics
 import Shared
 import Synchronization
 
@@ -42,6 +43,13 @@ package actor PartitionOwner: KafkaRebalanceListener {
     private nonisolated let restoreStops = RestoreStops()
     /// Lost partitions: their outbox is still produced, but not their changelog (the new owner writes it now).
     private var changelogHeld: Set<Int32> = []
+    /// The topic-partitions assigned under each partition number.
+    private var assigned: [Int32: [TopicPartition]] = [:]
+    /// Partitions paused because their database failed, and the consumer that pauses and resumes them.
+    private var faults = PartitionFaults()
+    private nonisolated let flowBox = Mutex(WeakFlow())
+    private var flow: (any PartitionFlow)? { flowBox.withLock { $0.flow } }
+    private static let pausedGauge = Gauge(label: "herald_partitions_paused")
 
     package init(
         directory: String, migrator: DatabaseMigrator, publisher: any OutboxPublisher, changelog: ChangelogSettings? = nil,
@@ -61,6 +69,13 @@ package actor PartitionOwner: KafkaRebalanceListener {
         weak var hooks: (any PartitionHooks)?
     }
 
+    /// The consumer whose partitions this owner pauses when their database fails, and resumes (held weakly).
+    package nonisolated func setFlow(_ flow: any PartitionFlow) { flowBox.withLock { $0.flow = flow } }
+
+    private struct WeakFlow {
+        weak var flow: (any PartitionFlow)?
+    }
+
     // MARK: Lookups
 
     package func database(_ partition: Int32) -> PartitionDatabase? { databases[partition] }
@@ -72,43 +87,53 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     package var openPartitions: [Int32] { databases.keys.sorted() }
 
+    /// Partitions paused because their database fails (retried by `retryPaused`).
+    package var pausedPartitions: [Int32] { faults.paused }
+
     // MARK: KafkaRebalanceListener
 
     package func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
         var starts: [TopicPartition: KafkaStartOffset] = [:]
         for number in Set(partitions.map(\.partition)).sorted() {
             let assigned = partitions.filter { $0.partition == number }
-            let database: PartitionDatabase
-            if let open = databases[number] {
-                database = open
-            } else {
-                do {
-                    database = try await openCaughtUp(number)
-                } catch let error as RestoreInterrupted {
-                    logger.info("partition restore interrupted", metadata: ["partition": "\(error.partition)"])
-                    continue
-                }
-                databases[number] = database
-                do {
-                    try await hooks?.partitionOpened(database, assigned: assigned)
-                } catch {
-                    databases.removeValue(forKey: number)
-                    try? database.close()
-                    throw error
-                }
-                // Output committed before a crash or a revocation but not produced yet: flushed in the background, not
-                // here, where a broker outage would hold the whole group's rebalance.
-                if try await database.hasUnproduced() {
-                    unflushed.insert(number)
-                    scheduleFlush(number)
-                }
+            self.assigned[number] = assigned
+            do {
+                let database = try await openPartition(number, assigned: assigned)
+                let offsets = try await database.nextOffsets()
+                for tp in assigned { starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning }
+            } catch let error as RestoreInterrupted {
+                logger.info("partition restore interrupted", metadata: ["partition": "\(error.partition)"])
+            } catch {
+                // Its database cannot be opened (corrupt, a migration fails, the disk): assigned but not read, and
+                // tried again later; the instance's other partitions go on.
+                paused(number, error: error)
+                for tp in assigned { starts[tp] = .held }
             }
-            let offsets = try await database.nextOffsets()
-            for tp in assigned { starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning }
         }
         logger.info(
             "partition databases open", metadata: ["partitions": .string(openPartitions.map(String.init).joined(separator: ","))])
         return starts
+    }
+
+    /// The partition's database, opened (and caught up, and handed to the service's hooks) unless it is open.
+    private func openPartition(_ number: Int32, assigned: [TopicPartition]) async throws -> PartitionDatabase {
+        if let open = databases[number] { return open }
+        let database = try await openCaughtUp(number)
+        databases[number] = database
+        do {
+            try await hooks?.partitionOpened(database, assigned: assigned)
+        } catch {
+            databases.removeValue(forKey: number)
+            try? database.close()
+            throw error
+        }
+        // Output committed before a crash or a revocation but not produced yet: flushed in the background, not here,
+        // where a broker outage would hold the whole group's rebalance.
+        if try await database.hasUnproduced() {
+            unflushed.insert(number)
+            scheduleFlush(number)
+        }
+        return database
     }
 
     /// Opens a partition's database; with a changelog, level with it first (`PartitionCatchUp`).
@@ -129,6 +154,11 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     package func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
         for number in Set(partitions.map(\.partition)).sorted() {
+            assigned.removeValue(forKey: number)
+            if faults.isPaused(number) {
+                faults.forget(number)
+                Self.pausedGauge.record(faults.paused.count)
+            }
             if restoring.contains(number) {
                 // Revoked while its restore runs: the restore stops after its current transaction, and what it applied
                 // stays for the next restore of this database to go on from.
@@ -155,6 +185,92 @@ package actor PartitionOwner: KafkaRebalanceListener {
                 logger.warning("closing partition database failed", metadata: ["partition": "\(number)", "error": "\(error)"])
             }
             await hooks?.partitionClosed(number)
+        }
+    }
+
+    // MARK: Batches and failures
+
+    /// Applies one partition's records of a batch (`PartitionDatabase.applyBatch(_:apply:deadLetter:)`) and asks for
+    /// its outbox to be produced; returns the outbox records, or nil when nothing was applied: the partition is not
+    /// open here, or it is paused (its records are read again from its stored offsets when it resumes), or its
+    /// database failed now (it is paused).
+    package func apply(
+        _ partition: TopicPartition, _ records: [KafkaRecord],
+        apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput],
+        deadLetter: @escaping @Sendable (KafkaRecord, String) -> PendingOutput
+    ) async -> [OutboxRecord]? {
+        let number = partition.partition
+        guard !faults.isPaused(number) else { return nil }
+        guard let database = databases[number] else {
+            // Not ours (any more): the records are not consumed here and the next owner reads them.
+            logger.warning("batch for a partition not open", metadata: ["partition": "\(partition)"])
+            return nil
+        }
+        do {
+            let applied = try await database.applyBatch(records, apply: apply, deadLetter: deadLetter)
+            faults.applied(number)
+            for letter in applied.deadLettered {
+                logger.error(
+                    "record not applied; sent to the dead letters",
+                    metadata: ["partition": "\(letter.record)", "offset": "\(letter.offset)", "reason": .string(letter.reason)])
+            }
+            if !applied.outbox.isEmpty { scheduleFlush(number) }
+            return applied.outbox
+        } catch {
+            await pause(number, error: error)
+            return nil
+        }
+    }
+
+    /// Pauses a partition whose database failed (the service's other writes to it, like the notifier's results,
+    /// report here too): its records are no longer read, and it is tried again after a growing delay.
+    package func pause(_ number: Int32, error: any Error) async {
+        let newly = paused(number, error: error)
+        guard newly, let topics = assigned[number] else { return }
+        do {
+            try await flow?.pause(topics)
+        } catch {
+            logger.error("pausing a failed partition failed", metadata: ["partition": "\(number)", "error": "\(error)"])
+        }
+    }
+
+    /// Records the failure and reports it; returns whether the partition was running until now.
+    @discardableResult
+    private func paused(_ number: Int32, error: any Error) -> Bool {
+        let (fault, newly) = faults.failed(number, error: error)
+        Self.pausedGauge.record(faults.paused.count)
+        let retry = PartitionFaults.delay(afterFailures: fault.failures)
+        logger.error(
+            newly ? "partition paused: its database fails; the instance's other partitions go on" : "partition still failing",
+            metadata: [
+                "partition": "\(number)", "error": .string(fault.error), "failures": "\(fault.failures)",
+                "retry_in_seconds": "\(retry.components.seconds)",
+            ])
+        return newly
+    }
+
+    /// The relay's round: every paused partition whose delay is over is tried again, between two batches of the
+    /// consumer: opened if it is not, then resumed from the offsets stored with its state.
+    package func retryPaused() {
+        guard let flow else { return }
+        for number in faults.due() {
+            flow.betweenBatches { await self.resume(number) }
+        }
+    }
+
+    private func resume(_ number: Int32) async {
+        guard faults.isPaused(number), let topics = assigned[number] else { return }
+        do {
+            let database = try await openPartition(number, assigned: topics)
+            let offsets = try await database.nextOffsets()
+            faults.resumed(number)
+            Self.pausedGauge.record(faults.paused.count)
+            try await flow?.resume(topics, at: Dictionary(uniqueKeysWithValues: topics.map { tp in
+                (tp, offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning)
+            }))
+            logger.notice("partition resumed", metadata: ["partition": "\(number)"])
+        } catch {
+            await pause(number, error: error)
         }
     }
 

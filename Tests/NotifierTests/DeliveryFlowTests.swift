@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GRDB
 import HeraldTestSupport
 import Logging
 import ProviderSimulators
@@ -512,6 +513,34 @@ struct DeliveryFlowTests {
         #expect(rows.map(\.state) == ["sent"] && rows.first?.attempts == 2)
         let reports = try await harness.reports { $0.contains { $0.sendID == "stale-1" } }
         #expect(reports.filter { $0.sendID == "stale-1" }.map(\.outcome) == [.sent])
+        await harness.shutdown()
+    }
+
+    @Test("a result the database will not take is kept and written again at the relay's rounds, the partition paused meanwhile")
+    func completeRetried() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        try await harness.send(sendRequest(id: "retried-1"))
+        let claimed = try #require(await harness.partitions.claim(.push, limit: 1).first)
+        let database = try #require(await harness.partitions.owner.database(0))
+        try await database.write { db in
+            try db.execute(sql: "CREATE TEMP TRIGGER refuse_results BEFORE UPDATE ON ledger BEGIN SELECT RAISE(ABORT, 'disk trouble (test)'); END")
+        }
+        await harness.partitions.complete(
+            partition: 0,
+            results: [.init(claimed: claimed.claimed, provider: "apns", outcome: .accepted(messageID: "m-1"), finishedAt: Date())],
+            retry: harness.retry)
+        #expect(try await harness.partitions.ledger(sendID: "retried-1").map(\.state) == ["sending"])
+        #expect(await harness.partitions.owner.pausedPartitions == [0])
+        // Still refused at a round: kept.
+        await harness.partitions.flushAll()
+        #expect(try await harness.partitions.ledger(sendID: "retried-1").map(\.state) == ["sending"])
+        try await database.write { db in try db.execute(sql: "DROP TRIGGER temp.refuse_results") }
+        await harness.partitions.flushAll()
+        let rows = try await harness.partitions.ledger(sendID: "retried-1")
+        #expect(rows.map(\.state) == ["sent"])
+        let reports = try await harness.reports { $0.contains { $0.sendID == "retried-1" } }
+        #expect(reports.filter { $0.sendID == "retried-1" }.map(\.outcome) == [.sent])
         await harness.shutdown()
     }
 

@@ -11,7 +11,7 @@ import Testing
 struct NotifierSettingsTests {
     static let keyFile: String = {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-settings-\(UUID().uuidString).p8").path
-        FileManager.default.createFile(atPath: path, contents: Data("not read here".utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data("not read here".utf8))
         return path
     }()
 

@@ -64,7 +64,7 @@ struct PartitionDrainTests {
         let partitions = Orchestrator.topics.map { TopicPartition($0.name, 0) }
         _ = try await manager.partitionsAssigned(partitions)
         var writer = Writer()
-        try await manager.apply(KafkaBatch(records: [
+        await manager.apply(KafkaBatch(records: [
             try writer.event(id: "cart-1", #"{"name":"add_to_cart","attributes":{"product":"Skis","price":300}}"#)
         ]))
         #expect(!publisher.topics.contains(HeraldTopic.sendsPush.name))

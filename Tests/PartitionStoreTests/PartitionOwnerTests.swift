@@ -210,3 +210,151 @@ struct PartitionOwnerTests {
         await owner.partitionsRevoked(partition0, lost: false)
     }
 }
+
+/// A consumer stand-in: logs pauses and resumes, runs actions between batches at once.
+final class FakeFlow: PartitionFlow {
+    let events: Locked<[String]>
+
+    init(events: Locked<[String]>) { self.events = events }
+
+    func pause(_ partitions: [TopicPartition]) async throws {
+        events.withLock { $0.append("pause " + partitions.sorted().map(\.description).joined(separator: ",")) }
+    }
+
+    func resume(_ partitions: [TopicPartition], at offsets: [TopicPartition: KafkaStartOffset]) async throws {
+        let described = partitions.sorted().map { "\($0)@\(offsets[$0].map { "\($0)" } ?? "-")" }
+        events.withLock { $0.append("resume " + described.joined(separator: ",")) }
+    }
+
+    func betweenBatches(_ action: @escaping @Sendable () async -> Void) {
+        Task { await action() }
+    }
+}
+
+private struct Rejected: Error, CustomStringConvertible {
+    var description: String { "cannot apply" }
+}
+
+/// A batch of one record whose output is 200 kB, so that writing it grows the database file.
+private func bigRecord(_ partition: Int32, _ offset: Int64) -> [KafkaRecord] {
+    [KafkaRecord(topic: "t", partition: partition, offset: offset, key: Array("k\(offset)".utf8), value: [1])]
+}
+
+private func applyBig(_ owner: PartitionOwner, _ partition: Int32, _ offset: Int64) async -> [OutboxRecord]? {
+    await owner.apply(
+        TopicPartition("t", partition), bigRecord(partition, offset),
+        apply: { _, record in [PendingOutput(topic: "out", key: record.keyString ?? "", value: Array(repeating: 7, count: 200_000))] },
+        deadLetter: { record, reason in PendingOutput(topic: "dlq", key: "\(record.offset) \(reason)", value: nil) })
+}
+
+@Suite("Partition owner: failures", .timeLimit(.minutes(1)))
+struct PartitionFailureTests {
+    /// An owner with partition 0 assigned, and a file that is not a database where partition `partition`'s would be.
+    fileprivate static func fixtureWithGarbage(partition: Int32) async throws -> (Fixture, path: String) {
+        let directory = temporaryDirectory()
+        let path = (directory as NSString).appendingPathComponent(PartitionDatabase.fileName(partition: partition))
+        try Data(repeating: 0x78, count: 4096).write(to: URL(fileURLWithPath: path))
+        return (try await Fixture(directory: directory), path)
+    }
+
+    @Test("a record the code rejects goes to the dead letters in its place; the batch's others are applied, the partition goes on")
+    func rejectedRecord() async throws {
+        let fixture = try await Fixture()
+        let records = (0..<3).map { KafkaRecord(topic: "t", partition: 0, offset: Int64(10 + $0), key: Array("k\($0)".utf8), value: [1]) }
+        let outbox = await fixture.owner.apply(
+            TopicPartition("t", 0), records,
+            apply: { _, record in
+                if record.offset == 11 { throw Rejected() }
+                return [PendingOutput(topic: "out", key: record.keyString ?? "", value: [1])]
+            },
+            deadLetter: { record, reason in PendingOutput(topic: "dlq", key: "\(record.offset) \(reason)", value: nil) })
+        #expect(outbox?.map { "\($0.topic) \($0.key)" } == ["out k0", "dlq 11 cannot apply", "out k2"])
+        #expect(try await fixture.database.nextOffsets() == ["t": 13])
+        #expect(await fixture.owner.pausedPartitions.isEmpty)
+        await fixture.owner.partitionsRevoked(partition0, lost: false)
+    }
+
+    @Test("a partition whose database fails (full) is paused and reported, the others go on; it resumes from its stored offsets")
+    func failingDatabase() async throws {
+        let fixture = try await Fixture()
+        let owner = fixture.owner
+        // Held here, as the service holds its consumer (the owner holds it weakly).
+        let flow = FakeFlow(events: fixture.events)
+        owner.setFlow(flow)
+        let partition1 = [TopicPartition("t", 1), TopicPartition("u", 1)]
+        _ = try await owner.partitionsAssigned(partition1)
+        // Nothing is produced, so that no outbox row is deleted: a freed page would make room.
+        fixture.publisher.setFailing(true)
+        #expect(await applyBig(owner, 0, 4) != nil)
+        // The disk is full: the database may not grow.
+        let database = try await fixture.database
+        try await database.write { db in
+            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            try db.execute(sql: "PRAGMA max_page_count = \(pages)")
+        }
+        #expect(await applyBig(owner, 0, 5) == nil)
+        #expect(await owner.pausedPartitions == [0])
+        #expect(fixture.log.contains("pause t[0],u[0]"))
+        // Not a dead letter: the record is not lost, and the offsets did not move.
+        #expect(try await database.nextOffsets() == ["t": 5])
+        // The other partition goes on; the paused one's batches are not applied (they are read again at the resume).
+        #expect(await applyBig(owner, 1, 0) != nil)
+        #expect(await applyBig(owner, 0, 6) == nil)
+        // Retried after a delay, it fails again while the disk is full (and is paused again), then resumes.
+        try await waitUntil("a retry that fails") {
+            await owner.retryPaused()
+            return fixture.log.filter { $0.hasPrefix("resume") }.count == 1
+        }
+        #expect(await applyBig(owner, 0, 5) == nil)
+        #expect(await owner.pausedPartitions == [0])
+        try await database.write { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
+        try await waitUntil("a retry that resumes") {
+            await owner.retryPaused()
+            return fixture.log.filter { $0.hasPrefix("resume") }.count == 2
+        }
+        #expect(fixture.log.filter { $0.hasPrefix("resume") || $0.hasPrefix("pause") } == [
+            "pause t[0],u[0]", "resume t[0]@offset(5),u[0]@beginning", "pause t[0],u[0]", "resume t[0]@offset(5),u[0]@beginning",
+        ])
+        #expect(await owner.pausedPartitions.isEmpty)
+        #expect(await applyBig(owner, 0, 5) != nil)
+        #expect(try await database.nextOffsets() == ["t": 6])
+        await owner.partitionsRevoked(partition0 + partition1, lost: false)
+        withExtendedLifetime(flow) {}
+    }
+
+    @Test("a partition whose database cannot be opened is held, the others open; it opens and resumes once it can")
+    func unopenableDatabase() async throws {
+        let (fixture, path) = try await Self.fixtureWithGarbage(partition: 1)
+        let owner = fixture.owner
+        // Held here, as the service holds its consumer (the owner holds it weakly).
+        let flow = FakeFlow(events: fixture.events)
+        owner.setFlow(flow)
+        let partition1 = [TopicPartition("t", 1), TopicPartition("u", 1)]
+        let starts = try await owner.partitionsAssigned(partition1)
+        #expect(starts == [TopicPartition("t", 1): .held, TopicPartition("u", 1): .held])
+        #expect(await owner.pausedPartitions == [1])
+        #expect(await owner.openPartitions == [0])
+        #expect(await applyBig(owner, 0, 0) != nil)
+        try FileManager.default.removeItem(atPath: path)
+        try await waitUntil("resumed") {
+            await owner.retryPaused()
+            return fixture.log.contains { $0.hasPrefix("resume") }
+        }
+        #expect(fixture.log.filter { !$0.hasPrefix("published") }.suffix(2) == ["opened 1", "resume t[1]@beginning,u[1]@beginning"])
+        #expect(await owner.openPartitions == [0, 1])
+        #expect(await owner.pausedPartitions.isEmpty)
+        await owner.partitionsRevoked(partition0 + partition1, lost: false)
+        withExtendedLifetime(flow) {}
+    }
+
+    @Test("a paused partition that is revoked is forgotten")
+    func revokedWhilePaused() async throws {
+        let (fixture, _) = try await Self.fixtureWithGarbage(partition: 1)
+        let partition1 = [TopicPartition("t", 1), TopicPartition("u", 1)]
+        _ = try await fixture.owner.partitionsAssigned(partition1)
+        #expect(await fixture.owner.pausedPartitions == [1])
+        await fixture.owner.partitionsRevoked(partition1, lost: false)
+        #expect(await fixture.owner.pausedPartitions.isEmpty)
+        await fixture.owner.partitionsRevoked(partition0, lost: false)
+    }
+}

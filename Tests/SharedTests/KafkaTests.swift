@@ -337,6 +337,43 @@ struct KafkaTests {
         }
     }
 
+    @Test("a partition assigned held is read only once resumed, from the offset given; a resume may go back")
+    func heldThenResumed() async throws {
+        try await withCluster(brokers: 1) { cluster in
+            let topic = uniqueName("held")
+            try cluster.createTopic(TopicSpec(name: topic, partitions: 2))
+            let producer = try makeProducer(cluster)
+            for partition in [0, 1] as [Int32] {
+                for value in 0..<4 {
+                    try await producer.send(KafkaOutgoingRecord(topic: topic, key: "k".bytes, value: "\(value)".bytes, partition: partition))
+                }
+            }
+            let held = TopicPartition(topic, 1)
+            let consumer = try KafkaConsumer(
+                configuration: consumerConfiguration(cluster, group: uniqueName("g"), topics: [topic]),
+                listener: FixedOffsetsListener(offsets: [TopicPartition(topic, 0): .beginning, held: .held]),
+                logger: testLogger)
+            let collector = Collector(name: "c")
+            let task = startCollecting(consumer, into: collector)
+            try await waitUntil("partition 0 read") { collector.count == 4 }
+            // A negative can only be observed over a window.
+            try await Task.sleep(for: .seconds(1))
+            #expect(collector.all.allSatisfy { $0.partition == 0 })
+            try await consumer.resume([held], at: [held: .offset(2)])
+            try await waitUntil("partition 1 from offset 2") { collector.count == 6 }
+            #expect(collector.all.filter { $0.partition == 1 }.map(\.offset) == [2, 3])
+            // Paused after reading, resumed further back: read again from there (a batch that was not applied).
+            try await consumer.pause([held])
+            try await consumer.resume([held], at: [held: .offset(1)])
+            try await waitUntil("partition 1 again from offset 1") { collector.count == 9 }
+            #expect(collector.all.filter { $0.partition == 1 }.map(\.offset) == [2, 3, 1, 2, 3])
+            consumer.stop()
+            try await task.value
+            await consumer.close()
+            await producer.shutdown()
+        }
+    }
+
     @Test("topics: the embedded broker's are found; a partition-count mismatch is refused by name")
     func ensureTopics() async throws {
         try await withCluster { cluster in

@@ -70,7 +70,7 @@ package enum ProfileApplier {
         return engagement.outputs
     }
 
-    static func deadLetter(_ record: KafkaRecord, reason: String) -> PendingOutput {
+    package static func deadLetter(_ record: KafkaRecord, reason: String) -> PendingOutput {
         let letter = DeadLetter(service: "orchestrator", reason: reason, record: record, at: Date())
         return PendingOutput(
             topic: HeraldTopic.dlq.name, key: record.keyString ?? "", value: (try? Wire.encode(letter)) ?? [])

@@ -187,6 +187,33 @@ package final class KafkaConsumer: Sendable {
         try await pauseResume(partitions, pause: false)
     }
 
+    /// Resumes paused partitions, each from the given offset (where its stored state ends), so that records fetched
+    /// before the pause and not applied are read again: the records of these partitions fetched and not handed out
+    /// yet are dropped (librdkafka drops its own at the seek). Call it from `betweenBatches`, so that no batch fetched
+    /// before is being handled meanwhile.
+    package func resume(_ partitions: [TopicPartition], at offsets: [TopicPartition: KafkaStartOffset]) async throws {
+        let resumed = Set(partitions)
+        state.withLock { state in
+            state.pending = state.pending.compactMap { event in
+                guard case .records(let records) = event else { return event }
+                let kept = records.filter { !resumed.contains($0.topicPartition) }
+                return kept.isEmpty ? nil : .records(kept)
+            }
+        }
+        for partition in partitions {
+            try await seek(partition, to: offsets[partition] ?? .beginning)
+        }
+        try await resume(partitions)
+    }
+
+    /// Runs `action` in the iteration, between two batches (never while a batch or a rebalance is being handled), as
+    /// soon as the batch in hand is done: for a listener that resumes a partition it paused, so that nothing fetched
+    /// before the resume is handled after it.
+    package func betweenBatches(_ action: @escaping @Sendable () async -> Void) {
+        state.withLock { $0.pending.append(.action(action)) }
+        runtime.wake()
+    }
+
     private func pauseResume(_ partitions: [TopicPartition], pause: Bool) async throws {
         let entries = partitions.map { ($0, HERALD_OFFSET_INVALID) }
         try await runtime.perform { [runtime] in
@@ -248,7 +275,7 @@ package final class KafkaConsumer: Sendable {
                     case .revoke(let partitions, let lost): await handleRevoke(partitions, lost: lost)
                     case .assign(let partitions): await acknowledgeWhileClosing(partitions)
                     case .rebalanceFailed: await handleRevoke(Array(assignment), lost: false)
-                    case .records, .error: break  // not handed out, not committed: the next owner reads them
+                    case .records, .error, .action: break  // not handed out, not committed: the next owner reads them
                     }
                 }
                 if closed && events.isEmpty { break }
@@ -307,6 +334,8 @@ package final class KafkaConsumer: Sendable {
             switch event {
             case .records(let records):
                 return KafkaBatch(records: records)
+            case .action(let action):
+                await action()
             case .assign(let partitions):
                 try await handleAssign(partitions)
             case .revoke(let partitions, let lost):
@@ -331,6 +360,8 @@ package final class KafkaConsumer: Sendable {
         let starts = try await listener.partitionsAssigned(added)
         let entries = added.map { ($0, (starts[$0] ?? .committed).rawOffset) }
         try await runtime.perform { [runtime] in try Self.changeAssignment(runtime.handle, adding: true, entries) }
+        let held = added.filter { starts[$0] == .held }
+        if !held.isEmpty { try await pause(held) }
         state.withLock { state in
             state.assignment.formUnion(added)
             state.joined = true
@@ -400,6 +431,8 @@ package final class KafkaConsumer: Sendable {
         case revoke([TopicPartition], lost: Bool)
         case rebalanceFailed(String)
         case error(KafkaError, fatal: Bool)
+        /// Work to run between two batches (`betweenBatches`).
+        case action(@Sendable () async -> Void)
     }
 
     /// Polls the consumer queue: waits up to `timeoutMs` for the first event, then takes what is ready, up to
@@ -518,7 +551,7 @@ final class IterationToken: Sendable {
 extension KafkaStartOffset {
     var rawOffset: Int64 {
         switch self {
-        case .committed: HERALD_OFFSET_INVALID
+        case .committed, .held: HERALD_OFFSET_INVALID
         case .offset(let offset): offset
         case .beginning: HERALD_OFFSET_BEGINNING
         case .end: HERALD_OFFSET_END

@@ -134,4 +134,7 @@ package enum KafkaStartOffset: Sendable, Hashable {
     case offset(Int64)
     case beginning
     case end
+    /// Assigned but not read: paused at once, until the listener resumes it at an offset
+    /// (`KafkaConsumer.resume(_:at:)`), for instance once the partition's database can be opened.
+    case held
 }
