@@ -433,6 +433,25 @@ struct InstallationTests {
         #expect(paul["native"]?["b.region"] == .string("FR"))
         #expect(paul["installations"]?[0]?["native"]?["b.device_type"] == .null)
         #expect(paul["installations"]?[0]?["data_collection"]?["device_model"] == .bool(false))
+
+        // The consent is stored: a later write with a model and no flag (another request, an older SDK) keeps none.
+        cluster.app(
+            .installation, "i3", installation: "I", customID: "paul",
+            installationFields([JSONMember("device_model", .string("iPhone15,2")), JSONMember("app_version", .string("2.2"))]))
+        try await cluster.settle()
+        paul = try #require(try await cluster.profile("demo/paul"))
+        #expect(paul["installations"]?[0]?["native"]?["b.device_type"] == .null)
+        #expect(paul["installations"]?[0]?["native"]?["b.app_version"] == .string("2.2"))
+        // Given again, in the same write as a model (listed after it): the model is kept.
+        cluster.app(
+            .installation, "i4", installation: "I", customID: "paul",
+            installationFields([
+                JSONMember("device_model", .string("iPhone16,1")),
+                JSONMember("data_collection", .object([JSONMember("device_model", .bool(true))])),
+            ]))
+        try await cluster.settle()
+        paul = try #require(try await cluster.profile("demo/paul"))
+        #expect(paul["installations"]?[0]?["native"]?["b.device_type"] == .string("iPhone16,1"))
     }
 
     @Test("location: an update less than 30 s after the last kept one is ignored, so is an older one", arguments: [

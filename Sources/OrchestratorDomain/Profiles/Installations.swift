@@ -48,30 +48,36 @@ enum Installations {
     ]
 
     /// The SDK's installation fields (`installation` op); returns whether push reachability changed.
+    ///
+    /// The data-collection flags are applied first, and stored: a device model is kept only while the installation's
+    /// stored `device_model` flag is not false (batch-rules §9), whichever request or SDK sends it; `null` always
+    /// erases it.
     static func applyFields(_ db: Database, write: Write, fields: JSONValue) throws -> Bool {
         guard case .object(let members) = fields, let installationID = write.installationID else { return false }
         let key = write.profileKey
-        var permissionChanged = false
-        for member in members {
-            if fieldColumns.contains(member.key) {
-                let value = member.value.stringValue
+        if case .object(let flags)? = fields["data_collection"] {
+            for flag in flags {
+                guard case .bool(let on) = flag.value else { continue }
+                let column = flag.key == "geoip" ? "geoip" : "device_model_collection"
+                // Turning device model collection off erases the stored model (batch-rules §9).
+                let erase = flag.key == "device_model" && !on ? ", device_model = NULL" : ""
                 try db.executeCached(
-                    sql: """
-                        UPDATE installations SET \(member.key) = ?
-                        WHERE profile_key = ? AND installation_id = ? AND \(member.key) IS NOT ?
-                        """, arguments: [value, key, installationID, value])
-                if member.key == "notification_permission" && db.changesCount > 0 { permissionChanged = true }
-            } else if member.key == "data_collection", case .object(let flags) = member.value {
-                for flag in flags {
-                    guard case .bool(let on) = flag.value else { continue }
-                    let column = flag.key == "geoip" ? "geoip" : "device_model_collection"
-                    // Turning device model collection off erases the stored model (batch-rules §9).
-                    let erase = flag.key == "device_model" && !on ? ", device_model = NULL" : ""
-                    try db.executeCached(
-                        sql: "UPDATE installations SET \(column) = ?\(erase) WHERE profile_key = ? AND installation_id = ?",
-                        arguments: [on, key, installationID])
-                }
+                    sql: "UPDATE installations SET \(column) = ?\(erase) WHERE profile_key = ? AND installation_id = ?",
+                    arguments: [on, key, installationID])
             }
+        }
+        var permissionChanged = false
+        for member in members where fieldColumns.contains(member.key) {
+            let value = member.value.stringValue
+            let consent = member.key == "device_model" ? " AND (? IS NULL OR device_model_collection IS NOT 0)" : ""
+            var arguments: StatementArguments = [value, key, installationID, value]
+            if !consent.isEmpty { arguments += [value] }
+            try db.executeCached(
+                sql: """
+                    UPDATE installations SET \(member.key) = ?
+                    WHERE profile_key = ? AND installation_id = ? AND \(member.key) IS NOT ?\(consent)
+                    """, arguments: arguments)
+            if member.key == "notification_permission" && db.changesCount > 0 { permissionChanged = true }
         }
         return permissionChanged
     }
