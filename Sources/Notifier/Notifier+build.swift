@@ -91,8 +91,9 @@ enum Notifier {
             ])
         // Stopped in reverse: HTTP, the workers (finish what is in flight and record it), the consumer, the relay,
         // the curl thread, the producer.
-        let purge = InboxPurge(
-            partitions: partitions, retention: settings.inboxRetention, interval: settings.inboxPurgeInterval, logger: logger)
+        let purge = RetentionPurge(
+            partitions: partitions, inboxRetention: settings.inboxRetention, sendRetention: settings.service.dedupeRetention,
+            interval: settings.inboxPurgeInterval, logger: logger)
         return [producer, restoreReader, CurlService(driver: driver), NotifierRelay(partitions: partitions), consuming, purge]
             + workers + [http]
     }
@@ -148,40 +149,6 @@ struct NotifierRelay: Service {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             try? await Task.sleep(for: .seconds(1))
             await partitions.flushAll()
-        }
-    }
-}
-
-/// Deletes inbox entries older than the retention, at start and then every `interval`.
-struct InboxPurge: Service {
-    let partitions: NotifierPartitions
-    let retention: Duration
-    let interval: Duration
-    let logger: Logger
-    var clock: @Sendable () -> Date = { Date() }
-
-    func run() async throws {
-        // The wait between rounds is long: a graceful shutdown cancels it rather than waiting it out.
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await round()
-                try await Task.sleep(for: interval)
-            }
-        }
-    }
-
-    /// One purge over the open partitions; returns how many entries went.
-    @discardableResult
-    func round() async -> Int {
-        let cutoff = clock().addingTimeInterval(-retention.timeInterval)
-        do {
-            let purged = try await partitions.purgeInbox(before: cutoff)
-            NotifierMetrics.purgedFromInbox(purged)
-            if purged > 0 { logger.info("inbox purged", metadata: ["entries": "\(purged)", "before": "\(WireTime.format(cutoff))"]) }
-            return purged
-        } catch {
-            logger.warning("inbox purge failed", metadata: ["error": "\(error)"])
-            return 0
         }
     }
 }

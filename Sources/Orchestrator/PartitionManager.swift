@@ -213,17 +213,26 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
         await owner.retryPaused()
     }
 
-    /// Forgets record ids older than the dedupe window in every open partition.
-    func pruneDedupe(now: Date = Date()) async {
-        let cutoff = now.addingTimeInterval(-dedupeRetention.timeInterval)
-        for (number, database) in await owner.openDatabases {
+    /// The retention round (docs/retention.md), in every open partition: forgets record ids older than the dedupe
+    /// window, and campaign decisions no re-eligibility rule reads any more.
+    func applyRetention(now: Date? = nil) async {
+        let now = now ?? clock()
+        let window = dedupeRetention.timeInterval
+        let rules = self.rules
+        for (number, database) in await owner.openDatabases where !draining.contains(number) {
             do {
-                let pruned = try await database.pruneApplied(before: cutoff)
-                if pruned > 0 {
-                    logger.info("dedupe window pruned", metadata: ["partition": "\(number)", "ids": "\(pruned)"])
+                let ids = try await database.pruneApplied(before: now.addingTimeInterval(-window))
+                // Not before the configuration is known: a `once` campaign's decisions are kept for good.
+                var decisions = 0
+                if let rules {
+                    decisions = try await database.pruneCampaignHistory(rules: rules, now: now, dedupeWindow: window)
+                }
+                if ids > 0 || decisions > 0 {
+                    logger.info(
+                        "retention applied", metadata: ["partition": "\(number)", "ids": "\(ids)", "decisions": "\(decisions)"])
                 }
             } catch {
-                logger.warning("dedupe pruning failed", metadata: ["partition": "\(number)", "error": "\(error)"])
+                logger.warning("retention failed", metadata: ["partition": "\(number)", "error": "\(error)"])
             }
         }
     }
@@ -266,7 +275,7 @@ struct OutboxRelay: Service {
         var round = 0
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             await manager.flushUnflushed()
-            if round % pruneEvery == 0 { await manager.pruneDedupe() }
+            if round % pruneEvery == 0 { await manager.applyRetention() }
             round += 1
             try? await Task.sleep(for: interval)
         }

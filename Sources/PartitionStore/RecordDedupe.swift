@@ -12,6 +12,11 @@ package enum RecordDedupe {
             PRIMARY KEY (project, record_id)) WITHOUT ROWID;
         """
 
+    /// The index the prune reads (a later migration of a service that has the table).
+    package static let indexSQL = """
+        CREATE INDEX IF NOT EXISTS applied_records_by_time ON applied_records (applied_at);
+        """
+
     /// Remembers a record id; false when it was applied before (a replay, which is then a no-op).
     package static func firstTime(_ db: Database, scope: String, id: String, at: Date = Date()) throws -> Bool {
         try db.executeCached(
@@ -22,12 +27,28 @@ package enum RecordDedupe {
 }
 
 extension PartitionDatabase {
-    /// Forgets record ids applied before `cutoff` (the dedupe window); returns how many.
+    /// Forgets record ids applied before `cutoff` (the dedupe window); returns how many. Through the index on
+    /// `applied_at`, `chunk` rows per transaction, so that a day's worth of ids never holds the writer for long.
     @discardableResult
-    package func pruneApplied(before cutoff: Date) async throws -> Int {
-        try await write { db in
-            try db.execute(sql: "DELETE FROM applied_records WHERE applied_at < ?", arguments: [WireTime.format(cutoff)])
+    package func pruneApplied(before cutoff: Date, chunk: Int = 5_000) async throws -> Int {
+        try await pruneInChunks(chunk: chunk) { db, limit in
+            try db.execute(
+                sql: """
+                    DELETE FROM applied_records WHERE (project, record_id) IN (
+                        SELECT project, record_id FROM applied_records WHERE applied_at < ? LIMIT ?)
+                    """, arguments: [WireTime.format(cutoff), limit])
             return db.changesCount
+        }
+    }
+
+    /// Runs `delete` (which deletes at most `limit` rows and says how many) in one transaction after another until it
+    /// deletes fewer than `chunk`; returns the total.
+    package func pruneInChunks(chunk: Int, _ delete: @escaping @Sendable (Database, Int) throws -> Int) async throws -> Int {
+        var total = 0
+        while true {
+            let deleted = try await write { db in try delete(db, chunk) }
+            total += deleted
+            if deleted < chunk { return total }
         }
     }
 }

@@ -113,18 +113,18 @@ struct ProfileDatabaseTests {
         #expect(try await eventCount(database, "OPEN", key: "demo/zoe") == 1)
     }
 
-    @Test("the dedupe window: ids older than the retention are forgotten, newer ones kept")
+    @Test("the dedupe window, counted from the record's time: ids older than the retention are forgotten, newer ones kept")
     func dedupeWindow() async throws {
         let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
         var writer = Writer()
-        let event = try writer.event(id: "old", #"{"name":"open"}"#)
+        let event = try writer.event(id: "old", #"{"name":"open"}"#, at: t0)
         _ = try await database.applyBatch([event], apply: ProfileApplier.apply)
-        // Nothing is older than an hour ago: kept, and a replay is still a no-op.
-        #expect(try await database.pruneApplied(before: Date().addingTimeInterval(-3600)) == 0)
+        // Received an hour after the cutoff: kept, and a replay is still a no-op.
+        #expect(try await database.pruneApplied(before: t0 - 3600) == 0)
         _ = try await database.applyBatch([event], apply: ProfileApplier.apply)
         #expect(try await eventCount(database, "OPEN") == 1)
         // Past the window the id is forgotten: a replay that old counts again.
-        #expect(try await database.pruneApplied(before: Date().addingTimeInterval(1)) == 1)
+        #expect(try await database.pruneApplied(before: t0 + 1) == 1)
         _ = try await database.applyBatch([event], apply: ProfileApplier.apply)
         #expect(try await eventCount(database, "OPEN") == 2)
     }

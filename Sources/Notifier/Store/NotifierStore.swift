@@ -44,6 +44,9 @@ enum NotifierStore {
                 CREATE INDEX sends_waiting ON sends (profile_key) WHERE check_at IS NOT NULL;
                 """)
         }
+        migrator.registerMigration("notifier v5: retention indexes") { db in
+            try db.execute(sql: retentionIndexesSQL)
+        }
         return migrator
     }
 

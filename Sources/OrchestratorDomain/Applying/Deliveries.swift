@@ -15,7 +15,7 @@ extension ProfileApplier {
             return [deadLetter(record, reason: error.description)]
         }
         // Reports have their own id space (a space cannot occur in a client's id).
-        guard try firstTime(db, project: report.project, id: "delivery \(report.id)") else { return [] }
+        guard try firstTime(db, project: report.project, id: "delivery \(report.id)", at: report.at) else { return [] }
         let key = report.key
         guard try ProfileEdits.exists(db, key: key) else { return [] }
         let time = WireTime.format(report.at)

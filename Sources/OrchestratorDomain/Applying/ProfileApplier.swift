@@ -76,9 +76,10 @@ package enum ProfileApplier {
             topic: HeraldTopic.dlq.name, key: record.keyString ?? "", value: (try? Wire.encode(letter)) ?? [])
     }
 
-    /// Remembers a record id; false when it was applied before (a replay, which is then a no-op).
-    static func firstTime(_ db: Database, project: String, id: String) throws -> Bool {
-        try RecordDedupe.firstTime(db, scope: project, id: id)
+    /// Remembers a record id; false when it was applied before (a replay, which is then a no-op). `at` is when the
+    /// record was written (the ingest's time, a report's): the dedupe window counts from then.
+    static func firstTime(_ db: Database, project: String, id: String, at: Date) throws -> Bool {
+        try RecordDedupe.firstTime(db, scope: project, id: id, at: at)
     }
 }
 
@@ -290,7 +291,8 @@ struct ApplyContext {
     /// write applies: a client id (or an `Idempotency-Key`) is the client's to choose, and one reused for another
     /// user's write must not silence it for the dedupe window (the same write replayed comes with the same key).
     func firstTime() throws -> Bool {
-        try ProfileApplier.firstTime(db, project: write.project, id: "\(write.record.keyString ?? write.profileKey) \(write.id)")
+        try ProfileApplier.firstTime(
+            db, project: write.project, id: "\(write.record.keyString ?? write.profileKey) \(write.id)", at: write.receivedAt)
     }
 
     /// Re-produces the write to the profile `customID` (nil: the installation's home).

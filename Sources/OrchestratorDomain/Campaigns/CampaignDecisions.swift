@@ -28,9 +28,19 @@ extension Engagement {
         }
     }
 
-    /// A trigger fired for the profile: wait the campaign's delay (on a timer), or decide now.
+    /// A trigger fired for the profile: wait the campaign's delay (on a timer), or decide now. One delay per campaign
+    /// and profile waits at a time: a trigger while one waits is counted `already_waiting` and dropped (the waiting one
+    /// decides; the timers hold one row per campaign and profile, not one per event).
     mutating func trigger(_ campaign: CampaignDefinition, key: String, _ context: TriggerContext) throws {
         if let delay = campaign.delay {
+            let waiting = try Bool.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT 1 FROM timers WHERE profile_key = ? AND kind = 'delay' AND ref >= ? AND ref < ? AND ref != ? LIMIT 1"),
+                arguments: [key, "\(campaign.key) ", "\(campaign.key)!", "\(campaign.key) \(context.occurrence)"]) ?? false
+            guard !waiting else {
+                count(campaign, "already_waiting")
+                return
+            }
             try setTimer(
                 key: key, kind: "delay", ref: "\(campaign.key) \(context.occurrence)",
                 due: context.at.addingTimeInterval(delay), payload: context.json)

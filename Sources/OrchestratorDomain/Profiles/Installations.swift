@@ -203,6 +203,11 @@ enum Installations {
         return true
     }
 
+    /// Entries of a profile's push changelog kept: the latest (docs/retention.md).
+    static let changelogKept = 50
+
+    /// Adds an entry to the profile's push changelog and drops what is beyond the latest `changelogKept`, through the
+    /// `(profile_key, id)` index: the table holds at most that many rows per profile, whatever the traffic.
     static func log(
         _ db: Database, key: String, installationID: String, at: String, change: String, token: String?,
         detail: String? = nil
@@ -211,6 +216,10 @@ enum Installations {
                 INSERT INTO push_changelog (profile_key, installation_id, at, change, token, detail)
                 VALUES (?, ?, ?, ?, ?, ?)
                 """, arguments: [key, installationID, at, change, token, detail])
+        try db.executeCached(sql: """
+                DELETE FROM push_changelog WHERE profile_key = ?1 AND id <= (
+                    SELECT id FROM push_changelog WHERE profile_key = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)
+                """, arguments: [key, changelogKept])
     }
 }
 

@@ -18,10 +18,13 @@ enum ProfileEdits {
                 """, arguments: [key, project, customID, time, time])
     }
 
-    /// Deletes a profile and every row keyed by it (attributes, events, installations, push changelog).
+    /// Deletes a profile and every row keyed by it (attributes, events, installations, push changelog, campaign
+    /// decisions).
     static func delete(_ db: Database, key: String) throws -> Bool {
         try db.executeCached(sql: "DELETE FROM profiles WHERE profile_key = ?", arguments: [key])
-        return db.changesCount > 0
+        let deleted = db.changesCount > 0
+        try db.executeCached(sql: "DELETE FROM campaign_history WHERE profile_key = ?", arguments: [key])
+        return deleted
     }
 
     static let nativeColumns: [String: String] = [

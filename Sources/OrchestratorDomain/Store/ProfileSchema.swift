@@ -86,6 +86,13 @@ package enum ProfileSchema {
             // The revision of the profile's last contact snapshot, named by the sends decided after it.
             try db.execute(sql: "ALTER TABLE profiles ADD COLUMN contact_revision INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v5: retention indexes") { db in
+            // Where the retention rounds prune (docs/retention.md): record ids by age, campaign decisions by age.
+            try db.execute(sql: RecordDedupe.indexSQL + """
+                CREATE INDEX campaign_history_by_time ON campaign_history (campaign_key, at);
+                CREATE INDEX campaign_history_by_profile ON campaign_history (profile_key);
+                """)
+        }
         return migrator
     }
 
