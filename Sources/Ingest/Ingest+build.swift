@@ -18,7 +18,7 @@ enum Ingest {
         let router = buildRouter(
             api: IngestAPI(
                 catalog: context.config.catalog, sink: KafkaRecordSink(producer: producer),
-                maxBodyBytes: context.config.maxBodyBytes, now: { Date() }),
+                maxBodyBytes: context.config.maxBodyBytes, now: { Date() }, bodyTimeout: context.config.bodyTimeout),
             maxInFlight: context.config.maxInFlight)
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "ingest",

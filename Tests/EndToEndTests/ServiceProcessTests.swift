@@ -91,13 +91,10 @@ struct ServiceProcessTests {
         _ = try await process.waitForExit()
     }
 
-    @Test("a connection that sends nothing is closed after HERALD_HTTP_IDLE_TIMEOUT_SECONDS")
-    func idleConnectionClosed() async throws {
-        let (cluster, process, port) = try await Self.listeningIngest(["HERALD_HTTP_IDLE_TIMEOUT_SECONDS": "1"])
-        // A raw TCP connection, left silent: the server closes it (recv returns 0) within a few seconds.
+    /// A TCP connection to 127.0.0.1:`port` whose reads give up after 10 s.
+    static func rawConnection(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(fd >= 0)
-        defer { close(fd) }
+        try #require(fd >= 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -105,9 +102,39 @@ struct ServiceProcessTests {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        #expect(connected == 0)
+        try #require(connected == 0)
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
+    }
+
+    @Test("a body that arrives too slowly is answered 408 body_timeout after HERALD_HTTP_BODY_TIMEOUT_SECONDS")
+    func slowBody() async throws {
+        let (cluster, process, port) = try await Self.listeningIngest(["HERALD_HTTP_BODY_TIMEOUT_SECONDS": "1"])
+        let fd = try Self.rawConnection(port: port)
+        defer { close(fd) }
+        // The headers and a tenth of the body, then nothing (the idle timeout, 60 s, would not end it).
+        let request = "POST /v1/app/events HTTP/1.1\r\nHost: x\r\nX-Api-Key: live_demo_ios_0123456789\r\n"
+            + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"installa"
+        let sent = request.withCString { send(fd, $0, strlen($0), 0) }
+        #expect(sent == request.utf8.count)
+        let started = ContinuousClock.now
+        var answer = [UInt8](repeating: 0, count: 4096)
+        let read = recv(fd, &answer, answer.count, 0)
+        let text = read > 0 ? String(decoding: answer[0..<read], as: UTF8.self) : ""
+        #expect(text.hasPrefix("HTTP/1.1 408") && text.contains("body_timeout"), "\(read) bytes after \(ContinuousClock.now - started): \(text)")
+        #expect(ContinuousClock.now - started < .seconds(5))
+        process.signal(SIGKILL)
+        _ = try await process.waitForExit()
+        await cluster.shutdown()
+    }
+
+    @Test("a connection that sends nothing is closed after HERALD_HTTP_IDLE_TIMEOUT_SECONDS")
+    func idleConnectionClosed() async throws {
+        let (cluster, process, port) = try await Self.listeningIngest(["HERALD_HTTP_IDLE_TIMEOUT_SECONDS": "1"])
+        // A raw TCP connection, left silent: the server closes it (recv returns 0) within a few seconds.
+        let fd = try Self.rawConnection(port: port)
+        defer { close(fd) }
         let started = ContinuousClock.now
         var byte: UInt8 = 0
         let read = recv(fd, &byte, 1, 0)

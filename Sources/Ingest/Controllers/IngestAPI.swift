@@ -12,6 +12,8 @@ struct IngestAPI: Sendable {
     let sink: any RecordSink
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
+    /// How long a body may take to arrive whole (408 `body_timeout` after).
+    var bodyTimeout: Duration = .seconds(30)
 
     enum KeyKind { case rest, app }
 
@@ -43,12 +45,33 @@ struct IngestAPI: Sendable {
         }
     }
 
-    /// The request body as JSON: 413 over the size limit, 400 saying where it is malformed.
+    /// The body, or nil when it has not arrived whole within `limit` (its reading is cancelled).
+    static func collectBody(_ request: Request, upTo maxBytes: Int, within limit: Duration) async throws -> ByteBuffer? {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask {
+                var request = request
+                return try await request.collectBody(upTo: maxBytes)
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+
+    /// The request body as JSON: 413 over the size limit, 408 when it comes too slowly, 400 saying where it is
+    /// malformed.
     func body(_ request: Request) async throws -> JSONValue {
-        var request = request
         let buffer: ByteBuffer
         do {
-            buffer = try await request.collectBody(upTo: maxBodyBytes)
+            guard let collected = try await Self.collectBody(request, upTo: maxBodyBytes, within: bodyTimeout) else {
+                throw APIError(
+                    status: .requestTimeout, code: "body_timeout",
+                    message: "the body did not arrive within \(bodyTimeout.components.seconds) s")
+            }
+            buffer = collected
         } catch is NIOTooManyBytesError {
             throw APIError(
                 status: .contentTooLarge, code: "body_too_large", message: "request bodies are at most \(maxBodyBytes) bytes")

@@ -95,6 +95,9 @@ package struct IngestConfig: Sendable, Equatable {
     /// Requests handled at once; more get 503 with `Retry-After` (memory stays bounded: each may hold a body while
     /// it waits for the broker).
     package var maxInFlight: Int = 256
+    /// How long a request's body may take to arrive whole; a slower one gets 408 (a client trickling its body would
+    /// otherwise hold a request slot, and its memory, for as long as it likes).
+    package var bodyTimeout: Duration = .seconds(30)
 
     package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> IngestConfig {
         var env = EnvironmentReader(values)
@@ -103,11 +106,13 @@ package struct IngestConfig: Sendable, Equatable {
         let appsFile = try env.required("HERALD_APPS_FILE", hint: "JSON file of projects, apps and keys, see config/apps.sample.json")
         let maxBody = try env.int("HERALD_MAX_BODY_BYTES", default: 2 << 20, range: 1024...(64 << 20))
         let maxInFlight = try env.int("HERALD_MAX_IN_FLIGHT_REQUESTS", default: 256, range: 1...100_000)
+        let bodyTimeout = try env.int("HERALD_HTTP_BODY_TIMEOUT_SECONDS", default: 30, range: 1...3600)
         common.unknownVariables = env.unknownHeraldVariables
         var config = IngestConfig(
             common: common, produceTimeout: .milliseconds(timeout), catalog: try AppsCatalog.load(path: appsFile),
             maxBodyBytes: maxBody)
         config.maxInFlight = maxInFlight
+        config.bodyTimeout = .seconds(bodyTimeout)
         return config
     }
 }
