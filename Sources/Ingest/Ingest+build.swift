@@ -44,6 +44,7 @@ enum Ingest {
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(RequestLogMiddleware())
         router.middlewares.add(InFlightLimitMiddleware(limit: maxInFlight))
+        router.middlewares.add(IdempotencyKeyMiddleware())
         ServerController(api: api).register(on: router)
         AppController(api: api).register(on: router)
         return router

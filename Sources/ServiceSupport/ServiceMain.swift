@@ -116,7 +116,8 @@ package enum ServiceMain {
         }
         // In front of the whole router (a middleware added to a router applies only to the routes added after it).
         let responder = OperatorGuardedResponder(
-            inner: router.buildResponder(),
+            inner: MethodNotAllowedResponder(
+                inner: router.buildResponder(), routes: router.routes.map { ("\($0.path)", $0.method) }),
             guard: context.common.operatorToken.map { OperatorAuthMiddleware(token: $0, paths: paths) })
         return httpApplication(responder: responder, common: context.common, service: service, logger: context.logger)
     }

@@ -275,6 +275,15 @@ struct ServerAPITests {
             body: #"{"campaign_id":"c","recipients":[{"custom_id":"a"}]}"#,
             headers: [HTTPField.Name("Idempotency-Key")!: "batch-7"], sink: trigger)
         #expect(trigger.records.map(\.id) == ["batch-7:campaign_trigger:0"])
+        // A key that cannot be used is refused, not ignored (the client would believe its retries deduplicated).
+        for bad in [String(repeating: "k", count: 101), "", "with space", "caf\u{E9}"] {
+            let refused = FakeSink()
+            let answer = try await call(
+                "/v1/profiles/update", key: restKey, rest: true, body: body, headers: [HTTPField.Name("Idempotency-Key")!: bad],
+                sink: refused)
+            #expect(answer.status == .badRequest && answer.code == "invalid_idempotency_key", "\(bad): \(answer.json)")
+            #expect(refused.records.isEmpty)
+        }
         #expect(answer.headers[HTTPField.Name("X-Request-Id")!] == "req-42")
         // Without either: a random id per request, then the index; two requests never share an id.
         let fresh = FakeSink()

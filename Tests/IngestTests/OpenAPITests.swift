@@ -1,8 +1,10 @@
 import Foundation
+import HTTPTypes
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import ServiceSupport
 import Shared
 import Testing
 
@@ -39,6 +41,34 @@ struct OpenAPITests {
         #expect(documented.count >= 13)
         #expect(served.subtracting(documented).isEmpty, "undocumented: \(served.subtracting(documented).sorted())")
         #expect(documented.subtracting(served).isEmpty, "documented, not served: \(documented.subtracting(served).sorted())")
+    }
+}
+
+@Suite("Methods a path does not take")
+struct MethodNotAllowedTests {
+    @Test("405 with Allow for a method a path does not take (templates match any id); 404 for a path that does not exist")
+    func methodNotAllowed() async throws {
+        let router = Ingest.buildRouter(
+            api: IngestAPI(catalog: try AppsCatalog.load(path: sampleAppsFile), sink: FakeSink(), maxBodyBytes: 1024, now: { Date() }))
+        let responder = MethodNotAllowedResponder(
+            inner: router.buildResponder(), routes: router.routes.map { ("\($0.path)", $0.method) })
+        let app = Application(responder: responder, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await app.test(.router) { client in
+            for (method, uri, status, allow) in [
+                (HTTPRequest.Method.trace, "/v1/app/events", 405, "POST"),
+                // Both templates match: POST to update profiles, DELETE of the profile whose custom ID is "update".
+                (.get, "/v1/profiles/update", 405, "DELETE, POST"),
+                (.put, "/v1/profiles/paul", 405, "DELETE"),
+                (.get, "/v1/nothing-here", 404, nil),
+            ] as [(HTTPRequest.Method, String, Int, String?)] {
+                try await client.execute(uri: uri, method: method) { response in
+                    #expect(response.status.code == status, "\(method) \(uri)")
+                    #expect(response.headers[.allow] == allow, "\(method) \(uri)")
+                }
+            }
+            // The method the path takes still reaches its route.
+            try await client.execute(uri: "/v1/app/events", method: .post) { #expect($0.status == .unauthorized) }
+        }
     }
 }
 

@@ -133,7 +133,8 @@ struct IngestAPI: Sendable {
     /// profile, so that a key or an id reused for another user's write never silences it.
     func recordID(client: String?, op: IngestOp, request: Request, context: IngestContext, index: Int) -> String {
         if let client { return client }
-        if let key = request.headers[HTTPField.Name("Idempotency-Key")!], !key.isEmpty, key.utf8.count <= 100 {
+        // Checked before the handler (`IdempotencyKeyMiddleware`).
+        if let key = request.headers[HTTPField.Name("Idempotency-Key")!] {
             return "\(key):\(op.rawValue):\(index)"
         }
         return "\(context.serverID):\(index)"

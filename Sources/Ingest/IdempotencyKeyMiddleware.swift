@@ -1,0 +1,23 @@
+import HTTPTypes
+import Hummingbird
+
+/// `Idempotency-Key`, when sent, is 1 to 100 visible ASCII characters, else the request is refused (400
+/// `invalid_idempotency_key`) before anything is read: a key that was silently ignored left a client believing its
+/// retries were deduplicated when they were not.
+struct IdempotencyKeyMiddleware: RouterMiddleware {
+    typealias Context = IngestContext
+
+    static let maxLength = 100
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        if let key = request.headers[HTTPField.Name("Idempotency-Key")!] {
+            guard (1...Self.maxLength).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw APIError.badRequest(
+                    "invalid_idempotency_key", "Idempotency-Key is 1 to \(Self.maxLength) visible ASCII characters")
+            }
+        }
+        return try await next(request, context)
+    }
+}
