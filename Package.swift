@@ -201,6 +201,7 @@ let package = Package(
             dependencies: [
                 "Ingest", "Shared", "ServiceSupport", "HeraldTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings

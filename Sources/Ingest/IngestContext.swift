@@ -2,17 +2,21 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 import Shared
 
 /// The request context: Hummingbird's, plus the request id that follows a write into Kafka (`herald-request-id`).
-struct IngestContext: RequestContext {
+struct IngestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     var requestID = ""
     /// A random id of this request, unique across requests and instances; writes without an id get `<serverID>:<i>`.
     let serverID = UUID().uuidString.lowercased()
+    /// The peer (operator endpoints without `HERALD_OPERATOR_TOKEN` answer loopback peers only).
+    let remoteAddress: SocketAddress?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 }
 

@@ -76,7 +76,7 @@ enum Notifier {
             await partitions.apply(batch)
         }
 
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: ServiceRequestContext.self)
         RecipientEndpoints(
             partitions: partitions, producer: producer, publicURL: settings.publicURL,
             links: settings.unsubscribeSecret.map { UnsubscribeLinks(secret: $0, publicURL: settings.publicURL) },

@@ -15,7 +15,7 @@ struct RecipientEndpoints: Sendable {
     let smsWebhookToken: String?
     let logger: Logger
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ServiceRequestContext>) {
         // GET shows a confirmation (link scanners fetch URLs; only a POST unsubscribes).
         router.get("v1/unsubscribe/:token") { _, context in
             guard let claim = links?.verify(context.parameters.get("token") ?? "") else { return Self.invalidLink }

@@ -41,7 +41,7 @@ enum Orchestrator {
             await manager.apply(batch)
         }
 
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: ServiceRequestContext.self)
         // Read-only, for operators: a profile as the orchestrator holds it (404 when no partition of this instance has
         // it), by custom ID, or an installation's anonymous profile.
         @Sendable func profileResponse(_ key: String) async throws -> Response {
@@ -50,7 +50,7 @@ enum Orchestrator {
             }
             return .json(json)
         }
-        @Sendable func decoded(_ context: BasicRequestContext, _ name: String) -> String {
+        @Sendable func decoded(_ context: ServiceRequestContext, _ name: String) -> String {
             let raw = context.parameters.get(name) ?? ""
             return raw.removingPercentEncoding ?? raw
         }

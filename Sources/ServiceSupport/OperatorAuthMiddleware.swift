@@ -2,14 +2,16 @@ import Hummingbird
 import Shared
 
 /// Operator endpoints (`/metrics`, the orchestrator's profile reads, which return emails, phones and tokens) answer
-/// only with `Authorization: Bearer <HERALD_OPERATOR_TOKEN>`; the public APIs and the health checks are not affected.
+/// only with `Authorization: Bearer <HERALD_OPERATOR_TOKEN>`, or, without a token, only to loopback peers (the
+/// machine's own `herald status`, the dev stack); the public APIs and the health checks are not affected.
 package struct OperatorAuthMiddleware<Context: RequestContext>: RouterMiddleware {
-    let token: [UInt8]
+    /// nil: no token is set, loopback peers only.
+    let token: [UInt8]?
     /// A path equal to one of these, or under one ending in `/`.
     let paths: [String]
 
-    package init(token: String, paths: [String]) {
-        self.token = Array(token.utf8)
+    package init(token: String?, paths: [String]) {
+        self.token = token.map { Array($0.utf8) }
         self.paths = paths
     }
 
@@ -18,6 +20,14 @@ package struct OperatorAuthMiddleware<Context: RequestContext>: RouterMiddleware
     {
         let path = request.uri.path
         guard paths.contains(where: { path == $0 || ($0.hasSuffix("/") && path.hasPrefix($0)) }) else {
+            return try await next(request, context)
+        }
+        guard let token else {
+            guard (context as? any RemoteAddressRequestContext)?.remoteAddress?.isLoopback == true else {
+                return .jsonError(
+                    .forbidden, "operator_endpoint_local_only",
+                    "without HERALD_OPERATOR_TOKEN this operator endpoint answers this machine only: set the token to reach it from elsewhere")
+            }
             return try await next(request, context)
         }
         let supplied = request.headers[.authorization].flatMap { header in
@@ -37,11 +47,10 @@ package struct OperatorAuthMiddleware<Context: RequestContext>: RouterMiddleware
 struct OperatorGuardedResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: RequestContext {
     typealias Context = Inner.Context
     let inner: Inner
-    let `guard`: OperatorAuthMiddleware<Inner.Context>?
+    let `guard`: OperatorAuthMiddleware<Inner.Context>
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        guard let check = self.guard else { return try await inner.respond(to: request, context: context) }
-        return try await check.handle(request, context: context) { request, context in
+        try await self.guard.handle(request, context: context) { request, context in
             try await inner.respond(to: request, context: context)
         }
     }

@@ -111,14 +111,14 @@ package enum ServiceMain {
         let paths = ["/metrics"] + operatorPaths
         if context.common.operatorToken == nil {
             context.logger.warning(
-                "operator endpoints are open to anyone reaching this port: set HERALD_OPERATOR_TOKEN",
+                "operator endpoints answer this machine only: set HERALD_OPERATOR_TOKEN to reach them from elsewhere (Prometheus, another container)",
                 metadata: ["paths": .string(paths.joined(separator: ","))])
         }
         // In front of the whole router (a middleware added to a router applies only to the routes added after it).
         let responder = OperatorGuardedResponder(
             inner: MethodNotAllowedResponder(
                 inner: router.buildResponder(), routes: router.routes.map { ("\($0.path)", $0.method) }),
-            guard: context.common.operatorToken.map { OperatorAuthMiddleware(token: $0, paths: paths) })
+            guard: OperatorAuthMiddleware(token: context.common.operatorToken, paths: paths))
         return httpApplication(responder: responder, common: context.common, service: service, logger: context.logger)
     }
 }

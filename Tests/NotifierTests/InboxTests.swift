@@ -61,7 +61,7 @@ struct InboxTests {
         _ harness: NotifierHarness, _ uri: String, method: HTTPRequest.Method = .get, key: String? = liveKey,
         customAuth: String? = nil
     ) async throws -> Answer {
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: ServiceRequestContext.self)
         InboxEndpoints(partitions: harness.partitions, catalog: NotifierHarness.catalog, logger: harness.logger).register(on: router)
         var fields: HTTPFields = [:]
         if let key { fields[HTTPField.Name("X-Api-Key")!] = key }

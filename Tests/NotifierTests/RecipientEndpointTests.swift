@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import ProviderSimulators
+import ServiceSupport
 import Shared
 import Testing
 
@@ -17,7 +18,7 @@ struct RecipientEndpointTests {
     static let links = UnsubscribeLinks(secret: "0123456789abcdef-secret", publicURL: publicURL)
 
     func application(_ harness: NotifierHarness, smsToken: String? = "sms-token") -> some ApplicationProtocol {
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: ServiceRequestContext.self)
         RecipientEndpoints(
             partitions: harness.partitions, producer: harness.producer, publicURL: Self.publicURL, links: Self.links,
             smsWebhookToken: smsToken, logger: harness.logger

@@ -24,7 +24,7 @@ struct InboxEndpoints: Sendable {
     static let maxLimit = 100
     static let maxIdentifierLength = 1024
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ServiceRequestContext>) {
         router.get("v1/inbox/:mode/:owner") { request, context in
             try await handle(request, context) { owner in try await page(owner, request) }
         }
@@ -59,7 +59,7 @@ struct InboxEndpoints: Sendable {
 
     /// Authenticates the app and the owner, then runs `body`.
     private func handle(
-        _ request: Request, _ context: BasicRequestContext, _ body: (InboxStore.Owner) async throws -> Response
+        _ request: Request, _ context: ServiceRequestContext, _ body: (InboxStore.Owner) async throws -> Response
     ) async throws -> Response {
         switch authenticate(request, context) {
         case .failure(let refusal): return refusal.response
@@ -75,7 +75,7 @@ struct InboxEndpoints: Sendable {
 
     private struct Refusal: Error { var response: Response }
 
-    private func authenticate(_ request: Request, _ context: BasicRequestContext) -> Result<InboxStore.Owner, Refusal> {
+    private func authenticate(_ request: Request, _ context: ServiceRequestContext) -> Result<InboxStore.Owner, Refusal> {
         func refuse(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Result<InboxStore.Owner, Refusal> {
             .failure(Refusal(response: .jsonError(status, code, message)))
         }

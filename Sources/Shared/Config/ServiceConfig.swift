@@ -19,7 +19,7 @@ package struct CommonConfig: Sendable, Equatable {
     /// `HERALD_` variables nobody reads (likely typos), reported as a warning at start.
     package var unknownVariables: [String]
     /// `HERALD_OPERATOR_TOKEN`: when set, operator endpoints (`/metrics`, the orchestrator's reads) need
-    /// `Authorization: Bearer <token>`.
+    /// `Authorization: Bearer <token>`; unset, they answer loopback peers only.
     package var operatorToken: String? = nil
     /// `HERALD_HTTP_IDLE_TIMEOUT_SECONDS`: a connection that sends no request for this long is closed (one opened and
     /// left silent included), so that idle clients cannot hold connections without bound.
