@@ -362,6 +362,10 @@ package final class KafkaConsumer: Sendable {
         try await runtime.perform { [runtime] in try Self.changeAssignment(runtime.handle, adding: true, entries) }
         let held = added.filter { starts[$0] == .held }
         if !held.isEmpty { try await pause(held) }
+        // A partition paused while it was assigned before (its database failed) and given back now is read: the pause
+        // is the listener's decision for this assignment, not one left over from an earlier one.
+        let read = added.filter { starts[$0] != .held }
+        if !read.isEmpty { try await resume(read) }
         state.withLock { state in
             state.assignment.formUnion(added)
             state.joined = true
