@@ -57,7 +57,9 @@ extension NotifierPartitions {
     /// Deletes inbox entries older than the retention; returns how many.
     func purgeInbox(before cutoff: Date) async throws -> Int {
         var purged = 0
-        for (_, database) in await self.owner.openDatabases {
+        // A paused partition's database fails: purged once it resumes.
+        let paused = Set(await owner.pausedPartitions)
+        for (number, database) in await self.owner.openDatabases where !paused.contains(number) {
             purged += try await database.write { db in try InboxStore.purge(db, before: cutoff) }
         }
         return purged
