@@ -13,6 +13,8 @@ struct IngestContext: RequestContext, RemoteAddressRequestContext {
     let serverID = UUID().uuidString.lowercased()
     /// The peer (operator endpoints without `HERALD_OPERATOR_TOKEN` answer loopback peers only).
     let remoteAddress: SocketAddress?
+    /// `Prefer: handling=strict` (RFC 7240): a request with any problem is refused whole instead of stored in part.
+    var strict = false
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -26,6 +28,15 @@ struct IngestContext: RequestContext, RemoteAddressRequestContext {
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = IngestContext
 
+    /// Whether the `Prefer` headers ask for `handling=strict` (preferences are comma-separated, case-insensitive
+    /// tokens, with optional parameters after `;`).
+    static func prefersStrictHandling(_ values: [String]) -> Bool {
+        values.flatMap { $0.split(separator: ",") }.contains { preference in
+            let token = preference.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            return token?.replacingOccurrences(of: " ", with: "") == "handling=strict"
+        }
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
@@ -36,17 +47,20 @@ struct RequestLogMiddleware: RouterMiddleware {
                 (1...128).contains(id.utf8.count) && id.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) ? id : nil
             } ?? UUID().uuidString.lowercased()
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
+        context.strict = Self.prefersStrictHandling(request.headers[values: HTTPField.Name("Prefer")!])
         let started = ContinuousClock.now
         let status: Int
         do {
             var response = try await next(request, context)
             response.headers[HTTPField.Name("X-Request-Id")!] = context.requestID
+            if context.strict { response.headers[HTTPField.Name("Preference-Applied")!] = "handling=strict" }
             status = response.status.code
             log(request, context: context, status: status, started: started)
             return response
         } catch let error as APIError {
             var error = error
             error.headers[HTTPField.Name("X-Request-Id")!] = context.requestID
+            if context.strict { error.headers[HTTPField.Name("Preference-Applied")!] = "handling=strict" }
             log(request, context: context, status: error.status.code, started: started, code: error.code)
             throw error
         } catch let error as any HTTPResponseError {

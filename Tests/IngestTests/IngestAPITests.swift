@@ -260,6 +260,36 @@ struct ServerAPITests {
         #expect(appKey.status == .forbidden)
     }
 
+    @Test("Prefer: handling=strict refuses a request with any problem whole (422, nothing stored); the default stores the rest")
+    func strictHandling() async throws {
+        let body = #"[{"identifiers":{"custom_id":"a"},"attributes":{"plan":"gold","bad name":1}},{"identifiers":{"custom_id":"b"},"attributes":{"x":1}}]"#
+        let lenient = FakeSink()
+        let stored = try await call("/v1/profiles/update", key: restKey, rest: true, body: body, sink: lenient)
+        #expect(stored.status == .ok && stored.accepted == 2 && stored.problems == ["[0].attributes.bad name invalid_name"])
+        #expect(stored.headers[HTTPField.Name("Preference-Applied")!] == nil)
+        for prefer in ["handling=strict", "respond-async, Handling = Strict ;x=1", "wait=10,handling=strict"] {
+            let strict = FakeSink()
+            let refused = try await call(
+                "/v1/profiles/update", key: restKey, rest: true, body: body, headers: [HTTPField.Name("Prefer")!: prefer], sink: strict)
+            #expect(refused.status == .unprocessableContent && refused.problems == ["[0].attributes.bad name invalid_name"], "\(prefer)")
+            #expect(refused.headers[HTTPField.Name("Preference-Applied")!] == "handling=strict")
+            #expect(strict.records.isEmpty)
+        }
+        // An unknown field is a problem too; a strict request without any is stored whole.
+        let unknown = try await call(
+            "/v1/app/events", key: iosKey, body: #"{"installation_id":"I","events":[{"name":"open"}],"extra":1}"#,
+            headers: [HTTPField.Name("Prefer")!: "handling=strict"])
+        #expect(unknown.status == .unprocessableContent && unknown.problems == ["extra unknown_field"])
+        let clean = FakeSink()
+        let accepted = try await call(
+            "/v1/app/events", key: iosKey, body: #"{"installation_id":"I","events":[{"name":"open"}]}"#,
+            headers: [HTTPField.Name("Prefer")!: "handling=strict"], sink: clean)
+        #expect(accepted.status == .ok && clean.records.count == 1)
+        // Another preference is not strict handling.
+        #expect(try await call(
+            "/v1/profiles/update", key: restKey, rest: true, body: body, headers: [HTTPField.Name("Prefer")!: "handling=lenient"]).status == .ok)
+    }
+
     @Test("ids: the client's, else derived from Idempotency-Key, else new; the request id is returned")
     func ids() async throws {
         let sink = FakeSink()

@@ -107,7 +107,7 @@ struct AppController {
             throw APIError.validation([Violation("missing_field", "custom_id is required: a string, or null to log out").at("custom_id")])
         }
         let record = record(envelope.customID == nil ? .logout : .identify, envelope, request: request, context: context)
-        return try await api.store([record], problems: envelope.fields.problems, requestID: context.requestID, logger: context.logger)
+        return try await api.store([record], problems: envelope.fields.problems, context: context)
     }
 
     /// `POST /v1/app/profile {"installation_id", "custom_id"?, "attributes": {…}}`: validated per operation.
@@ -121,7 +121,7 @@ struct AppController {
             attributes, path: "attributes", identified: envelope.customID != nil)
         problems += editProblems
         let records = edit.isEmpty ? [] : [record(.profileUpdate, envelope, request: request, context: context, fields: [JSONMember("profile", edit.json)])]
-        return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
+        return try await api.store(records, problems: problems, context: context)
     }
 
     /// `POST /v1/app/events {"installation_id", "custom_id"?, "events": [ … ]}`: one record per valid event; an
@@ -139,7 +139,7 @@ struct AppController {
                 project: envelope.project, source: envelope.source, customID: envelope.customID,
                 installationID: envelope.installationID, receivedAt: api.now(), fields: [JSONMember("event", event.json)])
         }
-        return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
+        return try await api.store(records, problems: problems, context: context)
     }
 
     static let permissions: Set<String> = ["allowed", "denied", "undecided", "provisional"]
@@ -179,7 +179,7 @@ struct AppController {
             }
         }
         let records = out.isEmpty ? [] : [record(.installation, envelope, request: request, context: context, fields: [JSONMember("installation", .object(out))])]
-        return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
+        return try await api.store(records, problems: problems, context: context)
     }
 
     func installationField(_ key: String, _ value: JSONValue, deviceModelAllowed: Bool?) throws(Violation) -> JSONValue {
@@ -244,7 +244,7 @@ struct AppController {
         let push = JSONValue.object([JSONMember("token", .string(token)), JSONMember("environment", .string(environment))])
         return try await api.store(
             [record(.pushToken, envelope, request: request, context: context, fields: [JSONMember("push", push)])],
-            problems: envelope.fields.problems, requestID: context.requestID, logger: context.logger)
+            problems: envelope.fields.problems, context: context)
     }
 
     /// `POST /v1/app/location {"installation_id", "latitude", "longitude", "accuracy"?, "time"?}`.
@@ -275,14 +275,13 @@ struct AppController {
         guard problems.isEmpty else { throw APIError.validation(problems + envelope.fields.problems) }
         return try await api.store(
             [record(.location, envelope, request: request, context: context, fields: [JSONMember("location", .object(members))])],
-            problems: envelope.fields.problems, requestID: context.requestID, logger: context.logger)
+            problems: envelope.fields.problems, context: context)
     }
 
     /// `POST /v1/app/opt-out`, `/opt-in`, `/wipe {"installation_id", "custom_id"?}`.
     func privacy(_ op: IngestOp, _ request: Request, context: IngestContext) async throws -> Response {
         let envelope = try await envelope(request, known: [])
         return try await api.store(
-            [record(op, envelope, request: request, context: context)], problems: envelope.fields.problems, requestID: context.requestID,
-            logger: context.logger)
+            [record(op, envelope, request: request, context: context)], problems: envelope.fields.problems, context: context)
     }
 }

@@ -85,8 +85,12 @@ struct IngestAPI: Sendable {
 
     /// Stores the records (waiting for the broker) and answers `{"accepted": n, "rejected": [...]}`; nothing stored and
     /// problems found → 422.
-    func store(_ records: [IngestRecord], problems: [Problem], requestID: String, logger: Logger) async throws -> Response {
+    /// Stores the valid writes and reports the others (each operation on its own, batch-rules §4); with
+    /// `Prefer: handling=strict`, any problem refuses the whole request (422) and nothing is stored.
+    func store(_ records: [IngestRecord], problems: [Problem], context: IngestContext) async throws -> Response {
+        let (requestID, logger) = (context.requestID, context.logger)
         IngestMetrics.rejected(problems)
+        if context.strict && !problems.isEmpty { throw APIError.validation(problems) }
         guard !records.isEmpty else {
             throw problems.isEmpty
                 ? APIError.badRequest("empty_request", "the request holds no write") : APIError.validation(problems)

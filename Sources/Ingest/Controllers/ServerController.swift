@@ -83,7 +83,7 @@ struct ServerController {
                     ]))
         }
         problems = fields.problems + problems
-        return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
+        return try await api.store(records, problems: problems, context: context)
     }
 
     /// Flat trigger properties: at most 50, names of 1 to 128 characters, values strings, numbers or booleans.
@@ -172,7 +172,7 @@ struct ServerController {
                     project: project, source: .server, customID: customID, installationID: nil,
                     receivedAt: receivedAt, fields: recordFields))
         }
-        return try await api.store(records, problems: problems, requestID: context.requestID, logger: context.logger)
+        return try await api.store(records, problems: problems, context: context)
     }
 
     /// `DELETE /v1/profiles/{custom_id}`: deletes the profile and everything keyed by it.
@@ -188,7 +188,7 @@ struct ServerController {
         let record = IngestRecord(
             op: .profileDelete, id: api.recordID(client: nil, op: .profileDelete, request: request, context: context, index: 0), project: project,
             source: .server, customID: customID, installationID: nil, receivedAt: api.now())
-        return try await api.store([record], problems: [], requestID: context.requestID, logger: context.logger)
+        return try await api.store([record], problems: [], context: context)
     }
 }
 
