@@ -13,12 +13,15 @@ struct IngestContext: RequestContext, RemoteAddressRequestContext {
     let serverID = UUID().uuidString.lowercased()
     /// The peer (operator endpoints without `HERALD_OPERATOR_TOKEN` answer loopback peers only).
     let remoteAddress: SocketAddress?
+    /// The connection: closed when a body does not arrive whole in time.
+    let channel: (any Channel)?
     /// `Prefer: handling=strict` (RFC 7240): a request with any problem is refused whole instead of stored in part.
     var strict = false
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 }
 

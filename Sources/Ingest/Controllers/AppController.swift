@@ -35,11 +35,11 @@ struct AppController {
 
     /// Authenticates, parses, and reads `installation_id`, `custom_id` and `id` next to the endpoint's `known` fields.
     /// A missing or invalid installation or custom ID fails the request (422): the write could not be routed.
-    func envelope(_ request: Request, known: Set<String>) async throws -> Envelope {
+    func envelope(_ request: Request, context: IngestContext, known: Set<String>) async throws -> Envelope {
         guard case .app(let project, let app, let dev) = try api.authenticate(request, as: .app) else {
             throw APIError.validation([])
         }
-        let body = try await api.body(request)
+        let body = try await api.body(request, context: context)
         let fields = Fields(body, path: "", known: known.union(["installation_id", "custom_id", "id"]))
         guard fields.isObject else { throw APIError.badRequest("invalid_body", "the body is a JSON object") }
         var problems: [Problem] = []
@@ -102,7 +102,7 @@ struct AppController {
     /// `POST /v1/app/identify {"installation_id", "custom_id": "…" | null}`: links the installation to a profile, or
     /// (null) logs it out.
     func identify(_ request: Request, context: IngestContext) async throws -> Response {
-        let envelope = try await envelope(request, known: [])
+        let envelope = try await envelope(request, context: context, known: [])
         guard envelope.fields["custom_id"] != nil else {
             throw APIError.validation([Violation("missing_field", "custom_id is required: a string, or null to log out").at("custom_id")])
         }
@@ -112,7 +112,7 @@ struct AppController {
 
     /// `POST /v1/app/profile {"installation_id", "custom_id"?, "attributes": {…}}`: validated per operation.
     func profile(_ request: Request, context: IngestContext) async throws -> Response {
-        let envelope = try await envelope(request, known: ["attributes"])
+        let envelope = try await envelope(request, context: context, known: ["attributes"])
         var problems = envelope.fields.problems
         guard let attributes = envelope.fields["attributes"] else {
             throw APIError.validation([Violation("missing_field", "attributes is required").at("attributes")])
@@ -127,7 +127,7 @@ struct AppController {
     /// `POST /v1/app/events {"installation_id", "custom_id"?, "events": [ … ]}`: one record per valid event; an
     /// invalid event is dropped whole and reported with all its problems.
     func events(_ request: Request, context: IngestContext) async throws -> Response {
-        let envelope = try await envelope(request, known: ["events"])
+        let envelope = try await envelope(request, context: context, known: ["events"])
         var problems = envelope.fields.problems
         guard let events = envelope.fields["events"] else {
             throw APIError.validation([Violation("missing_field", "events is required").at("events")])
@@ -150,7 +150,7 @@ struct AppController {
             "app_version", "app_build", "os_version", "sdk_version", "device_brand", "device_model", "detected_language",
             "detected_region", "timezone", "notification_permission", "data_collection",
         ]
-        let envelope = try await envelope(request, known: known)
+        let envelope = try await envelope(request, context: context, known: known)
         var problems = envelope.fields.problems
         var out: [JSONMember] = []
         var deviceModelAllowed: Bool?
@@ -209,7 +209,7 @@ struct AppController {
     /// `POST /v1/app/push-token {"installation_id", "token", "environment": "sandbox"|"production"}`.
     /// iOS tokens are hexadecimal (stored lowercase); other platforms' are opaque.
     func pushToken(_ request: Request, context: IngestContext) async throws -> Response {
-        let envelope = try await envelope(request, known: ["token", "environment"])
+        let envelope = try await envelope(request, context: context, known: ["token", "environment"])
         var problems: [Problem] = []
         var token = ""
         var environment = ""
@@ -249,7 +249,7 @@ struct AppController {
 
     /// `POST /v1/app/location {"installation_id", "latitude", "longitude", "accuracy"?, "time"?}`.
     func location(_ request: Request, context: IngestContext) async throws -> Response {
-        let envelope = try await envelope(request, known: ["latitude", "longitude", "accuracy", "time"])
+        let envelope = try await envelope(request, context: context, known: ["latitude", "longitude", "accuracy", "time"])
         var problems: [Problem] = []
         var members: [JSONMember] = []
         for (key, range) in [("latitude", -90.0...90.0), ("longitude", -180.0...180.0), ("accuracy", 0.0...1e7)] {
@@ -280,7 +280,7 @@ struct AppController {
 
     /// `POST /v1/app/opt-out`, `/opt-in`, `/wipe {"installation_id", "custom_id"?}`.
     func privacy(_ op: IngestOp, _ request: Request, context: IngestContext) async throws -> Response {
-        let envelope = try await envelope(request, known: [])
+        let envelope = try await envelope(request, context: context, known: [])
         return try await api.store(
             [record(op, envelope, request: request, context: context)], problems: envelope.fields.problems, context: context)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -45,28 +46,38 @@ struct IngestAPI: Sendable {
         }
     }
 
-    /// The body, or nil when it has not arrived whole within `limit` (its reading is cancelled).
-    static func collectBody(_ request: Request, upTo maxBytes: Int, within limit: Duration) async throws -> ByteBuffer? {
-        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-            group.addTask {
-                var request = request
-                return try await request.collectBody(upTo: maxBytes)
-            }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
+    /// The body, or nil when it has not arrived whole within `limit`: then the connection is closed (a timer on the
+    /// connection's event loop; a task group racing a sleep per request cost the ingest 15–20 % of its throughput).
+    static func collectBody(
+        _ request: Request, upTo maxBytes: Int, within limit: Duration, channel: (any Channel)?
+    ) async throws -> ByteBuffer? {
+        var request = request
+        guard let channel else { return try await request.collectBody(upTo: maxBytes) }
+        let expired = ExpiryFlag()
+        let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(limit.timeInterval * 1e9))) {
+            expired.value.store(true, ordering: .relaxed)
+            channel.close(promise: nil)
+        }
+        defer { timer.cancel() }
+        do {
+            return try await request.collectBody(upTo: maxBytes)
+        } catch where expired.value.load(ordering: .relaxed) {
+            return nil
         }
     }
 
-    /// The request body as JSON: 413 over the size limit, 408 when it comes too slowly, 400 saying where it is
-    /// malformed.
-    func body(_ request: Request) async throws -> JSONValue {
+    final class ExpiryFlag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+
+    /// The request body as JSON: 413 over the size limit, 400 saying where it is malformed; a body that has not arrived
+    /// whole within `bodyTimeout` closes the connection (logged as 408 `body_timeout`).
+    func body(_ request: Request, context: IngestContext) async throws -> JSONValue {
         let buffer: ByteBuffer
         do {
-            guard let collected = try await Self.collectBody(request, upTo: maxBodyBytes, within: bodyTimeout) else {
+            guard let collected = try await Self.collectBody(
+                request, upTo: maxBodyBytes, within: bodyTimeout, channel: context.channel)
+            else {
                 throw APIError(
                     status: .requestTimeout, code: "body_timeout",
                     message: "the body did not arrive within \(bodyTimeout.components.seconds) s")

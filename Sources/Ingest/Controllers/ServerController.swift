@@ -23,7 +23,7 @@ struct ServerController {
     /// renders (a recipient's properties override the call's). Properties are flat: strings, numbers, booleans.
     func trigger(_ request: Request, context: IngestContext) async throws -> Response {
         guard case .rest(let project) = try api.authenticate(request, as: .rest) else { throw APIError.validation([]) }
-        let body = try await api.body(request)
+        let body = try await api.body(request, context: context)
         let fields = Fields(body, path: "", known: ["campaign_id", "trigger_properties", "recipients"])
         guard fields.isObject else { throw APIError.badRequest("invalid_body", "the body is an object with campaign_id and recipients") }
         var problems: [Problem] = []
@@ -115,7 +115,7 @@ struct ServerController {
     /// Each update becomes one record; invalid operations and events are dropped and reported, the rest stored.
     func update(_ request: Request, context: IngestContext) async throws -> Response {
         guard case .rest(let project) = try api.authenticate(request, as: .rest) else { throw APIError.validation([]) }
-        guard case .array(let updates) = try await api.body(request) else {
+        guard case .array(let updates) = try await api.body(request, context: context) else {
             throw APIError.badRequest("invalid_body", "the body is an array of profile updates")
         }
         guard updates.count <= Limits.profileUpdatesPerRequest else {
