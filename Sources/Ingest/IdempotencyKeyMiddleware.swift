@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Shared
 
 /// `Idempotency-Key`, when sent, is 1 to 100 visible ASCII characters, else the request is refused (400
 /// `invalid_idempotency_key`) before anything is read: a key that was silently ignored left a client believing its
@@ -13,7 +14,7 @@ struct IdempotencyKeyMiddleware: RouterMiddleware {
         -> Response
     {
         if let key = request.headers[HTTPField.Name("Idempotency-Key")!] {
-            guard (1...Self.maxLength).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            guard Rules.isVisibleASCII(key, length: 1...Self.maxLength) else {
                 throw APIError.badRequest(
                     "invalid_idempotency_key", "Idempotency-Key is 1 to \(Self.maxLength) visible ASCII characters")
             }

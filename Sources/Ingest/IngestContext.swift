@@ -11,16 +11,15 @@ struct IngestContext: RequestContext, RemoteAddressRequestContext {
     var requestID = ""
     /// A random id of this request, unique across requests and instances; writes without an id get `<serverID>:<i>`.
     let serverID = UUID().uuidString.lowercased()
-    /// The peer (operator endpoints without `HERALD_OPERATOR_TOKEN` answer loopback peers only).
-    let remoteAddress: SocketAddress?
     /// The connection: closed when a body does not arrive whole in time.
-    let channel: (any Channel)?
+    let channel: any Channel
+    /// The peer (operator endpoints without `HERALD_OPERATOR_TOKEN` answer loopback peers only).
+    var remoteAddress: SocketAddress? { channel.remoteAddress }
     /// `Prefer: handling=strict` (RFC 7240): a request with any problem is refused whole instead of stored in part.
     var strict = false
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress
         channel = source.channel
     }
 }
@@ -47,7 +46,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         let supplied = request.headers[HTTPField.Name("X-Request-Id")!]
         context.requestID =
             supplied.flatMap { id in
-                (1...128).contains(id.utf8.count) && id.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) ? id : nil
+                Rules.isVisibleASCII(id, length: 1...128) ? id : nil
             } ?? UUID().uuidString.lowercased()
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
         context.strict = Self.prefersStrictHandling(request.headers[values: HTTPField.Name("Prefer")!])

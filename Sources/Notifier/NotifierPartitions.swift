@@ -209,9 +209,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         var result: [(Int32, NotifierStore.Claimed)] = []
         let now = clock()
         let platforms = self.platforms
-        let paused = Set(await owner.pausedPartitions)
-        for (number, database) in await owner.openDatabases where result.count < limit {
-            guard handover[number] == nil, !draining.contains(number), !paused.contains(number) else { continue }
+        for (number, database) in await owner.activeDatabases where result.count < limit {
+            guard handover[number] == nil, !draining.contains(number) else { continue }
             let left = limit - result.count
             do {
                 guard try await database.read({ db in try NotifierStore.hasWork(db, channel: channel, now: now) }) else { continue }
@@ -238,12 +237,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             await reportLate(partition, results)
             return
         }
-        // After results left by a failure, in their order; else now.
-        if unrecorded[partition] != nil {
-            unrecorded[partition, default: []].append((results, retry))
-        } else if !(await record(partition, database, results, retry: retry)) {
-            unrecorded[partition, default: []].append((results, retry))
-        }
+        // Now, unless results a failure left wait before these (they are written in order).
+        if unrecorded[partition] == nil, await record(partition, database, results, retry: retry) { return }
+        unrecorded[partition, default: []].append((results, retry))
     }
 
     /// Results of a partition no longer open here: the reports of finished targets go straight to the broker.

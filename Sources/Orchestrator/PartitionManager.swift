@@ -96,8 +96,7 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
         guard let rules else { return false }
         var more = false
         // A paused partition's database fails: its timers and backfills wait for it to resume.
-        let paused = Set(await owner.pausedPartitions)
-        for (number, database) in await owner.openDatabases where !draining.contains(number) && !paused.contains(number) {
+        for (number, database) in await owner.activeDatabases where !draining.contains(number) {
             busy[number, default: 0] += 1
             do {
                 let (ran, outbox) = try await database.runTimers(rules: rules)
@@ -111,7 +110,7 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
         let deadline = ContinuousClock.now + budget
         for number in backfills.keys.sorted() {
             while var job = backfills[number], let segment = job.segments.first, ContinuousClock.now < deadline,
-                let database = await owner.database(number), !draining.contains(number), !paused.contains(number)
+                let database = await owner.activeDatabase(number), !draining.contains(number)
             {
                 busy[number, default: 0] += 1
                 defer { busy[number, default: 1] -= 1 }
@@ -221,8 +220,7 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
         let now = now ?? clock()
         let window = dedupeRetention.timeInterval
         let rules = self.rules
-        let paused = Set(await owner.pausedPartitions)
-        for (number, database) in await owner.openDatabases where !draining.contains(number) && !paused.contains(number) {
+        for (number, database) in await owner.activeDatabases where !draining.contains(number) {
             do {
                 let ids = try await database.pruneApplied(before: now.addingTimeInterval(-window))
                 // Not before the configuration is known: a `once` campaign's decisions are kept for good.

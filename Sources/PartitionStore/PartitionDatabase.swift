@@ -96,7 +96,7 @@ package struct PartitionDatabase: Sendable {
     /// What a batch left: its outbox records, and the records that went to the dead letters instead of being applied.
     package struct AppliedBatch: Sendable {
         package var outbox: [OutboxRecord] = []
-        package var deadLettered: [(record: TopicPartition, offset: Int64, reason: String)] = []
+        package var deadLettered: [(partition: TopicPartition, offset: Int64, reason: String)] = []
     }
 
     /// Applies a batch in one transaction as `applyBatch(_:apply:)` does; when a record fails for a reason of its own

@@ -24,7 +24,6 @@ extension KafkaConsumer: PartitionFlow {}
 struct PartitionFaults {
     struct Fault {
         var error: String
-        var since: Date
         /// Failures in a row (a resume that fails again counts on).
         var failures: Int
         var retryAt: ContinuousClock.Instant
@@ -52,7 +51,7 @@ struct PartitionFaults {
         streaks[partition] = failures
         let newly = faults[partition] == nil
         let fault = Fault(
-            error: "\(error)", since: faults[partition]?.since ?? Date(), failures: failures,
+            error: "\(error)", failures: failures,
             retryAt: now + Self.delay(afterFailures: failures))
         faults[partition] = fault
         return (fault, newly)

@@ -90,6 +90,27 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// Partitions paused because their database fails (retried by `retryPaused`).
     package var pausedPartitions: [Int32] { faults.paused }
 
+    /// The open databases that are not paused, in order: where timers, claims and purges run (a paused partition's
+    /// database fails; its work waits for it to resume).
+    package var activeDatabases: [(partition: Int32, database: PartitionDatabase)] {
+        openDatabases.filter { !faults.isPaused($0.partition) }
+    }
+
+    /// The partition's database, if it is open and not paused.
+    package func activeDatabase(_ partition: Int32) -> PartitionDatabase? {
+        faults.isPaused(partition) ? nil : databases[partition]
+    }
+
+    /// Where each topic of a partition resumes: the offset stored with its state, else the beginning.
+    private static func starts(
+        of topics: [TopicPartition], in database: PartitionDatabase
+    ) async throws -> [TopicPartition: KafkaStartOffset] {
+        let offsets = try await database.nextOffsets()
+        return Dictionary(uniqueKeysWithValues: topics.map { tp in
+            (tp, offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning)
+        })
+    }
+
     // MARK: KafkaRebalanceListener
 
     package func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
@@ -99,8 +120,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
             self.assigned[number] = assigned
             do {
                 let database = try await openPartition(number, assigned: assigned)
-                let offsets = try await database.nextOffsets()
-                for tp in assigned { starts[tp] = offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning }
+                starts.merge(try await Self.starts(of: assigned, in: database)) { $1 }
             } catch let error as RestoreInterrupted {
                 logger.info("partition restore interrupted", metadata: ["partition": "\(error.partition)"])
             } catch {
@@ -212,7 +232,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
             for letter in applied.deadLettered {
                 logger.error(
                     "record not applied; sent to the dead letters",
-                    metadata: ["partition": "\(letter.record)", "offset": "\(letter.offset)", "reason": .string(letter.reason)])
+                    metadata: ["partition": "\(letter.partition)", "offset": "\(letter.offset)", "reason": .string(letter.reason)])
             }
             if !applied.outbox.isEmpty { scheduleFlush(number) }
             return applied.outbox
@@ -262,12 +282,10 @@ package actor PartitionOwner: KafkaRebalanceListener {
         guard faults.isPaused(number), let topics = assigned[number] else { return }
         do {
             let database = try await openPartition(number, assigned: topics)
-            let offsets = try await database.nextOffsets()
+            let starts = try await Self.starts(of: topics, in: database)
             faults.resumed(number)
             Self.pausedGauge.record(faults.paused.count)
-            try await flow?.resume(topics, at: Dictionary(uniqueKeysWithValues: topics.map { tp in
-                (tp, offsets[tp.topic].map(KafkaStartOffset.offset) ?? .beginning)
-            }))
+            try await flow?.resume(topics, at: starts)
             logger.notice("partition resumed", metadata: ["partition": "\(number)"])
         } catch {
             await pause(number, error: error)

@@ -224,7 +224,7 @@ struct AppController {
                     throw Violation("invalid_token", "APNs tokens are an even number (64 to 200) of hexadecimal digits")
                 }
             } else {
-                guard (1...4096).contains(text.utf8.count), text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                guard Rules.isVisibleASCII(text, length: 1...4096) else {
                     throw Violation("invalid_token", "tokens are 1 to 4096 visible ASCII characters")
                 }
                 token = text

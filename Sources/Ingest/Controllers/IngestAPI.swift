@@ -13,7 +13,7 @@ struct IngestAPI: Sendable {
     let sink: any RecordSink
     let maxBodyBytes: Int
     let now: @Sendable () -> Date
-    /// How long a body may take to arrive whole (408 `body_timeout` after).
+    /// How long a body may take to arrive whole (then the connection is closed, logged as 408 `body_timeout`).
     var bodyTimeout: Duration = .seconds(30)
 
     enum KeyKind { case rest, app }
@@ -49,10 +49,9 @@ struct IngestAPI: Sendable {
     /// The body, or nil when it has not arrived whole within `limit`: then the connection is closed (a timer on the
     /// connection's event loop; a task group racing a sleep per request cost the ingest 15–20 % of its throughput).
     static func collectBody(
-        _ request: Request, upTo maxBytes: Int, within limit: Duration, channel: (any Channel)?
+        _ request: Request, upTo maxBytes: Int, within limit: Duration, channel: any Channel
     ) async throws -> ByteBuffer? {
         var request = request
-        guard let channel else { return try await request.collectBody(upTo: maxBytes) }
         let expired = ExpiryFlag()
         let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(limit.timeInterval * 1e9))) {
             expired.value.store(true, ordering: .relaxed)

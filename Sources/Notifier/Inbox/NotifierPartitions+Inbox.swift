@@ -58,8 +58,7 @@ extension NotifierPartitions {
     func purgeInbox(before cutoff: Date) async throws -> Int {
         var purged = 0
         // A paused partition's database fails: purged once it resumes.
-        let paused = Set(await owner.pausedPartitions)
-        for (number, database) in await self.owner.openDatabases where !paused.contains(number) {
+        for (_, database) in await owner.activeDatabases {
             purged += try await database.write { db in try InboxStore.purge(db, before: cutoff) }
         }
         return purged

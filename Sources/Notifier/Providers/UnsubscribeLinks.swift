@@ -19,7 +19,7 @@ struct UnsubscribeLinks: Sendable {
     init(secret: String, publicURL: String) {
         self.secret = SymmetricKey(data: Array(secret.utf8))
         sealing = HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: SymmetricKey(data: Array(secret.utf8)), info: Array("herald unsubscribe links v2".utf8),
+            inputKeyMaterial: self.secret, info: Array("herald unsubscribe links v2".utf8),
             outputByteCount: 32)
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
     }

@@ -39,8 +39,7 @@ extension NotifierPartitions {
     /// `pruneResolvedSends`); returns how many rows went.
     func purgeSends(before cutoff: Date, chunk: Int = 5_000) async throws -> Int {
         var purged = 0
-        let paused = Set(await owner.pausedPartitions)
-        for (number, database) in await owner.openDatabases where !paused.contains(number) {
+        for (_, database) in await owner.activeDatabases {
             purged += try await database.pruneInChunks(chunk: chunk) { db, limit in
                 try NotifierStore.pruneFinishedTargets(db, before: cutoff, limit: limit)
             }

@@ -123,9 +123,14 @@ package enum Rules {
         return value
     }
 
+    /// Whether `text` is `length` (in bytes) visible ASCII characters (0x21…0x7E): ids, keys, tokens.
+    package static func isVisibleASCII(_ text: String, length: ClosedRange<Int>) -> Bool {
+        length.contains(text.utf8.count) && text.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
     /// An installation ID: 1…128 visible ASCII characters (the SDK sends an uppercased UUID).
     package static func installationID(_ value: String) throws(Violation) -> String {
-        guard (1...128).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+        guard isVisibleASCII(value, length: 1...128) else {
             throw Violation("invalid_installation_id", "installation IDs are 1 to 128 visible ASCII characters")
         }
         return value
@@ -133,8 +138,7 @@ package enum Rules {
 
     /// A client-supplied record id used to drop replays: 1…128 visible ASCII characters.
     package static func clientID(_ value: String) throws(Violation) -> String {
-        guard (1...Limits.clientID).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
-        else {
+        guard isVisibleASCII(value, length: 1...Limits.clientID) else {
             throw Violation("invalid_id", "ids are 1 to 128 visible ASCII characters")
         }
         return value
