@@ -30,6 +30,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     private var handover: [Int32: (ends: [String: Int64], started: Date)] = [:]
     /// Attempts claimed and not completed yet, per partition.
     private var inFlight: [Int32: Int] = [:]
+    /// Claims being written, per partition: their attempts are not counted in `inFlight` until the write returns, and a
+    /// drain waits for them too.
+    private var claiming: [Int32: Int] = [:]
     /// Partitions being revoked: nothing more of them is claimed.
     private var draining: Set<Int32> = []
     /// Results whose recording failed, per partition: written again at each relay round (the partition is paused
@@ -133,6 +136,12 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         draining.insert(partition)
         let started = ContinuousClock.now
         let deadline = started + drainTimeout
+        // A claim being written when the drain began: its attempts are the partition's too (without this wait they
+        // were made after the partition was released, and a new owner that had not read their late reports yet made
+        // them again).
+        while claiming[partition] != nil && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         let waiting = attemptsInFlight(partition)
         while attemptsInFlight(partition) > 0 && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
@@ -216,6 +225,10 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                 guard try await database.read({ db in try NotifierStore.hasWork(db, channel: channel, now: now) }) else { continue }
                 // Checked again after the read: a revocation may have started meanwhile.
                 guard !draining.contains(number) else { continue }
+                // A revocation that starts while this write runs waits for it (`partitionDraining`), and then for the
+                // attempts it claimed: counted in flight in the same turn as the claim stops being counted.
+                claiming[number, default: 0] += 1
+                defer { claiming[number] = claiming[number].flatMap { $0 > 1 ? $0 - 1 : nil } }
                 let (claimed, outbox) = try await database.writeWithOutbox { db in
                     try NotifierStore.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
                 }

@@ -449,6 +449,31 @@ struct DeliveryFlowTests {
         await harness.shutdown()
     }
 
+    @Test("a revocation while a claim is being written waits for the attempts it claims: none is made after the partition left")
+    func revokeDuringClaim() async throws {
+        let harness = try await NotifierHarness()
+        harness.simulators.setFault("apns", .init(status: 0, delayMilliseconds: 300))
+        try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
+        for index in 0..<3 { try await harness.send(sendRequest(id: "claimed-\(index)")) }
+        // The database's writer is busy, so that the worker's claim waits inside its write when the revocation comes.
+        let database = try #require(await harness.partitions.owner.database(0))
+        let busy = Task { try await database.write { _ in Thread.sleep(forTimeInterval: 0.8) } }
+        try await Task.sleep(for: .milliseconds(100))
+        try await harness.startWorkers([.push])
+        try await Task.sleep(for: .milliseconds(200))
+
+        await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: false)
+        try await busy.value
+        // Drained: the three attempts were made and answered before the partition was released, none after.
+        #expect(await harness.partitions.attemptsInFlight(0) == 0)
+        #expect(harness.simulators.count("apns") == 3)
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(harness.simulators.count("apns") == 3)
+        let reports = try await harness.reports { $0.filter { $0.outcome == .sent }.count >= 3 }
+        #expect(Set(reports.compactMap(\.sendID)) == Set((0..<3).map { "claimed-\($0)" }))
+        await harness.shutdown()
+    }
+
     @Test("an answer that comes after its partition was released is still reported on herald.deliveries")
     func lateOutcomeReported() async throws {
         let harness = try await NotifierHarness(drainTimeout: .zero)
@@ -485,6 +510,29 @@ struct DeliveryFlowTests {
         for index in 0..<3 {
             #expect(try await harness.partitions.ledger(sendID: "back-\(index)").map(\.state) == ["sent"])
         }
+        await harness.shutdown()
+    }
+
+    @Test("a report read back finishes a row still `sending` here: the partition came back, its attempt's answer was reported while it was away")
+    func reportFinishesSending() async throws {
+        let harness = try await NotifierHarness(drainTimeout: .zero)
+        harness.simulators.setFault("apns", .init(status: 0, delayMilliseconds: 2_000))
+        try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
+        try await harness.startWorkers([.push])
+        try await harness.send(sendRequest(id: "away-0"))
+        try await waitUntil("the push in flight") { await harness.partitions.attemptsInFlight(0) == 1 }
+        await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: false)
+        _ = try await harness.partitions.partitionsAssigned(harness.topicPartitions)
+        let row = try #require(try await harness.partitions.ledger(sendID: "away-0").first)
+        #expect(row.state == "sending")
+        // The report the late path produces for that attempt, read back by the partition's consumer.
+        var report = DeliveryReport(
+            id: "away-0/\(row.targetID)/sent", sendID: "away-0", project: "demo", customID: "paul", channel: .push,
+            outcome: .sent, at: Date())
+        report.targetID = row.targetID
+        report.profileKey = "demo/paul"
+        try await harness.feed([(.deliveries, "demo/paul", try Wire.encode(report))])
+        #expect(try await harness.partitions.ledger(sendID: "away-0").map(\.state) == ["sent"])
         await harness.shutdown()
     }
 

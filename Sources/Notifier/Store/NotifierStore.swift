@@ -112,8 +112,11 @@ enum NotifierStore {
     }
 
     /// A delivery report read back: its target is finished, whichever instance finished it. Recorded in the ledger
-    /// (a new row, or a row still `pending` here), so that a replayed send does not reach that target again. Reports
-    /// that name no target of a send (a recipient's own unsubscribe) and unreadable ones are left to the orchestrator.
+    /// (a new row, or a row not finished here), so that a replayed send does not reach that target again. A row still
+    /// `sending` here is finished too: its partition came back to this instance while an attempt was out, and that
+    /// attempt's answer came while the partition was away (reported late, read back now); the row would otherwise stay
+    /// `sending` until a restart made the attempt again. Reports that name no target of a send (a recipient's own
+    /// unsubscribe) and unreadable ones are left to the orchestrator.
     static func applyReport(_ db: Database, record: KafkaRecord, now: Date) throws {
         guard let value = record.value, let report = try? Wire.decode(DeliveryReport.self, from: value),
             let sendID = report.sendID, let targetID = report.targetID ?? legacyTargetID(report, sendID: sendID)
@@ -131,7 +134,7 @@ enum NotifierStore {
                 VALUES (?, ?, ?, ?, '{}', ?, ?, ?, ?)
                 ON CONFLICT (send_id, target_id) DO UPDATE SET state = excluded.state, reason = excluded.reason,
                     updated_at = excluded.updated_at
-                WHERE ledger.state = 'pending'
+                WHERE ledger.state IN ('pending', 'sending')
                 """, arguments: [
                     sendID, targetID, channel.rawValue, report.profileKey ?? record.keyString ?? "", state.rawValue, time,
                     report.reason, time,
