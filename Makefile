@@ -11,14 +11,16 @@ build: setup
 run: build
 	@bash scripts/dev-stack.sh
 
-## Build everything and run the whole test suite.
+## Build everything and run the whole test suite, then the API contract check.
 # The heaviest process tests (four services and 10,000 pushes each) run alone after the rest: beside the other suites
-# on two cores, each starved the others past their time limits.
+# on two cores, each starved the others past their time limits. The contract check (schemathesis against a running
+# ingest, docs/openapi.yaml) runs between them, with a fixed seed so that a run is repeatable.
 HEAVY_TESTS = NotifierRebalanceTests|StateMoveTests
 
 test: setup
 	swift build --build-tests
 	swift test --skip-build --disable-xctest --skip '$(HEAVY_TESTS)'
+	bash scripts/contract-check --seed 1
 	swift test --skip-build --disable-xctest --no-parallel --filter '$(HEAVY_TESTS)'
 
 clean:

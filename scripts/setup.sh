@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what Herald needs to build, run and test on Debian 12, skipping what is already there (binutils: the
-# deploy test reads the executables' shared libraries with readelf).
+# deploy test reads the executables' shared libraries with readelf; python3-venv: the Python tools' virtual
+# environment, .venv, with schemathesis for the API contract check, scripts/contract-check).
 # Needs root (or sudo) only when something is missing. Extra Debian packages (a benchmark's tools) may be named as
 # arguments: scripts/setup.sh nghttp2-client
 set -euo pipefail
 
-packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev kcat pkg-config curl python3 openssl docker-compose binutils "$@")
+packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev kcat pkg-config curl python3 python3-venv openssl docker-compose binutils "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -22,4 +23,15 @@ fi
 if ! command -v swift >/dev/null 2>&1; then
     echo "setup: swift is not on PATH; Herald needs Swift 6.1 or newer (https://www.swift.org/install/linux/)" >&2
     exit 1
+fi
+
+# The Python tools, pinned (PyPI): made once, remade when the pins change.
+venv="$(dirname "$0")/../.venv"
+requirements="$(dirname "$0")/python-requirements.txt"
+if ! cmp -s "$requirements" "$venv/requirements.txt" 2>/dev/null; then
+    echo "setup: making .venv (scripts/python-requirements.txt)"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements"
+    cp "$requirements" "$venv/requirements.txt"
 fi

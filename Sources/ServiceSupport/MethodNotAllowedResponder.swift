@@ -2,7 +2,10 @@ import HTTPTypes
 import Hummingbird
 
 /// A router's responder that answers 405 with `Allow` for a method a path does not take (the router alone answers
-/// 404, as for a path that does not exist). Paths are matched on the routes' templates: a `{name}` segment matches any.
+/// 404, as for a path that does not exist). Paths are matched on the routes' templates: a `{name}` segment matches any,
+/// and, as OpenAPI says, a path matches its most concrete templates only (`/v1/profiles/update` is the update
+/// endpoint, not the profile `update` of `/v1/profiles/{custom_id}`, which is reached percent-encoded:
+/// `/v1/profiles/%75pdate`).
 package struct MethodNotAllowedResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: RequestContext {
     package typealias Context = Inner.Context
     let inner: Inner
@@ -25,8 +28,12 @@ package struct MethodNotAllowedResponder<Inner: HTTPResponder>: HTTPResponder wh
     package func respond(to request: Request, context: Context) async throws -> Response {
         let segments = request.uri.path.split(separator: "/")
         var allowed: Set<HTTPRequest.Method> = []
+        var concrete = -1
         for template in templates where template.segments.count == segments.count {
-            if zip(template.segments, segments).allSatisfy({ $0 == nil || $0 == $1 }) { allowed.formUnion(template.methods) }
+            guard zip(template.segments, segments).allSatisfy({ $0 == nil || $0 == $1 }) else { continue }
+            let fixed = template.segments.count { $0 != nil }
+            if fixed > concrete { (allowed, concrete) = ([], fixed) }
+            if fixed == concrete { allowed.formUnion(template.methods) }
         }
         guard allowed.isEmpty || allowed.contains(request.method) else {
             var response = Response.jsonError(

@@ -44,6 +44,50 @@ struct OpenAPITests {
     }
 }
 
+@Suite("docs/openapi.yaml's generated lists")
+struct OpenAPIListTests {
+    static let document = try! String(contentsOfFile: repositoryFile("docs/openapi.yaml"), encoding: .utf8)
+
+    /// The text of `schema`'s `key:` line, its YAML escapes (`\\`) undone.
+    static func value(_ key: String, of schema: String) throws -> String {
+        let lines = document.split(separator: "\n").map(String.init)
+        let start = try #require(lines.firstIndex(of: "    \(schema):"), "\(schema) is not in the document")
+        let line = try #require(lines[(start + 1)...].first { $0.hasPrefix("      \(key): ") }, "\(schema).\(key)")
+        return String(line.dropFirst("      \(key): ".count)).trimmingCharacters(in: .init(charactersIn: "\"")).replacingOccurrences(of: "\\\\", with: "\\")
+    }
+
+    /// Every two-letter pair in three casings against the schema's pattern and the ingest's rule.
+    @Test("Language and Region match exactly the codes the ingest accepts, in any case", arguments: ["Language", "Region"])
+    func codes(schema: String) throws {
+        let pattern = try NSRegularExpression(pattern: try Self.value("pattern", of: schema))
+        let letters = "abcdefghijklmnopqrstuvwxyz"
+        var checked = 0
+        for first in letters {
+            for second in letters {
+                for text in ["\(first)\(second)", "\(first)\(second)".uppercased(), "\(first.uppercased())\(second)"] {
+                    let documented = pattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+                    let accepted = schema == "Language" ? (try? Rules.language(text)) != nil : (try? Rules.region(text)) != nil
+                    #expect(documented == accepted, "\(schema) \(text)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked == 2028)
+    }
+
+    @Test("TimeZone lists exactly the names the ingest accepts")
+    func timeZones() throws {
+        let lines = Self.document.split(separator: "\n").map(String.init)
+        let start = try #require(lines.firstIndex(of: "    TimeZone:"))
+        let open = try #require(lines[start...].firstIndex(of: "      enum: ["))
+        let close = try #require(lines[open...].firstIndex(of: "      ]"))
+        let names = lines[(open + 1)..<close].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        #expect(Set(names) == ianaTimeZones)
+        #expect(names.count == ianaTimeZones.count)
+    }
+}
+
 @Suite("Methods a path does not take")
 struct MethodNotAllowedTests {
     @Test("405 with Allow for a method a path does not take (templates match any id); 404 for a path that does not exist")
@@ -56,8 +100,10 @@ struct MethodNotAllowedTests {
         try await app.test(.router) { client in
             for (method, uri, status, allow) in [
                 (HTTPRequest.Method.trace, "/v1/app/events", 405, "POST"),
-                // Both templates match: POST to update profiles, DELETE of the profile whose custom ID is "update".
-                (.get, "/v1/profiles/update", 405, "DELETE, POST"),
+                // The concrete path wins over the template (OpenAPI's rule): the profile whose custom ID is "update"
+                // is deleted percent-encoded.
+                (.get, "/v1/profiles/update", 405, "POST"),
+                (.delete, "/v1/profiles/update", 405, "POST"),
                 (.put, "/v1/profiles/paul", 405, "DELETE"),
                 (.get, "/v1/nothing-here", 404, nil),
             ] as [(HTTPRequest.Method, String, Int, String?)] {
@@ -68,6 +114,7 @@ struct MethodNotAllowedTests {
             }
             // The method the path takes still reaches its route.
             try await client.execute(uri: "/v1/app/events", method: .post) { #expect($0.status == .unauthorized) }
+            try await client.execute(uri: "/v1/profiles/%75pdate", method: .delete) { #expect($0.status == .unauthorized) }
         }
     }
 }

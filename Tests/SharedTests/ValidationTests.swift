@@ -131,9 +131,15 @@ struct RuleTests {
         #expect(try Rules.region("fr") == "FR")
         #expect(try Rules.timeZone("Europe/Paris") == "Europe/Paris")
         #expect(try Rules.timeZone("UTC") == "UTC")
-        for bad in ["f", "fra", "xx", "en-US", ""] { #expect((try? Rules.language(bad)) == nil, "\(bad)") }
-        for bad in ["F", "FRA", "XX", "UK", ""] { #expect((try? Rules.region(bad)) == nil, "\(bad)") }
-        for bad in ["Europe/Pariss", "GMT+1", "CEST", ""] { #expect((try? Rules.timeZone(bad)) == nil, "\(bad)") }
+        // Links are names too (old Android devices report Asia/Calcutta).
+        #expect(try Rules.timeZone("Asia/Calcutta") == "Asia/Calcutta")
+        #expect(try Rules.timeZone("US/Eastern") == "US/Eastern")
+        // Only ASCII letters change case: the Kelvin sign lowercases to "k", the long s uppercases to "S".
+        for bad in ["f", "fra", "xx", "en-US", "", "\u{212A}a", "ıt"] { #expect((try? Rules.language(bad)) == nil, "\(bad)") }
+        for bad in ["F", "FRA", "XX", "UK", "", "\u{17F}E", "ſe"] { #expect((try? Rules.region(bad)) == nil, "\(bad)") }
+        for bad in ["Europe/Pariss", "GMT+1", "CEST", "", "localtime", "Factory", "europe/paris"] {
+            #expect((try? Rules.timeZone(bad)) == nil, "\(bad)")
+        }
     }
 
     @Test(
@@ -144,10 +150,13 @@ struct RuleTests {
         #expect(((try? Rules.eventString(text)) != nil) == event)
     }
 
-    @Test("lengths count UTF-16 units, as the SDK does")
-    func utf16() {
-        #expect((try? Rules.profileString(s(150, "😀"))) != nil)
-        #expect((try? Rules.profileString(s(151, "😀"))) == nil)
+    @Test("lengths count code points, as the API's schema does (maxLength); the SDKs' UTF-16 count is never smaller")
+    func codePoints() {
+        #expect((try? Rules.profileString(s(300, "😀"))) != nil)
+        #expect((try? Rules.profileString(s(301, "😀"))) == nil)
+        // One character of two code points counts two.
+        #expect((try? Rules.profileString(s(150, "e\u{301}"))) != nil)
+        #expect((try? Rules.profileString(s(151, "e\u{301}"))) == nil)
     }
 
     @Test(
@@ -156,6 +165,9 @@ struct RuleTests {
             ("9223372036854775807", "i"), ("-9223372036854775808", "i"), ("9223372036854775808", nil),
             ("18446744073709551615", nil), ("-9223372036854775809", nil), ("1.0", "f"), ("1e3", "f"), ("1e400", nil),
             ("-1.5", "f"), ("0", "i"),
+            // A whole value must fit an int64 however it is written (the API's schema cannot tell spellings apart).
+            ("1e19", nil), ("9.3e18", nil), ("-9.223372036854775808e18", "f"), ("9.2e18", "f"), ("1.5e300", nil),
+            ("1.5e-300", "f"),
         ] as [(String, String?)])
     func numbers(literal: String, suffix: String?) {
         #expect((try? Rules.number(literal))?.suffix == suffix)
@@ -166,6 +178,9 @@ struct RuleTests {
         arguments: [
             ("https://example.com", true), ("myapp://open/page", true), ("https://e.com/" + s(2034), true),
             ("https://e.com/" + s(2035), false), ("example.com", false), ("https://", false), ("/path", false),
+            ("a+b.c-d://h", true), ("https://e.com/é😀", true), ("https://exa mple.com", false), ("1http://x", false),
+            ("http://?x", false), ("mailto:x@y.z", false), ("https://e.com/\u{85}", false), ("https://e.com/\u{3000}", false),
+            ("htt p://x", false),
         ])
     func urls(url: String, valid: Bool) {
         #expect(((try? Rules.url(url)) != nil) == valid)

@@ -197,7 +197,7 @@ struct AppController {
             }
             return .string(text)
         case (_, .string(let text)):
-            guard !text.isEmpty, text.utf16.count <= 100, !text.contains(where: \.isNewline) else {
+            guard !text.isEmpty, text.unicodeScalars.count <= 100, !text.hasLineBreak else {
                 throw Violation("invalid_value", "\(key) is 1 to 100 characters on one line")
             }
             return .string(text)

@@ -30,7 +30,7 @@ struct ServerController {
         let campaign: String
         do throws(Violation) {
             guard case .string(let text)? = fields["campaign_id"] else { throw Violation("missing_field", "campaign_id is required (a string)") }
-            guard !text.isEmpty, text.count <= 128 else { throw Violation("invalid_value", "campaign_id has 1 to 128 characters") }
+            guard !text.isEmpty, text.unicodeScalars.count <= 128 else { throw Violation("invalid_value", "campaign_id has 1 to 128 characters") }
             campaign = text
         } catch {
             throw APIError.validation(fields.problems + [error.at("campaign_id")])
@@ -98,7 +98,7 @@ struct ServerController {
         }
         var properties: [String: JSONValue] = [:]
         for member in members {
-            guard !member.key.isEmpty, member.key.count <= maxPropertyName else {
+            guard !member.key.isEmpty, member.key.unicodeScalars.count <= maxPropertyName else {
                 problems.append(Violation("invalid_name", "a property name has 1 to \(maxPropertyName) characters").at("\(path).\(member.key)"))
                 continue
             }
@@ -151,6 +151,7 @@ struct ServerController {
                 continue
             }
             var recordFields: [JSONMember] = []
+            let problemsBefore = problems.count
             if let attributes = fields["attributes"] {
                 let (edit, editProblems) = ProfileValidation.validate(attributes, path: "\(path).attributes", identified: true)
                 problems += editProblems
@@ -161,8 +162,10 @@ struct ServerController {
                 if !valid.isEmpty { recordFields.append(JSONMember("events", .array(valid.map(\.json)))) }
             }
             guard !recordFields.isEmpty else {
-                if fields["attributes"] == nil && fields["events"] == nil {
-                    fields.report(Violation("empty_update", "an update needs attributes or events").at(path))
+                // Nothing to write and nothing wrong (`"attributes": {}`, `"events": []`) is a problem too: the update
+                // would vanish without a word.
+                if problems.count == problemsBefore && fields.problems.isEmpty {
+                    fields.report(Violation("empty_update", "an update needs at least one attribute or one event").at(path))
                 }
                 continue
             }

@@ -109,11 +109,10 @@ package enum Wire {
 
 /// Times on the wire: ISO-8601 in UTC with milliseconds, e.g. `2026-11-22T11:40:54.123Z`.
 ///
-/// Every record carries several, and the orchestrator formats a few per write: the common forms are written and read
-/// by hand (civil-date arithmetic, no formatter, no `tm`); anything else goes through Foundation's ISO-8601 parser.
+/// Every record carries several, and the orchestrator formats a few per write: they are written and read by hand
+/// (civil-date arithmetic, no formatter, no `tm`). What is read is RFC 3339's `date-time` exactly (the API's schema
+/// says `format: date-time`), plus Braze's offsets without a colon (`-0800`).
 package enum WireTime {
-    private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
-    private static let plain = Date.ISO8601FormatStyle(timeZone: .gmt)
     private static let millisecondsPerDay: Int64 = 86_400_000
 
     /// Rounds to the nearest millisecond (a formatter would truncate 0.123 stored as 0.12299… to .122).
@@ -166,20 +165,20 @@ package enum WireTime {
         return "\(date)T\(time).\(pad(milliseconds - milliseconds.floorDivided(by: 1000) * 1000, 3))Z"
     }
 
+    /// `YYYY-MM-DDTHH:MM:SS`, an optional fraction of any number of digits, then `Z` or an offset `±HH:MM` (or
+    /// `±HHMM`); `t` and `z` may be lowercase (RFC 3339, 5.6). Real dates only (no February 30); the hour 00–23, the
+    /// minute 00–59, the second 00–60 (a leap second reads as the next minute's first). nil for anything else.
     package static func parse(_ text: String) -> Date? {
         var text = text
-        if let date = text.withUTF8({ parseCommon($0) }) { return date }
-        return (try? style.parse(text)) ?? (try? plain.parse(text))
+        return text.withUTF8 { parse(bytes: $0) }
     }
 
-    /// `YYYY-MM-DDTHH:MM:SS` with an optional fraction of 1 to 9 digits and `Z`; nil for anything else (then
-    /// Foundation decides).
-    private static func parseCommon(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
-        guard bytes.count >= 20, bytes[bytes.count - 1] == UInt8(ascii: "Z"), bytes[4] == UInt8(ascii: "-"),
-            bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
-            bytes[16] == UInt8(ascii: ":")
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard bytes.count >= 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            bytes[10] | 0x20 == UInt8(ascii: "t"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":")
         else { return nil }
         func number(_ from: Int, _ width: Int) -> Int64? {
+            guard from + width <= bytes.count else { return nil }
             var value: Int64 = 0
             for index in from..<(from + width) {
                 let digit = bytes[index] &- 48
@@ -190,17 +189,44 @@ package enum WireTime {
         }
         guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
             let minute = number(14, 2), let second = number(17, 2), (1...12).contains(month), day >= 1,
-            day <= daysIn(month: month, year: year), hour < 24, minute < 60, second < 60
+            day <= daysIn(month: month, year: year), hour < 24, minute < 60, second <= 60
         else { return nil }
+        var index = 19
         var fraction = 0.0
-        if bytes.count > 20 {
-            let digits = bytes.count - 21
-            guard bytes[19] == UInt8(ascii: "."), (1...9).contains(digits), let value = number(20, digits) else { return nil }
+        if bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let start = index
+            var value: Int64 = 0
             var scale: Int64 = 1
-            for _ in 0..<digits { scale *= 10 }
+            while index < bytes.count, bytes[index] &- 48 < 10 {
+                // Nanoseconds are all a Date keeps: further digits are read, not counted.
+                if index - start < 9 {
+                    value = value * 10 + Int64(bytes[index] &- 48)
+                    scale *= 10
+                }
+                index += 1
+            }
+            guard index > start else { return nil }
             fraction = Double(value) / Double(scale)
         }
-        let seconds = days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+        guard index < bytes.count else { return nil }
+        var offset: Int64 = 0
+        switch bytes[index] {
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            index += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            let sign: Int64 = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            guard let hours = number(index + 1, 2), hours < 24 else { return nil }
+            index += 3
+            if index < bytes.count, bytes[index] == UInt8(ascii: ":") { index += 1 }
+            guard let minutes = number(index, 2), minutes < 60 else { return nil }
+            index += 2
+            offset = sign * (hours * 3600 + minutes * 60)
+        default:
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let seconds = days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 

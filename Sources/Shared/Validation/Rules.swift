@@ -64,7 +64,9 @@ package enum Limits {
     package static let eventsPerRequest = 200
 }
 
-/// The rules on single values. Lengths count UTF-16 code units, as the SDKs do (`NSString.length`).
+/// The rules on single values. Lengths count Unicode code points, as JSON Schema's `maxLength` does (docs/openapi.yaml
+/// says the same numbers); the SDKs count UTF-16 units (`NSString.length`), never fewer, so whatever they accept is
+/// accepted here.
 package enum Rules {
     /// Attribute, event-attribute and event names: `^[a-zA-Z0-9_]{1,30}$`.
     package static func isValidName(_ name: String) -> Bool {
@@ -103,7 +105,7 @@ package enum Rules {
     /// (`install/…`, `token/…`). Kept as given (case and whitespace sensitive).
     package static func customID(_ value: String) throws(Violation) -> String {
         guard !value.isEmpty else { throw Violation("invalid_custom_id", "the custom ID is empty") }
-        guard value.utf16.count <= Limits.customIDLength else {
+        guard value.unicodeScalars.count <= Limits.customIDLength else {
             throw Violation("invalid_custom_id", "the custom ID is longer than 1024 characters")
         }
         guard !value.hasLineBreak else {
@@ -112,7 +114,7 @@ package enum Rules {
         guard !value.isBlank else {
             throw Violation("invalid_custom_id", "the custom ID is only whitespace")
         }
-        guard !customIDBlocklist.contains(value.lowercased()) else {
+        guard !customIDBlocklist.contains(value.asciiLowercased) else {
             throw Violation("invalid_custom_id", "\"\(value)\" is not accepted as a custom ID")
         }
         guard !ProfileKey.collides(customID: value) else {
@@ -147,8 +149,8 @@ package enum Rules {
     /// A profile string attribute: not empty, at most 300 characters.
     package static func profileString(_ value: String) throws(Violation) -> String {
         guard !value.isEmpty else { throw Violation("empty_string", "strings cannot be empty") }
-        guard value.utf16.count <= Limits.string else {
-            throw Violation("string_too_long", "strings are at most 300 characters (got \(value.utf16.count))")
+        guard value.unicodeScalars.count <= Limits.string else {
+            throw Violation("string_too_long", "strings are at most 300 characters (got \(value.unicodeScalars.count))")
         }
         return value
     }
@@ -156,8 +158,8 @@ package enum Rules {
     /// An event string: also single-line and not only whitespace.
     package static func eventString(_ value: String, limit: Int = Limits.string) throws(Violation) -> String {
         guard !value.isEmpty else { throw Violation("empty_string", "strings cannot be empty") }
-        guard value.utf16.count <= limit else {
-            throw Violation("string_too_long", "strings are at most \(limit) characters (got \(value.utf16.count))")
+        guard value.unicodeScalars.count <= limit else {
+            throw Violation("string_too_long", "strings are at most \(limit) characters (got \(value.unicodeScalars.count))")
         }
         guard !value.hasLineBreak else {
             throw Violation("multiline_string", "event strings must be on one line")
@@ -168,7 +170,9 @@ package enum Rules {
         return value
     }
 
-    /// A JSON number literal as an int64 (no fraction or exponent) or a finite double.
+    /// A JSON number literal as an int64 (no fraction or exponent) or a finite double. A number with an integral value
+    /// must fit an int64 whatever its spelling (`1e19` as `10000000000000000000`): JSON numbers are values, and the
+    /// API's schema can only say "an int64, or a number with a fraction".
     package static func number(_ literal: String) throws(Violation) -> AttributeValue {
         if !literal.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
             guard let integer = Int64(literal) else {
@@ -178,6 +182,9 @@ package enum Rules {
         }
         guard let double = Double(literal), double.isFinite else {
             throw Violation("number_out_of_range", "numbers must fit in a double (got \(literal))")
+        }
+        guard double.rounded(.towardZero) != double || (-0x1p63..<0x1p63).contains(double) else {
+            throw Violation("integer_out_of_range", "integers must fit in a signed 64-bit integer (got \(literal))")
         }
         return .double(double)
     }
@@ -193,21 +200,46 @@ package enum Rules {
     /// Also reads Braze's `2016-12-14T13:32:31.601-0800` (offset without a colon).
     package static func parseTime(_ text: String) -> Date? { WireTime.parse(text) }
 
-    /// `{"$url": "https://…"}`: at most 2048 characters, with a scheme and a host.
+    /// `{"$url": "https://…"}`: at most 2048 characters, a scheme (a letter, then letters, digits, `+`, `-`, `.`), `://`,
+    /// a host (at least one character other than `/`, `?`, `#`), then anything visible (the API's schema has the same
+    /// pattern).
     package static func url(_ text: String) throws(Violation) -> String {
-        guard text.utf16.count <= Limits.url else {
+        guard text.unicodeScalars.count <= Limits.url else {
             throw Violation("url_too_long", "URLs are at most 2048 characters")
         }
-        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, let host = url.host, !host.isEmpty
-        else {
+        guard isURLShaped(text) else {
             throw Violation("invalid_url", "URLs need a scheme and a host, e.g. https://example.com/path")
         }
         return text
     }
 
+    /// `scheme://host…`, every character visible (no control character, no white space).
+    static func isURLShaped(_ text: String) -> Bool {
+        var scalars = text.unicodeScalars.makeIterator()
+        func isLetter(_ scalar: Unicode.Scalar) -> Bool { (0x41...0x5A).contains(scalar.value) || (0x61...0x7A).contains(scalar.value) }
+        guard let first = scalars.next(), isLetter(first) else { return false }
+        var afterScheme: Unicode.Scalar?
+        while let scalar = scalars.next() {
+            guard isLetter(scalar) || (0x30...0x39).contains(scalar.value) || "+-.".unicodeScalars.contains(scalar) else {
+                afterScheme = scalar
+                break
+            }
+        }
+        guard afterScheme == ":", scalars.next() == "/", scalars.next() == "/" else { return false }
+        var hostLength = 0
+        var inHost = true
+        while let scalar = scalars.next() {
+            guard !scalar.properties.isWhitespace, !(0x00...0x20).contains(scalar.value), !(0x7F...0x9F).contains(scalar.value)
+            else { return false }
+            if inHost && "/?#".unicodeScalars.contains(scalar) { inHost = false }
+            if inHost { hostLength += 1 }
+        }
+        return hostLength > 0
+    }
+
     /// An email address: at most 256 characters, one '@', a dotted domain.
     package static func email(_ value: String) throws(Violation) -> String {
-        guard value.utf16.count <= Limits.email else {
+        guard value.unicodeScalars.count <= Limits.email else {
             throw Violation("invalid_email", "email addresses are at most 256 characters")
         }
         let parts = value.split(separator: "@", omittingEmptySubsequences: false)
@@ -241,29 +273,28 @@ package enum Rules {
         return value
     }
 
-    /// ISO 639-1, normalised to lowercase.
+    /// ISO 639-1 in any case (ASCII letters only: `"K".lowercased()` is `k`), normalised to lowercase.
     package static func language(_ value: String) throws(Violation) -> String {
-        let code = value.lowercased()
+        let code = value.asciiLowercased
         guard iso639_1.contains(code) else {
             throw Violation("invalid_language", "languages are ISO 639-1 two-letter codes, e.g. \"fr\"")
         }
         return code
     }
 
-    /// ISO 3166-1 alpha-2, normalised to uppercase.
+    /// ISO 3166-1 alpha-2 in any case (ASCII letters only: `"ſ".uppercased()` is `S`), normalised to uppercase.
     package static func region(_ value: String) throws(Violation) -> String {
-        let code = value.uppercased()
+        let code = value.asciiUppercased
         guard iso3166_1.contains(code) else {
             throw Violation("invalid_region", "regions are ISO 3166-1 alpha-2 codes, e.g. \"FR\"")
         }
         return code
     }
 
-    private static let timeZones = Set(TimeZone.knownTimeZoneIdentifiers).union(["UTC"])
-
-    /// An IANA time zone name such as `Europe/Paris`.
+    /// An IANA time zone name such as `Europe/Paris`, or one of its links (`Asia/Calcutta`, `US/Eastern`): tzdata's list
+    /// (`ianaTimeZones`, generated), not the machine's, so that every instance and the API's schema say the same.
     package static func timeZone(_ value: String) throws(Violation) -> String {
-        guard timeZones.contains(value) else {
+        guard ianaTimeZones.contains(value) else {
             throw Violation("invalid_timezone", "time zones are IANA names, e.g. \"Europe/Paris\"")
         }
         return value
@@ -372,4 +403,15 @@ extension String {
 
     /// Whether the string is only white space (true for the empty string).
     package var isBlank: Bool { unicodeScalars.allSatisfy(\.properties.isWhitespace) }
+
+    /// ASCII letters lowercased, every other character kept (Unicode case mapping turns some non-ASCII letters into
+    /// ASCII ones: `"K"`, the Kelvin sign, lowercases to `k`).
+    package var asciiLowercased: String { String(String.UnicodeScalarView(unicodeScalars.map { scalar in
+        (0x41...0x5A).contains(scalar.value) ? Unicode.Scalar(scalar.value + 32)! : scalar
+    })) }
+
+    /// ASCII letters uppercased, every other character kept.
+    package var asciiUppercased: String { String(String.UnicodeScalarView(unicodeScalars.map { scalar in
+        (0x61...0x7A).contains(scalar.value) ? Unicode.Scalar(scalar.value - 32)! : scalar
+    })) }
 }
