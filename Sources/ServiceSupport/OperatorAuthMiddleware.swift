@@ -30,9 +30,7 @@ package struct OperatorAuthMiddleware<Context: RequestContext>: RouterMiddleware
             }
             return try await next(request, context)
         }
-        let supplied = request.headers[.authorization].flatMap { header in
-            header.prefix(7).lowercased() == "bearer " ? Array(header.dropFirst(7).utf8) : nil
-        }
+        let supplied = request.headers.bearerToken.map { Array($0.utf8) }
         guard let supplied, ConstantTime.equal(supplied, token) else {
             var response = Response.jsonError(
                 .unauthorized, "operator_token_required", "this operator endpoint needs 'Authorization: Bearer <HERALD_OPERATOR_TOKEN>'")

@@ -43,5 +43,20 @@ struct OperatorAccessTests {
         #expect(try await Self.status("/metrics", token: token, peer: "10.0.0.7", authorization: "Bearer \(token)") == .ok)
         #expect(try await Self.status("/metrics", token: token, peer: "127.0.0.1") == .unauthorized)
         #expect(try await Self.status("/metrics", token: token, peer: "10.0.0.7", authorization: "Bearer nope") == .unauthorized)
+        // Read as the ingest reads its REST keys (one `HTTPFields.bearerToken`): the scheme in any case, spaces around.
+        #expect(try await Self.status("/metrics", token: token, peer: "10.0.0.7", authorization: "bearer  \(token) ") == .ok)
+        #expect(try await Self.status("/metrics", token: token, peer: "10.0.0.7", authorization: "Bearer\(token)") == .unauthorized)
+    }
+
+    @Test(
+        "Authorization: Bearer, read once for every service",
+        arguments: [
+            ("Bearer abc", "abc"), ("bearer abc", "abc"), ("BEARER   abc  ", "abc"), ("Bearer", nil), ("Bearer ", nil),
+            ("Bearerabc", nil), ("Basic abc", nil), (nil, nil),
+        ] as [(String?, String?)])
+    func bearerToken(header: String?, token: String?) {
+        var fields = HTTPFields()
+        if let header { fields[.authorization] = header }
+        #expect(fields.bearerToken == token)
     }
 }

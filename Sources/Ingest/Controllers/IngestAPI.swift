@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import Metrics
 import NIOCore
+import ServiceSupport
 import Shared
 
 /// The write API's shared machinery: authentication, body parsing, storing, answering.
@@ -23,10 +24,7 @@ struct IngestAPI: Sendable {
         let key: String?
         switch kind {
         case .rest:
-            // The scheme is case-insensitive (RFC 9110).
-            key = request.headers[.authorization].flatMap { header in
-                header.prefix(7).lowercased() == "bearer " ? String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil
-            }
+            key = request.headers.bearerToken
             if key == nil {
                 throw .unauthorized("missing_credentials", "this endpoint needs 'Authorization: Bearer <REST API key>'")
             }
