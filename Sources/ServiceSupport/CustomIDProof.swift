@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Shared
 
 /// The proof that the customer's server vouches for a custom ID (`X-CustomID-Auth`): the lowercase hex
 /// HMAC-SHA256 of api key ‖ custom ID, keyed with a secret of the app that only the customer's servers know. The
@@ -10,7 +11,7 @@ package enum CustomIDProof {
     package static func make(apiKey: String, customID: String, secret: String) -> String {
         let mac = HMAC<SHA256>.authenticationCode(
             for: Array((apiKey + customID).utf8), using: SymmetricKey(data: Array(secret.utf8)))
-        return mac.map { String(format: "%02x", $0) }.joined()
+        return mac.hexString
     }
 
     /// Whether `proof` is the proof under any of `secrets`, compared in constant time (the length of the expected

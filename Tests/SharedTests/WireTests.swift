@@ -222,6 +222,68 @@ struct WireTests {
         }
     }
 
+    /// `Wire.decode` reads with `WireDecoder`; Foundation's `JSONDecoder` is the reference: the same values from every
+    /// message's golden JSON and from variants (nulls, absent optionals, extra fields), and refusals that name the same
+    /// field.
+    @Test("the wire decoder reads what Foundation's JSONDecoder reads, and refuses what it refuses")
+    func decoderMatchesFoundation() throws {
+        func same<M: WireMessage>(_ type: M.Type, _ json: String) throws {
+            let ours = try Wire.decode(M.self, from: Array(json.utf8))
+            #expect(ours == (try Wire.decodeWithFoundation(M.self, from: Array(json.utf8))), "\(json)")
+        }
+        try same(SendRequest.self, Self.sendGolden)
+        try same(SendRequest.self, Self.sendGolden.replacingOccurrences(of: #""custom_id":"paul","#, with: #""custom_id":null,"extra":[1,{"a":2}],"#))
+        try same(ContactSnapshot.self, #"{"v":1,"kind":"contact","project":"demo","email":null,"installations":[{"installation_id":"I","dev":null}]}"#)
+        try same(ContactSnapshot.self, #"{"v":1,"kind":"contact","project":"demo","custom_id":"p\u00e9\/x","updated_at":"2026-11-18T11:06:40Z"}"#)
+        let letter = DeadLetter(service: "o", reason: "r", record: Self.record, at: Self.at)
+        try same(DeadLetter.self, String(decoding: try Wire.encode(letter), as: UTF8.self))
+        let report = DeliveryReport(id: "d", project: "p", customID: "c", channel: .sms, outcome: .unsubscribed, at: Self.at)
+        try same(DeliveryReport.self, String(decoding: try Wire.encode(report), as: UTF8.self))
+        // Every field set, as the notifier's ledger writes a report (the handover reads them back).
+        var full = DeliveryReport(
+            id: "s/i/sent", sendID: "s", project: "p", customID: "c", installationID: "i", channel: .push, outcome: .sent,
+            reason: nil, token: "ab", address: nil, at: Self.at)
+        full.targetID = "i"
+        full.profileKey = "p/c"
+        full.campaign = "cart"
+        full.provider = "apns"
+        full.providerMessageID = "04ee8d5e-b3df-29bc-9dbe-fcc6bd2256ef"
+        full.attempts = 2
+        full.triggeredAt = Self.at - 1
+        full.decidedAt = Self.at - 0.5
+        try same(DeliveryReport.self, String(decoding: try Wire.encode(full), as: UTF8.self))
+        #expect(try Wire.decode(DeliveryReport.self, from: try Wire.encode(full)) == full)
+
+        for json in [
+            #"{"v":1,"kind":"contact"}"#,
+            #"{"v":1,"kind":"contact","project":7}"#,
+            #"{"v":1,"kind":"contact","project":null}"#,
+            #"{"v":1,"kind":"contact","project":"p","updated_at":"yesterday"}"#,
+            #"{"v":1,"kind":"contact","project":"p","installations":[{"dev":true}]}"#,
+            #"{"v":1,"kind":"contact","project":"p","installations":{"a":1}}"#,
+            #"{"v":"1","kind":"contact"}"#,
+            #"[1]"#,
+        ] {
+            let ours = #expect(throws: WireError.self) { try Wire.decode(ContactSnapshot.self, from: Array(json.utf8)) }
+            let theirs = #expect(throws: WireError.self) { try Wire.decodeWithFoundation(ContactSnapshot.self, from: Array(json.utf8)) }
+            // The same field and kind of fault; the wording after it is each decoder's own.
+            func head(_ reason: String?) -> String { String((reason ?? "").prefix { $0 != ":" }) + ((reason ?? "").split(separator: ":").dropFirst().first.map { ":" + $0.prefix { $0 != ":" } } ?? "") }
+            #expect(head(ours?.reason) == head(theirs?.reason), "\(json): \(ours?.reason ?? "") / \(theirs?.reason ?? "")")
+        }
+        // A fraction where an integer goes: Foundation's error names no field ("malformed JSON"); ours names it.
+        let fraction = #expect(throws: WireError.self) { try Wire.decode(ContactSnapshot.self, from: Array(#"{"v":1.5,"kind":"contact"}"#.utf8)) }
+        #expect(fraction?.reason.hasPrefix("not a Herald message: field v:") == true, "\(fraction?.reason ?? "")")
+    }
+
+    /// Ids made of digests (send ids, `apns-id`, identity proofs) must not change across versions: the same text as the
+    /// `String(format: "%02x")` they were made with before.
+    @Test("hexString writes every byte as String(format: \"%02x\") did")
+    func hex() {
+        let bytes = (0...255).map(UInt8.init)
+        #expect(bytes.hexString == bytes.map { String(format: "%02x", $0) }.joined())
+        #expect([UInt8]().hexString == "")
+    }
+
     /// RFC 3339's `date-time`, exactly (the API's schema says `format: date-time`), and Braze's colonless offsets.
     /// Foundation's parser, which the ingest used to fall back on, read `2026-02-30` as March 2 and `24:00` as the next
     /// day.

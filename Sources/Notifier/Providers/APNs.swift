@@ -185,7 +185,7 @@ struct APNsProvider: DeliveryProvider {
     /// `apns-id`: a UUID derived from the send and the target, so that a repeated attempt carries the same id.
     static func messageID(sendID: String, target: String) -> String {
         let digest = Array(SHA256.hash(data: Array("\(sendID)\u{0}\(target)".utf8)).prefix(16))
-        let hex = digest.map { String(format: "%02x", $0) }.joined()
+        let hex = digest.hexString
         let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
         return parts.joined(separator: "-")
     }

@@ -128,7 +128,7 @@ extension Engagement {
     /// 32 hex characters of SHA-256 over campaign, step, profile and occurrence.
     static func sendID(campaign: String, step: String, profileKey: String, occurrence: String) -> String {
         let digest = SHA256.hash(data: Data("\(campaign)\u{0}\(step)\u{0}\(profileKey)\u{0}\(occurrence)".utf8))
-        return digest.prefix(16).map { String(format: "%02x", $0) }.joined()
+        return digest.prefix(16).hexString
     }
 
     func count(_ campaign: CampaignDefinition, _ outcome: String, by amount: Int = 1) {

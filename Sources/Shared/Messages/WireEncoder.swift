@@ -147,14 +147,6 @@ enum WireEncoder {
         }
     }
 
-    fileprivate struct IndexKey: CodingKey {
-        var stringValue: String { "\(intValue ?? 0)" }
-        var intValue: Int?
-        init(_ index: Int) { intValue = index }
-        init?(stringValue: String) { nil }
-        init?(intValue: Int) { self.intValue = intValue }
-    }
-
     fileprivate struct UnkeyedContainer: UnkeyedEncodingContainer {
         let box: ArrayBox
         let codingPath: [any CodingKey]
@@ -169,19 +161,19 @@ enum WireEncoder {
         mutating func encodeNil() throws { slot().value = .null }
 
         mutating func encode(_ value: some Encodable) throws {
-            let path = codingPath + [IndexKey(count)]
+            let path = codingPath + [WireIndexKey(count)]
             try slot().store(value, codingPath: path)
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-            KeyedEncodingContainer(KeyedContainer<NestedKey>(box: slot().object, codingPath: codingPath + [IndexKey(count)]))
+            KeyedEncodingContainer(KeyedContainer<NestedKey>(box: slot().object, codingPath: codingPath + [WireIndexKey(count)]))
         }
 
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-            UnkeyedContainer(box: slot().array, codingPath: codingPath + [IndexKey(count)])
+            UnkeyedContainer(box: slot().array, codingPath: codingPath + [WireIndexKey(count)])
         }
 
-        mutating func superEncoder() -> any Encoder { TreeEncoder(slot: slot(), codingPath: codingPath + [IndexKey(count)]) }
+        mutating func superEncoder() -> any Encoder { TreeEncoder(slot: slot(), codingPath: codingPath + [WireIndexKey(count)]) }
     }
 
     fileprivate struct SingleContainer: SingleValueEncodingContainer {
@@ -192,4 +184,13 @@ enum WireEncoder {
 
         mutating func encode(_ value: some Encodable) throws { try slot.store(value, codingPath: codingPath) }
     }
+}
+
+/// The coding key of an array item (`Index 3`, as Foundation names it), in the coding paths errors name.
+struct WireIndexKey: CodingKey {
+    var stringValue: String { "Index \(intValue ?? 0)" }
+    var intValue: Int?
+    init(_ index: Int) { intValue = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.intValue = intValue }
 }
