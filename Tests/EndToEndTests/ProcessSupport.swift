@@ -21,41 +21,107 @@ let binDirectory: URL = {
 
 let quietLogger = Logger(label: "e2e", factory: { _ in SwiftLogNoOpLogHandler() })
 
+/// A process started with `posix_spawn`, its output (stdout and stderr on one pipe) read by a thread of its own, and
+/// its exit waited for by another. Foundation's `Process` and `FileHandle.readabilityHandler` run on libdispatch's
+/// sources, whose event loop crashed the test process once in CI ("Bad pointer dereference" in
+/// `_dispatch_event_loop_drain`, the crash swiftlang/swift-subprocess#47 moved away from): threads and blocking calls
+/// need nothing of it.
+final class Spawned: Sendable {
+    let pid: pid_t
+    private let exit = Locked<Int32?>(nil)
+    private let ended = DispatchSemaphore(value: 0)
+
+    /// Starts `path` with exactly `environment` (nothing inherited, as `Process.environment` did); `onOutput` gets the
+    /// output as it comes, on the reader thread.
+    init(_ path: String, arguments: [String], environment: [String: String]?, onOutput: @escaping @Sendable ([UInt8]) -> Void) throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        // Not inherited by the other children spawned meanwhile (their copy of the write end would hold the pipe
+        // open); the child's own descriptors 1 and 2 are dup2'd, which clears the flag on them.
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        close(fds[1])
+        guard status == 0 else {
+            close(fds[0])
+            throw POSIXError(.init(rawValue: status) ?? .EIO)
+        }
+        self.pid = pid
+        let child = pid
+        let readFD = fds[0]
+        let outputDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    onOutput(Array(buffer[0..<count]))
+                } else if count == 0 || errno != EINTR {
+                    break
+                }
+            }
+            close(readFD)
+            outputDone.signal()
+        }
+        Thread.detachNewThread { [exit, ended] in
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+            // The output written before the exit is read first (unless something else holds the pipe open).
+            _ = outputDone.wait(timeout: .now() + 2)
+            let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
+            exit.withLock { $0 = code }
+            ended.signal()
+        }
+    }
+
+    /// The exit status, or the number of the signal that ended it (as `Process.terminationStatus`); nil while it runs.
+    var exitCode: Int32? { exit.withLock { $0 } }
+
+    func signal(_ signal: Int32) { kill(pid, signal) }
+
+    /// Blocks until the process has exited and its output is read.
+    func waitUntilExit() -> Int32 {
+        ended.wait()
+        ended.signal()
+        return exitCode ?? -1
+    }
+}
+
 /// A child process with its output collected line by line.
 final class ChildProcess: Sendable {
     let name: String
-    private let process: Process
+    private let process: Spawned
     private let lines = Locked<[String]>([])
-    private let exit = Locked<Int32?>(nil)
 
     init(_ executable: String, arguments: [String] = [], environment: [String: String]) throws {
         name = executable
-        let process = Process()
-        process.executableURL = binDirectory.appendingPathComponent(executable)
-        process.arguments = arguments
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let buffer = Locked(Data())
-        pipe.fileHandleForReading.readabilityHandler = { [lines] handle in
-            let chunk = handle.availableData
+        let buffer = Locked([UInt8]())
+        process = try Spawned(
+            binDirectory.appendingPathComponent(executable).path, arguments: arguments, environment: environment
+        ) { [lines] chunk in
             buffer.withLock { data in
-                data.append(chunk)
-                while let newline = data.firstIndex(of: 0x0A) {
-                    let line = String(decoding: data[data.startIndex..<newline], as: UTF8.self)
-                    data.removeSubrange(data.startIndex...newline)
+                data.append(contentsOf: chunk)
+                var start = 0
+                while let newline = data[start...].firstIndex(of: 0x0A) {
+                    let line = String(decoding: data[start..<newline], as: UTF8.self)
                     lines.withLock { $0.append(line) }
+                    start = newline + 1
                 }
+                data.removeFirst(start)
             }
         }
-        process.terminationHandler = { [exit] process in exit.withLock { $0 = process.terminationStatus } }
-        self.process = process
-        try process.run()
     }
 
     var output: [String] { lines.withLock { $0 } }
-    var exitCode: Int32? { exit.withLock { $0 } }
+    var exitCode: Int32? { process.exitCode }
 
     /// The JSON log lines whose `msg` is `message`.
     func logs(_ message: String) -> [[String: Any]] {
@@ -67,7 +133,7 @@ final class ChildProcess: Sendable {
         }
     }
 
-    func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+    func signal(_ signal: Int32) { process.signal(signal) }
 
     /// Waits for the process to exit and returns its status.
     func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
@@ -76,7 +142,7 @@ final class ChildProcess: Sendable {
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        if process.exitCode == nil { process.signal(SIGTERM) }
     }
 }
 
@@ -117,14 +183,10 @@ func httpPost(_ url: String, headers: [String: String], body: String) async thro
 
 /// Runs a command to completion and returns its exit status and output.
 func runCommand(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let output = Locked([UInt8]())
+    let process = try Spawned(path, arguments: arguments, environment: nil) { chunk in
+        output.withLock { $0.append(contentsOf: chunk) }
+    }
+    let status = process.waitUntilExit()
+    return (status, String(decoding: output.withLock { $0 }, as: UTF8.self))
 }
