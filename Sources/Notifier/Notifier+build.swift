@@ -24,6 +24,7 @@ enum Notifier {
             metadata: ["version": .string(CurlInfo.version), "http2": .stringConvertible(CurlInfo.supportsHTTP2)])
         if !CurlInfo.supportsHTTP2 { logger.warning("libcurl lacks HTTP/2: APNs delivery will not work") }
         try FileManager.default.createDirectory(atPath: settings.service.dataDirectory, withIntermediateDirectories: true)
+        try PartitionDatabase.limitMemory(bytes: Int64(settings.service.sqliteMemoryMiB) << 20)
 
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),

@@ -13,6 +13,7 @@ enum Orchestrator {
     /// writes to per-partition SQLite databases, a producer for the outbox, and the HTTP endpoints (ops, and a
     /// read-only profile view).
     static func buildServices(_ context: ServiceContext<StatefulServiceConfig>) async throws -> [any Service] {
+        try PartitionDatabase.limitMemory(bytes: Int64(context.config.sqliteMemoryMiB) << 20)
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: context.logger)

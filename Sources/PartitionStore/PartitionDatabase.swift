@@ -38,6 +38,14 @@ package struct PartitionDatabase: Sendable {
         return PartitionDatabase(partition: partition, path: path, changelogTopic: changelog, pool: pool)
     }
 
+    /// Bounds the memory SQLite takes in this process, all partitions and connections together (`PRAGMA
+    /// soft_heap_limit`, which is process-wide): past it, a connection's page cache reuses its pages instead of growing.
+    /// Without it, each of the 16 × 6 connections of a service's pool may hold SQLite's default 2 MB of cache
+    /// (docs/performance.md, "Memory").
+    package static func limitMemory(bytes: Int64) throws {
+        try DatabaseQueue().inDatabase { try $0.execute(sql: "PRAGMA soft_heap_limit = \(bytes)") }
+    }
+
     /// Deletes a partition's database files (a database another owner's changelog has overtaken, restored anew).
     package static func remove(directory: String, partition: Int32) throws {
         let path = (directory as NSString).appendingPathComponent(fileName(partition: partition))

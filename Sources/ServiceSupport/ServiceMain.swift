@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Hummingbird
 import Logging
 import Metrics
@@ -26,6 +29,7 @@ package enum ServiceMain {
         common: @Sendable (Config) -> CommonConfig,
         build: @Sendable (ServiceContext<Config>) async throws -> [any Service]
     ) async -> Never {
+        limitMallocArenas()
         let config: Config
         do {
             config = try parse(ProcessInfo.processInfo.environment)
@@ -120,5 +124,20 @@ package enum ServiceMain {
                 inner: router.buildResponder(), routes: router.routes.map { ("\($0.path)", $0.method) }),
             guard: OperatorAuthMiddleware(token: context.common.operatorToken, paths: paths))
         return httpApplication(responder: responder, common: context.common, service: service, logger: context.logger)
+    }
+
+    /// Two malloc arenas unless `MALLOC_ARENA_MAX` says otherwise. glibc gives each thread that meets contention an
+    /// arena of its own, up to 8 per core, and memory freed in one is not reused by another: with SQLite's, Kafka's and
+    /// Swift's thread pools, that was 50–80 MB of the notifier's and orchestrator's resident size in the memory benchmark,
+    /// and the whole-path benchmark did not tell the two apart (docs/performance.md, "Memory").
+    static func limitMallocArenas() {
+        #if canImport(Glibc)
+        // `mallopt` is declared in <malloc.h>, which the Glibc module leaves out: found by name (RTLD_DEFAULT is a
+        // null handle). `M_ARENA_MAX` is -8 there.
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil, let symbol = dlsym(nil, "mallopt") {
+            _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, 2)
+        }
+        #endif
     }
 }

@@ -101,7 +101,12 @@ final class ChildProcess: Sendable {
     private let process: Spawned
     private let lines = Locked<[String]>([])
 
-    init(_ executable: String, arguments: [String] = [], environment: [String: String]) throws {
+    /// `keep`: which output lines are kept (all of them unless told; a benchmark of a million sends drops the line
+    /// of each).
+    init(
+        _ executable: String, arguments: [String] = [], environment: [String: String],
+        keep: @escaping @Sendable (String) -> Bool = { _ in true }
+    ) throws {
         name = executable
         let buffer = Locked([UInt8]())
         process = try Spawned(
@@ -112,7 +117,7 @@ final class ChildProcess: Sendable {
                 var start = 0
                 while let newline = data[start...].firstIndex(of: 0x0A) {
                     let line = String(decoding: data[start..<newline], as: UTF8.self)
-                    lines.withLock { $0.append(line) }
+                    if keep(line) { lines.withLock { $0.append(line) } }
                     start = newline + 1
                 }
                 data.removeFirst(start)
@@ -122,6 +127,7 @@ final class ChildProcess: Sendable {
 
     var output: [String] { lines.withLock { $0 } }
     var exitCode: Int32? { process.exitCode }
+    var pid: pid_t { process.pid }
 
     /// The JSON log lines whose `msg` is `message`.
     func logs(_ message: String) -> [[String: Any]] {

@@ -12,6 +12,14 @@ struct StateMoveTests {
     static let users = 5_000
     static let partitions = 16
 
+    /// More environment for the services a benchmark starts, `NAME=value,NAME=value` (`HERALD_BENCH_SERVICE_ENV`): to
+    /// try a setting.
+    static let benchEnvironment: [String: String] = Dictionary(
+        (ProcessInfo.processInfo.environment["HERALD_BENCH_SERVICE_ENV"] ?? "").split(separator: ",").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        }) { $1 }
+
     /// The project `demo` and its iOS app `demo-ios`, as configuration text.
     static let projectAndApp = """
         kind: project
@@ -129,17 +137,21 @@ struct StateMoveTests {
                 logger: quietLogger)
         }
 
-        func orchestrator(_ name: String, environment extra: [String: String] = [:]) throws -> ChildProcess {
+        func orchestrator(
+            _ name: String, environment extra: [String: String] = [:], keep: @escaping @Sendable (String) -> Bool = { _ in true }
+        ) throws -> ChildProcess {
             try ChildProcess(
                 "herald-orchestrator",
                 environment: [
                     "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
                     "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "\(StateMoveTests.partitions)",
                     "HERALD_DATA_DIR": "\(work)/\(name)", "HERALD_SESSION_TIMEOUT_MS": "3000", "HERALD_INSTANCE_ID": name,
-                ].merging(extra) { $1 })
+                ].merging(extra) { $1 }, keep: keep)
         }
 
-        func notifier(_ name: String, environment extra: [String: String] = [:]) throws -> ChildProcess {
+        func notifier(
+            _ name: String, environment extra: [String: String] = [:], keep: @escaping @Sendable (String) -> Bool = { _ in true }
+        ) throws -> ChildProcess {
             try ChildProcess(
                 "herald-notifier",
                 environment: [
@@ -149,6 +161,16 @@ struct StateMoveTests {
                     "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
                     "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apnsURL, "HERALD_APNS_SANDBOX_URL": apnsURL,
                     "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
+                ].merging(extra) { $1 }, keep: keep)
+        }
+
+        func ingest(environment extra: [String: String] = [:]) throws -> ChildProcess {
+            try ChildProcess(
+                "herald-ingest",
+                environment: [
+                    "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
+                    "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "\(StateMoveTests.partitions)",
+                    "HERALD_APPS_FILE": sampleAppsFile,
                 ].merging(extra) { $1 })
         }
 

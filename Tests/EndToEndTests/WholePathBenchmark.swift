@@ -39,9 +39,9 @@ struct WholePathBenchmark {
         """
 
     /// Each user's installation with notifications allowed and a push token, straight to herald.ingest.
-    static func setup() -> [KafkaOutgoingRecord] {
+    static func setup(_ range: Range<Int> = 0..<users) -> [KafkaOutgoingRecord] {
         var records: [KafkaOutgoingRecord] = []
-        for user in 0..<users {
+        for user in range {
             for (step, (op, fields)) in [
                 (IngestOp.identify, [JSONMember]()),
                 (.pushToken, [JSONMember("push", .object([
@@ -63,16 +63,10 @@ struct WholePathBenchmark {
         let (stack, simulators, apns) = try await StateMoveTests.makeStack()
         defer { try? FileManager.default.removeItem(atPath: stack.work) }
         try stack.applyConfiguration(Self.configuration)
-        let kafka = ["KAFKA_FETCH_WAIT_MAX_MS": String(Self.fetchWait)]
+        let kafka = ["KAFKA_FETCH_WAIT_MAX_MS": String(Self.fetchWait)].merging(StateMoveTests.benchEnvironment) { $1 }
         let orchestrator = try stack.orchestrator("o1", environment: kafka)
         let notifier = try stack.notifier("n1", environment: kafka)
-        let ingest = try ChildProcess(
-            "herald-ingest",
-            environment: [
-                "KAFKA_BOOTSTRAP_SERVERS": stack.cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
-                "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "\(StateMoveTests.partitions)",
-                "HERALD_APPS_FILE": sampleAppsFile,
-            ])
+        let ingest = try stack.ingest(environment: StateMoveTests.benchEnvironment)
         let ingestPort = try await StateMoveTests.port(ingest)
         for process in [orchestrator, notifier] {
             try await waitUntil("\(process.name)'s partitions", timeout: .seconds(60)) {

@@ -385,6 +385,30 @@ struct DeliveryFlowTests {
         await harness.shutdown()
     }
 
+    @Test("a send past its expiry is not sent: its target is reported failed as expired, once; a target another owner finished is not reported again")
+    func expired() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
+        // late-2's target was sent by another owner, whose report was read back before the send was replayed here.
+        let target = DeliveryTarget(
+            id: "i-ios", address: token64, installationID: "i-ios", app: "demo-ios", platform: "ios", environment: "production")
+        let finished = NotifierStore.report(
+            sendRequest(id: "late-2"), target: target, outcome: .sent, reason: nil, attempts: 1, now: Date())
+        try await harness.feed([(.deliveries, "demo/paul", finished.value)])
+        let past = Date().addingTimeInterval(-1)
+        try await harness.send(sendRequest(id: "late-1", expiresAt: past))
+        try await harness.send(sendRequest(id: "late-2", expiresAt: past))
+        try await harness.startWorkers([.push])
+        try await harness.send(sendRequest(id: "after"))
+        let reports = try await harness.reports { $0.contains { $0.sendID == "after" } }
+        #expect(reports.filter { $0.sendID == "late-1" }.map { "\($0.outcome) \($0.reason ?? "")" } == ["failed expired"])
+        #expect(!reports.contains { $0.sendID == "late-2" })
+        #expect(harness.simulators.count("apns") == 1)
+        #expect(try await harness.partitions.ledger(sendID: "late-1").map(\.state) == ["failed"])
+        #expect(try await harness.partitions.ledger(sendID: "late-2").map(\.state) == ["sent"])
+        await harness.shutdown()
+    }
+
     @Test("ledger handover: a partition taken over without its database sends what its owner left, and nothing it had sent")
     func handover() async throws {
         let harness = try await NotifierHarness()

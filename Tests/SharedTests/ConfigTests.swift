@@ -27,6 +27,20 @@ struct ConfigTests {
         #expect(orchestrator.consumerGroup == "herald-orchestrator")
         #expect(orchestrator.dataDirectory == "data/orchestrator")
         #expect(orchestrator.dedupeRetention == .seconds(30 * 86_400))
+        #expect(orchestrator.sqliteMemoryMiB == 64)
+    }
+
+    @Test("HERALD_SQLITE_MEMORY_MIB: 8 to 65536 MiB, anything else refused naming it")
+    func sqliteMemory() throws {
+        for (value, expected) in [("8", 8), ("65536", 65_536), ("256", 256)] {
+            #expect(try OrchestratorConfig.fromEnvironment(Self.base.merging(["HERALD_SQLITE_MEMORY_MIB": value]) { $1 }).sqliteMemoryMiB == expected)
+        }
+        for value in ["7", "65537", "64MB"] {
+            let error = #expect(throws: ConfigError.self) {
+                try OrchestratorConfig.fromEnvironment(Self.base.merging(["HERALD_SQLITE_MEMORY_MIB": value]) { $1 })
+            }
+            #expect(error?.variable == "HERALD_SQLITE_MEMORY_MIB")
+        }
     }
 
     @Test(
@@ -87,18 +101,22 @@ struct ConfigTests {
         #expect(config.common.kafka.overrides == ["security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN"])
     }
 
-    @Test("an operator's KAFKA_ key wins over Herald's default for it (fetch wait, linger)")
+    @Test("an operator's KAFKA_ key wins over Herald's default for it (fetch wait, prefetch, linger)")
     func kafkaOverridesWin() throws {
         var environment = Self.base
         environment["KAFKA_FETCH_WAIT_MAX_MS"] = "5"
+        environment["KAFKA_QUEUED_MAX_MESSAGES_KBYTES"] = "65536"
         environment["KAFKA_LINGER_MS"] = "1"
         let client = try IngestConfig.fromEnvironment(environment).common.kafka
         let consumer = KafkaConsumerConfiguration(client: client, clientID: "c", groupID: "g", topics: ["t"])
         let producer = KafkaProducerConfiguration(client: client, clientID: "p")
         #expect(consumer.rdKafka["fetch.wait.max.ms"] == "5")
+        #expect(consumer.rdKafka["queued.max.messages.kbytes"] == "65536")
         #expect(producer.rdKafka["linger.ms"] == "1")
-        let defaults = KafkaClientSettings(bootstrapServers: "127.0.0.1:9092")
-        #expect(KafkaConsumerConfiguration(client: defaults, clientID: "c", groupID: "g", topics: ["t"]).rdKafka["fetch.wait.max.ms"] == "100")
+        let defaults = KafkaConsumerConfiguration(
+            client: KafkaClientSettings(bootstrapServers: "127.0.0.1:9092"), clientID: "c", groupID: "g", topics: ["t"])
+        #expect(defaults.rdKafka["fetch.wait.max.ms"] == "100")
+        #expect(defaults.rdKafka["queued.max.messages.kbytes"] == "16384")
     }
 
     @Test("unknown HERALD_ variables are reported, others ignored")

@@ -328,18 +328,28 @@ private let transferHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, I
     data, size, count, user in
     let bytes = size * count
     guard let data, bytes > 0 else { return bytes }
-    let line = data.withMemoryRebound(to: UInt8.self, capacity: bytes) { pointer in
-        String(decoding: UnsafeBufferPointer(start: pointer, count: bytes), as: UTF8.self)
-    }
-    if line.hasPrefix("HTTP/") {
-        // A new response (after a redirect or a 100): only the last one's headers count.
-        transfer(user).responseHeaders.removeAll()
-    } else if let colon = line.firstIndex(of: ":") {
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        transfer(user).responseHeaders[name] = value
+    // Read as bytes: Foundation's `trimmingCharacters` per header line was 1% of the push benchmark.
+    data.withMemoryRebound(to: UInt8.self, capacity: bytes) { pointer in
+        let line = UnsafeBufferPointer(start: pointer, count: bytes)
+        if line.starts(with: "HTTP/".utf8) {
+            // A new response (after a redirect or a 100): only the last one's headers count.
+            transfer(user).responseHeaders.removeAll()
+        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            let name = String(decoding: trimmed(line[..<colon]), as: UTF8.self).lowercased()
+            let value = String(decoding: trimmed(line[(colon + 1)...]), as: UTF8.self)
+            transfer(user).responseHeaders[name] = value
+        }
     }
     return bytes
+}
+
+/// A header line's part without the blanks around it (spaces, tabs, the line's CR LF).
+private func trimmed(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Slice<UnsafeBufferPointer<UInt8>> {
+    func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+    guard let first = bytes.firstIndex(where: { !blank($0) }), let last = bytes.lastIndex(where: { !blank($0) }) else {
+        return bytes[bytes.startIndex..<bytes.startIndex]
+    }
+    return bytes[first...last]
 }
 
 private let transferRead: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {

@@ -12,6 +12,8 @@ extension NotifierStore {
     struct Claimed: Sendable {
         var attempt: DeliveryAttempt
         var profileKey: String
+        /// The profile's contact as the claim read it: the inbox entry of a sent push names its owners from it.
+        var contact: Contact?
     }
 
     /// How long a send that names the contact revision it was decided on waits for that snapshot (or a newer one)
@@ -26,9 +28,11 @@ extension NotifierStore {
     static let waitingReasons: Set<String> = ["no_contact", "no_installation", "no_token", "no_address"]
     private static let logger = Logger(label: "herald.notifier")
 
-    /// Takes up to `limit` attempts of `channel` that are due: first fans out queued sends into ledger rows (their
-    /// targets as of now), then re-checks each due row against the contact state of now, and marks those still
-    /// reachable `sending`. Suppressed and expired rows are finished here, with their reports.
+    /// Takes up to `limit` attempts of `channel` that are due: first the due ledger rows, each re-checked against the
+    /// contact state of now and marked `sending` if still reachable; then, while the limit has room, fans out queued
+    /// sends into ledger rows (their targets as of now), inserted `sending` at once up to the limit (one statement per
+    /// target instead of an insert, a read and an update). Suppressed and expired rows are finished here, with their
+    /// reports.
     static func claim(
         _ db: Database, channel: MessageChannel, limit: Int, now: Date, platforms: [String: String]
     ) throws -> (claimed: [Claimed], outputs: [PendingOutput]) {
@@ -43,15 +47,7 @@ extension NotifierStore {
             states[key] = read
             return read
         }
-        // Fan-out of new sends.
-        // In arrival order (the index's rowid order); those waiting for their contact only once their check is due.
-        let queued = try Row.fetchAll(
-            db.cachedStatement(sql: """
-                SELECT send_id, request, received_at, check_at FROM sends
-                WHERE channel = ? AND state = 'queued' AND (check_at IS NULL OR check_at <= ?) LIMIT ?
-                """),
-            arguments: [channel.rawValue, time, limit])
-        // Each send request decoded once per claim: the sends fanned out here are most of the due rows below.
+        // Each send request decoded once per claim: a retry of several targets of one send.
         var requests: [String: SendRequest] = [:]
         func request(_ sendID: String, _ row: Row) -> SendRequest? {
             if let known = requests[sendID] { return known }
@@ -59,6 +55,61 @@ extension NotifierStore {
             requests[sendID] = decoded
             return decoded
         }
+        // Due rows first: retries, and targets an earlier fan-out left beyond its limit, so that a stream of new sends
+        // never starves them.
+        var claimed: [Claimed] = []
+        let due = try Row.fetchAll(
+            db.cachedStatement(sql: """
+                SELECT l.send_id, l.target_id, l.target, l.attempts, l.profile_key, s.request
+                FROM ledger l JOIN sends s ON s.send_id = l.send_id
+                WHERE l.channel = ? AND l.state = 'pending' AND l.due_at <= ? ORDER BY l.due_at LIMIT ?
+                """), arguments: [channel.rawValue, time, limit])
+        for row in due {
+            let sendID: String = row["send_id"]
+            let targetID: String = row["target_id"]
+            let attempts: Int = row["attempts"]
+            guard let send = request(sendID, row),
+                var target = try? Wire.decodeValue(DeliveryTarget.self, from: Array((row["target"] as String).utf8))
+            else {
+                try finish(db, sendID: sendID, targetID: targetID, state: .failed, reason: "unreadable ledger row", messageID: nil, now: time)
+                continue
+            }
+            if let expires = send.expiresAt, expires <= now {
+                try finish(db, sendID: sendID, targetID: targetID, state: .failed, reason: "expired", messageID: nil, now: time)
+                outputs.append(report(send, target: target, outcome: .failed, reason: "expired", attempts: attempts, now: now))
+                NotifierMetrics.outcome(channel: channel, outcome: "failed", reason: "expired")
+                continue
+            }
+            // The state at send time wins: re-check this target now (a retry may come long after the fan-out).
+            let key = send.profileKey
+            let (contact, feedback) = try state(key)
+            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, platforms: platforms)
+            guard let current = resolution.targets.first(where: { $0.id == targetID }) else {
+                let reason = resolution.skipped.first(where: { $0.id == targetID })?.reason
+                    ?? resolution.skipped.first?.reason ?? "unreachable"
+                try finish(db, sendID: sendID, targetID: targetID, state: .suppressed, reason: reason, messageID: nil, now: time)
+                outputs.append(report(send, target: target, outcome: .suppressed, reason: reason, attempts: attempts, now: now))
+                NotifierMetrics.outcome(channel: channel, outcome: "suppressed", reason: reason)
+                continue
+            }
+            // A token replaced since the fan-out: the installation's new token.
+            target = current
+            try db.executeCached(sql: """
+                    UPDATE ledger SET state = 'sending', attempts = attempts + 1, target = ?, updated_at = ?
+                    WHERE send_id = ? AND target_id = ?
+                    """, arguments: [encode(target), time, sendID, targetID])
+            claimed.append(Claimed(attempt: DeliveryAttempt(request: send, target: target, attempt: attempts + 1), profileKey: key, contact: contact))
+        }
+        // Fan-out of new sends, their targets claimed at once while the limit has room (the rest wait as `pending` rows
+        // for the next claim). In arrival order (the index's rowid order); those waiting for their contact only once
+        // their check is due.
+        guard claimed.count < limit else { return (claimed, outputs) }
+        let queued = try Row.fetchAll(
+            db.cachedStatement(sql: """
+                SELECT send_id, request, received_at, check_at FROM sends
+                WHERE channel = ? AND state = 'queued' AND (check_at IS NULL OR check_at <= ?) LIMIT ?
+                """),
+            arguments: [channel.rawValue, time, limit - claimed.count])
         for row in queued {
             let sendID: String = row["send_id"]
             guard let send = request(sendID, row) else {
@@ -103,52 +154,22 @@ extension NotifierStore {
                 NotifierMetrics.outcome(channel: channel, outcome: "suppressed", reason: skipped.reason)
             }
             for target in resolution.targets {
-                try insertLedger(db, send: send, targetID: target.id, target: target, state: .pending, reason: nil, now: time)
+                if let expires = send.expiresAt, expires <= now {
+                    // Reported only if this inserts the row (not one another owner finished).
+                    try insertLedger(db, send: send, targetID: target.id, target: target, state: .failed, reason: "expired", now: time)
+                    guard db.changesCount > 0 else { continue }
+                    outputs.append(report(send, target: target, outcome: .failed, reason: "expired", attempts: 0, now: now))
+                    NotifierMetrics.outcome(channel: channel, outcome: "failed", reason: "expired")
+                } else if claimed.count < limit {
+                    // A row already here (finished by another owner, whose report was read back) is not claimed.
+                    try insertLedger(db, send: send, targetID: target.id, target: target, state: .sending, reason: nil, now: time, attempts: 1)
+                    if db.changesCount > 0 {
+                        claimed.append(Claimed(attempt: DeliveryAttempt(request: send, target: target, attempt: 1), profileKey: send.profileKey, contact: contact))
+                    }
+                } else {
+                    try insertLedger(db, send: send, targetID: target.id, target: target, state: .pending, reason: nil, now: time)
+                }
             }
-        }
-        // Due rows.
-        var claimed: [Claimed] = []
-        let due = try Row.fetchAll(
-            db.cachedStatement(sql: """
-                SELECT l.send_id, l.target_id, l.target, l.attempts, l.profile_key, s.request
-                FROM ledger l JOIN sends s ON s.send_id = l.send_id
-                WHERE l.channel = ? AND l.state = 'pending' AND l.due_at <= ? ORDER BY l.due_at LIMIT ?
-                """), arguments: [channel.rawValue, time, limit])
-        for row in due {
-            let sendID: String = row["send_id"]
-            let targetID: String = row["target_id"]
-            let attempts: Int = row["attempts"]
-            guard let send = request(sendID, row),
-                var target = try? JSONDecoder().decode(DeliveryTarget.self, from: Data((row["target"] as String).utf8))
-            else {
-                try finish(db, sendID: sendID, targetID: targetID, state: .failed, reason: "unreadable ledger row", messageID: nil, now: time)
-                continue
-            }
-            if let expires = send.expiresAt, expires <= now {
-                try finish(db, sendID: sendID, targetID: targetID, state: .failed, reason: "expired", messageID: nil, now: time)
-                outputs.append(report(send, target: target, outcome: .failed, reason: "expired", attempts: attempts, now: now))
-                NotifierMetrics.outcome(channel: channel, outcome: "failed", reason: "expired")
-                continue
-            }
-            // The state at send time wins: re-check this target now (a retry may come long after the fan-out).
-            let key = send.profileKey
-            let (contact, feedback) = try state(key)
-            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, platforms: platforms)
-            guard let current = resolution.targets.first(where: { $0.id == targetID }) else {
-                let reason = resolution.skipped.first(where: { $0.id == targetID })?.reason
-                    ?? resolution.skipped.first?.reason ?? "unreachable"
-                try finish(db, sendID: sendID, targetID: targetID, state: .suppressed, reason: reason, messageID: nil, now: time)
-                outputs.append(report(send, target: target, outcome: .suppressed, reason: reason, attempts: attempts, now: now))
-                NotifierMetrics.outcome(channel: channel, outcome: "suppressed", reason: reason)
-                continue
-            }
-            // A token replaced since the fan-out: the installation's new token.
-            target = current
-            try db.executeCached(sql: """
-                    UPDATE ledger SET state = 'sending', attempts = attempts + 1, target = ?, updated_at = ?
-                    WHERE send_id = ? AND target_id = ?
-                    """, arguments: [encode(target), time, sendID, targetID])
-            claimed.append(Claimed(attempt: DeliveryAttempt(request: send, target: target, attempt: attempts + 1), profileKey: key))
         }
         return (claimed, outputs)
     }
@@ -169,19 +190,19 @@ extension NotifierStore {
     }
 
     private static func encode(_ target: DeliveryTarget) throws -> String {
-        String(decoding: try JSONEncoder().encode(target), as: UTF8.self)
+        String(decoding: try Wire.encodeValue(target), as: UTF8.self)
     }
 
     private static func insertLedger(
         _ db: Database, send: SendRequest, targetID: String, target: DeliveryTarget?, state: State, reason: String?,
-        now: String
+        now: String, attempts: Int = 0
     ) throws {
         try db.executeCached(sql: """
-                INSERT INTO ledger (send_id, target_id, channel, profile_key, target, state, due_at, reason, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                INSERT INTO ledger (send_id, target_id, channel, profile_key, target, state, attempts, due_at, reason, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """, arguments: [
                     send.sendID, targetID, send.channel.rawValue, send.profileKey,
-                    try target.map(encode) ?? "{}", state.rawValue, now, reason, now,
+                    try target.map(encode) ?? "{}", state.rawValue, attempts, now, reason, now,
                 ])
     }
 
@@ -332,7 +353,7 @@ extension NotifierStore {
             NotifierMetrics.outcome(channel: send.channel, outcome: finished.outcome.rawValue, reason: finished.reason)
             if finished.state == .sent {
                 if send.channel == .push {
-                    try InboxStore.store(db, send: send, target: target, contact: try contact(db, key: key), at: result.finishedAt)
+                    try InboxStore.store(db, send: send, target: target, contact: result.claimed.contact, at: result.finishedAt)
                 }
                 NotifierMetrics.latency(send: send, at: result.finishedAt)
             }

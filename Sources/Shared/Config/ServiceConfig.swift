@@ -126,6 +126,9 @@ package struct StatefulServiceConfig: Sendable, Equatable {
     package var sessionTimeout: Duration
     /// How long a record id is remembered for dedupe (orchestrator).
     package var dedupeRetention: Duration
+    /// `HERALD_SQLITE_MEMORY_MIB`: the memory SQLite may take for all the partitions of the process (page caches,
+    /// statements); past it, each connection reuses its cache's pages instead of growing (SQLite's soft heap limit).
+    package var sqliteMemoryMiB: Int = 64
 
     static func read(_ values: [String: String], service: String, defaultPort: Int) throws(ConfigError)
         -> StatefulServiceConfig
@@ -141,13 +144,15 @@ package struct StatefulServiceConfig: Sendable, Equatable {
     package static func read(_ env: inout EnvironmentReader, service: String, defaultPort: Int) throws(ConfigError)
         -> StatefulServiceConfig
     {
-        StatefulServiceConfig(
+        var config = StatefulServiceConfig(
             common: try CommonConfig.read(&env, defaultPort: defaultPort, service: service),
             dataDirectory: env.string("HERALD_DATA_DIR", default: "data/\(service)"),
             consumerGroup: env.string("HERALD_CONSUMER_GROUP", default: "herald-\(service)"),
             sessionTimeout: .milliseconds(try env.int("HERALD_SESSION_TIMEOUT_MS", default: 10_000, range: 1000...300_000)),
             dedupeRetention: .seconds(86_400 * (try env.int("HERALD_DEDUPE_RETENTION_DAYS", default: 30, range: 1...3650)))
         )
+        config.sqliteMemoryMiB = try env.int("HERALD_SQLITE_MEMORY_MIB", default: 64, range: 8...65_536)
+        return config
     }
 }
 

@@ -111,6 +111,10 @@ package struct KafkaConsumerConfiguration: Sendable {
         configuration.set("heartbeat.interval.ms", String(max(sessionTimeout.milliseconds / 3, 100)))
         configuration.set("max.poll.interval.ms", String(maxPollInterval.milliseconds))
         configuration.set("fetch.wait.max.ms", String(fetchMaxWait.milliseconds))
+        // Records fetched ahead of the application: librdkafka's default, 64 MiB, is memory any lagging consumer fills
+        // (docs/performance.md, "Memory"); 16 MiB is still some 50,000 records of a few hundred bytes, far more than
+        // the batches of 500 the services take.
+        configuration.set("queued.max.messages.kbytes", "16384")
         client.applyOverrides(to: &configuration)
         return configuration
     }

@@ -61,6 +61,17 @@ package enum Wire {
         }
     }
 
+    /// A value that is not a message (a JSON column of a row: no envelope) in the wire's form, without Foundation's
+    /// encoder (the notifier writes a ledger row's target twice per send).
+    package static func encodeValue(_ value: some Encodable) throws -> [UInt8] {
+        try WireEncoder.encode(value)
+    }
+
+    /// Reads what `encodeValue` (or Foundation's `JSONEncoder`) wrote.
+    package static func decodeValue<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try WireDecoder.decode(type, from: try JSONParser.parse(bytes))
+    }
+
     /// The same through Foundation's `JSONDecoder`: the reference `WireDecoder` is tested against.
     package static func decodeWithFoundation<M: WireMessage>(_ type: M.Type, from bytes: [UInt8]) throws(WireError) -> M {
         let header: Header
