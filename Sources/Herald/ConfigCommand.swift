@@ -168,7 +168,9 @@ enum YAMLFiles {
             switch Tag.Name(rawValue: node.tag.rawValue) {
             case .null: return ConfigNode(.null, line: line)
             case .bool: return ConfigNode(node.bool.map(ConfigNode.Value.bool) ?? .string(scalar.string), line: line)
-            case .int, .float: return ConfigNode(node.float.map(ConfigNode.Value.number) ?? .string(scalar.string), line: line)
+            // YAML 1.1's base-60 numbers (`21:00` read as 1260) are text, as in YAML 1.2: times of day are written so.
+            case .int where !scalar.string.contains(":"), .float where !scalar.string.contains(":"):
+                return ConfigNode(node.float.map(ConfigNode.Value.number) ?? .string(scalar.string), line: line)
             default: return ConfigNode(.string(scalar.string), line: line)
             }
         case .sequence(let sequence):

@@ -215,7 +215,7 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
     }
 
     /// The retention round (docs/retention.md), in every open partition: forgets record ids older than the dedupe
-    /// window, and campaign decisions no re-eligibility rule reads any more.
+    /// window, campaign decisions no re-eligibility rule reads any more, and sends older than every frequency cap.
     func applyRetention(now: Date? = nil) async {
         let now = now ?? clock()
         let window = dedupeRetention.timeInterval
@@ -225,12 +225,17 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
                 let ids = try await database.pruneApplied(before: now.addingTimeInterval(-window))
                 // Not before the configuration is known: a `once` campaign's decisions are kept for good.
                 var decisions = 0
+                var capped = 0
                 if let rules {
                     decisions = try await database.pruneCampaignHistory(rules: rules, now: now, dedupeWindow: window)
+                    capped = try await database.pruneFrequencyLog(rules: rules, now: now)
                 }
-                if ids > 0 || decisions > 0 {
+                if ids > 0 || decisions > 0 || capped > 0 {
                     logger.info(
-                        "retention applied", metadata: ["partition": "\(number)", "ids": "\(ids)", "decisions": "\(decisions)"])
+                        "retention applied",
+                        metadata: [
+                            "partition": "\(number)", "ids": "\(ids)", "decisions": "\(decisions)", "frequency_log": "\(capped)",
+                        ])
                 }
             } catch {
                 logger.warning("retention failed", metadata: ["partition": "\(number)", "error": "\(error)"])

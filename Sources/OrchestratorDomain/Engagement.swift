@@ -23,6 +23,11 @@ struct Engagement {
     package static let evaluations = Atomic<Int>(0)
     static let evaluationsMetric = Counter(label: "herald_segment_evaluations_total")
 
+    /// The profile's values, read on first use (its project's default time zone included).
+    func values(_ key: String) -> ProfileValues {
+        ProfileValues(db: db, key: key, defaultTimeZone: rules.config.defaultTimeZone(project: ProfileKey.project(of: key)))
+    }
+
     /// Sets (or moves) a durable timer of the profile: segment time flips, campaign delays, schedules.
     func setTimer(key: String, kind: String, ref: String, due: Date, payload: JSONValue? = nil) throws {
         try setTimer(key: key, kind: kind, ref: ref, due: WireTime.format(due), payload: payload)

@@ -3,7 +3,8 @@ import GRDB
 import PartitionStore
 import Shared
 
-/// Durable timers (`timers`: a segment's next time flip, a campaign's delay, a schedule's next run), the partition's
+/// Durable timers (`timers`: a segment's next time flip, a campaign's delay, a send held by quiet hours, a schedule's
+/// next run), the partition's
 /// catch-up with a new configuration, and backfills.
 extension Engagement {
     /// Runs the timers due at `now`, oldest first, at most `limit`; returns how many ran.
@@ -23,11 +24,13 @@ extension Engagement {
             switch kind {
             case "segment":
                 guard let segment = rules.segmentsByProject[ProfileKey.project(of: key)]?.first(where: { $0.key == ref }) else { continue }
-                let values = ProfileValues(db: db, key: key)
+                let values = values(key)
                 guard values.exists else { continue }
                 // Read after the timer's row was deleted: a next flip is written again.
                 try evaluate(segment, values: values, cause: "at \(due)", fireCampaigns: true, stored: try StoredMembership(db, key: key))
-            case "delay":
+            case "delay", "quiet":
+                // A delay's end, or the end of the quiet hours that held the send: decided now (expiry, audience,
+                // eligibility and quiet hours again).
                 let campaignKey = String(ref.prefix { $0 != " " })
                 guard let campaign = rules.config.campaigns[campaignKey], let payload, let context = TriggerContext(json: payload)
                 else { continue }
@@ -180,7 +183,8 @@ extension Engagement {
                 stored.timers[segmentKey] = timers[key]
                 try evaluate(
                     segment, values: ProfileValues(
-                        db: db, key: key, profile: profile, attributes: readsAttributes ? attributes[key] ?? [:] : nil),
+                        db: db, key: key, defaultTimeZone: rules.config.defaultTimeZone(project: project), profile: profile,
+                        attributes: readsAttributes ? attributes[key] ?? [:] : nil),
                     cause: "backfill", fireCampaigns: false, stored: stored)
             }
         }

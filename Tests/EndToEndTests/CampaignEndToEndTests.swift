@@ -47,6 +47,22 @@ struct CampaignEndToEndTests {
         return directory
     }
 
+    @Test("config/example validates; a time of day in YAML is text (21:00 is not YAML 1.1's base-60 number 1260)")
+    func exampleValidates() throws {
+        let herald = binDirectory.appendingPathComponent("herald").path
+        let (status, output) = try runCommand(herald, ["config", "validate", repositoryFile("config/example")])
+        #expect(status == 0, "\(output)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-config-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "kind: project\nid: demo\ntimezone: Mars/Olympus\nquiet_hours: {from: 21:00, to: 24:00, action: hold}\n"
+            .write(toFile: directory + "/project.yaml", atomically: true, encoding: .utf8)
+        let (refused, problems) = try runCommand(herald, ["config", "validate", directory])
+        #expect(refused == 1)
+        #expect(problems.contains(#"project.yaml:3: timezone: "Mars/Olympus" is not an IANA time zone name"#), "\(problems)")
+        #expect(problems.contains(#"project.yaml:4: quiet_hours.to: expected a time of day HH:MM (00:00 to 23:59), found "24:00""#), "\(problems)")
+    }
+
     @Test("herald config apply, then an event over HTTP becomes a rendered send request on herald.sends.push")
     func eventToSend() async throws {
         let (cluster, ingest, ingestPort) = try await startIngest()

@@ -17,7 +17,9 @@ final class TestClock: Sendable {
 }
 
 /// A configuration from JSON objects (what `herald.config` records hold); fails the test on any issue.
-func configuration(_ objects: String...) throws -> HeraldConfiguration {
+func configuration(_ objects: String...) throws -> HeraldConfiguration { try configuration(objects) }
+
+func configuration(_ objects: [String]) throws -> HeraldConfiguration {
     let nodes = try objects.map { (file: "test", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) }
     let (config, issues) = HeraldConfiguration.read(nodes)
     #expect(issues.isEmpty, "\(issues)")

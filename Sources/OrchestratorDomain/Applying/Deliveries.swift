@@ -5,7 +5,7 @@ import Shared
 
 extension ProfileApplier {
     /// Applies a `herald.deliveries` report to the profile it is keyed by: last push date, dead tokens, bounced
-    /// addresses, marketing states changed by the recipient. A report for a profile that is gone is a no-op.
+    /// addresses, marketing states changed by the recipient, the frequency log. A report for a profile that is gone is a no-op.
     static func applyDelivery(_ db: Database, record: KafkaRecord) throws -> [PendingOutput] {
         guard let bytes = record.value else { return [deadLetter(record, reason: "a null value on herald.deliveries")] }
         let report: DeliveryReport
@@ -18,6 +18,7 @@ extension ProfileApplier {
         guard try firstTime(db, project: report.project, id: "delivery \(report.id)", at: report.at) else { return [] }
         let key = report.key
         guard try ProfileEdits.exists(db, key: key) else { return [] }
+        try settleFrequencyLog(db, key: key, report: report)
         let time = WireTime.format(report.at)
         var reachabilityChanged = false
         switch (report.channel, report.outcome) {

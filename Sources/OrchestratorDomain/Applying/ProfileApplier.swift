@@ -376,7 +376,11 @@ struct ApplyContext {
     /// The profile row, and for an app write the installation's row in it (first and last seen).
     mutating func touch() throws {
         let write = self.write
-        try ProfileEdits.ensureProfile(db, key: write.profileKey, project: write.project, customID: write.customID, at: write.receivedAt)
+        if try ProfileEdits.ensureProfile(
+            db, key: write.profileKey, project: write.project, customID: write.customID, at: write.receivedAt)
+        {
+            changed(["b.created_at", "b.timezone"])
+        }
         if write.isApp {
             try Installations.touch(db, write: write, key: write.profileKey)
             changed(["b.last_visit_date", "b.install_date"])

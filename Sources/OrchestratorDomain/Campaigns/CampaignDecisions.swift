@@ -6,7 +6,8 @@ import Logging
 import Metrics
 import Shared
 
-/// Events and triggers turned into campaign decisions: delays on timers, re-eligibility, send requests in the outbox.
+/// Events and triggers turned into campaign decisions: delays on timers, re-eligibility, quiet hours
+/// (CampaignTiming.swift), frequency caps (FrequencyCaps.swift), send requests in the outbox.
 extension Engagement {
     /// An event happened to the profile: it cancels the waiting delays of campaigns that cancel on it, and triggers
     /// the campaigns it starts (when their condition on the event holds).
@@ -15,7 +16,7 @@ extension Engagement {
         guard let name = context.eventName else { return }
         for campaign in rules.cancellers["\(project)/\(name)"] ?? [] {
             try db.executeCached(
-                sql: "DELETE FROM timers WHERE profile_key = ? AND kind = 'delay' AND ref >= ? AND ref < ?",
+                sql: "DELETE FROM timers WHERE profile_key = ? AND kind IN ('delay', 'quiet') AND ref >= ? AND ref < ?",
                 arguments: [key, "\(campaign.key) ", "\(campaign.key)!"])
             if db.changesCount > 0 { count(campaign, "cancelled", by: db.changesCount) }
         }
@@ -73,9 +74,16 @@ extension Engagement {
             count(campaign, "not_eligible")
             return
         }
-        let values = ProfileValues(db: db, key: key)
+        let values = values(key)
         guard values.exists else {
             count(campaign, "no_profile")
+            return
+        }
+        guard try outsideQuietHours(campaign, key: key, values: values, context) else { return }
+        // Every message over a frequency cap: not decided at all (a later trigger may still send it).
+        let capped = !rules.config.frequencyCaps(of: campaign).isEmpty
+        if capped, try !campaign.messages.contains(where: { try withinFrequencyCaps(campaign, key: key, channel: $0.channel) }) {
+            for message in campaign.messages { frequencyCapped(campaign, channel: message.channel, occurrence: context.occurrence) }
             return
         }
         try db.executeCached(
@@ -84,8 +92,13 @@ extension Engagement {
         guard db.changesCount == 1 else { return }  // decided before for this occurrence
         for (index, message) in campaign.messages.enumerated() {
             let step = "message-\(index)"
+            if capped, try !withinFrequencyCaps(campaign, key: key, channel: message.channel) {
+                frequencyCapped(campaign, channel: message.channel, occurrence: context.occurrence)
+                continue
+            }
             do {
                 let request = try render(campaign, message: message, step: step, values: values, context)
+                try countForFrequencyCaps(campaign, key: key, channel: message.channel, sendID: request.sendID)
                 outputs.append(
                     PendingOutput(
                         topic: message.channel.topic.name, key: key, value: try Wire.encode(request),

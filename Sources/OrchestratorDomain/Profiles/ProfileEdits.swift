@@ -10,12 +10,20 @@ enum ProfileEdits {
             db.cachedStatement(sql: "SELECT 1 FROM profiles WHERE profile_key = ?"), arguments: [key]) ?? false
     }
 
-    static func ensureProfile(_ db: Database, key: String, project: String, customID: String?, at: Date) throws {
+    /// Creates the profile's row, or moves its `updated_at`. Returns whether it may be new (its `created_at` is this
+    /// write's time): then the fields every profile has from its start (`b.created_at`, `b.timezone` from the project's
+    /// default) changed too.
+    @discardableResult
+    static func ensureProfile(_ db: Database, key: String, project: String, customID: String?, at: Date) throws -> Bool {
         let time = WireTime.format(at)
-        try db.executeCached(sql: """
-                INSERT INTO profiles (profile_key, project, custom_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (profile_key) DO UPDATE SET updated_at = max(updated_at, excluded.updated_at)
-                """, arguments: [key, project, customID, time, time])
+        let created = try String.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    INSERT INTO profiles (profile_key, project, custom_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (profile_key) DO UPDATE SET updated_at = max(updated_at, excluded.updated_at)
+                    RETURNING created_at
+                    """), arguments: [key, project, customID, time, time])
+        return created == time
     }
 
     /// Deletes a profile and every row keyed by it (attributes, events, installations, push changelog, campaign

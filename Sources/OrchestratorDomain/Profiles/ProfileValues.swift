@@ -16,17 +16,23 @@ final class ProfileValues {
     private var allTags: Set<String>?
     /// Values already read: conditions read a path twice (the answer, then the next flip) and segments share paths.
     private var cache: [SegmentPath: SegmentValue?] = [:]
+    /// The project's time zone, for a profile with none of its own and no installation's.
+    let defaultTimeZone: String
 
-    init(db: Database, key: String) {
+    init(db: Database, key: String, defaultTimeZone: String) {
         self.db = db
         self.key = key
+        self.defaultTimeZone = defaultTimeZone
     }
 
     /// With the profile's row, and its custom attributes unless nil, already read (a backfill reads them for many
     /// profiles at once).
-    init(db: Database, key: String, profile: Row, attributes: [String: (type: String, value: String)]?) {
+    init(
+        db: Database, key: String, defaultTimeZone: String, profile: Row, attributes: [String: (type: String, value: String)]?
+    ) {
         self.db = db
         self.key = key
+        self.defaultTimeZone = defaultTimeZone
         profileRow = profile
         loadedProfile = true
         self.attributes = attributes
@@ -91,6 +97,15 @@ final class ProfileValues {
         }
         return read(SegmentPath(names[0], Array(names.dropFirst())))?.text
     }
+
+    /// The profile's time zone (`b.timezone`): its own `$timezone`, else its most recently seen installation's, else
+    /// the project's default. Quiet hours and local-time sends read it; so do segments.
+    var timeZoneName: String {
+        if case .string(let name)? = read(SegmentPath("b", ["timezone"])) { return name }
+        return defaultTimeZone
+    }
+
+    var timeZone: TimeZone { TimeZones.named(timeZoneName) }
 
     /// The profile's language: its own, else the most recently seen installation's.
     var language: String? {
@@ -159,10 +174,12 @@ final class ProfileValues {
         func latest(_ column: String) -> String? { installationRows().lazy.compactMap { $0[column] as String? }.first }
         var installations: [Row] { installationRows() }
         switch name {
-        case "language", "region", "timezone":
+        case "language", "region":
             // The profile's own value first: installations are read only when it has none.
             if let own = profile[name] as String? { return .string(own) }
-            return latest(name == "timezone" ? "timezone" : "detected_\(name)").map(SegmentValue.string)
+            return latest("detected_\(name)").map(SegmentValue.string)
+        case "timezone":
+            return .string(profile["timezone"] as String? ?? latest("timezone") ?? defaultTimeZone)
         case "custom_id": return (profile["custom_id"] as String?).map(SegmentValue.string)
         case "install_date": return time(installations.compactMap { $0["install_date"] as String? }.min())
         case "last_visit_date": return time(installations.compactMap { $0["last_visit_at"] as String? }.max())

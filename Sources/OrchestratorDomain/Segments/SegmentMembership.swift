@@ -10,7 +10,7 @@ extension Engagement {
     /// Re-evaluates the segments of the profile that read one of `changes`; an entry fires the segment's entry
     /// campaigns (its occurrence named by `cause`). A profile that is gone leaves every segment.
     mutating func profileChanged(key: String, changes: Set<String>, cause: String) throws {
-        let values = ProfileValues(db: db, key: key)
+        let values = values(key)
         guard values.exists else {
             try leaveAll(key: key)
             return

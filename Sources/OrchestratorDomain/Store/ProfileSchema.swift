@@ -93,6 +93,16 @@ package enum ProfileSchema {
                 CREATE INDEX campaign_history_by_profile ON campaign_history (profile_key);
                 """)
         }
+        migrator.registerMigration("v6: frequency log") { db in
+            // The marketing messages decided for a profile, for frequency caps (docs/campaigns.md): `decided` until
+            // the notifier reports the send made (`sent`) or not made (`released`: the slot is free again).
+            try db.execute(sql: """
+                CREATE TABLE frequency_log (
+                    profile_key TEXT NOT NULL, send_id TEXT NOT NULL, channel TEXT NOT NULL, at TEXT NOT NULL,
+                    state TEXT NOT NULL, PRIMARY KEY (profile_key, send_id)) WITHOUT ROWID;
+                CREATE INDEX frequency_log_by_time ON frequency_log (at);
+                """)
+        }
         return migrator
     }
 

@@ -24,13 +24,13 @@ struct ConfigReader {
         }
         guard let kind = string(node, "kind") else { return nil }
         let known: [String: [String]] = [
-            "project": ["name", "default_language"],
+            "project": ["name", "default_language", "timezone", "quiet_hours", "frequency_caps"],
             "app": ["project", "platform", "bundle_id"],
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
             "campaign": [
                 "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
-                "reeligibility", "messages",
+                "reeligibility", "messages", "quiet_hours", "ignore_frequency_cap",
             ],
         ]
         guard let fields = known[kind] else {
@@ -48,7 +48,18 @@ struct ConfigReader {
         case "project":
             let language = string(node, "default_language", required: false) ?? "en"
             if !iso639_1.contains(language) { fail(node["default_language"], "default_language: \"\(language)\" is not an ISO 639-1 code") }
-            return .project(ProjectDefinition(id: id, name: string(node, "name", required: false) ?? id, defaultLanguage: language, origin: origin))
+            var project = ProjectDefinition(
+                id: id, name: string(node, "name", required: false) ?? id, defaultLanguage: language, origin: origin)
+            if let zone = string(node, "timezone", required: false) {
+                if ianaTimeZones.contains(zone) && TimeZone(identifier: zone) != nil {
+                    project.timeZone = zone
+                } else {
+                    fail(node["timezone"], "timezone: \"\(zone)\" is not an IANA time zone name (such as Europe/Paris or UTC)")
+                }
+            }
+            if let window = node["quiet_hours"] { project.quietHours = quietHours(window) }
+            if let caps = node["frequency_caps"] { project.frequencyCaps = frequencyCaps(caps) }
+            return .project(project)
         case "app":
             guard let platform = string(node, "platform") else { return nil }
             if !["ios", "android", "web"].contains(platform) { fail(node["platform"], "platform: expected ios, android or web, found \"\(platform)\"") }
@@ -259,11 +270,102 @@ struct ConfigReader {
         } else {
             fail(node["messages"] ?? node, "messages: expected a list of {channel, template}")
         }
-        return CampaignDefinition(
+        var campaign = CampaignDefinition(
             id: id, project: project, name: string(node, "name", required: false) ?? id,
             enabled: bool(node, "enabled", default: true), marketing: type != "transactional", trigger: trigger,
             audience: audience, delay: delay, cancelOn: cancelOn, expiresAfter: duration(node, "expires_after"),
             reeligibility: reeligibility(node["reeligibility"]), messages: messages, origin: origin)
+        if let window = node["quiet_hours"] {
+            switch window.value {
+            case .bool(false), .string("off"): campaign.quietHours = .off
+            case .string("project"): campaign.quietHours = .project
+            default: if let own = quietHours(window) { campaign.quietHours = .own(own) }
+            }
+            if !campaign.marketing {
+                fail(window, "quiet_hours: transactional campaigns are never held; remove it or make the campaign marketing")
+            }
+        }
+        campaign.ignoreFrequencyCap = bool(node, "ignore_frequency_cap", default: false)
+        if campaign.ignoreFrequencyCap && !campaign.marketing {
+            fail(node["ignore_frequency_cap"], "ignore_frequency_cap: transactional campaigns are never capped; remove it")
+        }
+        return campaign
+    }
+
+    /// `[{max: 3, per: 24h, channel: push}, {max: 10, per: 7d}]`: every rule must pass; without `channel` a rule counts
+    /// every channel together.
+    mutating func frequencyCaps(_ node: ConfigNode) -> [FrequencyCap] {
+        guard case .array(let items) = node.value else {
+            fail(node, "frequency_caps: expected a list of {max: 3, per: 24h, channel: push}, found \(node.typeName)")
+            return []
+        }
+        var caps: [FrequencyCap] = []
+        for (index, item) in items.enumerated() {
+            let name = "frequency_caps[\(index)]"
+            guard case .object(let members) = item.value else {
+                fail(item, "\(name): expected {max: 3, per: 24h, channel: push}, found \(item.typeName)")
+                continue
+            }
+            for member in members where !["max", "per", "channel"].contains(member.key) {
+                fail(member.node, "\(name): unknown field `\(member.key)`")
+            }
+            guard case .number(let max)? = item["max"]?.value, max >= 1, max <= Double(FrequencyCap.largestMax),
+                max == max.rounded()
+            else {
+                fail(item["max"] ?? item, "\(name).max: expected a whole number of messages, 1 to \(FrequencyCap.largestMax)")
+                continue
+            }
+            guard let text = string(item, "per") else { continue }
+            guard let period = Self.duration(text), period > 0, period <= FrequencyCap.longestPeriod else {
+                fail(item["per"], "\(name).per: expected a period such as 24h or 7d, at most 90d, found \"\(text)\"")
+                continue
+            }
+            var channel: MessageChannel?
+            if let channelText = string(item, "channel", required: false) {
+                guard let known = MessageChannel(rawValue: channelText) else {
+                    fail(item["channel"], "\(name).channel: expected push, email or sms, found \"\(channelText)\"")
+                    continue
+                }
+                channel = known
+            }
+            caps.append(FrequencyCap(max: Int(max), period: period, channel: channel))
+        }
+        return caps
+    }
+
+    /// `{from: "21:00", to: "08:00", action: hold|drop}`: local times of the recipient, the window may span midnight.
+    mutating func quietHours(_ node: ConfigNode) -> QuietHours? {
+        guard case .object(let members) = node.value else {
+            fail(node, "quiet_hours: expected {from: \"21:00\", to: \"08:00\", action: hold or drop}, found \(node.typeName)")
+            return nil
+        }
+        for member in members where !["from", "to", "action"].contains(member.key) {
+            fail(member.node, "quiet_hours: unknown field `\(member.key)`")
+        }
+        func time(_ key: String) -> LocalTime? {
+            guard let value = node[key] else {
+                fail(node, "quiet_hours: missing `\(key)`")
+                return nil
+            }
+            guard case .string(let text) = value.value, let time = LocalTime(text) else {
+                let text = if case .string(let text) = value.value { "\"\(text)\"" } else { value.typeName }
+                fail(value, "quiet_hours.\(key): expected a time of day HH:MM (00:00 to 23:59), found \(text)")
+                return nil
+            }
+            return time
+        }
+        let from = time("from"), to = time("to")
+        let actionText = string(node, "action", required: false) ?? "hold"
+        guard let action = QuietHours.Action(rawValue: actionText) else {
+            fail(node["action"], "quiet_hours.action: expected hold or drop, found \"\(actionText)\"")
+            return nil
+        }
+        guard let from, let to else { return nil }
+        guard from != to else {
+            fail(node, "quiet_hours: `from` and `to` are the same time (\(from)): the window would be empty or the whole day")
+            return nil
+        }
+        return QuietHours(from: from, to: to, action: action)
     }
 
     mutating func trigger(_ node: ConfigNode) -> CampaignDefinition.Trigger? {

@@ -94,6 +94,30 @@ package struct HeraldConfiguration: Sendable {
 
     /// The default language of a project's templates.
     package func defaultLanguage(project: String) -> String { projects[project]?.defaultLanguage ?? "en" }
+
+    /// The time zone of a project's profiles that have none of their own.
+    package func defaultTimeZone(project: String) -> String { projects[project]?.timeZone ?? "UTC" }
+
+    /// The frequency caps that hold a campaign back (none for transactional campaigns and those that ignore them).
+    package func frequencyCaps(of campaign: CampaignDefinition) -> [FrequencyCap] {
+        guard campaign.marketing, !campaign.ignoreFrequencyCap else { return [] }
+        return projects[campaign.project]?.frequencyCaps ?? []
+    }
+
+    /// The longest frequency-cap period of any project (how long the orchestrator keeps what it sent; 0: no caps).
+    package var longestFrequencyCap: TimeInterval {
+        projects.values.flatMap(\.frequencyCaps).map(\.period).max() ?? 0
+    }
+
+    /// The quiet hours a campaign's marketing sends follow (nil: none; transactional sends never have any).
+    package func quietHours(of campaign: CampaignDefinition) -> QuietHours? {
+        guard campaign.marketing else { return nil }
+        switch campaign.quietHours {
+        case .project: return projects[campaign.project]?.quietHours
+        case .off: return nil
+        case .own(let window): return window
+        }
+    }
 }
 
 /// Where an object was written (for messages; lines are 0 for objects read from `herald.config`).
@@ -127,6 +151,12 @@ package struct ProjectDefinition: Sendable {
     package var name: String
     /// The language of templates' fallback variant.
     package var defaultLanguage: String
+    /// The IANA time zone of a profile that has none of its own and no installation's (default `UTC`).
+    package var timeZone: String = "UTC"
+    /// The window of local time in which marketing sends are held or dropped (nil: none).
+    package var quietHours: QuietHours?
+    /// How many marketing messages one profile may receive per rolling period (every rule must pass).
+    package var frequencyCaps: [FrequencyCap] = []
     package var origin: ConfigOrigin
 }
 
@@ -228,6 +258,10 @@ package struct CampaignDefinition: Sendable {
     package var expiresAfter: TimeInterval?
     package var reeligibility: Reeligibility
     package var messages: [Message]
+    /// Marketing sends only: the project's quiet hours, none, or the campaign's own.
+    package var quietHours: QuietHoursSetting = .project
+    /// Marketing only: the project's frequency caps do not hold this campaign back (its sends still count).
+    package var ignoreFrequencyCap = false
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 }

@@ -1,0 +1,31 @@
+import Foundation
+import Logging
+import Shared
+
+/// When a decided send may leave: quiet hours in the recipient's local time (docs/campaigns.md, "Quiet hours").
+extension Engagement {
+    /// Whether the campaign's send may be decided now. Inside the quiet hours of a marketing campaign, in the profile's
+    /// time zone, the send is held on a durable timer until the window ends (`held_quiet_hours`; then decided again
+    /// from the start: expiry, audience, eligibility) or dropped (`quiet_hours`). Transactional sends are never held.
+    mutating func outsideQuietHours(
+        _ campaign: CampaignDefinition, key: String, values: ProfileValues, _ context: TriggerContext
+    ) throws -> Bool {
+        guard let window = rules.config.quietHours(of: campaign) else { return true }
+        let zone = values.timeZoneName
+        guard let end = window.end(holding: now, in: TimeZones.named(zone)) else { return true }
+        let metadata: Logger.Metadata = [
+            "campaign": "\(campaign.key)", "occurrence": "\(context.occurrence)", "timezone": "\(zone)",
+            "until": "\(WireTime.format(end))",
+        ]
+        switch window.action {
+        case .drop:
+            count(campaign, "quiet_hours")
+            Logger(label: "herald.campaigns").info("send dropped in quiet hours", metadata: metadata)
+        case .hold:
+            try setTimer(key: key, kind: "quiet", ref: "\(campaign.key) \(context.occurrence)", due: end, payload: context.json)
+            count(campaign, "held_quiet_hours")
+            Logger(label: "herald.campaigns").debug("send held in quiet hours", metadata: metadata)
+        }
+        return false
+    }
+}

@@ -1,0 +1,20 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+extension PartitionDatabase {
+    /// Forgets frequency-log rows older than every project's longest cap period (all of them when no project has
+    /// caps), through the `at` index, `chunk` rows per transaction; returns how many went (docs/retention.md).
+    package func pruneFrequencyLog(rules: EngagementRules, now: Date, chunk: Int = 5_000) async throws -> Int {
+        let cutoff = WireTime.format(now.addingTimeInterval(-rules.config.longestFrequencyCap))
+        return try await pruneInChunks(chunk: chunk) { db, limit in
+            try db.execute(
+                sql: """
+                    DELETE FROM frequency_log WHERE (profile_key, send_id) IN (
+                        SELECT profile_key, send_id FROM frequency_log WHERE at < ? LIMIT ?)
+                    """, arguments: [cutoff, limit])
+            return db.changesCount
+        }
+    }
+}
