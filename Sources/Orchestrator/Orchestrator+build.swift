@@ -24,7 +24,8 @@ enum Orchestrator {
         let manager = PartitionManager(
             directory: context.config.dataDirectory, producer: producer,
             changelog: ChangelogSettings(topic: HeraldTopic.stateOrchestrator.name, source: restoreReader),
-            logger: context.logger, dedupeRetention: context.config.dedupeRetention)
+            logger: context.logger, dedupeRetention: context.config.dedupeRetention,
+            partitions: Int(context.common.topicPartitions))
         var consumerConfig = KafkaConsumerConfiguration(
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: context.config.consumerGroup, topics: topics.map(\.name))

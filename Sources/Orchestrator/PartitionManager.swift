@@ -23,6 +23,8 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
     /// none of their work).
     private var busy: [Int32: Int] = [:]
     private var draining: Set<Int32> = []
+    /// The keyed topics' partition count (HERALD_TOPIC_PARTITIONS): campaigns' rate limits are shared by them.
+    private let partitions: Int
 
     /// A partition's backfill: the segments left (the first in progress, from `after`), and progress for the logs.
     struct Backfill {
@@ -45,8 +47,9 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
 
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, logger: Logger,
-        dedupeRetention: Duration = .seconds(30 * 86_400), clock: @escaping @Sendable () -> Date = { Date() }
+        dedupeRetention: Duration = .seconds(30 * 86_400), partitions: Int = 1, clock: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.partitions = partitions
         self.owner = PartitionOwner(
             directory: directory, migrator: ProfileSchema.migrator, publisher: producer, changelog: changelog, logger: logger)
         self.logger = logger
@@ -59,7 +62,7 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
 
     /// A new configuration (read whole at start, then each change): every open partition catches up with it.
     func setConfiguration(_ config: HeraldConfiguration) async {
-        let rules = EngagementRules(config: config, clock: clock)
+        let rules = EngagementRules(config: config, clock: clock, partitions: partitions)
         self.rules = rules
         logger.info(
             "configuration loaded",
@@ -95,18 +98,31 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
     func tick(budget: Duration = .milliseconds(500)) async -> Bool {
         guard let rules else { return false }
         var more = false
-        // A paused partition's database fails: its timers and backfills wait for it to resume.
-        for (number, database) in await owner.activeDatabases where !draining.contains(number) {
-            busy[number, default: 0] += 1
-            do {
-                let (ran, outbox) = try await database.runTimers(rules: rules)
-                if ran == 1000 { more = true }
-                if !outbox.isEmpty { await owner.flush(number) }
-            } catch {
-                logger.error("timers failed", metadata: ["partition": "\(number)", "error": "\(error)"])
+        // A paused partition's database fails: its timers and backfills wait for it to resume. Partitions run their
+        // timers at once, each on its own database's writer, so that a release due in several partitions (a local-time
+        // broadcast's zone, a schedule) uses every core.
+        let active = await owner.activeDatabases.filter { !draining.contains($0.partition) }
+        for (number, _) in active { busy[number, default: 0] += 1 }
+        let (owner, logger) = (self.owner, self.logger)
+        let ran = await withTaskGroup(of: Int.self) { group in
+            for (number, database) in active {
+                group.addTask {
+                    do {
+                        let (ran, outbox) = try await database.runTimers(rules: rules)
+                        if !outbox.isEmpty { await owner.flush(number) }
+                        return ran
+                    } catch {
+                        logger.error("timers failed", metadata: ["partition": "\(number)", "error": "\(error)"])
+                        return 0
+                    }
+                }
             }
-            busy[number, default: 1] -= 1
+            return await group.reduce(0, +)
         }
+        for (number, _) in active { busy[number, default: 1] -= 1 }
+        // Timers that ran may have left work due at once (a paged schedule or release sets its timer again, still
+        // due): come back without sleeping; the next look finds nothing due when none is left.
+        if ran > 0 { more = true }
         let deadline = ContinuousClock.now + budget
         for number in backfills.keys.sorted() {
             while var job = backfills[number], let segment = job.segments.first, ContinuousClock.now < deadline,

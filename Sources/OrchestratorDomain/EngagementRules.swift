@@ -7,6 +7,8 @@ package struct EngagementRules: Sendable {
     package let config: HeraldConfiguration
     /// The clock segments and campaigns read (`now` in conditions, delays, schedules); tests move it by hand.
     package let clock: @Sendable () -> Date
+    /// How many partitions the keyed topics have: a campaign's send rate limit is shared evenly by them.
+    package let partitions: Int
     let segmentsByProject: [String: [CompiledSegment]]
     /// Per project: change key → positions in `segmentsByProject` of the segments a change to it can affect (built once,
     /// so that a write looks up its change keys instead of testing every segment's dependencies).
@@ -24,9 +26,10 @@ package struct EngagementRules: Sendable {
     /// Whether there is anything to evaluate (no segments and no campaigns: writes skip the engine).
     var isActive: Bool { !config.segments.isEmpty || !config.campaigns.isEmpty }
 
-    package init(config: HeraldConfiguration, clock: @escaping @Sendable () -> Date = { Date() }) {
+    package init(config: HeraldConfiguration, clock: @escaping @Sendable () -> Date = { Date() }, partitions: Int = 1) {
         self.config = config
         self.clock = clock
+        self.partitions = max(1, partitions)
         var segments: [String: [CompiledSegment]] = [:]
         for segment in config.segments.values.sorted(by: { $0.key < $1.key }) {
             segments[segment.project, default: []].append(CompiledSegment(segment))
@@ -42,7 +45,7 @@ package struct EngagementRules: Sendable {
             case .event(let name, _): events["\(campaign.project)/\(name)", default: []].append(campaign)
             case .segmentEntry(let segment): entries["\(campaign.project)/\(segment)", default: []].append(campaign)
             case .segmentExit(let segment): exits["\(campaign.project)/\(segment)", default: []].append(campaign)
-            case .schedule, .api: break
+            case .schedule, .localSchedule, .api: break
             }
             for name in campaign.cancelOn { cancels["\(campaign.project)/\(name)", default: []].append(campaign) }
         }

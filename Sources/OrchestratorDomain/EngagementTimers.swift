@@ -36,8 +36,17 @@ extension Engagement {
                 else { continue }
                 try decide(campaign, key: key, context)
             case "schedule":
-                guard let campaign = rules.config.campaigns[ref], let at = WireTime.parse(due) else { continue }
-                try runSchedule(campaign, at: at, after: payload?["after"]?.stringValue)
+                guard let campaign = rules.config.campaigns[ref] else { continue }
+                if case .localSchedule(let schedule) = campaign.trigger {
+                    guard let day = payload?["day"]?.stringValue.flatMap(LocalDay.init) else { continue }
+                    try prepareLocalRun(campaign, schedule, day: day, after: payload?["after"]?.stringValue, due: due)
+                    continue
+                }
+                guard let at = WireTime.parse(due) else { continue }
+                let occurrence = payload?["occurrence"]?.stringValue.flatMap(WireTime.parse) ?? at
+                try runSchedule(campaign, occurrence: occurrence, at: at, after: payload?["after"]?.stringValue)
+            case "local":
+                try releaseLocalRun(ref: ref, due: due)
             default: continue
             }
         }
@@ -48,25 +57,32 @@ extension Engagement {
     static let schedulePage = 2000
 
     /// Sends a scheduled campaign's occurrence to the members of its audience in this partition, one page of members
-    /// (after `after`, in key order) per transaction: while members are left, the timer stays due with the last key
-    /// decided, so the next tick goes on from there (a restart too) and a million members are never one transaction
-    /// and one array. After the last page, sets the timer of the next occurrence.
-    mutating func runSchedule(_ campaign: CampaignDefinition, at occurrence: Date, after: String? = nil) throws {
+    /// (after `after`, in key order) per transaction, as of `at` (the occurrence, or the page's slot when the
+    /// campaign's rate limit spreads the run: SendPacing.swift). While members are left, the timer is set again for
+    /// the next page, due at once or at the pace's next slot, with the last key decided and the occurrence in its
+    /// payload, so a restart goes on from there and a million members are never one transaction and one array. After
+    /// the last page, sets the timer of the next occurrence.
+    mutating func runSchedule(_ campaign: CampaignDefinition, occurrence: Date, at: Date, after: String? = nil) throws {
         guard let audience = campaign.audience else { return }
+        let stamp = WireTime.format(occurrence)
+        func again(_ due: Date, after: String?) throws {
+            var payload = [JSONMember("occurrence", .string(stamp))]
+            if let after { payload.append(JSONMember("after", .string(after))) }
+            try setTimer(key: "", kind: "schedule", ref: campaign.key, due: due, payload: .object(payload))
+        }
+        let (page, waitUntil) = try pageAllowed(campaign)
+        if let waitUntil { return try again(waitUntil, after: after) }
         let members = try String.fetchAll(
             db.cachedStatement(sql: """
                 SELECT profile_key FROM segment_members WHERE segment_key = ? AND profile_key > ?
                 ORDER BY profile_key LIMIT ?
                 """),
-            arguments: ["\(campaign.project)/\(audience)", after ?? "", Self.schedulePage])
-        let stamp = WireTime.format(occurrence)
+            arguments: ["\(campaign.project)/\(audience)", after ?? "", page])
         for key in members {
-            try trigger(campaign, key: key, TriggerContext(type: "schedule", occurrence: "schedule \(stamp)", at: occurrence))
+            try trigger(campaign, key: key, TriggerContext(type: "schedule", occurrence: "schedule \(stamp)", at: at))
         }
-        if members.count == Self.schedulePage, let last = members.last {
-            try setTimer(key: "", kind: "schedule", ref: campaign.key, due: stamp, payload: .object([JSONMember("after", .string(last))]))
-            return
-        }
+        let paced = members.isEmpty ? nil : try pageDecided(campaign)
+        if members.count == page, let last = members.last { return try again(paced ?? occurrence, after: last) }
         try db.executeCached(
             sql: """
                 INSERT INTO campaign_state (campaign_key, last_occurrence) VALUES (?, ?)
@@ -91,6 +107,14 @@ extension Engagement {
         return start.addingTimeInterval(index * every)
     }
 
+    /// Whether `date` is a run of the campaign's schedule (its start, or the start plus whole periods).
+    func isOccurrence(_ campaign: CampaignDefinition, _ date: Date) -> Bool {
+        guard case .schedule(let start, let every) = campaign.trigger, date >= start else { return false }
+        guard let every else { return date == start }
+        let periods = (date.timeIntervalSince(start) / every).rounded()
+        return abs(start.addingTimeInterval(periods * every).timeIntervalSince(date)) < 0.001
+    }
+
     /// Brings the partition's stored state in line with the rules: membership of segments that are gone or whose
     /// condition changed is forgotten, and each enabled scheduled campaign has its next run's timer. Returns the keys
     /// of the segments to backfill (new or changed).
@@ -110,17 +134,29 @@ extension Engagement {
 
         var scheduled: Set<String> = []
         for campaign in rules.config.campaigns.values.sorted(by: { $0.key < $1.key }) where campaign.enabled {
+            if case .localSchedule(let schedule) = campaign.trigger {
+                scheduled.insert(campaign.key)
+                let last = try String.fetchOne(
+                    db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign.key]
+                ).flatMap(LocalDay.init)
+                try setLocalPreparation(campaign, schedule, after: last)
+                continue
+            }
             guard case .schedule = campaign.trigger else { continue }
             scheduled.insert(campaign.key)
             let last = try String.fetchOne(
                 db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign.key]
             ).flatMap(WireTime.parse)
+            // A run being paged keeps its cursor, however long a rate limit spreads it, while its occurrence is one
+            // of the campaign's schedule (its timer is due at the occurrence, or at its next page's slot).
+            let current = try Row.fetchOne(
+                db, sql: "SELECT due_at, payload FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?",
+                arguments: [campaign.key])
+            let paging = (current?["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) }?["occurrence"]?
+                .stringValue.flatMap(WireTime.parse)
+            if let paging, isOccurrence(campaign, paging) { continue }
             if let next = nextOccurrence(campaign, last: last) {
-                // An occurrence being paged keeps its cursor (its timer is already due at it).
-                let current = try String.fetchOne(
-                    db, sql: "SELECT due_at FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?",
-                    arguments: [campaign.key])
-                if current == WireTime.format(next) { continue }
+                if current?["due_at"] == WireTime.format(next) { continue }
                 try setTimer(key: "", kind: "schedule", ref: campaign.key, due: next)
             } else {
                 try db.execute(sql: "DELETE FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?", arguments: [campaign.key])

@@ -103,6 +103,20 @@ package enum ProfileSchema {
                 CREATE INDEX frequency_log_by_time ON frequency_log (at);
                 """)
         }
+        migrator.registerMigration("v7: local-time sends") { db in
+            // The members of a local-time schedule's run, by the instant their local time comes (docs/campaigns.md):
+            // one timer per distinct instant releases its rows, deleted as they are decided.
+            try db.execute(sql: """
+                CREATE TABLE local_sends (
+                    campaign_key TEXT NOT NULL, due_at TEXT NOT NULL, profile_key TEXT NOT NULL, occurrence TEXT NOT NULL,
+                    PRIMARY KEY (campaign_key, due_at, profile_key)) WITHOUT ROWID;
+                """)
+        }
+        migrator.registerMigration("v8: campaign send pace") { db in
+            // When a rate-limited campaign's next page of recipients may be decided in this partition
+            // (docs/campaigns.md, "Send rate limits"): shared by all its runs, so that together they keep the rate.
+            try db.execute(sql: "CREATE TABLE campaign_pace (campaign_key TEXT PRIMARY KEY, next_at TEXT NOT NULL) WITHOUT ROWID")
+        }
         return migrator
     }
 

@@ -39,6 +39,11 @@ package struct ConfigNode: Sendable, Equatable {
         return members.last { $0.key == key }?.node
     }
 
+    /// A mapping's members (none for another value).
+    package var members: [(key: String, node: ConfigNode)] {
+        if case .object(let members) = value { members } else { [] }
+    }
+
     package var typeName: String {
         switch value {
         case .null: "null"

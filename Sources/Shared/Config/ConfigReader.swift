@@ -30,7 +30,7 @@ struct ConfigReader {
             "template": ["project", "channel", "variants", "payload"],
             "campaign": [
                 "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
-                "reeligibility", "messages", "quiet_hours", "ignore_frequency_cap",
+                "reeligibility", "messages", "quiet_hours", "ignore_frequency_cap", "rate_limit",
             ],
         ]
         guard let fields = known[kind] else {
@@ -234,7 +234,7 @@ struct ConfigReader {
         }
         guard let trigger = trigger(triggerNode) else { return nil }
         let audience = node["audience"] != nil ? identifier(node, "audience") : nil
-        if case .schedule = trigger, audience == nil {
+        if trigger.isScheduled, audience == nil {
             fail(node, "a scheduled campaign needs an `audience` segment: the profiles it sends to")
         }
         var cancelOn: [String] = []
@@ -289,7 +289,34 @@ struct ConfigReader {
         if campaign.ignoreFrequencyCap && !campaign.marketing {
             fail(node["ignore_frequency_cap"], "ignore_frequency_cap: transactional campaigns are never capped; remove it")
         }
+        if let limit = node["rate_limit"] {
+            campaign.rateLimit = rateLimit(limit)
+            if !trigger.isScheduled {
+                fail(limit, "rate_limit: only a scheduled campaign is spread at a rate (a triggered one sends as its triggers come)")
+            }
+        }
         return campaign
+    }
+
+    /// `{max: 600, per: 1m}`: at most `max` messages per period (1 second to 1 day); returned per minute.
+    mutating func rateLimit(_ node: ConfigNode) -> Double? {
+        guard case .object(let members) = node.value else {
+            fail(node, "rate_limit: expected {max: 600, per: 1m}, found \(node.typeName)")
+            return nil
+        }
+        for member in members where !["max", "per"].contains(member.key) {
+            fail(member.node, "rate_limit: unknown field `\(member.key)`")
+        }
+        guard case .number(let max)? = node["max"]?.value, max >= 1, max <= 100_000_000, max == max.rounded() else {
+            fail(node["max"] ?? node, "rate_limit.max: expected a whole number of messages, 1 to 100000000")
+            return nil
+        }
+        guard let text = string(node, "per") else { return nil }
+        guard let period = Self.duration(text), period >= 1, period <= 86_400 else {
+            fail(node["per"], "rate_limit.per: expected a period from 1s to 1d such as 1m, found \"\(text)\"")
+            return nil
+        }
+        return max * 60 / period
     }
 
     /// `[{max: 3, per: 24h, channel: push}, {max: 10, per: 7d}]`: every rule must pass; without `channel` a rule counts
@@ -390,8 +417,14 @@ struct ConfigReader {
         case "schedule":
             let schedule = first.node
             guard let startText = string(schedule, "at") else { return nil }
+            if let time = LocalTime(startText) { return localSchedule(schedule, time: time) }
+            for member in schedule.members where !["at", "every"].contains(member.key) {
+                fail(member.node, "schedule.\(member.key): only a schedule at a time of day (at: \"09:00\") has it")
+            }
             guard let start = WireTime.parse(startText) else {
-                fail(schedule["at"], "schedule.at: expected an ISO-8601 time such as 2026-12-01T09:00:00Z, found \"\(startText)\"")
+                fail(
+                    schedule["at"],
+                    "schedule.at: expected an ISO-8601 time such as 2026-12-01T09:00:00Z, or a time of day such as 09:00, found \"\(startText)\"")
                 return nil
             }
             return .schedule(start: start, every: duration(schedule, "every"))
@@ -405,6 +438,41 @@ struct ConfigReader {
             fail(first.node, "trigger: expected event, segment_entry, segment_exit, schedule or api, found `\(first.key)`")
             return nil
         }
+    }
+
+    /// `{at: "09:00", timezone: local | <IANA zone>, on: 2026-12-07, every: 1d, missed: next | skip}`.
+    mutating func localSchedule(_ node: ConfigNode, time: LocalTime) -> CampaignDefinition.Trigger? {
+        for member in node.members where !["at", "timezone", "on", "every", "missed"].contains(member.key) {
+            fail(member.node, "schedule: unknown field `\(member.key)`")
+        }
+        guard let zoneText = string(node, "timezone") else { return nil }
+        var zone: String?
+        if zoneText != "local" {
+            guard ianaTimeZones.contains(zoneText), TimeZone(identifier: zoneText) != nil else {
+                fail(node["timezone"], "schedule.timezone: expected local or an IANA time zone name, found \"\(zoneText)\"")
+                return nil
+            }
+            zone = zoneText
+        }
+        guard let dayText = string(node, "on") else { return nil }
+        guard let day = LocalDay(dayText) else {
+            fail(node["on"], "schedule.on: expected a date YYYY-MM-DD, found \"\(dayText)\"")
+            return nil
+        }
+        var everyDays: Int?
+        if let every = duration(node, "every") {
+            guard every.truncatingRemainder(dividingBy: 86_400) == 0 else {
+                fail(node["every"], "schedule.every: a schedule at a time of day repeats in whole days (1d, 7d, 2w)")
+                return nil
+            }
+            everyDays = Int(every / 86_400)
+        }
+        let missedText = string(node, "missed", required: false) ?? "next"
+        guard let missed = LocalSchedule.Missed(rawValue: missedText) else {
+            fail(node["missed"], "schedule.missed: expected next or skip, found \"\(missedText)\"")
+            return nil
+        }
+        return .localSchedule(LocalSchedule(time: time, zone: zone, firstDay: day, everyDays: everyDays, missed: missed))
     }
 
     mutating func reeligibility(_ node: ConfigNode?) -> CampaignDefinition.Reeligibility {

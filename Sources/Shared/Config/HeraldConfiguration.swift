@@ -221,8 +221,18 @@ package struct CampaignDefinition: Sendable {
         case segmentExit(segment: String)
         /// At a time, or every period from a start, to the members of the audience segment.
         case schedule(start: Date, every: TimeInterval?)
+        /// At a wall-clock time, in each member's time zone or one named zone, on a day or every N days.
+        case localSchedule(LocalSchedule)
         /// `POST /v1/campaigns/{id}/trigger` on the ingest, with recipients and properties.
         case api
+
+        /// Sent to the members of the audience segment on a schedule.
+        package var isScheduled: Bool {
+            switch self {
+            case .schedule, .localSchedule: true
+            default: false
+            }
+        }
     }
 
     package enum Reeligibility: Sendable, Equatable {
@@ -262,6 +272,9 @@ package struct CampaignDefinition: Sendable {
     package var quietHours: QuietHoursSetting = .project
     /// Marketing only: the project's frequency caps do not hold this campaign back (its sends still count).
     package var ignoreFrequencyCap = false
+    /// Scheduled campaigns only: at most this many messages per minute, the audience spread at that rate
+    /// (docs/campaigns.md, "Send rate limits").
+    package var rateLimit: Double?
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 }
