@@ -304,6 +304,26 @@ struct DeliveryFlowTests {
         await harness.shutdown()
     }
 
+    @Test("a send decided ahead of its time is held until then (not_before); a contact arriving does not release it")
+    func heldUntilItsTime() async throws {
+        let now = Locked(Date())
+        let harness = try await NotifierHarness(drainTimeout: .milliseconds(100), clock: { now.withLock { $0 } })
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        let nine = now.withLock { $0 } + 60
+        var early = sendRequest(id: "at-nine")
+        early.notBefore = nine
+        try await harness.send(early)
+        try await harness.send(sendRequest(id: "now"))
+        #expect(await harness.partitions.claim(.push, limit: 10).map(\.claimed.attempt.request.sendID) == ["now"])
+        // A new snapshot of the profile releases sends waiting for it, not held ones.
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")], revision: 2))
+        now.withLock { $0 = nine - 0.001 }
+        #expect(await harness.partitions.claim(.push, limit: 10).isEmpty)
+        now.withLock { $0 = nine }
+        #expect(await harness.partitions.claim(.push, limit: 10).map(\.claimed.attempt.request.sendID) == ["at-nine"])
+        await harness.shutdown()
+    }
+
     @Test("sends waiting for their contact hold no claim slot: a reachable send queued behind them is claimed")
     func waitingHoldsNoSlot() async throws {
         let frozen = Date()

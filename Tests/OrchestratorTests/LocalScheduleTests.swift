@@ -37,9 +37,10 @@ struct LocalScheduleTests {
         })
     }
 
+    /// When each member's sends leave: decided ahead of their time, they carry it (`not_before`).
     func released(_ harness: EngagementHarness) throws -> [String: [Date]] {
         var by: [String: [Date]] = [:]
-        for send in try harness.sends(.sms) { by[send.customID ?? "", default: []].append(send.decidedAt) }
+        for send in try harness.sends(.sms) { by[send.customID ?? "", default: []].append(send.notBefore ?? send.decidedAt) }
         return by
     }
 
@@ -55,12 +56,15 @@ struct LocalScheduleTests {
             try Int.fetchOne(db, sql: "SELECT count(*) FROM timers WHERE kind = 'local'")
         }
         #expect(timers == Self.zones.count)
+        // Each released a minute (and a millisecond for its one member) ahead, its send held until its 09:00.
         for (index, zone) in Self.zones.reversed().enumerated() {
             let nine = Self.utc(zone.nine)
-            #expect(try await harness.advance(to: nine - 1) == 0, "\(zone.name)")
+            #expect(try await harness.advance(to: nine - 60.002) == 0, "\(zone.name)")
             if index == 3 { try harness.reopen() }
-            #expect(try await harness.advance(to: nine) == 1, "\(zone.name)")
+            #expect(try await harness.advance(to: nine - 60.001) == 1, "\(zone.name)")
             #expect(try released(harness)[zone.name] == [nine], "\(zone.name)")
+            let decided = try #require(try harness.sends(.sms).last?.decidedAt)
+            #expect(abs(decided.timeIntervalSince(nine - 60.001)) < 0.0005, "decided at \(WireTime.format(decided))")
         }
         try harness.reopen()
         #expect(try await harness.advance(to: Self.utc("2026-12-03T00:00:00Z")) == 0)
@@ -118,7 +122,7 @@ struct LocalScheduleTests {
         try await members(harness, ["Europe/Paris"])
         _ = try await harness.database.reconcile(rules: harness.rules)
         try await harness.advance(to: Self.utc("2026-03-28T12:00:00Z"))
-        #expect(try await harness.advance(to: Self.utc("2026-03-29T00:59:59Z")) == 0)
+        #expect(try await harness.advance(to: Self.utc("2026-03-29T00:58:59Z")) == 0)
         #expect(try await harness.advance(to: Self.utc("2026-03-29T01:00:00Z")) == 1)
         #expect(try released(harness) == ["Europe/Paris": [Self.utc("2026-03-29T01:00:00Z")]])
     }

@@ -38,6 +38,7 @@ extension NotifierStore {
     ) throws -> (claimed: [Claimed], outputs: [PendingOutput]) {
         var outputs: [PendingOutput] = []
         let time = WireTime.format(now)
+        try releaseHeld(db, channel: channel, time: time)
         // Each profile's contact and local feedback, read once per claim (fan-out and due rows alike; neither changes
         // them).
         var states: [String: (contact: Contact?, feedback: LocalFeedback)] = [:]
@@ -172,6 +173,14 @@ extension NotifierStore {
             }
         }
         return (claimed, outputs)
+    }
+
+    /// Queues the held sends whose time came, as if received then (their wait for a contact counts from it); in arrival
+    /// order with the others.
+    private static func releaseHeld(_ db: Database, channel: MessageChannel, time: String) throws {
+        try db.executeCached(
+            sql: "UPDATE sends SET state = 'queued', received_at = not_before WHERE channel = ? AND state = 'held' AND not_before <= ?",
+            arguments: [channel.rawValue, time])
     }
 
     /// Holds a queued send until its next check (or until a snapshot of its profile arrives: `releaseWaiting`).
@@ -388,6 +397,7 @@ extension NotifierStore {
             db.cachedStatement(sql: """
                 SELECT EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = 'queued' AND (check_at IS NULL OR check_at <= ?2))
                     OR EXISTS (SELECT 1 FROM ledger WHERE channel = ?1 AND state = 'pending' AND due_at <= ?2)
+                    OR EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = 'held' AND not_before <= ?2)
                 """), arguments: [channel.rawValue, WireTime.format(now)]) ?? false
     }
 }

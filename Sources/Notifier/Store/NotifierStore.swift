@@ -47,6 +47,13 @@ enum NotifierStore {
         migrator.registerMigration("notifier v5: retention indexes") { db in
             try db.execute(sql: retentionIndexesSQL)
         }
+        migrator.registerMigration("notifier v6: sends held until their time") { db in
+            // A send decided ahead of its time (`not_before`) is `held` until then, then `queued` as if received then.
+            try db.execute(sql: """
+                ALTER TABLE sends ADD COLUMN not_before TEXT;
+                CREATE INDEX sends_held ON sends (channel, not_before) WHERE state = 'held';
+                """)
+        }
         return migrator
     }
 
@@ -95,11 +102,16 @@ enum NotifierStore {
         guard HeraldTopic(rawValue: record.topic) == send.channel.topic else {
             return [deadLetter(record, reason: "a \(send.channel.rawValue) send on \(record.topic)", now: now)]
         }
-        // A send id seen before (a replayed outbox, a redelivered batch) is not queued again.
+        // A send id seen before (a replayed outbox, a redelivered batch) is not queued again. One decided ahead of its
+        // time is held until then (`releaseHeld`).
+        let held = send.notBefore.map { $0 > now } ?? false
         try db.executeCached(sql: """
-                INSERT INTO sends (send_id, channel, profile_key, request, state, received_at) VALUES (?, ?, ?, ?, 'queued', ?)
+                INSERT INTO sends (send_id, channel, profile_key, request, state, received_at, not_before) VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (send_id) DO NOTHING
-                """, arguments: [send.sendID, send.channel.rawValue, send.profileKey, Data(value), WireTime.format(now)])
+                """, arguments: [
+                    send.sendID, send.channel.rawValue, send.profileKey, Data(value), held ? "held" : "queued", WireTime.format(now),
+                    held ? send.notBefore.map(WireTime.format) : nil,
+                ])
         if db.changesCount == 0 { NotifierMetrics.duplicateSends.increment() }
         return []
     }

@@ -12,7 +12,8 @@ extension Engagement {
     ) throws -> Bool {
         guard let window = rules.config.quietHours(of: campaign) else { return true }
         let zone = values.timeZoneName
-        guard let end = window.end(holding: now, in: TimeZones.named(zone)) else { return true }
+        // A send decided ahead of its time (a local-time release) is checked at that time.
+        guard let end = window.end(holding: max(now, context.at), in: TimeZones.named(zone)) else { return true }
         let metadata: Logger.Metadata = [
             "campaign": "\(campaign.key)", "occurrence": "\(context.occurrence)", "timezone": "\(zone)",
             "until": "\(WireTime.format(end))",

@@ -8,11 +8,17 @@ import Shared
 ///
 /// A run on a day is *prepared* an hour before the time first comes anywhere (UTC+14): the audience is read in pages
 /// (in profile-key order, one transaction each, a cursor in the preparing timer), each member's time zone resolved
-/// and the instant their time comes written to `local_sends`, with one `local` timer per distinct instant, not one per
-/// member. Each such timer *releases* its members when it is due, a page per transaction, deleting the rows it decided.
+/// and the page's members written to `local_sends` by the instant their time comes (a row per instant and page, not per
+/// member: a million members over 33 instants is about 16,000 rows), with one `local` timer per distinct instant. Each
+/// such timer *releases* its members when it is due, a page per transaction, shortening or deleting the rows it took.
 extension Engagement {
     /// How long before the time first comes anywhere a day's run is prepared.
     static let localLead: TimeInterval = 3600
+    /// How long before its instant a release starts (its sends decided ahead and held by the notifier until the instant,
+    /// `not_before`), plus a second per `releaseAheadRate` members at that instant in the partition: so that a zone's
+    /// sends are ready when its time comes. A rate-limited campaign starts at the instant (its spread is the point).
+    static let releaseAhead: TimeInterval = 60
+    static let releaseAheadRate = 1000.0
 
     /// The next day of a local-time schedule to prepare after `last` (nil: none yet). Days whose time has passed in
     /// every zone are skipped; a one-off whose day has is not run.
@@ -68,28 +74,48 @@ extension Engagement {
             arguments: ["\(campaign.project)/\(audience)", after ?? "", page])
         let fallback = rules.config.defaultTimeZone(project: campaign.project)
         let occurrence = schedule.occurrence(day)
-        var timers: Set<String> = []
+        // Each distinct zone's instant, once per page (nil: missed): a page holds a few dozen zones, and the zones'
+        // cache and ICU's own are locks that twelve partitions preparing at once would contend for per member.
+        var instantOf: [String: String?] = [:]
+        func instant(_ name: String) -> String? {
+            if let known = instantOf[name] { return known }
+            let zone = TimeZones.named(name)
+            var at: Date? = schedule.instant(day, in: zone)
+            if let passed = at, passed <= now {
+                at = schedule.everyDays == nil && schedule.missed == .next ? schedule.instant(day.adding(days: 1), in: zone) : nil
+            }
+            let stamp = at.map(WireTime.format)
+            instantOf[name] = .some(stamp)
+            return stamp
+        }
+        var byInstant: [String: [String]] = [:]
         var missed = 0
         for row in rows {
-            let key: String = row[0]
-            let zone = TimeZones.named(schedule.zone ?? (row[1] as String?) ?? (row[2] as String?) ?? fallback)
-            var at = schedule.instant(day, in: zone)
-            if at <= now {
-                guard schedule.everyDays == nil, schedule.missed == .next else {
-                    missed += 1
-                    continue
-                }
-                at = schedule.instant(day.adding(days: 1), in: zone)
+            guard let stamp = instant(schedule.zone ?? (row[1] as String?) ?? (row[2] as String?) ?? fallback) else {
+                missed += 1
+                continue
             }
-            let stamp = WireTime.format(at)
+            byInstant[stamp, default: []].append(row[0])
+        }
+        for (stamp, keys) in byInstant {
             try db.executeCached(
-                sql: "INSERT OR IGNORE INTO local_sends (campaign_key, due_at, profile_key, occurrence) VALUES (?, ?, ?, ?)",
-                arguments: [campaign.key, stamp, key, occurrence])
-            if timers.insert(stamp).inserted {
-                try db.executeCached(
-                    sql: "INSERT OR IGNORE INTO timers (profile_key, kind, ref, due_at) VALUES ('', 'local', ?, ?)",
-                    arguments: ["\(campaign.key) \(stamp)", stamp])
+                sql: """
+                    INSERT OR IGNORE INTO local_sends (campaign_key, due_at, first_key, occurrence, profile_keys)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                arguments: [campaign.key, stamp, keys[0], occurrence, Self.keyList(keys[...])])
+            guard db.changesCount > 0, let instant = WireTime.parse(stamp) else { continue }
+            // The instant's release timer, earlier by this page's share of the time its members take to decide.
+            let ref = "\(campaign.key) \(stamp)"
+            var due = instant
+            if campaign.rateLimit == nil {
+                let current = try String.fetchOne(
+                    db.cachedStatement(sql: "SELECT due_at FROM timers WHERE profile_key = '' AND kind = 'local' AND ref = ?"),
+                    arguments: [ref]
+                ).flatMap(WireTime.parse)
+                due = (current ?? instant - Self.releaseAhead) - Double(keys.count) / Self.releaseAheadRate
             }
+            try setTimer(key: "", kind: "local", ref: ref, due: due)
         }
         if missed > 0 { count(campaign, "missed_local_time", by: missed) }
         let payload: [JSONMember] = [JSONMember("day", .string(day.description))]
@@ -107,9 +133,10 @@ extension Engagement {
     }
 
     /// Releases one page of the members whose local time comes at the instant the timer's ref names (`<campaign>
-    /// <instant>`): each is triggered as of the timer's due (the instant, or the page's slot when the campaign's rate
-    /// limit spreads the release), and its row deleted in the same transaction. While rows are left, the timer is set
-    /// again (due at once, or at the pace's next slot).
+    /// <instant>`): each is triggered as of the instant (the timer is due ahead of it: `releaseAhead`), or of the page's
+    /// slot when the campaign's rate limit spreads the release, and taken from its row (shortened, or deleted when
+    /// empty) in the same transaction.
+    /// While rows are left, the timer is set again (due at once, or at the pace's next slot).
     mutating func releaseLocalRun(ref: String, due: String) throws {
         guard let space = ref.lastIndex(of: " ") else { return }
         let campaignKey = String(ref[..<space])
@@ -117,26 +144,50 @@ extension Engagement {
         let campaign = rules.config.campaigns[campaignKey]
         let (page, waitUntil) = try campaign.map(pageAllowed) ?? (Self.schedulePage, nil)
         if let waitUntil { return try setTimer(key: "", kind: "local", ref: ref, due: waitUntil) }
+        // Each row holds at least one member: a page's worth of rows is enough.
         let rows = try Row.fetchAll(
             db.cachedStatement(sql: """
-                SELECT profile_key, occurrence FROM local_sends WHERE campaign_key = ? AND due_at = ?
-                ORDER BY profile_key LIMIT ?
+                SELECT first_key, occurrence, profile_keys FROM local_sends WHERE campaign_key = ? AND due_at = ?
+                ORDER BY first_key LIMIT ?
                 """),
             arguments: [campaignKey, instant, page])
-        guard let last = rows.last?["profile_key"] as String? else { return }
-        var paced: Date?
-        // A campaign removed meanwhile: its rows are dropped.
-        if let campaign, let at = WireTime.parse(due) {
-            for row in rows {
-                try trigger(campaign, key: row["profile_key"], TriggerContext(type: "schedule", occurrence: row["occurrence"], at: at))
+        // Decided as of the instant (ahead of it: the sends wait in the notifier), or of the page's slot in a spread.
+        let at = (campaign?.rateLimit == nil ? WireTime.parse(instant) : WireTime.parse(due)) ?? now
+        var taken = 0
+        for row in rows where taken < page {
+            let keys = Self.keys(row["profile_keys"])
+            let take = min(keys.count, page - taken)
+            // A campaign removed meanwhile: its members are dropped.
+            if let campaign {
+                for key in keys.prefix(take) {
+                    try trigger(campaign, key: key, TriggerContext(type: "schedule", occurrence: row["occurrence"], at: at))
+                }
             }
-            paced = try pageDecided(campaign)
+            if take == keys.count {
+                try db.executeCached(
+                    sql: "DELETE FROM local_sends WHERE campaign_key = ? AND due_at = ? AND first_key = ?",
+                    arguments: [campaignKey, instant, row["first_key"]])
+            } else {
+                try db.executeCached(
+                    sql: "UPDATE local_sends SET profile_keys = ? WHERE campaign_key = ? AND due_at = ? AND first_key = ?",
+                    arguments: [Self.keyList(keys[take...]), campaignKey, instant, row["first_key"]])
+            }
+            taken += take
         }
-        try db.executeCached(
-            sql: "DELETE FROM local_sends WHERE campaign_key = ? AND due_at = ? AND profile_key <= ?",
-            arguments: [campaignKey, instant, last])
-        if rows.count == page {
+        guard taken > 0 else { return }
+        let paced = try campaign.flatMap(pageDecided)
+        if taken == page {
             try setTimer(key: "", kind: "local", ref: ref, due: paced.map(WireTime.format) ?? due)
         }
+    }
+
+    /// A row's members as stored: a JSON array of profile keys (a key may hold any character a custom ID may).
+    static func keyList(_ keys: ArraySlice<String>) -> String {
+        String(decoding: JSONValue.array(keys.map(JSONValue.string)).serialized, as: UTF8.self)
+    }
+
+    static func keys(_ text: String) -> [String] {
+        guard case .array(let items)? = try? JSONParser.parse(Array(text.utf8)) else { return [] }
+        return items.compactMap(\.stringValue)
     }
 }

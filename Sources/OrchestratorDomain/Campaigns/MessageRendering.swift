@@ -58,6 +58,11 @@ extension Engagement {
         send.requestID = context.requestID
         send.contactRevision = values.profile?["contact_revision"]
         send.dueAt = campaign.delay.map { context.at.addingTimeInterval($0) }
+        if context.at > now {
+            // Decided ahead of its time (a local-time release): leaves at it.
+            send.notBefore = context.at
+            send.dueAt = context.at
+        }
         return send
     }
 

@@ -105,11 +105,14 @@ package enum ProfileSchema {
         }
         migrator.registerMigration("v7: local-time sends") { db in
             // The members of a local-time schedule's run, by the instant their local time comes (docs/campaigns.md):
-            // one timer per distinct instant releases its rows, deleted as they are decided.
+            // a row per prepared page and instant, named by its first member, holding the members still to release
+            // (a JSON array of profile keys, in key order); one timer per distinct instant releases its rows, each
+            // shortened or deleted as its members are decided.
             try db.execute(sql: """
                 CREATE TABLE local_sends (
-                    campaign_key TEXT NOT NULL, due_at TEXT NOT NULL, profile_key TEXT NOT NULL, occurrence TEXT NOT NULL,
-                    PRIMARY KEY (campaign_key, due_at, profile_key)) WITHOUT ROWID;
+                    campaign_key TEXT NOT NULL, due_at TEXT NOT NULL, first_key TEXT NOT NULL, occurrence TEXT NOT NULL,
+                    profile_keys TEXT NOT NULL,
+                    PRIMARY KEY (campaign_key, due_at, first_key)) WITHOUT ROWID;
                 """)
         }
         migrator.registerMigration("v8: campaign send pace") { db in

@@ -50,6 +50,9 @@ package struct SendRequest: WireMessage {
     /// resolves the send's targets only once it holds that snapshot or a newer one (the two topics are read
     /// independently). Absent in sends that need no contact (raw tokens) and in sends from before revisions.
     package var contactRevision: Int? = nil
+    /// Not to leave before this instant: a send decided ahead of its time (a local-time schedule's members are decided
+    /// shortly before their 09:00, so that a zone's release is ready when it comes). The notifier holds it until then.
+    package var notBefore: Date? = nil
 
     package struct RawToken: Codable, Sendable, Equatable {
         package var token: String
@@ -115,6 +118,6 @@ package struct SendRequest: WireMessage {
         case project, channel, marketing, app, campaign, step, occurrence, template, language, content, payload, trigger
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
         case expiresAt = "expires_at", test, token, installationID = "installation_id", requestID = "request_id"
-        case dueAt = "due_at", contactRevision = "contact_revision"
+        case dueAt = "due_at", contactRevision = "contact_revision", notBefore = "not_before"
     }
 }
