@@ -149,6 +149,35 @@ struct ConfigurationTests {
         #expect(issues == [message])
     }
 
+    @Test(
+        "push fields with a fixed form: both sides of each limit, literals only",
+        arguments: [
+            (#"{"body":"b","badge":0,"relevance_score":0,"ttl":"28d","interruption_level":"critical","priority":"normal"}"#, nil),
+            (#"{"body":"b","badge":99999,"relevance_score":1,"push_type":"alert","category":"{{ c.kind }}"}"#, nil),
+            (#"{"push_type":"background","priority":"normal"}"#, nil),
+            (#"{"body":"b","badge":-1}"#, #"variants.default.badge: expected a whole number from 0 to 99999, found "-1""#),
+            (#"{"body":"b","badge":100000}"#, #"variants.default.badge: expected a whole number from 0 to 99999, found "100000""#),
+            (#"{"body":"b","badge":"{{ c.unread }}"}"#, #"variants.default.badge: expected a whole number from 0 to 99999, found "{{ c.unread }}""#),
+            (#"{"body":"b","badge":true}"#, "variants.default.badge: expected a string or a number, found a boolean"),
+            (#"{"body":"b","relevance_score":1.5}"#, #"variants.default.relevance_score: expected a number from 0 to 1, found "1.5""#),
+            (#"{"body":"b","relevance_score":"-0"}"#, #"variants.default.relevance_score: expected a number from 0 to 1, found "-0""#),
+            (#"{"body":"b","interruption_level":"urgent"}"#,
+             #"variants.default.interruption_level: expected passive, active, time-sensitive or critical, found "urgent""#),
+            (#"{"body":"b","push_type":"silent"}"#, #"variants.default.push_type: expected alert or background, found "silent""#),
+            (#"{"body":"b","priority":"urgent"}"#, #"variants.default.priority: expected high or normal, found "urgent""#),
+            (#"{"body":"b","ttl":"29d"}"#, #"variants.default.ttl: expected a duration up to 28d, such as 1h, found "29d""#),
+            (#"{"title":"t"}"#, "variants.default: missing `body` (only `push_type: background` goes without)"),
+            (#"{"push_type":"background","priority":"high"}"#,
+             "variants.default: a background push goes at `priority: normal` (APNs refuses high)"),
+        ] as [(String, String?)])
+    func pushFields(fields: String, problem: String?) throws {
+        let (config, issues) = try read([
+            Self.project, #"{"kind":"template","id":"p","project":"demo","channel":"push","variants":{"default":\#(fields)}}"#,
+        ])
+        #expect(issues == (problem.map { [$0] } ?? []))
+        if problem == nil { #expect(config.templates["demo/p"] != nil) }
+    }
+
     @Test("event names in triggers and cancel_on are matched as the ingest stores them: uppercased")
     func eventNamesNormalized() throws {
         let (config, issues) = try read([

@@ -110,45 +110,69 @@ struct APNsProvider: DeliveryProvider {
             throw APNsRequestProblem(reason: "payload_too_large: \(payload.count) bytes, APNs takes \(maxPayloadBytes)")
         }
         let host = attempt.target.environment == "sandbox" ? settings.sandboxURL : settings.productionURL
-        let expiration = send.expiresAt ?? send.decidedAt.addingTimeInterval(settings.defaultExpiration.timeInterval)
+        let background = isBackground(send)
         var headers: [(String, String)] = [
             ("authorization", "bearer \(jwt)"),
             ("apns-topic", topic),
-            ("apns-push-type", isBackground(send) ? "background" : "alert"),
-            ("apns-priority", isBackground(send) ? "5" : "10"),
-            ("apns-expiration", String(Int(expiration.timeIntervalSince1970))),
+            ("apns-push-type", background ? "background" : "alert"),
+            ("apns-priority", (send.content["priority"].map { $0 == "high" } ?? !background) ? "10" : "5"),
+            ("apns-expiration", String(Int(expiration(send, default: settings.defaultExpiration.timeInterval).timeIntervalSince1970))),
             ("apns-id", messageID(sendID: send.sendID, target: attempt.target.id)),
             ("content-type", "application/json"),
         ]
-        if let collapse = send.content["collapse_id"], !collapse.isEmpty {
-            guard collapse.utf8.count <= 64 else {
-                throw APNsRequestProblem(reason: "BadCollapseId: collapse_id is \(collapse.utf8.count) bytes, at most 64")
-            }
-            headers.append(("apns-collapse-id", collapse))
+        // Without a collapse id of its own, the send's: an attempt repeated after a crash (Herald is at least once)
+        // replaces the first on the device instead of showing twice.
+        let collapse = send.content["collapse_id"].flatMap { $0.isEmpty ? nil : $0 } ?? send.sendID
+        guard collapse.utf8.count <= 64 else {
+            throw APNsRequestProblem(reason: "BadCollapseId: collapse_id is \(collapse.utf8.count) bytes, at most 64")
         }
+        headers.append(("apns-collapse-id", collapse))
         return HTTPRequest(
             method: "POST", url: "\(host)/3/device/\(attempt.target.address)", headers: headers, body: payload,
             timeout: settings.timeout, http2: true)
     }
 
-    /// A background push has no body to show (`content-available` only).
+    /// A background push (`content-available` only): the template's `push_type`, else one with no body and no title
+    /// to show (sends from before `push_type`).
     static func isBackground(_ send: SendRequest) -> Bool {
-        (send.content["body"] ?? "").isEmpty && (send.content["title"] ?? "").isEmpty
+        switch send.content["push_type"] {
+        case "background": true
+        case "alert": false
+        default: (send.content["body"] ?? "").isEmpty && (send.content["title"] ?? "").isEmpty
+        }
     }
 
-    /// `aps` (alert, sound, mutable-content for an attachment), Herald's own key, and the custom payload at the root.
+    /// When the notification stops being worth delivering: the send's expiry, else the provider's default from when
+    /// the send may leave; sooner if the template sets a `ttl`.
+    static func expiration(_ send: SendRequest, default fallback: TimeInterval) -> Date {
+        let start = send.notBefore ?? send.decidedAt
+        let expiration = send.expiresAt ?? start.addingTimeInterval(fallback)
+        guard let ttl = send.content["ttl"].flatMap(PushOptions.seconds) else { return expiration }
+        return min(expiration, start.addingTimeInterval(ttl))
+    }
+
+    /// `aps` (alert, badge, sound, category, thread, interruption level, relevance, target content, mutable-content for
+    /// an attachment), Herald's own key, and the custom payload at the root.
     static func payload(_ send: SendRequest) -> [UInt8] {
         var aps: [JSONMember] = []
+        func text(_ field: String) -> String? { send.content[field].flatMap { $0.isEmpty ? nil : $0 } }
         if isBackground(send) {
             aps.append(JSONMember("content-available", .number("1")))
         } else {
             var alert: [JSONMember] = []
             for field in ["title", "subtitle", "body"] {
-                if let text = send.content[field], !text.isEmpty { alert.append(JSONMember(field, .string(text))) }
+                if let text = text(field) { alert.append(JSONMember(field, .string(text))) }
             }
             aps.append(JSONMember("alert", .object(alert)))
-            if let sound = send.content["sound"], !sound.isEmpty { aps.append(JSONMember("sound", .string(sound))) }
-            if send.content["image_url"]?.isEmpty == false { aps.append(JSONMember("mutable-content", .number("1"))) }
+            // `badge` and `relevance_score` were checked as numbers when the configuration was read.
+            if let badge = text("badge").flatMap(Int.init) { aps.append(JSONMember("badge", .number(String(badge)))) }
+            if let sound = text("sound") { aps.append(JSONMember("sound", .string(sound))) }
+            for (field, key) in [("category", "category"), ("thread_id", "thread-id"), ("interruption_level", "interruption-level")] {
+                if let text = text(field) { aps.append(JSONMember(key, .string(text))) }
+            }
+            if let score = text("relevance_score"), Double(score) != nil { aps.append(JSONMember("relevance-score", .number(score))) }
+            if let target = text("target_content_id") { aps.append(JSONMember("target-content-id", .string(target))) }
+            if text("image_url") != nil { aps.append(JSONMember("mutable-content", .number("1"))) }
         }
         var members = [JSONMember("aps", .object(aps)), JSONMember(heraldKey, heraldMembers(send))]
         for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where key != "aps" && key != heraldKey {

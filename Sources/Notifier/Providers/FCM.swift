@@ -139,13 +139,16 @@ struct FCMProvider: DeliveryProvider {
         }
     }
 
-    /// The v1 message: notification (title, body, image), data (Herald's keys and the custom payload, all strings),
-    /// Android options (priority, TTL until expiry, collapse key).
-    static func message(_ attempt: DeliveryAttempt) -> [UInt8] {
+    /// The v1 message: notification (title, body, image; none for a background push), data (Herald's keys and the
+    /// custom payload, all strings), Android options (priority, TTL until expiry or the template's `ttl`, collapse key,
+    /// and the notification's channel, tag and click action).
+    static func message(_ attempt: DeliveryAttempt, now: Date = Date()) -> [UInt8] {
         let send = attempt.request
+        func text(_ field: String) -> String? { send.content[field].flatMap { $0.isEmpty ? nil : $0 } }
+        let background = APNsProvider.isBackground(send)
         var notification: [JSONMember] = []
-        for (field, key) in [("title", "title"), ("body", "body"), ("image_url", "image")] {
-            if let text = send.content[field], !text.isEmpty { notification.append(JSONMember(key, .string(text))) }
+        for (field, key) in [("title", "title"), ("body", "body"), ("image_url", "image")] where !background {
+            if let text = text(field) { notification.append(JSONMember(key, .string(text))) }
         }
         var data = [
             JSONMember("herald_send_id", .string(send.sendID)), JSONMember("herald_campaign", .string(send.campaign)),
@@ -155,10 +158,20 @@ struct FCMProvider: DeliveryProvider {
         for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !key.hasPrefix("herald_") {
             data.append(JSONMember(key, .string(value)))
         }
-        var android = [JSONMember("priority", .string("high"))]
-        let ttl = max(0, Int((send.expiresAt ?? send.decidedAt.addingTimeInterval(28 * 86_400)).timeIntervalSinceNow))
-        android.append(JSONMember("ttl", .string("\(min(ttl, 28 * 86_400))s")))
-        if let collapse = send.content["collapse_id"], !collapse.isEmpty { android.append(JSONMember("collapse_key", .string(collapse))) }
+        let priority = (text("priority").map { $0 == "high" } ?? !background) ? "high" : "normal"
+        var android = [JSONMember("priority", .string(priority))]
+        let expiry = APNsProvider.expiration(send, default: PushOptions.maxTTL)
+        let ttl = max(0, Int(expiry.timeIntervalSince(max(now, send.notBefore ?? now))))
+        android.append(JSONMember("ttl", .string("\(min(ttl, Int(PushOptions.maxTTL)))s")))
+        if let collapse = text("collapse_id") { android.append(JSONMember("collapse_key", .string(collapse))) }
+        if !background {
+            // Without a tag of its own, the send's id: an attempt repeated after a crash replaces the first on the
+            // device instead of showing twice.
+            var shown = [JSONMember("tag", .string(text("tag") ?? send.sendID))]
+            if let channel = text("channel_id") { shown.append(JSONMember("channel_id", .string(channel))) }
+            if let action = text("click_action") { shown.append(JSONMember("click_action", .string(action))) }
+            android.append(JSONMember("notification", .object(shown)))
+        }
         var message = [JSONMember("token", .string(attempt.target.address))]
         if !notification.isEmpty { message.append(JSONMember("notification", .object(notification))) }
         message.append(JSONMember("data", .object(data)))

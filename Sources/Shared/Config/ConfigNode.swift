@@ -44,6 +44,16 @@ package struct ConfigNode: Sendable, Equatable {
         if case .object(let members) = value { members } else { [] }
     }
 
+    /// A string as it is, a number as written in decimal (`3`, `0.5`); nil for anything else.
+    package var scalarText: String? {
+        switch value {
+        case .string(let text): text
+        case .number(let number) where number == number.rounded() && abs(number) < 1e15: String(Int(number))
+        case .number(let number) where number.isFinite: String(number)
+        default: nil
+        }
+    }
+
     package var typeName: String {
         switch value {
         case .null: "null"

@@ -185,10 +185,24 @@ struct ConfigReader {
                     fail(value, "variants.\(language).\(name): not a field of \(channel.rawValue) messages (\((required + optional).joined(separator: ", ")))")
                     continue
                 }
+                if channel == .push, PushOptions.literals[name] != nil {
+                    if let text = pushLiteral(value, "variants.\(language).\(name)") { texts[name] = TemplateText(literal: text) }
+                    continue
+                }
                 if let text = templateText(value, "variants.\(language).\(name)") { texts[name] = text }
             }
             for name in required where fields.allSatisfy({ $0.key != name }) {
                 fail(fieldsNode, "variants.\(language): missing `\(name)`")
+            }
+            if channel == .push {
+                let value = { (name: String) in fields.first { $0.key == name }.flatMap { $0.node.scalarText } }
+                let background = value("push_type") == "background"
+                if !background, fields.allSatisfy({ $0.key != "body" }) {
+                    fail(fieldsNode, "variants.\(language): missing `body` (only `push_type: background` goes without)")
+                }
+                if background, value("priority") == "high" {
+                    fail(fieldsNode, "variants.\(language): a background push goes at `priority: normal` (APNs refuses high)")
+                }
             }
             variants[language] = texts
         }
@@ -206,6 +220,20 @@ struct ConfigReader {
             }
         }
         return TemplateDefinition(id: id, project: project, channel: channel, variants: variants, payload: payload, origin: origin)
+    }
+
+    /// A push field with a fixed form (`PushOptions`): a string or a number, not a template.
+    mutating func pushLiteral(_ node: ConfigNode, _ name: String) -> String? {
+        guard let text = node.scalarText else {
+            fail(node, "\(name): expected a string or a number, found \(node.typeName)")
+            return nil
+        }
+        let field = String(name.split(separator: ".").last ?? "")
+        if let problem = PushOptions.problem(field, text) {
+            fail(node, "\(name): \(problem)")
+            return nil
+        }
+        return text
     }
 
     mutating func templateText(_ node: ConfigNode, _ name: String) -> TemplateText? {

@@ -184,7 +184,8 @@ extension MessageChannel {
     /// The fields of a message on the channel: required, then optional.
     package var fields: (required: [String], optional: [String]) {
         switch self {
-        case .push: (["body"], ["title", "subtitle", "deeplink", "image_url", "sound", "collapse_id"])
+        // `body` is required unless `push_type: background` (ConfigReader).
+        case .push: ([], ["body", "title", "subtitle", "deeplink", "image_url", "sound", "collapse_id"] + PushOptions.names)
         case .email: (["subject", "text"], ["html", "from", "reply_to"])
         case .sms: (["text"], [])
         }

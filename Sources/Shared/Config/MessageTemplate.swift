@@ -19,6 +19,11 @@ package struct TemplateText: Sendable, Equatable {
 
     package var parts: [Part]
 
+    /// A text without placeholders (a push field with a fixed form, `PushOptions`).
+    package init(literal text: String) {
+        parts = text.isEmpty ? [] : [.literal(text)]
+    }
+
     /// Parses `text`; the error gives the character offset of the faulty placeholder.
     package init(parsing text: String) throws(TemplateError) {
         var parts: [Part] = []

@@ -1,0 +1,85 @@
+import Foundation
+import Shared
+import Testing
+
+@testable import Notifier
+
+/// The push fields beyond the message (issue 22, rich push): the APNs and FCM requests they make, byte for byte.
+@Suite("Rich push: APNs and FCM fields")
+struct RichPushTests {
+    static let ios = DeliveryTarget(id: "i1", address: token64, installationID: "i1", app: "demo-ios", platform: "ios", environment: "production")
+    static let android = DeliveryTarget(id: "a1", address: "fcm-token", installationID: "a1", app: "demo-android", platform: "android", environment: nil)
+
+    static let rich: [String: String] = [
+        "title": "Flash sale", "body": "Two hours only", "badge": "3", "sound": "default", "category": "SALE",
+        "thread_id": "sales", "interruption_level": "time-sensitive", "relevance_score": "0.8", "target_content_id": "sale-42",
+        "image_url": "https://x/i.png", "channel_id": "offers", "click_action": "OPEN_SALE", "priority": "high", "ttl": "2h",
+    ]
+
+    @Test("APNs: every field in its place in aps, typed (badge and relevance-score are numbers)")
+    func apnsGolden() throws {
+        let send = sendRequest(content: Self.rich)
+        #expect(String(decoding: APNsProvider.payload(send), as: UTF8.self) == #"""
+            {"aps":{"alert":{"title":"Flash sale","body":"Two hours only"},"badge":3,"sound":"default","category":"SALE","thread-id":"sales","interruption-level":"time-sensitive","relevance-score":0.8,"target-content-id":"sale-42","mutable-content":1},"com.herald":{"i":"0123456789abcdef0123456789abcdef","c":"cart","t":"tc","at":{"u":"https://x/i.png"}}}
+            """#)
+        let request = try APNsProvider.request(
+            DeliveryAttempt(request: send, target: Self.ios, attempt: 1), topic: "com.example.demo", jwt: "a.b.c", settings: .init())
+        let headers = Dictionary(uniqueKeysWithValues: request.headers)
+        #expect(headers["apns-push-type"] == "alert" && headers["apns-priority"] == "10")
+        // The template's ttl (2 h) is sooner than the default 30 days from the decision.
+        #expect(headers["apns-expiration"] == String(1_700_000_001 + 7200))
+    }
+
+    @Test("APNs: push_type background says so whatever the body, at priority 5; priority normal on an alert")
+    func apnsPushType() throws {
+        let background = sendRequest(content: ["push_type": "background", "body": "ignored", "badge": "1"])
+        #expect(String(decoding: APNsProvider.payload(background), as: UTF8.self).hasPrefix(#"{"aps":{"content-available":1},"#))
+        let request = try APNsProvider.request(
+            DeliveryAttempt(request: background, target: Self.ios, attempt: 1), topic: "t", jwt: "a.b.c", settings: .init())
+        let headers = Dictionary(uniqueKeysWithValues: request.headers)
+        #expect(headers["apns-push-type"] == "background" && headers["apns-priority"] == "5")
+        let quiet = try APNsProvider.request(
+            DeliveryAttempt(request: sendRequest(content: ["body": "B", "priority": "normal"]), target: Self.ios, attempt: 1),
+            topic: "t", jwt: "a.b.c", settings: .init())
+        #expect(Dictionary(uniqueKeysWithValues: quiet.headers)["apns-priority"] == "5")
+        // An alert with an empty body rendered is still an alert when the template says so.
+        let alert = sendRequest(content: ["push_type": "alert", "title": "", "body": ""])
+        #expect(!APNsProvider.isBackground(alert))
+    }
+
+    @Test("FCM: the notification, Android's channel, tag, click action, priority and ttl")
+    func fcmGolden() throws {
+        let now = Date(timeIntervalSince1970: 1_700_000_001)
+        let send = sendRequest(app: "demo-android", content: Self.rich)
+        #expect(String(decoding: FCMProvider.message(DeliveryAttempt(request: send, target: Self.android, attempt: 1), now: now), as: UTF8.self) == #"""
+            {"message":{"token":"fcm-token","notification":{"title":"Flash sale","body":"Two hours only","image":"https://x/i.png"},"data":{"herald_send_id":"0123456789abcdef0123456789abcdef","herald_campaign":"cart","herald_source":"tc"},"android":{"priority":"high","ttl":"7200s","notification":{"tag":"0123456789abcdef0123456789abcdef","channel_id":"offers","click_action":"OPEN_SALE"}}}}
+            """#)
+        let background = sendRequest(app: "demo-android", content: ["push_type": "background", "body": "x", "tag": "t"])
+        #expect(String(decoding: FCMProvider.message(DeliveryAttempt(request: background, target: Self.android, attempt: 1), now: now), as: UTF8.self) == #"""
+            {"message":{"token":"fcm-token","data":{"herald_send_id":"0123456789abcdef0123456789abcdef","herald_campaign":"cart","herald_source":"tc"},"android":{"priority":"normal","ttl":"2419200s"}}}
+            """#)
+    }
+
+    @Test("a send attempted again after a crash carries the same collapse id and tag: the device shows it once")
+    func duplicateCollapses() throws {
+        let send = sendRequest(content: ["title": "Hi", "body": "There"])
+        func collapse(_ attempt: Int) throws -> String? {
+            let request = try APNsProvider.request(
+                DeliveryAttempt(request: send, target: Self.ios, attempt: attempt), topic: "t", jwt: "a.b.c", settings: .init())
+            return Dictionary(uniqueKeysWithValues: request.headers)["apns-collapse-id"]
+        }
+        #expect(try collapse(1) == send.sendID && collapse(2) == send.sendID)
+        func tag(_ attempt: Int) throws -> String? {
+            let message = FCMProvider.message(DeliveryAttempt(request: send, target: Self.android, attempt: attempt))
+            return try JSONParser.parse(message)["message"]?["android"]?["notification"]?["tag"]?.stringValue
+        }
+        #expect(try tag(1) == send.sendID && tag(2) == send.sendID)
+        // A template's own collapse id and tag win.
+        let own = sendRequest(content: ["body": "B", "collapse_id": "cart", "tag": "cart-tag"])
+        let request = try APNsProvider.request(DeliveryAttempt(request: own, target: Self.ios, attempt: 1), topic: "t", jwt: "a.b.c", settings: .init())
+        #expect(Dictionary(uniqueKeysWithValues: request.headers)["apns-collapse-id"] == "cart")
+        let message = try JSONParser.parse(FCMProvider.message(DeliveryAttempt(request: own, target: Self.android, attempt: 1)))
+        #expect(message["message"]?["android"]?["notification"]?["tag"]?.stringValue == "cart-tag")
+        #expect(message["message"]?["android"]?["collapse_key"]?.stringValue == "cart")
+    }
+}
