@@ -10,7 +10,7 @@ import _CryptoExtras
 func sendRequest(
     id: String = "0123456789abcdef0123456789abcdef", channel: MessageChannel = .push, marketing: Bool = true,
     app: String? = "demo-ios", content: [String: String] = ["title": "Hello", "body": "World"],
-    payload: [String: String]? = nil, key: String = "demo/paul", expiresAt: Date? = nil, trigger: String = "event"
+    payload: [String: JSONValue]? = nil, key: String = "demo/paul", expiresAt: Date? = nil, trigger: String = "event"
 ) -> SendRequest {
     SendRequest(
         sendID: id, project: "demo", profileKey: key, customID: key.split(separator: "/").last.map(String.init),

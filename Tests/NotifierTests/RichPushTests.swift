@@ -60,6 +60,23 @@ struct RichPushTests {
             """#)
     }
 
+    @Test("a typed custom payload: APNs gets it at the root as it is, FCM's data as strings (JSON text for the others)")
+    func typedPayload() throws {
+        let payload: [String: JSONValue] = [
+            "screen": "cart", "count": .number("3"), "vip": .bool(true),
+            "product": .object([JSONMember("sku", .string("X1")), JSONMember("price", .number("19.5"))]),
+        ]
+        let send = sendRequest(content: ["body": "B"], payload: payload)
+        #expect(String(decoding: APNsProvider.payload(send), as: UTF8.self) == #"""
+            {"aps":{"alert":{"body":"B"}},"com.herald":{"i":"0123456789abcdef0123456789abcdef","c":"cart","t":"tc"},"count":3,"product":{"sku":"X1","price":19.5},"screen":"cart","vip":true}
+            """#)
+        let message = try JSONParser.parse(FCMProvider.message(DeliveryAttempt(request: send, target: Self.android, attempt: 1)))
+        #expect(message["message"]?["data"]?["count"] == .string("3"))
+        #expect(message["message"]?["data"]?["vip"] == .string("true"))
+        #expect(message["message"]?["data"]?["screen"] == .string("cart"))
+        #expect(message["message"]?["data"]?["product"] == .string(#"{"sku":"X1","price":19.5}"#))
+    }
+
     @Test("a send attempted again after a crash carries the same collapse id and tag: the device shows it once")
     func duplicateCollapses() throws {
         let send = sendRequest(content: ["title": "Hi", "body": "There"])

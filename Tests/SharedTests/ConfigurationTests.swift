@@ -178,6 +178,31 @@ struct ConfigurationTests {
         if problem == nil { #expect(config.templates["demo/p"] != nil) }
     }
 
+    @Test("a push template's custom payload: strings are templates, other values are sent as written; null is refused")
+    func typedPayload() throws {
+        let (config, issues) = try read([
+            Self.project,
+            #"{"kind":"template","id":"p","project":"demo","channel":"push","variants":{"default":{"body":"b"}},"payload":{"screen":"{{ c.page | \"home\" }}","count":3,"vip":true,"product":{"sku":"X1","price":19.5},"tags":["a",1]}}"#,
+        ])
+        #expect(issues.isEmpty, "\(issues)")
+        let payload = try #require(config.templates["demo/p"]?.payload)
+        #expect(payload["count"] == .json(.number("3")) && payload["vip"] == .json(.bool(true)))
+        #expect(payload["product"] == .json(.object([JSONMember("sku", .string("X1")), JSONMember("price", .number("19.5"))])))
+        #expect(payload["tags"] == .json(.array([.string("a"), .number("1")])))
+        guard case .text = payload["screen"] else {
+            Issue.record("a string is a template")
+            return
+        }
+        let (_, refused) = try read([
+            Self.project, #"{"kind":"template","id":"p","project":"demo","channel":"push","variants":{"default":{"body":"b"}},"payload":{"gone":null}}"#,
+        ])
+        #expect(refused == ["payload.gone: expected a value, found null"])
+        let (_, list) = try read([
+            Self.project, #"{"kind":"template","id":"p","project":"demo","channel":"push","variants":{"default":{"body":"b"}},"payload":["a"]}"#,
+        ])
+        #expect(list == ["payload: expected a mapping, found a list"])
+    }
+
     @Test("event names in triggers and cancel_on are matched as the ingest stores them: uppercased")
     func eventNamesNormalized() throws {
         let (config, issues) = try read([

@@ -176,6 +176,21 @@ struct WireTests {
         send.dueAt = Self.at + 2
         send.requestID = odd
         try expectSame(send)
+        // A typed custom payload: numbers, booleans, null inside, lists and mappings (whose keys come out sorted).
+        send.payload = [
+            "screen": .string(odd), "count": .number("3"), "score": .number("0.25"), "vip": .bool(true),
+            "tags": .array([.string("a"), .number("-2"), .null]),
+            "product": .object([JSONMember("sku", .string("X1")), JSONMember("price", .number("19.5")), JSONMember("a", .bool(false))]),
+        ]
+        send.notBefore = Self.at + 60
+        let typed = String(decoding: try Wire.encode(send), as: UTF8.self)
+        #expect(typed.contains(#""payload":{"count":3,"product":{"a":false,"price":19.5,"sku":"X1"},"score":0.25,"#), "\(typed)")
+        #expect(String(decoding: try Wire.encodeWithFoundation(send), as: UTF8.self) == typed)
+        // Read back, a mapping keeps the order it was written in (sorted): the same value.
+        var sorted = send
+        sorted.payload?["product"] = .object([JSONMember("a", .bool(false)), JSONMember("price", .number("19.5")), JSONMember("sku", .string("X1"))])
+        #expect(try Wire.decode(SendRequest.self, from: Array(typed.utf8)) == sorted)
+        #expect(try Wire.decodeWithFoundation(SendRequest.self, from: Array(typed.utf8)) == sorted)
         try expectSame(
             ContactSnapshot(
                 project: "demo", customID: odd, email: .init(address: odd, bouncedAt: Self.at),

@@ -176,7 +176,7 @@ struct APNsProvider: DeliveryProvider {
         }
         var members = [JSONMember("aps", .object(aps)), JSONMember(heraldKey, heraldMembers(send))]
         for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where key != "aps" && key != heraldKey {
-            members.append(JSONMember(key, .string(value)))
+            members.append(JSONMember(key, value))
         }
         return JSONValue.object(members).serialized
     }

@@ -155,8 +155,9 @@ struct FCMProvider: DeliveryProvider {
             JSONMember("herald_source", .string(APNsProvider.sourceType(send))),
         ]
         if let link = send.content["deeplink"], !link.isEmpty { data.append(JSONMember("herald_deeplink", .string(link))) }
+        // FCM's data values are strings: the others go as their JSON text.
         for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !key.hasPrefix("herald_") {
-            data.append(JSONMember(key, .string(value)))
+            data.append(JSONMember(key, .string(value.stringValue ?? String(decoding: value.serialized, as: UTF8.self))))
         }
         let priority = (text("priority").map { $0 == "high" } ?? !background) ? "high" : "normal"
         var android = [JSONMember("priority", .string(priority))]

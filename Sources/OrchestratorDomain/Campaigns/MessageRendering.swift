@@ -39,11 +39,19 @@ extension Engagement {
             }
             content[name] = rendered
         }
-        var payload: [String: String]?
+        var payload: [String: JSONValue]?
         if !template.payload.isEmpty {
             payload = [:]
-            for (name, text) in template.payload {
-                do { payload?[name] = try text.render(read) } catch { throw TemplateError(offset: 0, message: "\(template.id).payload.\(name): \(error.message)") }
+            for (name, value) in template.payload {
+                switch value {
+                case .json(let json): payload?[name] = json
+                case .text(let text):
+                    do {
+                        payload?[name] = .string(try text.render(read))
+                    } catch {
+                        throw TemplateError(offset: 0, message: "\(template.id).payload.\(name): \(error.message)")
+                    }
+                }
             }
         }
         let expiresAt = campaign.expiresAfter.map { context.at.addingTimeInterval($0) }

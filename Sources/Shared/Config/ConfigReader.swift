@@ -206,17 +206,23 @@ struct ConfigReader {
             }
             variants[language] = texts
         }
-        var payload: [String: TemplateText] = [:]
+        var payload: [String: PayloadValue] = [:]
         if let payloadNode = node["payload"] {
             if channel != .push { fail(payloadNode, "payload: only push templates have a custom payload") }
             if case .object(let members) = payloadNode.value {
                 for (name, value) in members {
                     // `aps` is Apple's and `com.herald` Herald's own (APNs drops a custom key of those names).
                     if ["aps", "herald", "com.herald"].contains(name) { fail(value, "payload.\(name): reserved key") }
-                    if let text = templateText(value, "payload.\(name)") { payload[name] = text }
+                    if case .string = value.value {
+                        if let text = templateText(value, "payload.\(name)") { payload[name] = .text(text) }
+                    } else if case .null = value.value {
+                        fail(value, "payload.\(name): expected a value, found null")
+                    } else {
+                        payload[name] = .json(value.json)
+                    }
                 }
             } else {
-                fail(payloadNode, "payload: expected a mapping of strings, found \(payloadNode.typeName)")
+                fail(payloadNode, "payload: expected a mapping, found \(payloadNode.typeName)")
             }
         }
         return TemplateDefinition(id: id, project: project, channel: channel, variants: variants, payload: payload, origin: origin)

@@ -192,14 +192,21 @@ extension MessageChannel {
     }
 }
 
+/// A value of a push template's custom payload.
+package enum PayloadValue: Sendable, Equatable {
+    case text(TemplateText)
+    case json(JSONValue)
+}
+
 package struct TemplateDefinition: Sendable {
     package var id: String
     package var project: String
     package var channel: MessageChannel
     /// Language (ISO 639-1, or `default`) → field → text.
     package var variants: [String: [String: TemplateText]]
-    /// Push only: the custom payload, merged at the root of the notification (values are templates too).
-    package var payload: [String: TemplateText]
+    /// Push only: the custom payload, merged at the root of the notification: strings are templates, other values
+    /// (numbers, booleans, lists, mappings) are sent as they are written.
+    package var payload: [String: PayloadValue]
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 

@@ -27,8 +27,9 @@ package struct SendRequest: WireMessage {
     package var language: String
     /// The rendered fields (push: title, body, deeplink…; email: subject, text, html…; sms: text).
     package var content: [String: String]
-    /// Push: custom payload keys, merged at the root of the notification.
-    package var payload: [String: String]?
+    /// Push: custom payload keys, merged at the root of the notification, with their JSON types (FCM's data takes the
+    /// strings as they are and the other values as their JSON text).
+    package var payload: [String: JSONValue]?
     package var trigger: Trigger
     /// When the orchestrator decided the send.
     package var decidedAt: Date
@@ -93,7 +94,7 @@ package struct SendRequest: WireMessage {
     package init(
         sendID: String, project: String, profileKey: String, customID: String?, channel: MessageChannel, marketing: Bool,
         app: String?, campaign: String, step: String, occurrence: String, template: String, language: String,
-        content: [String: String], payload: [String: String]?, trigger: Trigger, decidedAt: Date, expiresAt: Date?
+        content: [String: String], payload: [String: JSONValue]?, trigger: Trigger, decidedAt: Date, expiresAt: Date?
     ) {
         self.sendID = sendID
         self.project = project

@@ -19,6 +19,8 @@ enum WireDecoder {
         case is String.Type:
             guard case .string(let text) = value else { throw mismatch(type, value, codingPath) }
             return text as! T
+        case is JSONValue.Type:
+            return value as! T
         case is Bool.Type:
             guard case .bool(let flag) = value else { throw mismatch(type, value, codingPath) }
             return flag as! T

@@ -75,11 +75,36 @@ enum WireEncoder {
             case let data as Data: value = .string(data.base64EncodedString())
             case let url as URL: value = .string(url.absoluteString)
             case let text as String: value = .string(text)
+            case let json as JSONValue: store(json)
             case let flag as Bool: value = .literal(flag ? "true" : "false")
             case let number as Double: value = .literal(try Self.literal(number, codingPath))
             case let number as Float: value = .literal(try Self.literal(Double(number), codingPath))
             case let number as any BinaryInteger: value = .literal(String(describing: number))
             default: try encodable.encode(to: TreeEncoder(slot: self, codingPath: codingPath))
+            }
+        }
+
+        /// A JSON value as it is: numbers with their literal text, an object's members sorted on writing like any other.
+        func store(_ json: JSONValue) {
+            switch json {
+            case .null: value = .null
+            case .bool(let flag): value = .literal(flag ? "true" : "false")
+            case .number(let text): value = .literal(text)
+            case .string(let text): value = .string(text)
+            case .array(let items):
+                let box = array
+                for item in items {
+                    let slot = Slot()
+                    slot.store(item)
+                    box.items.append(slot)
+                }
+            case .object(let members):
+                let box = object
+                for member in members {
+                    let slot = Slot()
+                    slot.store(member.value)
+                    box.members[member.key] = slot
+                }
             }
         }
 
