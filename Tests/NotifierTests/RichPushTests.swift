@@ -77,6 +77,21 @@ struct RichPushTests {
         #expect(message["message"]?["data"]?["product"] == .string(#"{"sku":"X1","price":19.5}"#))
     }
 
+    @Test("a category's buttons for the target's app: com.herald.a on APNs, herald_actions on FCM; none for another app")
+    func categoryActions() throws {
+        var send = sendRequest(content: ["body": "Sale", "category": "SALE"])
+        let buy = PushAction(id: "BUY", title: "Buy now", deeplink: "demo://buy")
+        send.actions = ["demo-ios": [buy, PushAction(id: "NO", title: "No", foreground: false, destructive: true)], "demo-android": [buy]]
+        #expect(String(decoding: APNsProvider.payload(send, app: "demo-ios"), as: UTF8.self) == #"""
+            {"aps":{"alert":{"body":"Sale"},"category":"SALE"},"com.herald":{"i":"0123456789abcdef0123456789abcdef","c":"cart","t":"tc","a":[{"i":"BUY","t":"Buy now","l":"demo://buy","f":true},{"i":"NO","t":"No","f":false,"d":true}]}}
+            """#)
+        let request = try APNsProvider.request(DeliveryAttempt(request: send, target: Self.ios, attempt: 1), topic: "t", jwt: "a.b.c", settings: .init())
+        #expect(String(decoding: request.body, as: UTF8.self).contains(#""a":[{"i":"BUY""#))
+        #expect(!String(decoding: APNsProvider.payload(send, app: "other-ios"), as: UTF8.self).contains(#""a":"#))
+        let message = try JSONParser.parse(FCMProvider.message(DeliveryAttempt(request: send, target: Self.android, attempt: 1)))
+        #expect(message["message"]?["data"]?["herald_actions"] == .string(#"[{"i":"BUY","t":"Buy now","l":"demo://buy","f":true}]"#))
+    }
+
     @Test("a send attempted again after a crash carries the same collapse id and tag: the device shows it once")
     func duplicateCollapses() throws {
         let send = sendRequest(content: ["title": "Hi", "body": "There"])

@@ -191,6 +191,27 @@ struct CampaignTests {
             #"{"kind":"campaign","id":"abandoned-cart","project":"demo","trigger":{"event":"ADD_TO_CART","where":"event.price >= 10"},"delay":"1h","cancel_on":["PURCHASED"],"expires_after":"2h","reeligibility":"always","messages":[{"channel":"push","template":"cart"}]\#(extra)}"#)
     }
 
+    @Test("a push's category carries its buttons, for each app of the message that defines them")
+    func categoryActions() async throws {
+        let buy = #"{"SALE":{"actions":[{"id":"BUY","title":"Buy now","deeplink":"demo://buy"}]}}"#
+        for (app, expected) in [
+            ("", ["demo-ios": [PushAction(id: "BUY", title: "Buy now", deeplink: "demo://buy")]]),
+            (#","app":"demo-android""#, [String: [PushAction]]()),
+        ] {
+            let harness = try EngagementHarness(
+                try configuration(
+                    demoProject,
+                    #"{"kind":"app","id":"demo-ios","project":"demo","platform":"ios","categories":\#(buy)}"#,
+                    #"{"kind":"app","id":"demo-android","project":"demo","platform":"android"}"#,
+                    #"{"kind":"template","id":"sale","project":"demo","channel":"push","variants":{"default":{"body":"Sale","category":"SALE"}}}"#,
+                    #"{"kind":"campaign","id":"sale","project":"demo","type":"transactional","trigger":{"event":"OPEN"},"reeligibility":"always","messages":[{"channel":"push","template":"sale"\#(app)}]}"#))
+            try await harness.apply([try harness.writer.event(id: "o", #"{"name":"open"}"#)])
+            let send = try #require(try harness.sends().first)
+            #expect(send.content["category"] == "SALE")
+            #expect((send.actions ?? [:]) == expected, "\(app)")
+        }
+    }
+
     @Test("abandoned cart: the delay waits on a timer, a purchase cancels, the send is rendered")
     func abandonedCart() async throws {
         let harness = try EngagementHarness(try cartCampaign())

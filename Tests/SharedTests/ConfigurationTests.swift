@@ -178,6 +178,33 @@ struct ConfigurationTests {
         if problem == nil { #expect(config.templates["demo/p"] != nil) }
     }
 
+    @Test(
+        "an app's notification categories: names, 1 to 4 actions (3 on Android), titles of 1 to 40 characters",
+        arguments: [
+            ("ios", #"{"SALE":{"actions":[{"id":"BUY","title":"Buy now","deeplink":"demo://buy"},{"id":"NO","title":"No","destructive":true,"foreground":false}]}}"#, nil),
+            ("ios", #"{"A":{"actions":[{"id":"1","title":"a"},{"id":"2","title":"b"},{"id":"3","title":"c"},{"id":"4","title":"d"}]}}"#, nil),
+            ("android", #"{"A":{"actions":[{"id":"1","title":"a"},{"id":"2","title":"b"},{"id":"3","title":"c"},{"id":"4","title":"d"}]}}"#,
+             "categories.A.actions: expected a list of 1 to 3 actions (android)"),
+            ("ios", #"{"A":{"actions":[]}}"#, "categories.A.actions: expected a list of 1 to 4 actions (ios)"),
+            ("ios", #"{"A B":{"actions":[{"id":"1","title":"a"}]}}"#, "categories.A B: a category name is 1 to 64 letters, digits, `_`, `-` or `.`"),
+            ("ios", #"{"A":{"actions":[{"id":"1","title":"\#(String(repeating: "x", count: 41))"}]}}"#, "categories.A.actions[0].title: 1 to 40 characters"),
+            ("ios", #"{"A":{"actions":[{"id":"1","title":"a"},{"id":"1","title":"b"}]}}"#, "categories.A.actions[1].id: 1 twice in the category"),
+            ("ios", #"{"A":{"actions":[{"id":"1","title":"a","color":"red"}]}}"#, "categories.A.actions[0]: unknown field `color`"),
+            ("ios", #"["A"]"#, "categories: expected a mapping from category name to {actions: [...]}, found a list"),
+        ] as [(String, String, String?)])
+    func categories(platform: String, categories: String, problem: String?) throws {
+        let (config, issues) = try read([
+            Self.project, #"{"kind":"app","id":"a","project":"demo","platform":"\#(platform)","categories":\#(categories)}"#,
+        ])
+        #expect(issues == (problem.map { [$0] } ?? []))
+        if problem == nil, platform == "ios", categories.contains("SALE") {
+            #expect(config.apps["demo/a"]?.categories["SALE"] == [
+                PushAction(id: "BUY", title: "Buy now", deeplink: "demo://buy"),
+                PushAction(id: "NO", title: "No", foreground: false, destructive: true),
+            ])
+        }
+    }
+
     @Test("a push template's custom payload: strings are templates, other values are sent as written; null is refused")
     func typedPayload() throws {
         let (config, issues) = try read([

@@ -105,7 +105,7 @@ struct APNsProvider: DeliveryProvider {
     /// The HTTP/2 request for an attempt: `POST /3/device/<token>` on the token environment's host.
     static func request(_ attempt: DeliveryAttempt, topic: String, jwt: String, settings: Settings) throws -> HTTPRequest {
         let send = attempt.request
-        let payload = self.payload(send)
+        let payload = self.payload(send, app: attempt.target.app)
         guard payload.count <= maxPayloadBytes else {
             throw APNsRequestProblem(reason: "payload_too_large: \(payload.count) bytes, APNs takes \(maxPayloadBytes)")
         }
@@ -153,7 +153,7 @@ struct APNsProvider: DeliveryProvider {
 
     /// `aps` (alert, badge, sound, category, thread, interruption level, relevance, target content, mutable-content for
     /// an attachment), Herald's own key, and the custom payload at the root.
-    static func payload(_ send: SendRequest) -> [UInt8] {
+    static func payload(_ send: SendRequest, app: String? = nil) -> [UInt8] {
         var aps: [JSONMember] = []
         func text(_ field: String) -> String? { send.content[field].flatMap { $0.isEmpty ? nil : $0 } }
         if isBackground(send) {
@@ -174,7 +174,7 @@ struct APNsProvider: DeliveryProvider {
             if let target = text("target_content_id") { aps.append(JSONMember("target-content-id", .string(target))) }
             if text("image_url") != nil { aps.append(JSONMember("mutable-content", .number("1"))) }
         }
-        var members = [JSONMember("aps", .object(aps)), JSONMember(heraldKey, heraldMembers(send))]
+        var members = [JSONMember("aps", .object(aps)), JSONMember(heraldKey, heraldMembers(send, app: app))]
         for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where key != "aps" && key != heraldKey {
             members.append(JSONMember(key, value))
         }
@@ -185,8 +185,8 @@ struct APNsProvider: DeliveryProvider {
     static let heraldKey = "com.herald"
 
     /// `i` send id, `c` campaign, `t` source (`c` campaign, `t` transactional, `tc` trigger), `l` deeplink, `at` the
-    /// attachment.
-    static func heraldMembers(_ send: SendRequest) -> JSONValue {
+    /// attachment, `a` the buttons of the notification's category for the target's app (`PushAction`).
+    static func heraldMembers(_ send: SendRequest, app: String? = nil) -> JSONValue {
         var members = [
             JSONMember("i", .string(send.sendID)), JSONMember("c", .string(send.campaign)),
             JSONMember("t", .string(sourceType(send))),
@@ -194,6 +194,9 @@ struct APNsProvider: DeliveryProvider {
         if let link = send.content["deeplink"], !link.isEmpty { members.append(JSONMember("l", .string(link))) }
         if let image = send.content["image_url"], !image.isEmpty {
             members.append(JSONMember("at", .object([JSONMember("u", .string(image))])))
+        }
+        if let app, let actions = send.actions?[app], !isBackground(send) {
+            members.append(JSONMember("a", .array(actions.map(\.json))))
         }
         return .object(members)
     }

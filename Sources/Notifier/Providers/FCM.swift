@@ -155,6 +155,9 @@ struct FCMProvider: DeliveryProvider {
             JSONMember("herald_source", .string(APNsProvider.sourceType(send))),
         ]
         if let link = send.content["deeplink"], !link.isEmpty { data.append(JSONMember("herald_deeplink", .string(link))) }
+        if let app = attempt.target.app, let actions = send.actions?[app], !background {
+            data.append(JSONMember("herald_actions", .string(String(decoding: JSONValue.array(actions.map(\.json)).serialized, as: UTF8.self))))
+        }
         // FCM's data values are strings: the others go as their JSON text.
         for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !key.hasPrefix("herald_") {
             data.append(JSONMember(key, .string(value.stringValue ?? String(decoding: value.serialized, as: UTF8.self))))

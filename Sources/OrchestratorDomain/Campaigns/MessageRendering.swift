@@ -66,6 +66,14 @@ extension Engagement {
         send.requestID = context.requestID
         send.contactRevision = values.profile?["contact_revision"]
         send.dueAt = campaign.delay.map { context.at.addingTimeInterval($0) }
+        // The category's buttons, for each app this push may reach whose configuration defines them.
+        if message.channel == .push, let category = content["category"], !category.isEmpty {
+            var actions: [String: [PushAction]] = [:]
+            for app in rules.config.apps.values where app.project == campaign.project && (message.app == nil || app.id == message.app) {
+                if let buttons = app.categories[category] { actions[app.id] = buttons }
+            }
+            if !actions.isEmpty { send.actions = actions }
+        }
         if context.at > now {
             // Decided ahead of its time (a local-time release): leaves at it.
             send.notBefore = context.at

@@ -25,7 +25,7 @@ struct ConfigReader {
         guard let kind = string(node, "kind") else { return nil }
         let known: [String: [String]] = [
             "project": ["name", "default_language", "timezone", "quiet_hours", "frequency_caps"],
-            "app": ["project", "platform", "bundle_id"],
+            "app": ["project", "platform", "bundle_id", "categories"],
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
             "campaign": [
@@ -63,7 +63,9 @@ struct ConfigReader {
         case "app":
             guard let platform = string(node, "platform") else { return nil }
             if !["ios", "android", "web"].contains(platform) { fail(node["platform"], "platform: expected ios, android or web, found \"\(platform)\"") }
-            return .app(AppDefinition(id: id, project: project, platform: platform, bundleID: string(node, "bundle_id", required: false), origin: origin))
+            var app = AppDefinition(id: id, project: project, platform: platform, bundleID: string(node, "bundle_id", required: false), origin: origin)
+            if let categories = node["categories"] { app.categories = self.categories(categories, platform: platform) }
+            return .app(app)
         case "segment":
             guard let text = string(node, "condition"), let condition = condition(node["condition"], text: text, namespaces: SegmentParser.namespaces)
             else { return nil }
@@ -330,6 +332,58 @@ struct ConfigReader {
             }
         }
         return campaign
+    }
+
+    /// `{SALE: {actions: [{id: BUY, title: Buy now, deeplink: "demo://buy", foreground: true, destructive: false}]}}`:
+    /// names and action ids of 1 to 64 letters, digits, `_`, `-` or `.`; 1 to 4 actions (3 on Android, which shows no
+    /// more), titles of 1 to 40 characters.
+    mutating func categories(_ node: ConfigNode, platform: String) -> [String: [PushAction]] {
+        guard case .object(let members) = node.value else {
+            fail(node, "categories: expected a mapping from category name to {actions: [...]}, found \(node.typeName)")
+            return [:]
+        }
+        func validName(_ text: String) -> Bool {
+            (1...64).contains(text.count) && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }
+        }
+        let most = platform == "android" ? 3 : 4
+        var categories: [String: [PushAction]] = [:]
+        for (name, category) in members {
+            let path = "categories.\(name)"
+            guard validName(name) else {
+                fail(category, "\(path): a category name is 1 to 64 letters, digits, `_`, `-` or `.`")
+                continue
+            }
+            for member in category.members where member.key != "actions" {
+                fail(member.node, "\(path): unknown field `\(member.key)`")
+            }
+            guard case .array(let items)? = category["actions"]?.value, (1...most).contains(items.count) else {
+                fail(category["actions"] ?? category, "\(path).actions: expected a list of 1 to \(most) actions (\(platform))")
+                continue
+            }
+            var actions: [PushAction] = []
+            for (index, item) in items.enumerated() {
+                let at = "\(path).actions[\(index)]"
+                for member in item.members where !["id", "title", "deeplink", "foreground", "destructive"].contains(member.key) {
+                    fail(member.node, "\(at): unknown field `\(member.key)`")
+                }
+                guard let id = string(item, "id"), let title = string(item, "title") else { continue }
+                guard validName(id) else {
+                    fail(item["id"], "\(at).id: an action id is 1 to 64 letters, digits, `_`, `-` or `.`")
+                    continue
+                }
+                guard (1...40).contains(title.count) else {
+                    fail(item["title"], "\(at).title: 1 to 40 characters")
+                    continue
+                }
+                if actions.contains(where: { $0.id == id }) { fail(item["id"], "\(at).id: \(id) twice in the category") }
+                actions.append(
+                    PushAction(
+                        id: id, title: title, deeplink: string(item, "deeplink", required: false),
+                        foreground: bool(item, "foreground", default: true), destructive: bool(item, "destructive", default: false)))
+            }
+            categories[name] = actions
+        }
+        return categories
     }
 
     /// `{max: 600, per: 1m}`: at most `max` messages per period (1 second to 1 day); returned per minute.

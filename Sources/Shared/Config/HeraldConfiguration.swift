@@ -166,6 +166,8 @@ package struct AppDefinition: Sendable {
     package var platform: String
     /// The APNs topic (iOS) or package name (Android).
     package var bundleID: String?
+    /// Notification categories by name, with their buttons (docs/campaigns.md, "Templates").
+    package var categories: [String: [PushAction]] = [:]
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 }

@@ -54,6 +54,8 @@ package struct SendRequest: WireMessage {
     /// Not to leave before this instant: a send decided ahead of its time (a local-time schedule's members are decided
     /// shortly before their 09:00, so that a zone's release is ready when it comes). The notifier holds it until then.
     package var notBefore: Date? = nil
+    /// Push: the buttons of the notification's `category`, by app, for the apps whose configuration defines it.
+    package var actions: [String: [PushAction]]? = nil
 
     package struct RawToken: Codable, Sendable, Equatable {
         package var token: String
@@ -119,6 +121,6 @@ package struct SendRequest: WireMessage {
         case project, channel, marketing, app, campaign, step, occurrence, template, language, content, payload, trigger
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
         case expiresAt = "expires_at", test, token, installationID = "installation_id", requestID = "request_id"
-        case dueAt = "due_at", contactRevision = "contact_revision", notBefore = "not_before"
+        case dueAt = "due_at", contactRevision = "contact_revision", notBefore = "not_before", actions
     }
 }
