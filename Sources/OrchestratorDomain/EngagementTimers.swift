@@ -83,11 +83,7 @@ extension Engagement {
         }
         let paced = members.isEmpty ? nil : try pageDecided(campaign)
         if members.count == page, let last = members.last { return try again(paced ?? occurrence, after: last) }
-        try db.executeCached(
-            sql: """
-                INSERT INTO campaign_state (campaign_key, last_occurrence) VALUES (?, ?)
-                ON CONFLICT (campaign_key) DO UPDATE SET last_occurrence = excluded.last_occurrence
-                """, arguments: [campaign.key, stamp])
+        try recordRun(campaign, stamp)
         if let next = nextOccurrence(campaign, last: occurrence) {
             try setTimer(key: "", kind: "schedule", ref: campaign.key, due: next)
         }
@@ -105,6 +101,30 @@ extension Engagement {
             index = max(index, (earliest.timeIntervalSince(start) / every).rounded(.up))
         }
         return start.addingTimeInterval(index * every)
+    }
+
+    /// A scheduled campaign's last finished run as recorded: its instant, or a local-time schedule's day.
+    func lastRun(_ campaign: CampaignDefinition) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign.key])
+    }
+
+    func recordRun(_ campaign: CampaignDefinition, _ occurrence: String) throws {
+        try db.executeCached(
+            sql: """
+                INSERT INTO campaign_state (campaign_key, last_occurrence) VALUES (?, ?)
+                ON CONFLICT (campaign_key) DO UPDATE SET last_occurrence = excluded.last_occurrence
+                """, arguments: [campaign.key, occurrence])
+    }
+
+    /// A scheduled campaign's timer (its next run, or the run being paged): when it is due and its payload.
+    func scheduleTimer(_ ref: String) throws -> (due: String, payload: JSONValue?)? {
+        try Row.fetchOne(
+            db, sql: "SELECT due_at, payload FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?", arguments: [ref]
+        ).map { ($0["due_at"], ($0["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) }) }
+    }
+
+    func clearScheduleTimer(_ ref: String) throws {
+        try db.execute(sql: "DELETE FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?", arguments: [ref])
     }
 
     /// Whether `date` is a run of the campaign's schedule (its start, or the start plus whole periods).
@@ -136,35 +156,27 @@ extension Engagement {
         for campaign in rules.config.campaigns.values.sorted(by: { $0.key < $1.key }) where campaign.enabled {
             if case .localSchedule(let schedule) = campaign.trigger {
                 scheduled.insert(campaign.key)
-                let last = try String.fetchOne(
-                    db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign.key]
-                ).flatMap(LocalDay.init)
-                try setLocalPreparation(campaign, schedule, after: last)
+                try setLocalPreparation(campaign, schedule, after: try lastRun(campaign).flatMap(LocalDay.init))
                 continue
             }
             guard case .schedule = campaign.trigger else { continue }
             scheduled.insert(campaign.key)
-            let last = try String.fetchOne(
-                db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign.key]
-            ).flatMap(WireTime.parse)
             // A run being paged keeps its cursor, however long a rate limit spreads it, while its occurrence is one
             // of the campaign's schedule (its timer is due at the occurrence, or at its next page's slot).
-            let current = try Row.fetchOne(
-                db, sql: "SELECT due_at, payload FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?",
-                arguments: [campaign.key])
-            let paging = (current?["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) }?["occurrence"]?
-                .stringValue.flatMap(WireTime.parse)
-            if let paging, isOccurrence(campaign, paging) { continue }
-            if let next = nextOccurrence(campaign, last: last) {
-                if current?["due_at"] == WireTime.format(next) { continue }
+            let current = try scheduleTimer(campaign.key)
+            if let paging = current?.payload?["occurrence"]?.stringValue.flatMap(WireTime.parse), isOccurrence(campaign, paging) {
+                continue
+            }
+            if let next = nextOccurrence(campaign, last: try lastRun(campaign).flatMap(WireTime.parse)) {
+                if current?.due == WireTime.format(next) { continue }
                 try setTimer(key: "", kind: "schedule", ref: campaign.key, due: next)
             } else {
-                try db.execute(sql: "DELETE FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?", arguments: [campaign.key])
+                try clearScheduleTimer(campaign.key)
             }
         }
         for ref in try String.fetchAll(db, sql: "SELECT ref FROM timers WHERE profile_key = '' AND kind = 'schedule'")
         where !scheduled.contains(ref) {
-            try db.execute(sql: "DELETE FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?", arguments: [ref])
+            try clearScheduleTimer(ref)
         }
         return pending
     }

@@ -115,14 +115,14 @@ struct APNsProvider: DeliveryProvider {
             ("authorization", "bearer \(jwt)"),
             ("apns-topic", topic),
             ("apns-push-type", background ? "background" : "alert"),
-            ("apns-priority", (send.content["priority"].map { $0 == "high" } ?? !background) ? "10" : "5"),
+            ("apns-priority", isHighPriority(send) ? "10" : "5"),
             ("apns-expiration", String(Int(expiration(send, default: settings.defaultExpiration.timeInterval).timeIntervalSince1970))),
             ("apns-id", messageID(sendID: send.sendID, target: attempt.target.id)),
             ("content-type", "application/json"),
         ]
         // Without a collapse id of its own, the send's: an attempt repeated after a crash (Herald is at least once)
         // replaces the first on the device instead of showing twice.
-        let collapse = send.content["collapse_id"].flatMap { $0.isEmpty ? nil : $0 } ?? send.sendID
+        let collapse = send.field("collapse_id") ?? send.sendID
         guard collapse.utf8.count <= 64 else {
             throw APNsRequestProblem(reason: "BadCollapseId: collapse_id is \(collapse.utf8.count) bytes, at most 64")
         }
@@ -142,6 +142,11 @@ struct APNsProvider: DeliveryProvider {
         }
     }
 
+    /// The template's `priority`, else high for an alert and normal for a background push.
+    static func isHighPriority(_ send: SendRequest) -> Bool {
+        send.field("priority").map { $0 == "high" } ?? !isBackground(send)
+    }
+
     /// When the notification stops being worth delivering: the send's expiry, else the provider's default from when
     /// the send may leave; sooner if the template sets a `ttl`.
     static func expiration(_ send: SendRequest, default fallback: TimeInterval) -> Date {
@@ -155,7 +160,7 @@ struct APNsProvider: DeliveryProvider {
     /// an attachment), Herald's own key, and the custom payload at the root.
     static func payload(_ send: SendRequest, app: String? = nil) -> [UInt8] {
         var aps: [JSONMember] = []
-        func text(_ field: String) -> String? { send.content[field].flatMap { $0.isEmpty ? nil : $0 } }
+        let text = send.field
         if isBackground(send) {
             aps.append(JSONMember("content-available", .number("1")))
         } else {
@@ -191,8 +196,8 @@ struct APNsProvider: DeliveryProvider {
             JSONMember("i", .string(send.sendID)), JSONMember("c", .string(send.campaign)),
             JSONMember("t", .string(sourceType(send))),
         ]
-        if let link = send.content["deeplink"], !link.isEmpty { members.append(JSONMember("l", .string(link))) }
-        if let image = send.content["image_url"], !image.isEmpty {
+        if let link = send.field("deeplink") { members.append(JSONMember("l", .string(link))) }
+        if let image = send.field("image_url") {
             members.append(JSONMember("at", .object([JSONMember("u", .string(image))])))
         }
         if let app, let actions = send.actions?[app], !isBackground(send) {

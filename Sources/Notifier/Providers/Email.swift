@@ -80,14 +80,14 @@ struct SMTPProvider: DeliveryProvider {
             "X-Herald-Send-ID: \(send.sendID)",
             "X-Herald-Campaign: \(send.campaign)",
         ]
-        if let replyTo = send.content["reply_to"], !replyTo.isEmpty { headers.append("Reply-To: \(replyTo)") }
+        if let replyTo = send.field("reply_to") { headers.append("Reply-To: \(replyTo)") }
         if send.marketing, let links {
             let url = links.url(.init(profileKey: send.profileKey, address: attempt.target.address, sendID: send.sendID))
             headers.append("List-Unsubscribe: <\(url)>")
             headers.append("List-Unsubscribe-Post: List-Unsubscribe=One-Click")
         }
         var parts: [(String, String)] = [("text/plain", send.content["text"] ?? "")]
-        if let html = send.content["html"], !html.isEmpty { parts.append(("text/html", html)) }
+        if let html = send.field("html") { parts.append(("text/html", html)) }
         headers.append("Content-Type: multipart/alternative; boundary=\"\(boundary)\"")
         var lines = headers + [""]
         for (type, body) in parts {

@@ -144,7 +144,7 @@ struct FCMProvider: DeliveryProvider {
     /// and the notification's channel, tag and click action).
     static func message(_ attempt: DeliveryAttempt, now: Date = Date()) -> [UInt8] {
         let send = attempt.request
-        func text(_ field: String) -> String? { send.content[field].flatMap { $0.isEmpty ? nil : $0 } }
+        let text = send.field
         let background = APNsProvider.isBackground(send)
         var notification: [JSONMember] = []
         for (field, key) in [("title", "title"), ("body", "body"), ("image_url", "image")] where !background {
@@ -154,7 +154,7 @@ struct FCMProvider: DeliveryProvider {
             JSONMember("herald_send_id", .string(send.sendID)), JSONMember("herald_campaign", .string(send.campaign)),
             JSONMember("herald_source", .string(APNsProvider.sourceType(send))),
         ]
-        if let link = send.content["deeplink"], !link.isEmpty { data.append(JSONMember("herald_deeplink", .string(link))) }
+        if let link = text("deeplink") { data.append(JSONMember("herald_deeplink", .string(link))) }
         if let app = attempt.target.app, let actions = send.actions?[app], !background {
             data.append(JSONMember("herald_actions", .string(String(decoding: JSONValue.array(actions.map(\.json)).serialized, as: UTF8.self))))
         }
@@ -162,8 +162,7 @@ struct FCMProvider: DeliveryProvider {
         for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !key.hasPrefix("herald_") {
             data.append(JSONMember(key, .string(value.stringValue ?? String(decoding: value.serialized, as: UTF8.self))))
         }
-        let priority = (text("priority").map { $0 == "high" } ?? !background) ? "high" : "normal"
-        var android = [JSONMember("priority", .string(priority))]
+        var android = [JSONMember("priority", .string(APNsProvider.isHighPriority(send) ? "high" : "normal"))]
         let expiry = APNsProvider.expiration(send, default: PushOptions.maxTTL)
         let ttl = max(0, Int(expiry.timeIntervalSince(max(now, send.notBefore ?? now))))
         android.append(JSONMember("ttl", .string("\(min(ttl, Int(PushOptions.maxTTL)))s")))

@@ -71,6 +71,11 @@ extension ProviderOutcome {
 }
 
 /// base64url without padding (JWT).
+extension SendRequest {
+    /// A rendered field of the message; nil when absent or empty (an optional placeholder that rendered nothing).
+    func field(_ name: String) -> String? { content[name].flatMap { $0.isEmpty ? nil : $0 } }
+}
+
 enum Base64URL {
     static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         Data(bytes).base64EncodedString()

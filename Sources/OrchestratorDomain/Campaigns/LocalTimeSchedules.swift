@@ -38,18 +38,10 @@ extension Engagement {
 
     /// Sets the preparing timer of the schedule's next day after `last` (none when it has no next day).
     func setLocalPreparation(_ campaign: CampaignDefinition, _ schedule: LocalSchedule, after last: LocalDay?) throws {
-        guard let day = nextLocalDay(schedule, after: last) else {
-            try db.execute(
-                sql: "DELETE FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?", arguments: [campaign.key])
-            return
-        }
+        guard let day = nextLocalDay(schedule, after: last) else { return try clearScheduleTimer(campaign.key) }
         let due = WireTime.format(schedule.earliest(day).addingTimeInterval(-Self.localLead))
         // A day already set (or being prepared, with its cursor) is kept.
-        let current = try String.fetchOne(
-            db, sql: "SELECT payload FROM timers WHERE profile_key = '' AND kind = 'schedule' AND ref = ?", arguments: [campaign.key])
-        if let payload = current.flatMap({ try? JSONParser.parse(Array($0.utf8)) }), payload["day"]?.stringValue == day.description {
-            return
-        }
+        if try scheduleTimer(campaign.key)?.payload?["day"]?.stringValue == day.description { return }
         try setTimer(key: "", kind: "schedule", ref: campaign.key, due: due, payload: .object([JSONMember("day", .string(day.description))]))
     }
 
@@ -76,35 +68,35 @@ extension Engagement {
         let occurrence = schedule.occurrence(day)
         // Each distinct zone's instant, once per page (nil: missed): a page holds a few dozen zones, and the zones'
         // cache and ICU's own are locks that twelve partitions preparing at once would contend for per member.
-        var instantOf: [String: String?] = [:]
-        func instant(_ name: String) -> String? {
+        var instantOf: [String: Date?] = [:]
+        func zoneInstant(_ name: String) -> Date? {
             if let known = instantOf[name] { return known }
             let zone = TimeZones.named(name)
             var at: Date? = schedule.instant(day, in: zone)
             if let passed = at, passed <= now {
                 at = schedule.everyDays == nil && schedule.missed == .next ? schedule.instant(day.adding(days: 1), in: zone) : nil
             }
-            let stamp = at.map(WireTime.format)
-            instantOf[name] = .some(stamp)
-            return stamp
+            instantOf[name] = .some(at)
+            return at
         }
-        var byInstant: [String: [String]] = [:]
+        var byInstant: [Date: [String]] = [:]
         var missed = 0
         for row in rows {
-            guard let stamp = instant(schedule.zone ?? (row[1] as String?) ?? (row[2] as String?) ?? fallback) else {
+            guard let at = zoneInstant(schedule.zone ?? (row[1] as String?) ?? (row[2] as String?) ?? fallback) else {
                 missed += 1
                 continue
             }
-            byInstant[stamp, default: []].append(row[0])
+            byInstant[at, default: []].append(row[0])
         }
-        for (stamp, keys) in byInstant {
+        for (instant, keys) in byInstant {
+            let stamp = WireTime.format(instant)
             try db.executeCached(
                 sql: """
                     INSERT OR IGNORE INTO local_sends (campaign_key, due_at, first_key, occurrence, profile_keys)
                     VALUES (?, ?, ?, ?, ?)
                     """,
                 arguments: [campaign.key, stamp, keys[0], occurrence, Self.keyList(keys[...])])
-            guard db.changesCount > 0, let instant = WireTime.parse(stamp) else { continue }
+            guard db.changesCount > 0 else { continue }
             // The instant's release timer, earlier by this page's share of the time its members take to decide.
             let ref = "\(campaign.key) \(stamp)"
             var due = instant
@@ -124,11 +116,7 @@ extension Engagement {
                 key: "", kind: "schedule", ref: campaign.key, due: due, payload: .object(payload + [JSONMember("after", .string(last))]))
             return
         }
-        try db.executeCached(
-            sql: """
-                INSERT INTO campaign_state (campaign_key, last_occurrence) VALUES (?, ?)
-                ON CONFLICT (campaign_key) DO UPDATE SET last_occurrence = excluded.last_occurrence
-                """, arguments: [campaign.key, day.description])
+        try recordRun(campaign, day.description)
         try setLocalPreparation(campaign, schedule, after: day)
     }
 

@@ -44,12 +44,10 @@ package struct ConfigNode: Sendable, Equatable {
         if case .object(let members) = value { members } else { [] }
     }
 
-    /// A string as it is, a number as written in decimal (`3`, `0.5`); nil for anything else.
+    /// A string as it is, a number as its JSON text (`3`, `0.5`); nil for anything else.
     package var scalarText: String? {
-        switch value {
-        case .string(let text): text
-        case .number(let number) where number == number.rounded() && abs(number) < 1e15: String(Int(number))
-        case .number(let number) where number.isFinite: String(number)
+        switch json {
+        case .string(let text), .number(let text): text
         default: nil
         }
     }

@@ -18,7 +18,7 @@ struct ConfigReader {
     }
 
     mutating func object(_ node: ConfigNode) -> ConfigObject? {
-        guard case .object(let members) = node.value else {
+        guard case .object = node.value else {
             fail(node, "expected a mapping with `kind`, found \(node.typeName)")
             return nil
         }
@@ -37,9 +37,7 @@ struct ConfigReader {
             fail(node["kind"], "kind: expected one of \(ConfigObject.kinds.joined(separator: ", ")), found \"\(kind)\"")
             return nil
         }
-        for member in members where !(["kind", "id", "description"] + fields).contains(member.key) {
-            fail(member.node, "\(kind): unknown field `\(member.key)`")
-        }
+        rejectUnknown(node, allowed: ["kind", "id", "description"] + fields, kind)
         guard let id = identifier(node, "id") else { return nil }
         let origin = ConfigOrigin(file: file, line: node.line)
         let project = kind == "project" ? id : identifier(node, "project")
@@ -188,7 +186,7 @@ struct ConfigReader {
                     continue
                 }
                 if channel == .push, PushOptions.literals[name] != nil {
-                    if let text = pushLiteral(value, "variants.\(language).\(name)") { texts[name] = TemplateText(literal: text) }
+                    if let text = pushLiteral(value, field: name, "variants.\(language).\(name)") { texts[name] = TemplateText(literal: text) }
                     continue
                 }
                 if let text = templateText(value, "variants.\(language).\(name)") { texts[name] = text }
@@ -231,17 +229,23 @@ struct ConfigReader {
     }
 
     /// A push field with a fixed form (`PushOptions`): a string or a number, not a template.
-    mutating func pushLiteral(_ node: ConfigNode, _ name: String) -> String? {
+    mutating func pushLiteral(_ node: ConfigNode, field: String, _ path: String) -> String? {
         guard let text = node.scalarText else {
-            fail(node, "\(name): expected a string or a number, found \(node.typeName)")
+            fail(node, "\(path): expected a string or a number, found \(node.typeName)")
             return nil
         }
-        let field = String(name.split(separator: ".").last ?? "")
         if let problem = PushOptions.problem(field, text) {
-            fail(node, "\(name): \(problem)")
+            fail(node, "\(path): \(problem)")
             return nil
         }
         return text
+    }
+
+    /// Fails each member of the mapping `node` whose key is not `allowed`: "<path>: unknown field `key`".
+    mutating func rejectUnknown(_ node: ConfigNode, allowed: [String], _ path: String) {
+        for member in node.members where !allowed.contains(member.key) {
+            fail(member.node, "\(path): unknown field `\(member.key)`")
+        }
     }
 
     mutating func templateText(_ node: ConfigNode, _ name: String) -> TemplateText? {
@@ -353,9 +357,7 @@ struct ConfigReader {
                 fail(category, "\(path): a category name is 1 to 64 letters, digits, `_`, `-` or `.`")
                 continue
             }
-            for member in category.members where member.key != "actions" {
-                fail(member.node, "\(path): unknown field `\(member.key)`")
-            }
+            rejectUnknown(category, allowed: ["actions"], path)
             guard case .array(let items)? = category["actions"]?.value, (1...most).contains(items.count) else {
                 fail(category["actions"] ?? category, "\(path).actions: expected a list of 1 to \(most) actions (\(platform))")
                 continue
@@ -363,9 +365,7 @@ struct ConfigReader {
             var actions: [PushAction] = []
             for (index, item) in items.enumerated() {
                 let at = "\(path).actions[\(index)]"
-                for member in item.members where !["id", "title", "deeplink", "foreground", "destructive"].contains(member.key) {
-                    fail(member.node, "\(at): unknown field `\(member.key)`")
-                }
+                rejectUnknown(item, allowed: ["id", "title", "deeplink", "foreground", "destructive"], at)
                 guard let id = string(item, "id"), let title = string(item, "title") else { continue }
                 guard validName(id) else {
                     fail(item["id"], "\(at).id: an action id is 1 to 64 letters, digits, `_`, `-` or `.`")
@@ -388,13 +388,11 @@ struct ConfigReader {
 
     /// `{max: 600, per: 1m}`: at most `max` messages per period (1 second to 1 day); returned per minute.
     mutating func rateLimit(_ node: ConfigNode) -> Double? {
-        guard case .object(let members) = node.value else {
+        guard case .object = node.value else {
             fail(node, "rate_limit: expected {max: 600, per: 1m}, found \(node.typeName)")
             return nil
         }
-        for member in members where !["max", "per"].contains(member.key) {
-            fail(member.node, "rate_limit: unknown field `\(member.key)`")
-        }
+        rejectUnknown(node, allowed: ["max", "per"], "rate_limit")
         guard case .number(let max)? = node["max"]?.value, max >= 1, max <= 100_000_000, max == max.rounded() else {
             fail(node["max"] ?? node, "rate_limit.max: expected a whole number of messages, 1 to 100000000")
             return nil
@@ -417,13 +415,11 @@ struct ConfigReader {
         var caps: [FrequencyCap] = []
         for (index, item) in items.enumerated() {
             let name = "frequency_caps[\(index)]"
-            guard case .object(let members) = item.value else {
+            guard case .object = item.value else {
                 fail(item, "\(name): expected {max: 3, per: 24h, channel: push}, found \(item.typeName)")
                 continue
             }
-            for member in members where !["max", "per", "channel"].contains(member.key) {
-                fail(member.node, "\(name): unknown field `\(member.key)`")
-            }
+            rejectUnknown(item, allowed: ["max", "per", "channel"], name)
             guard case .number(let max)? = item["max"]?.value, max >= 1, max <= Double(FrequencyCap.largestMax),
                 max == max.rounded()
             else {
@@ -450,13 +446,11 @@ struct ConfigReader {
 
     /// `{from: "21:00", to: "08:00", action: hold|drop}`: local times of the recipient, the window may span midnight.
     mutating func quietHours(_ node: ConfigNode) -> QuietHours? {
-        guard case .object(let members) = node.value else {
+        guard case .object = node.value else {
             fail(node, "quiet_hours: expected {from: \"21:00\", to: \"08:00\", action: hold or drop}, found \(node.typeName)")
             return nil
         }
-        for member in members where !["from", "to", "action"].contains(member.key) {
-            fail(member.node, "quiet_hours: unknown field `\(member.key)`")
-        }
+        rejectUnknown(node, allowed: ["from", "to", "action"], "quiet_hours")
         func time(_ key: String) -> LocalTime? {
             guard let value = node[key] else {
                 fail(node, "quiet_hours: missing `\(key)`")
@@ -490,7 +484,7 @@ struct ConfigReader {
         }
         switch first.key {
         case "event":
-            for member in members where !["event", "where"].contains(member.key) { fail(member.node, "trigger: unknown field `\(member.key)`") }
+            rejectUnknown(node, allowed: ["event", "where"], "trigger")
             guard let text = string(node, "event"), let name = eventName(node["event"], text, "trigger.event") else { return nil }
             var condition: SegmentExpression?
             if let text = string(node, "where", required: false) {
@@ -530,9 +524,7 @@ struct ConfigReader {
 
     /// `{at: "09:00", timezone: local | <IANA zone>, on: 2026-12-07, every: 1d, missed: next | skip}`.
     mutating func localSchedule(_ node: ConfigNode, time: LocalTime) -> CampaignDefinition.Trigger? {
-        for member in node.members where !["at", "timezone", "on", "every", "missed"].contains(member.key) {
-            fail(member.node, "schedule: unknown field `\(member.key)`")
-        }
+        rejectUnknown(node, allowed: ["at", "timezone", "on", "every", "missed"], "schedule")
         guard let zoneText = string(node, "timezone") else { return nil }
         var zone: String?
         if zoneText != "local" {

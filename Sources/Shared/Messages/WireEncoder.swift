@@ -5,6 +5,13 @@ import Foundation
 /// and a send request per decision are encoded on the orchestrator's hot path; Foundation's encoder was a tenth of the
 /// apply time, docs/performance.md). `Wire.encode` uses it; `WireTests` holds it to Foundation's output.
 enum WireEncoder {
+    /// As `JSONEncoder` writes a floating-point number: the shortest form, without a trailing `.0` (nil: not finite).
+    static func numberText(_ number: Double) -> String? {
+        guard number.isFinite else { return nil }
+        let text = "\(number)"
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+    }
+
     static func encode(_ value: some Encodable) throws -> [UInt8] {
         let root = Slot()
         try root.store(value, codingPath: [])
@@ -108,14 +115,12 @@ enum WireEncoder {
             }
         }
 
-        /// As `JSONEncoder` writes a floating-point number: the shortest form, without a trailing `.0`.
         static func literal(_ number: Double, _ codingPath: [any CodingKey]) throws -> String {
-            guard number.isFinite else {
+            guard let text = numberText(number) else {
                 throw EncodingError.invalidValue(
                     number, .init(codingPath: codingPath, debugDescription: "\(number) is not a JSON number"))
             }
-            let text = "\(number)"
-            return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+            return text
         }
     }
 

@@ -23,9 +23,8 @@ extension JSONValue: Codable, ExpressibleByStringLiteral {
                 self = .bool(flag)
                 return
             }
-            if let number = try? single.decode(Double.self) {
-                let text = "\(number)"
-                self = .number(text.hasSuffix(".0") ? String(text.dropLast(2)) : text)
+            if let number = try? single.decode(Double.self), let text = WireEncoder.numberText(number) {
+                self = .number(text)
                 return
             }
             if let text = try? single.decode(String.self) {
