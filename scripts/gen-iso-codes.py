@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the lists the ingest validates against, and the same lists in the API's schema:
 
-- Sources/Shared/Validation/ISOCodes.swift from Debian's iso-codes package (apt-get install iso-codes);
+- Sources/Shared/Validation/ISOCodes.swift (languages, regions, currencies) from Debian's iso-codes package (apt-get install iso-codes);
 - Sources/Shared/Validation/TimeZoneNames.swift from Debian's tzdata (the names Python's zoneinfo lists: zones and
   their links, without `localtime` and `Factory`, which name no place);
 - the `Language`, `Region` and `TimeZone` schemas of docs/openapi.yaml, between their generated markers.
@@ -16,6 +16,7 @@ repo = pathlib.Path(__file__).resolve().parent.parent
 root = pathlib.Path("/usr/share/iso-codes/json")
 languages = sorted({e["alpha_2"] for e in json.load(open(root / "iso_639-2.json"))["639-2"] if "alpha_2" in e})
 regions = sorted(e["alpha_2"] for e in json.load(open(root / "iso_3166-1.json"))["3166-1"])
+currencies = sorted(e["alpha_3"] for e in json.load(open(root / "iso_4217.json"))["4217"])
 time_zones = sorted(zoneinfo.available_timezones() - {"localtime", "Factory"})
 
 
@@ -41,6 +42,11 @@ package let iso639_1: Set<String> = [
 /// ISO 3166-1 alpha-2 region codes ({len(regions)}), uppercase.
 package let iso3166_1: Set<String> = [
 {swift_set(regions)}
+]
+
+/// ISO 4217 alphabetic currency codes ({len(currencies)}), uppercase: the currencies a purchase may be in.
+package let iso4217: Set<String> = [
+{swift_set(currencies)}
 ]
 """)
 

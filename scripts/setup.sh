@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Installs what Herald needs to build, run and test on Debian 12, skipping what is already there (binutils: the
-# deploy test reads the executables' shared libraries with readelf; python3-venv: the Python tools' virtual
-# environment, .venv, with schemathesis for the API contract check, scripts/contract-check).
+# Installs what Herald needs to build, run and test on Debian 12, skipping what is already there (zlib1g-dev: gzip
+# request bodies, through compress-nio; binutils: the deploy test reads the executables' shared libraries with readelf;
+# python3-venv: the Python tools' virtual environment, .venv, with schemathesis for the API contract check and the
+# Braze, Segment and RudderStack client libraries for the compatibility tests).
 # Needs root (or sudo) only when something is missing. Extra Debian packages (a benchmark's tools) may be named as
 # arguments: scripts/setup.sh nghttp2-client
 set -euo pipefail
 
-packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev kcat pkg-config curl python3 python3-venv openssl docker-compose binutils "$@")
+packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev kcat pkg-config curl python3 python3-venv openssl docker-compose binutils "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -25,13 +26,16 @@ if ! command -v swift >/dev/null 2>&1; then
     exit 1
 fi
 
-# The Python tools, pinned (PyPI): made once, remade when the pins change.
+# The Python tools, pinned (PyPI): made once, remade when the pins change. The second list is installed without its
+# packages' own dependency pins (the first list holds what they need).
 venv="$(dirname "$0")/../.venv"
 requirements="$(dirname "$0")/python-requirements.txt"
-if ! cmp -s "$requirements" "$venv/requirements.txt" 2>/dev/null; then
-    echo "setup: making .venv (scripts/python-requirements.txt)"
+nodeps="$(dirname "$0")/python-requirements-nodeps.txt"
+if ! cat "$requirements" "$nodeps" | cmp -s - "$venv/requirements.txt" 2>/dev/null; then
+    echo "setup: making .venv (scripts/python-requirements*.txt)"
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements"
-    cp "$requirements" "$venv/requirements.txt"
+    "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$nodeps"
+    cat "$requirements" "$nodeps" > "$venv/requirements.txt"
 fi

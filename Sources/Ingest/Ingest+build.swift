@@ -47,6 +47,8 @@ enum Ingest {
         router.middlewares.add(IdempotencyKeyMiddleware())
         ServerController(api: api).register(on: router)
         AppController(api: api).register(on: router)
+        BrazeController(api: api).register(on: router)
+        SegmentController(api: api).register(on: router)
         return router
     }
 }

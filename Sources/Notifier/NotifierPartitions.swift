@@ -51,6 +51,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         var platforms: [String: String] = [:]
         for project in catalog.projects {
             for app in project.apps { platforms["\(project.id)/\(app.id)"] = app.platform }
+            // A Segment source's anonymous ids are installation-like but no device: never a push target.
+            for source in project.sources { platforms["\(project.id)/\(source.id)"] = Eligibility.sourcePlatform }
         }
         self.platforms = platforms
         owner.setHooks(self)

@@ -62,6 +62,14 @@ enum Orchestrator {
         router.get("v1/installations/:project/:installation_id") { _, context in
             try await profileResponse(ProfileKey.home(decoded(context, "project"), decoded(context, "installation_id")))
         }
+        // A Braze alias: its alias-only profile, or the custom ID of the profile that holds it.
+        router.get("v1/aliases/:project/:label/:name") { _, context -> Response in
+            let (project, alias) = (decoded(context, "project"), UserAlias(label: decoded(context, "label"), name: decoded(context, "name")))
+            guard let json = try await manager.find({ try ProfileView.alias($0, project: project, alias: alias) }) else {
+                return .jsonError(.notFound, "not_found", "no such alias in this instance's partitions")
+            }
+            return .json(json)
+        }
         // The segments a profile is in now.
         router.get("v1/profiles/:project/:custom_id/segments") { _, context in
             let key = ProfileKey.profile(decoded(context, "project"), decoded(context, "custom_id"))

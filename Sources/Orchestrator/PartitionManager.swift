@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import PartitionStore
 import OrchestratorDomain
@@ -263,8 +264,13 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
 
     /// The profile with this key, if a partition of this instance holds it.
     func profile(key: String) async throws -> JSONValue? {
+        try await find { try ProfileView.json($0, key: key) }
+    }
+
+    /// The first answer of `reader` from this instance's partitions.
+    func find(_ reader: @escaping @Sendable (Database) throws -> JSONValue?) async throws -> JSONValue? {
         for (_, database) in await owner.openDatabases {
-            if let json = try await database.read({ try ProfileView.json($0, key: key) }) { return json }
+            if let json = try await database.read(reader) { return json }
         }
         return nil
     }

@@ -95,8 +95,8 @@ struct DeployTests {
         let dockerfile = try Dockerfile()
         let installed = dockerfile.runtimePackages
         #expect(installed.isSuperset(of: ["librdkafka1", "libsqlite3-0", "libcurl4", "ca-certificates"]), "\(installed)")
-        // In debian:bookworm-slim already (apt needs them).
-        let base: Set<String> = ["libc6", "libgcc-s1", "libstdc++6"]
+        // In debian:bookworm-slim already (apt needs them; zlib1g is a required package).
+        let base: Set<String> = ["libc6", "libgcc-s1", "libstdc++6", "zlib1g"]
         for executable in Set(dockerfile.entrypoints.values.map { URL(fileURLWithPath: $0).lastPathComponent }) {
             let (status, dynamic) = try runCommand("/usr/bin/readelf", ["-d", binDirectory.appendingPathComponent(executable).path])
             #expect(status == 0, "\(dynamic)")

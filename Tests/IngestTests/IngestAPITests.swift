@@ -58,7 +58,8 @@ struct Answer {
 
 func call(
     _ uri: String, method: HTTPRequest.Method = .post, key: String? = nil, rest: Bool = false, body: String? = nil,
-    headers extra: HTTPFields = [:], sink: FakeSink = FakeSink(), maxBody: Int = 1 << 20, catalog: AppsCatalog? = nil
+    headers extra: HTTPFields = [:], sink: FakeSink = FakeSink(), maxBody: Int = 1 << 20, catalog: AppsCatalog? = nil,
+    bytes: [UInt8]? = nil
 ) async throws -> Answer {
     let catalog = try catalog ?? AppsCatalog.load(path: sampleAppsFile)
     let router = Ingest.buildRouter(api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }))
@@ -70,7 +71,7 @@ func call(
     let requestHeaders = headers
     return try await app.test(.router) { client in
         try await client.execute(
-            uri: uri, method: method, headers: requestHeaders, body: body.map { ByteBuffer(string: $0) }
+            uri: uri, method: method, headers: requestHeaders, body: bytes.map { ByteBuffer(bytes: $0) } ?? body.map { ByteBuffer(string: $0) }
         ) { response in
             let bytes = Array(response.body.readableBytesView)
             return Answer(

@@ -58,11 +58,12 @@ final class Cluster {
         enqueue(topic: HeraldTopic.ingest.name, key: record.key, value: record.value)
     }
 
-    func server(_ op: IngestOp, _ id: String, customID: String, _ fields: [JSONMember] = []) {
+    /// A server's write for a profile named by its custom ID or by a Braze alias.
+    func server(_ op: IngestOp, _ id: String, customID: String? = nil, alias: UserAlias? = nil, _ fields: [JSONMember] = []) {
         clock += 1
         let record = IngestRecord(
             op: op, id: id, project: "demo", source: .server, customID: customID, installationID: nil,
-            receivedAt: clock, fields: fields)
+            receivedAt: clock, fields: fields, alias: alias)
         enqueue(topic: HeraldTopic.ingest.name, key: record.key, value: record.value)
     }
 
@@ -99,6 +100,12 @@ final class Cluster {
 
     func profile(_ key: String) async throws -> JSONValue? {
         try await databases[partition(of: key)].read { try ProfileView.json($0, key: key) }
+    }
+
+    func aliasLink(_ alias: UserAlias) async throws -> String? {
+        try await databases[partition(of: ProfileKey.alias("demo", alias))].read { db in
+            try AliasLinks.link(db, project: "demo", alias: alias)
+        }
     }
 
     func link(_ installation: String) async throws -> String?? {

@@ -149,10 +149,25 @@ struct ConfigTests {
             (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef","require_signed_identity":true}]}]}"#, "projects[0].apps[0].identity_secrets: require_signed_identity needs at least one secret"),
             (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef","require_signed_identity":"yes"}]}]}"#, "projects[0].apps[0].require_signed_identity: expected true or false"),
             (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef","identity_secrets":["0123456789abcdef","short"]}]}]}"#, "projects[0].apps[0].identity_secrets[1]: secrets are at least 16"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"compatibility":"amplitude"}]}"#, "projects[0].compatibility: expected \"batch\" or \"braze\""),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"usd_rates":{"EURO":1}}]}"#, "projects[0].usd_rates.EURO: not an ISO 4217"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"usd_rates":{"EUR":0}}]}"#, "projects[0].usd_rates.EUR: expected a positive number"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"sources":[{"id":"w","kind":"mixpanel","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].kind: expected \"segment\""),
+            (#"{"projects":[{"id":"d","rest_api_keys":["seg_0123456789abcdef"],"apps":[],"sources":[{"id":"w","kind":"segment","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].write_key: this key is already used"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef"}],"sources":[{"id":"i","kind":"segment","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].id: \"i\" already names an app"),
             ("{", "not JSON: line 1, column 2"),
         ])
     func catalogErrors(text: String, message: String) {
         let error = #expect(throws: AppsCatalog.FormatError.self) { try AppsCatalog.parse(Array(text.utf8)) }
         #expect(error?.description.contains(message) == true, "\(error?.description ?? "")")
+    }
+
+    @Test("the sample catalog's compatibility settings: Braze's rules, USD rates, a Segment source and its write key")
+    func compatibilitySettings() throws {
+        let catalog = try AppsCatalog.load(path: sampleAppsFile)
+        let demo = try #require(catalog.project("demo"))
+        #expect(demo.compatibility == .braze && demo.usdRates["EUR"] == 1.08)
+        #expect(demo.sources == [AppsCatalog.Source(id: "demo-web", kind: "segment", writeKey: "segment_demo_0123456789abcdef")])
+        #expect(catalog.credential(for: "segment_demo_0123456789abcdef") == .source(project: "demo", source: "demo-web"))
     }
 }

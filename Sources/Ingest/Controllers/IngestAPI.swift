@@ -41,6 +41,9 @@ struct IngestAPI: Sendable {
             throw APIError(status: .forbidden, code: "wrong_key_kind", message: "this endpoint takes a project REST API key, not an app key")
         case (.app, .rest):
             throw APIError(status: .forbidden, code: "wrong_key_kind", message: "this endpoint takes an app API key, not a REST key")
+        case (_, .source):
+            throw APIError(
+                status: .forbidden, code: "wrong_key_kind", message: "a Segment write key writes only to Segment's API (/v1/batch, /v1/track, …)")
         }
     }
 
@@ -91,12 +94,24 @@ struct IngestAPI: Sendable {
         }
     }
 
-    /// Stores the records (waiting for the broker) and answers `{"accepted": n, "rejected": [...]}`; nothing stored and
-    /// problems found → 422.
     /// Stores the valid writes and reports the others (each operation on its own, batch-rules §4); with
-    /// `Prefer: handling=strict`, any problem refuses the whole request (422) and nothing is stored.
+    /// `Prefer: handling=strict`, any problem refuses the whole request (422) and nothing is stored. Answers
+    /// `{"accepted": n, "ids": […], "rejected": […]}`.
     func store(_ records: [IngestRecord], problems: [Problem], context: IngestContext) async throws -> Response {
-        let (requestID, logger) = (context.requestID, context.logger)
+        try await persist(records, problems: problems, context: context)
+        let (rejected, omitted) = problems.reported
+        var members = [
+            JSONMember("accepted", .number(String(records.count))), JSONMember("ids", .array(records.map { .string($0.id) })),
+            JSONMember("rejected", rejected),
+        ]
+        if omitted > 0 { members.append(JSONMember("rejected_omitted", .number(String(omitted)))) }
+        return Self.json(.object(members))
+    }
+
+    /// Stores the records, waiting for the broker; throws (nothing promised) when there is nothing to store, when
+    /// strict handling meets a problem, or when the broker does not take them. Each API answers in its own shape.
+    func persist(_ records: [IngestRecord], problems: [Problem], context: IngestContext) async throws {
+        let logger = context.logger
         IngestMetrics.rejected(problems)
         if context.strict && !problems.isEmpty { throw APIError.validation(problems) }
         guard !records.isEmpty else {
@@ -104,22 +119,19 @@ struct IngestAPI: Sendable {
                 ? APIError.badRequest("empty_request", "the request holds no write") : APIError.validation(problems)
         }
         do {
-            try await sink.store(records, requestID: requestID)
+            try await sink.store(records, requestID: context.requestID)
         } catch let error as KafkaError {
             logger.warning("write not stored", metadata: ["error": "\(error)", "records": "\(records.count)"])
             IngestMetrics.writes(records, outcome: "unavailable")
             throw Self.unavailable(error, records: records.count)
         }
         IngestMetrics.writes(records, outcome: "accepted")
-        let (rejected, omitted) = problems.reported
-        var members = [
-            JSONMember("accepted", .number(String(records.count))), JSONMember("ids", .array(records.map { .string($0.id) })),
-            JSONMember("rejected", rejected),
-        ]
-        if omitted > 0 { members.append(JSONMember("rejected_omitted", .number(String(omitted)))) }
-        let body = JSONValue.object(members)
-        return Response(
-            status: .ok, headers: [.contentType: "application/json"],
+    }
+
+    /// A JSON answer.
+    static func json(_ body: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: body.serialized)))
     }
 
@@ -206,6 +218,15 @@ enum IngestMetrics {
         for (op, count) in counts {
             Counter(label: "herald_ingest_writes_total", dimensions: [("op", op.rawValue), ("outcome", outcome)])
                 .increment(by: count)
+        }
+    }
+
+    /// Values the compatibility APIs kept changed (cut to a limit, renamed), by code.
+    static func adjusted(_ adjustments: [Problem]) {
+        var counts: [String: Int] = [:]
+        for adjustment in adjustments { counts[adjustment.code, default: 0] += 1 }
+        for (code, count) in counts {
+            Counter(label: "herald_ingest_adjustments_total", dimensions: [("code", code)]).increment(by: count)
         }
     }
 

@@ -77,12 +77,16 @@ enum Eligibility {
         }
     }
 
+    /// The platform `platforms` gives a Segment source (docs/ingest.md): its anonymous ids are installation-like rows
+    /// of the profile, and no device, so push leaves them out.
+    static let sourcePlatform = "source"
+
     /// The targets of `send` now. `platforms` maps `project/app` to the app's platform.
     static func resolve(
         _ send: SendRequest, contact: Contact?, feedback: LocalFeedback, platforms: [String: String]
     ) -> Resolution {
         if send.channel == .push, let raw = send.token {
-            guard let platform = platforms["\(send.project)/\(raw.app)"] else {
+            guard let platform = platforms["\(send.project)/\(raw.app)"], platform != sourcePlatform else {
                 return Resolution(targets: [], skipped: [("token", nil, "unknown_app")])
             }
             guard !feedback.invalidTokens.contains(raw.token) else { return Resolution(targets: [], skipped: [("token", nil, "token_invalid")]) }
@@ -96,6 +100,7 @@ enum Eligibility {
             var resolution = Resolution(targets: [], skipped: [])
             let installations = contact.installations.filter {
                 (send.app == nil || $0.app == send.app) && (send.installationID == nil || $0.id == send.installationID)
+                    && platforms["\(send.project)/\($0.app ?? "")"] != sourcePlatform
             }
             if installations.isEmpty { resolution.skipped.append(("push", nil, "no_installation")) }
             for installation in installations {

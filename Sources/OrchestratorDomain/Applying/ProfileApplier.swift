@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Metrics
 import PartitionStore
 import Shared
 
@@ -16,6 +17,8 @@ package enum ProfileApplier {
     static let maxArrayItems = Limits.stringArrayItems
     /// A write forwarded between a home and profiles more often than this is dead-lettered: the links kept moving.
     static let maxHops = 8
+    /// Writes in Braze's "update only" mode dropped because their profile did not exist.
+    static let updateOnlyDropped = Counter(label: "herald_update_only_dropped_total")
 
     /// Applies a record without segments or campaigns.
     package static func apply(_ db: Database, record: KafkaRecord) throws -> [PendingOutput] {
@@ -40,6 +43,7 @@ package enum ProfileApplier {
         case .failure(let failure): return [deadLetter(record, reason: failure.reason)]
         }
         var context = ApplyContext(db: db, write: write)
+        context.arrayLimits = rules.config.projects[write.project]?.arrayLimits ?? [:]
         try context.route()
         var outputs = try context.finish()
         if rules.isActive { outputs += try engage(db, context: context, rules: rules) }
@@ -133,7 +137,9 @@ struct Write {
         if case .app = ingest.source, ingest.installationID == nil {
             return .failure("\(op.rawValue) from app without installation_id")
         }
-        if IngestOp.internalOps.contains(op) || op == .identify || op == .logout {
+        if IngestOp.aliasOps.contains(op) {
+            guard ingest.alias != nil else { return .failure("\(op.rawValue) without alias") }
+        } else if IngestOp.internalOps.contains(op) || op == .identify || op == .logout {
             guard ingest.installationID != nil || op == .tokenClaim || op == .tokenRelease else {
                 return .failure("\(op.rawValue) from \(ingest.source == .orchestrator ? "orchestrator" : "server") without installation_id")
             }
@@ -154,8 +160,14 @@ struct Write {
     var isInternal: Bool { source == "orchestrator" }
     /// The installation's home key (anonymous profile and link).
     var homeKey: String { ProfileKey.home(project, installationID ?? "") }
-    /// The key this write applies to: the custom ID's profile, else the installation's home.
-    var profileKey: String { customID.map { ProfileKey.profile(project, $0) } ?? homeKey }
+    /// The Braze alias the write names its profile by, if any.
+    var alias: UserAlias? { ingest.alias }
+    /// The alias's home key (alias-only profile and link).
+    var aliasKey: String? { alias.map { ProfileKey.alias(project, $0) } }
+    /// The key this write applies to: the custom ID's profile, else the alias's home, else the installation's home.
+    var profileKey: String { customID.map { ProfileKey.profile(project, $0) } ?? aliasKey ?? homeKey }
+    /// Braze's `_update_existing_only`: the write changes a profile that exists, and never creates one.
+    var updateExistingOnly: Bool { self["update_existing_only"] == .bool(true) }
 
     /// This write again, for another key: the same id (applied once, where it lands), another custom ID.
     func rerouted(customID newCustomID: String?) -> PendingOutput {
@@ -173,6 +185,8 @@ struct Write {
 struct ApplyContext {
     let db: Database
     let write: Write
+    /// The project's array limits (`array_limits`): the most items each array attribute keeps.
+    var arrayLimits: [String: Int] = [:]
     var outputs: [PendingOutput] = []
     var changedContacts: [String] = []
     /// Profiles changed by the write, with what changed (segment change keys, `*` for everything), in order.
@@ -217,11 +231,12 @@ struct ApplyContext {
     /// write's id and a suffix with a space, which no client id contains.
     mutating func emit(
         _ op: IngestOp, suffix: String, key: String, customID: String? = nil, installationID: String? = nil,
-        fields: [JSONMember] = []
+        alias: UserAlias? = nil, fields: [JSONMember] = []
     ) {
         let record = IngestRecord(
             op: op, id: "\(write.id) \(suffix)", project: write.project, source: .orchestrator, customID: customID,
-            installationID: installationID ?? write.installationID, receivedAt: write.receivedAt, fields: fields)
+            installationID: installationID ?? write.installationID, receivedAt: write.receivedAt, fields: fields,
+            alias: alias)
         outputs.append(
             PendingOutput(
                 topic: HeraldTopic.ingest.name, key: key, value: record.value,
@@ -283,8 +298,21 @@ struct ApplyContext {
                 return
             }
         }
+        if write.alias != nil {
+            try routeAliasWrite()
+            return
+        }
         guard try firstTime() else { return }
+        guard try !skipsMissingProfile() else { return }
         try applyOp()
+    }
+
+    /// Braze's "update only" mode: a write flagged `update_existing_only` for a profile that does not exist is dropped
+    /// (counted), never creating it.
+    func skipsMissingProfile() throws -> Bool {
+        guard write.updateExistingOnly, try !ProfileEdits.exists(db, key: write.profileKey) else { return false }
+        ProfileApplier.updateOnlyDropped.increment()
+        return true
     }
 
     /// Whether this write is applied here for the first time. Ids are remembered per project and per key where the
@@ -301,7 +329,7 @@ struct ApplyContext {
             outputs.append(
                 ProfileApplier.deadLetter(
                     write.record,
-                    reason: "installation \(write.installationID ?? "") moved between profiles \(write.hops) times while this write followed it"))
+                    reason: "\(write.alias.map { "alias \($0.label)/\($0.name)" } ?? "installation \(write.installationID ?? "")") moved between profiles \(write.hops) times while this write followed it"))
             return
         }
         outputs.append(write.rerouted(customID: customID))
@@ -326,7 +354,9 @@ struct ApplyContext {
         case .profileUpdate:
             try touch()
             if let profile = write["profile"] {
-                if try ProfileEdits.applyProfile(db, key: key, profile: profile, at: write.receivedAt) { contactsChanged(key) }
+                if try ProfileEdits.applyProfile(db, key: key, profile: profile, at: write.receivedAt, arrayLimits: arrayLimits) {
+                    contactsChanged(key)
+                }
                 changed(ProfileEdits.changeKeys(profile))
             }
             if case .array(let events)? = write["events"] {
@@ -368,7 +398,16 @@ struct ApplyContext {
             changed(["*"])
         case .logout, .wipe:
             break  // routed in route()
-        case .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease:
+        case .purchase:
+            try touch()
+            if let purchase = write["purchase"] {
+                let event = try Purchases.apply(db, key: key, purchase: purchase, receivedAt: write.receivedAt)
+                eventApplied(event, index: nil)
+            }
+        case .alias:
+            break  // routed in routeAliasWrite()
+        case .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease,
+            .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove:
             break  // internal, routed in route()
         }
     }

@@ -70,6 +70,7 @@ extension ApplyContext {
                 installationID: installationID,
                 fields: write.customID.map { [JSONMember("target_custom_id", .string($0))] } ?? [])
         }
+        try unlinkAliases(of: key)
         _ = try ProfileEdits.delete(db, key: key)
         outputs.append(PendingOutput(topic: HeraldTopic.contacts.name, key: key, value: nil))
     }
@@ -146,6 +147,8 @@ extension ApplyContext {
             try claimToken()
         case .tokenRelease:
             try releaseToken()
+        case .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove:
+            try applyAliasRecord()
         default:
             outputs.append(ProfileApplier.deadLetter(write.record, reason: "\(write.op.rawValue) is not an orchestrator op"))
         }

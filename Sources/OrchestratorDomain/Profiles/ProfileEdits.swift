@@ -60,8 +60,11 @@ enum ProfileEdits {
         return keys
     }
 
-    /// Applies a `profile` object; returns whether a reachability field changed.
-    static func applyProfile(_ db: Database, key: String, profile: JSONValue, at: Date) throws -> Bool {
+    /// Applies a `profile` object; returns whether a reachability field changed. `arrayLimits`: the most items an array
+    /// attribute keeps where it is not 25 (the project's `array_limits`).
+    static func applyProfile(
+        _ db: Database, key: String, profile: JSONValue, at: Date, arrayLimits: [String: Int] = [:]
+    ) throws -> Bool {
         guard case .object(let members) = profile else { return false }
         let time = WireTime.format(at)
         var reachabilityChanged = false
@@ -81,14 +84,20 @@ enum ProfileEdits {
                 try db.executeCached(sql: sql, arguments: arguments)
                 if reachabilityColumns.contains(column) { reachabilityChanged = true }
             } else if member.key == "custom_attributes", case .object(let attributes) = member.value {
-                for attribute in attributes { try applyAttribute(db, key: key, attribute: attribute, time: time) }
+                for attribute in attributes {
+                    try applyAttribute(db, key: key, attribute: attribute, time: time, arrayLimits: arrayLimits)
+                }
             }
         }
         return reachabilityChanged
     }
 
-    /// `name.t: value` sets, `name: null` removes, `name.a: {"$add", "$remove"}` edits an array.
-    private static func applyAttribute(_ db: Database, key: String, attribute: JSONMember, time: String) throws {
+    /// `name.t: value` sets, `name: null` removes, `name.a: {"$add", "$remove"}` edits an array (unique items, the
+    /// oldest dropped beyond the attribute's limit; a whole array beyond it keeps its first items), `name.i: {"$inc": n}`
+    /// adds to an integer (creating it; ignored on another type or past the int64 range).
+    private static func applyAttribute(
+        _ db: Database, key: String, attribute: JSONMember, time: String, arrayLimits: [String: Int]
+    ) throws {
         let parts = attribute.key.split(separator: ".", maxSplits: 1)
         let name = String(parts[0])
         guard parts.count == 2 else {
@@ -97,23 +106,39 @@ enum ProfileEdits {
         }
         let type = String(parts[1])
         var value = attribute.value
-        if type == "a", case .object = value {
-            // A partial edit of the stored array (a new array if the attribute is absent or of another type).
+        let limit = arrayLimits[name] ?? ProjectDefinition.defaultArrayLimit
+        if case .object = value {
             let stored = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT type, value FROM profile_attributes WHERE profile_key = ? AND name = ?"),
                 arguments: [key, name])
-            var items: [String] = []
-            if let stored, stored["type"] as String == "a",
-                case .array(let values)? = try? JSONParser.parse(Array((stored["value"] as String).utf8))
-            {
-                items = values.compactMap { if case .string(let text) = $0 { text } else { nil } }
+            if type == "i", case .number(let literal)? = value["$inc"], let amount = Int64(literal) {
+                var total = amount
+                if let stored {
+                    guard stored["type"] as String == "i", let current = Int64(stored["value"] as String) else { return }
+                    let (sum, overflow) = current.addingReportingOverflow(amount)
+                    guard !overflow else { return }
+                    total = sum
+                }
+                value = .number(String(total))
+            } else if type == "a" {
+                // A partial edit of the stored array (a new array if the attribute is absent or of another type).
+                var items: [String] = []
+                if let stored, stored["type"] as String == "a",
+                    case .array(let values)? = try? JSONParser.parse(Array((stored["value"] as String).utf8))
+                {
+                    items = values.compactMap { if case .string(let text) = $0 { text } else { nil } }
+                }
+                let adds = strings(value["$add"])
+                let removes = Set(strings(value["$remove"]))
+                items.removeAll { removes.contains($0) }
+                for item in adds where !items.contains(item) { items.append(item) }
+                if items.count > limit { items.removeFirst(items.count - limit) }
+                value = .array(items.map(JSONValue.string))
+            } else {
+                return
             }
-            let adds = strings(value["$add"])
-            let removes = Set(strings(value["$remove"]))
-            items.removeAll { removes.contains($0) }
-            for item in adds where !items.contains(item) { items.append(item) }
-            if items.count > ProfileApplier.maxArrayItems { items.removeFirst(items.count - ProfileApplier.maxArrayItems) }
-            value = .array(items.map(JSONValue.string))
+        } else if type == "a", case .array(let items) = value, items.count > limit {
+            value = .array(Array(items.prefix(limit)))
         }
         try setAttribute(db, key: key, name: name, type: type, value: String(decoding: value.serialized, as: UTF8.self), time: time)
     }
@@ -189,7 +214,7 @@ enum ProfileEdits {
         guard let profile = try Row.fetchOne(db, sql: "SELECT * FROM profiles WHERE profile_key = ?", arguments: [key])
         else { return nil }
         var natives: [JSONMember] = []
-        for column in ["language", "region", "timezone"] {
+        for column in mergedNatives {
             if let value = profile[column] as String? { natives.append(JSONMember(column, .string(value))) }
         }
         let attributes = try Row.fetchAll(
@@ -211,15 +236,19 @@ enum ProfileEdits {
         }
         return .object([
             JSONMember("natives", .object(natives)), JSONMember("attributes", .array(attributes)),
-            JSONMember("events", .array(events)),
+            JSONMember("events", .array(events)), JSONMember("purchases", try Purchases.history(db, key: key)),
         ])
     }
 
+    /// The natives an anonymous or alias-only profile hands on, each only where the profile has none (an alias-only
+    /// profile may have an address: Braze's server API sets them).
+    static let mergedNatives = ["language", "region", "timezone", "email", "phone_number"]
+
     /// Merges anonymous history into a profile: natives only where the profile has none, attributes where the
-    /// anonymous value is newer, event counts added.
+    /// anonymous value is newer, event counts and purchases added.
     static func merge(_ db: Database, key: String, history: JSONValue) throws {
         if case .object(let natives)? = history["natives"] {
-            for native in natives where ["language", "region", "timezone"].contains(native.key) {
+            for native in natives where mergedNatives.contains(native.key) {
                 try db.executeCached(sql: "UPDATE profiles SET \(native.key) = coalesce(\(native.key), ?) WHERE profile_key = ?",
                     arguments: [native.value.stringValue, key])
             }
@@ -245,5 +274,6 @@ enum ProfileEdits {
                         tags: event["tags"]?.stringValue, attributes: event["attributes"]?.stringValue ?? "{}"))
             }
         }
+        if let purchases = history["purchases"] { try Purchases.merge(db, key: key, history: purchases) }
     }
 }

@@ -78,7 +78,25 @@ package enum ProfileView {
             JSONMember("installations", .array(installations.map(installation))),
             JSONMember("location", located.map(location) ?? .null),
             JSONMember("push_changelog", .array(changelog)),
+            JSONMember("purchases", try Purchases.history(db, key: key)),
+            JSONMember("aliases", .array(try AliasLinks.aliases(db, key: key).map(aliasJSON))),
             JSONMember("created_at", text("created_at")), JSONMember("updated_at", text("updated_at")),
+        ])
+    }
+
+    static func aliasJSON(_ alias: UserAlias) -> JSONValue {
+        .object([JSONMember("alias_label", .string(alias.label)), JSONMember("alias_name", .string(alias.name))])
+    }
+
+    /// What an alias names, read at its home: the alias-only profile, or `{"alias", "belongs_to": <custom ID>}` once a
+    /// profile holds it (that profile lives in its own partition); nil when the alias is unknown here.
+    package static func alias(_ db: Database, project: String, alias: UserAlias) throws -> JSONValue? {
+        let home = ProfileKey.alias(project, alias)
+        if let profile = try json(db, key: home) { return profile }
+        guard let holder = try AliasLinks.link(db, project: project, alias: alias) else { return nil }
+        return .object([
+            JSONMember("profile_key", .string(home)), JSONMember("alias", aliasJSON(alias)),
+            JSONMember("belongs_to", .string(holder)),
         ])
     }
 

@@ -120,6 +120,26 @@ package enum ProfileSchema {
             // (docs/campaigns.md, "Send rate limits"): shared by all its runs, so that together they keep the rate.
             try db.execute(sql: "CREATE TABLE campaign_pace (campaign_key TEXT PRIMARY KEY, next_at TEXT NOT NULL) WITHOUT ROWID")
         }
+        migrator.registerMigration("v9: purchases, aliases") { db in
+            // Purchases per product (docs/orchestrator.md); a profile's Braze aliases (one name per label), and at an
+            // alias's home the profile it belongs to (the first claim wins).
+            try db.execute(sql: """
+                CREATE TABLE purchase_aggregates (
+                    profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                    product_id TEXT NOT NULL, count INTEGER NOT NULL, revenue_usd REAL NOT NULL,
+                    unpriced_count INTEGER NOT NULL, first_at TEXT NOT NULL, last_at TEXT NOT NULL, last_price REAL NOT NULL,
+                    last_currency TEXT NOT NULL,
+                    PRIMARY KEY (profile_key, product_id)) WITHOUT ROWID;
+                CREATE TABLE profile_aliases (
+                    profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                    label TEXT NOT NULL, name TEXT NOT NULL, since TEXT NOT NULL,
+                    PRIMARY KEY (profile_key, label)) WITHOUT ROWID;
+                CREATE TABLE alias_links (
+                    project TEXT NOT NULL, label TEXT NOT NULL, name TEXT NOT NULL, custom_id TEXT NOT NULL,
+                    linked_at TEXT NOT NULL,
+                    PRIMARY KEY (project, label, name)) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 

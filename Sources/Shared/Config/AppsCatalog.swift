@@ -17,10 +17,30 @@ package struct AppsCatalog: Sendable, Equatable {
         package var identitySecrets: [String] = []
     }
 
+    /// An event pipeline that sends Segment's Tracking API (Segment's or RudderStack's libraries) with its write key.
+    package struct Source: Sendable, Equatable {
+        package var id: String
+        /// `segment`: the only kind so far.
+        package var kind: String
+        package var writeKey: String
+    }
+
+    /// Which vendor's rules a project's REST key may also write with (docs/ingest.md, "Compatibility").
+    package enum Compatibility: String, Sendable, Equatable {
+        /// Herald's own API only (Batch's rules).
+        case batch
+        /// Also Braze's `/users/track`, `/users/identify`, `/users/alias/new` and `/users/delete`, with Braze's rules.
+        case braze
+    }
+
     package struct Project: Sendable, Equatable {
         package var id: String
         package var restAPIKeys: [String]
         package var apps: [App]
+        package var compatibility: Compatibility = .batch
+        /// US dollars per unit of a currency (ISO 4217), for the revenue of purchases; USD is 1.
+        package var usdRates: [String: Double] = [:]
+        package var sources: [Source] = []
     }
 
     /// Who a key belongs to.
@@ -29,6 +49,8 @@ package struct AppsCatalog: Sendable, Equatable {
         case rest(project: String)
         /// An app's key; `dev` for keys starting with `DEV`.
         case app(project: String, app: String, dev: Bool)
+        /// A Segment source's write key.
+        case source(project: String, source: String)
     }
 
     package var projects: [Project]
@@ -40,6 +62,8 @@ package struct AppsCatalog: Sendable, Equatable {
     package func app(project: String, id: String) -> App? {
         projects.first { $0.id == project }?.apps.first { $0.id == id }
     }
+
+    package func project(_ id: String) -> Project? { projects.first { $0.id == id } }
 
     /// Reads and checks a catalog file; every error names the file and the field.
     package static func load(path: String) throws(ConfigError) -> AppsCatalog {
@@ -112,9 +136,55 @@ package struct AppsCatalog: Sendable, Equatable {
                 try parseSignedIdentity(app, path: appPath, into: &parsed)
                 parsedApps.append(parsed)
             }
-            catalog.projects.append(Project(id: id, restAPIKeys: restKeys, apps: parsedApps))
+            var parsed = Project(id: id, restAPIKeys: restKeys, apps: parsedApps)
+            try parseCompatibility(project, path: path, into: &parsed)
+            try catalog.parseSources(project, path: path, into: &parsed)
+            catalog.projects.append(parsed)
         }
         return catalog
+    }
+
+    /// `compatibility` (`batch`, the default, or `braze`) and `usd_rates` (`{"EUR": 1.08}`: ISO 4217 codes, positive
+    /// dollars per unit).
+    private static func parseCompatibility(_ project: JSONValue, path: String, into parsed: inout Project) throws(FormatError) {
+        if let value = project["compatibility"] {
+            guard case .string(let text) = value, let mode = Compatibility(rawValue: text) else {
+                throw FormatError(path: "\(path).compatibility", message: "expected \"batch\" or \"braze\"")
+            }
+            parsed.compatibility = mode
+        }
+        guard let rates = project["usd_rates"] else { return }
+        guard case .object(let members) = rates else {
+            throw FormatError(path: "\(path).usd_rates", message: "expected an object of currency codes and rates")
+        }
+        for member in members {
+            guard iso4217.contains(member.key) else {
+                throw FormatError(path: "\(path).usd_rates.\(member.key)", message: "not an ISO 4217 currency code")
+            }
+            guard case .number(let literal) = member.value, let rate = Double(literal), rate.isFinite, rate > 0 else {
+                throw FormatError(path: "\(path).usd_rates.\(member.key)", message: "expected a positive number of US dollars")
+            }
+            parsed.usdRates[member.key] = rate
+        }
+    }
+
+    /// `sources`: `[{"id", "kind": "segment", "write_key"}]`. A source's id names it where an app's would (the
+    /// anonymous ids it sends are installation-like), so it may not be an app's id.
+    private mutating func parseSources(_ project: JSONValue, path: String, into parsed: inout Project) throws(FormatError) {
+        guard let value = project["sources"] else { return }
+        guard case .array(let sources) = value else { throw FormatError(path: "\(path).sources", message: "expected an array") }
+        for (index, source) in sources.enumerated() {
+            let sourcePath = "\(path).sources[\(index)]"
+            let id = try Self.identifier(source["id"], path: "\(sourcePath).id")
+            guard !parsed.apps.contains(where: { $0.id == id }), !parsed.sources.contains(where: { $0.id == id }) else {
+                throw FormatError(path: "\(sourcePath).id", message: "\"\(id)\" already names an app or a source of this project")
+            }
+            let kind = try Self.string(source["kind"], path: "\(sourcePath).kind")
+            guard kind == "segment" else { throw FormatError(path: "\(sourcePath).kind", message: "expected \"segment\"") }
+            let key = try Self.string(source["write_key"], path: "\(sourcePath).write_key")
+            try register(key, .source(project: parsed.id, source: id), path: "\(sourcePath).write_key", dev: false)
+            parsed.sources.append(Source(id: id, kind: kind, writeKey: key))
+        }
     }
 
     /// `require_signed_identity` (a boolean, false when absent) and `identity_secrets` (secrets of at least 16

@@ -24,7 +24,7 @@ struct ConfigReader {
         }
         guard let kind = string(node, "kind") else { return nil }
         let known: [String: [String]] = [
-            "project": ["name", "default_language", "timezone", "quiet_hours", "frequency_caps"],
+            "project": ["name", "default_language", "timezone", "quiet_hours", "frequency_caps", "array_limits"],
             "app": ["project", "platform", "bundle_id", "categories"],
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
@@ -57,6 +57,7 @@ struct ConfigReader {
             }
             if let window = node["quiet_hours"] { project.quietHours = quietHours(window) }
             if let caps = node["frequency_caps"] { project.frequencyCaps = frequencyCaps(caps) }
+            if let limits = node["array_limits"] { project.arrayLimits = arrayLimits(limits) }
             return .project(project)
         case "app":
             guard let platform = string(node, "platform") else { return nil }
@@ -403,6 +404,29 @@ struct ConfigReader {
             return nil
         }
         return max * 60 / period
+    }
+
+    /// `{favorite_foods: 100}`: the most items an array attribute keeps (Braze's per-attribute maximum, 1 to 100;
+    /// 25 for the others).
+    mutating func arrayLimits(_ node: ConfigNode) -> [String: Int] {
+        guard case .object = node.value else {
+            fail(node, "array_limits: expected a mapping of attribute names to a number of items, found \(node.typeName)")
+            return [:]
+        }
+        var limits: [String: Int] = [:]
+        for member in node.members {
+            guard Rules.isValidName(member.key), member.key == member.key.lowercased() else {
+                fail(member.node, "array_limits.\(member.key): attribute names are 1 to 30 lowercase letters, digits or underscores")
+                continue
+            }
+            guard case .number(let count) = member.node.value, count == count.rounded(), (1...Double(ProjectDefinition.largestArrayLimit)).contains(count)
+            else {
+                fail(member.node, "array_limits.\(member.key): expected a whole number of items, 1 to \(ProjectDefinition.largestArrayLimit)")
+                continue
+            }
+            limits[member.key] = Int(count)
+        }
+        return limits
     }
 
     /// `[{max: 3, per: 24h, channel: push}, {max: 10, per: 7d}]`: every rule must pass; without `channel` a rule counts

@@ -157,6 +157,10 @@ package struct ProjectDefinition: Sendable {
     package var quietHours: QuietHours?
     /// How many marketing messages one profile may receive per rolling period (every rule must pass).
     package var frequencyCaps: [FrequencyCap] = []
+    /// The most items an array attribute keeps, where it is not 25 (`array_limits`, Braze's per-attribute maximum).
+    package var arrayLimits: [String: Int] = [:]
+    package static let defaultArrayLimit = 25
+    package static let largestArrayLimit = 100
     package var origin: ConfigOrigin
 }
 

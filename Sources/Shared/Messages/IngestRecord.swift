@@ -15,6 +15,13 @@ package enum IngestOp: String, Sendable, CaseIterable {
     case profileDelete = "profile_delete"
     /// A server's API trigger of a campaign for one recipient (`campaign`, `trigger_properties`).
     case campaignTrigger = "campaign_trigger"
+    /// A purchase (`purchase`: product, currency, price, quantity, revenue in USD, properties), counted as `quantity`
+    /// purchases (braze-rules §3.2).
+    case purchase
+    /// An alias (the envelope's `alias`) for the profile `custom_id` (Braze's `/users/alias/new` and
+    /// `/users/identify`): claimed at the alias's key, where an alias-only profile merges into it; without a custom ID,
+    /// creates the alias-only profile.
+    case alias
 
     // Written by the orchestrator itself (source "orchestrator"), to move identity state between the partitions of
     // the keys involved (docs/orchestrator.md, Identity). The ingest never accepts them.
@@ -32,10 +39,22 @@ package enum IngestOp: String, Sendable, CaseIterable {
     case tokenClaim = "token_claim"
     /// To the token's previous owner: the token moved elsewhere.
     case tokenRelease = "token_release"
+    /// To an alias's key: the alias belongs to `target_custom_id` (first claim wins); `merge` as for `install_link`.
+    case aliasClaim = "alias_claim"
+    /// To a profile: its claim of the alias was refused (another profile holds it).
+    case aliasRefused = "alias_refused"
+    /// To an alias's key: the profile `target_custom_id` gave the alias up (deleted, or another name for the label).
+    case aliasUnlink = "alias_unlink"
+    /// To a profile: an alias-only profile's history (`merge`), when the alias is identified.
+    case aliasMove = "alias_move"
+
+    /// The ops whose records name an alias (the client's `alias`, and the orchestrator's moves).
+    package static let aliasOps: Set<IngestOp> = [.alias, .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove]
 
     /// The ops only the orchestrator writes.
     package static let internalOps: Set<IngestOp> = [
-        .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease,
+        .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease, .aliasClaim,
+        .aliasRefused, .aliasUnlink, .aliasMove,
     ]
 }
 
@@ -45,6 +64,25 @@ package enum IngestSource: Sendable, Equatable {
     case app(id: String, dev: Bool)
     /// The orchestrator's own records (identity moves, forwarded writes keep their original source).
     case orchestrator
+}
+
+/// A Braze user alias: a name under a label (`{"alias_label": "crm", "alias_name": "42"}`); a label/name pair belongs
+/// to one profile at most, and a profile has one name per label.
+package struct UserAlias: Sendable, Equatable, Hashable {
+    package var label: String
+    package var name: String
+
+    package init(label: String, name: String) {
+        self.label = label
+        self.name = name
+    }
+
+    var json: JSONValue { .object([JSONMember("label", .string(label)), JSONMember("name", .string(name))]) }
+
+    static func read(_ value: JSONValue?) -> UserAlias? {
+        guard let label = value?["label"]?.stringValue, let name = value?["name"]?.stringValue else { return nil }
+        return UserAlias(label: label, name: name)
+    }
 }
 
 /// One validated write on `herald.ingest` (format version 1, documented in docs/ingest.md):
@@ -60,6 +98,8 @@ package struct IngestRecord: Sendable, Equatable {
     package var source: IngestSource
     package var customID: String?
     package var installationID: String?
+    /// A write that names its profile by a Braze alias (and no custom ID) is keyed by the alias.
+    package var alias: UserAlias?
     package var receivedAt: Date
     /// The op's own fields (`profile`, `events`, `event`, `installation`, `push`, `location`).
     package var fields: [JSONMember]
@@ -69,8 +109,9 @@ package struct IngestRecord: Sendable, Equatable {
 
     package init(
         op: IngestOp, id: String, project: String, source: IngestSource, customID: String?, installationID: String?,
-        receivedAt: Date, fields: [JSONMember] = []
+        receivedAt: Date, fields: [JSONMember] = [], alias: UserAlias? = nil
     ) {
+        self.alias = alias
         self.op = op
         self.id = id
         self.project = project
@@ -81,10 +122,11 @@ package struct IngestRecord: Sendable, Equatable {
         self.fields = fields
     }
 
-    /// The profile key of the design: `<project>/<custom_id>` once identified, else `<project>/install/<installation_id>`.
-    /// An identify is keyed by its custom ID, so that it is ordered with the profile's other writes.
+    /// The profile key of the design: `<project>/<custom_id>` once identified, else the alias's key, else
+    /// `<project>/install/<installation_id>`. An identify is keyed by its custom ID, so that it is ordered with the
+    /// profile's other writes.
     package var key: String {
-        ProfileKey.of(project, customID: customID, installationID: installationID)
+        ProfileKey.of(project, customID: customID, alias: alias, installationID: installationID)
     }
 
     package var json: JSONValue {
@@ -105,6 +147,7 @@ package struct IngestRecord: Sendable, Equatable {
         }
         if let customID { members.append(JSONMember("custom_id", .string(customID))) }
         if let installationID { members.append(JSONMember("installation_id", .string(installationID))) }
+        if let alias { members.append(JSONMember("alias", alias.json)) }
         members.append(JSONMember("received_at", .string(WireTime.format(receivedAt))))
         members += fields
         if forwarded {
@@ -118,8 +161,8 @@ package struct IngestRecord: Sendable, Equatable {
 
     /// The envelope's members; every other member is one of the op's fields.
     static let envelope: Set<String> = [
-        "v", "kind", "op", "id", "project", "source", "app", "dev", "custom_id", "installation_id", "received_at", "forwarded",
-        "hops",
+        "v", "kind", "op", "id", "project", "source", "app", "dev", "custom_id", "installation_id", "alias", "received_at",
+        "forwarded", "hops",
     ]
 
     /// Reads a record value written by `value` (the ingest's, or the orchestrator's own).
@@ -153,7 +196,7 @@ package struct IngestRecord: Sendable, Equatable {
         var record = IngestRecord(
             op: op, id: id, project: project, source: source, customID: value["custom_id"]?.stringValue,
             installationID: value["installation_id"]?.stringValue, receivedAt: receivedAt,
-            fields: members.filter { !envelope.contains($0.key) })
+            fields: members.filter { !envelope.contains($0.key) }, alias: UserAlias.read(value["alias"]))
         record.forwarded = value["forwarded"] == .bool(true)
         if case .number(let literal)? = value["hops"] { record.hops = Int(literal) ?? 0 }
         return record

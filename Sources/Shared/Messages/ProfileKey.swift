@@ -1,15 +1,19 @@
+import Foundation
+
 /// The key scheme of the keyed topics (design brief, "Profile key"): every record of a profile has the same key, so the
 /// same partition number, on every topic. One project holds three key spaces:
 ///
 /// - a profile, by custom ID: `<project>/<custom_id>`;
 /// - an installation's *home* (its anonymous profile and its link to a profile): `<project>/install/<installation_id>`;
-/// - a push token's owner: `<project>/token/<token>`.
+/// - a push token's owner: `<project>/token/<token>`;
+/// - a Braze alias's *home* (its alias-only profile and its link to a profile): `<project>/alias/<label>/<name>`, the
+///   label with `%` and `/` escaped (`%25`, `%2F`) so that the key names one pair.
 ///
-/// A custom ID that starts with `install/` or `token/` would land in another space, so the ingest refuses it
+/// A custom ID that starts with `install/`, `token/` or `alias/` would land in another space, so the ingest refuses it
 /// (`Rules.customID`).
 package enum ProfileKey {
     /// What a custom ID may not start with: the other key spaces of a project.
-    package static let reservedPrefixes = ["install/", "token/"]
+    package static let reservedPrefixes = ["install/", "token/", "alias/"]
 
     package static func profile(_ project: String, _ customID: String) -> String { "\(project)/\(customID)" }
 
@@ -17,9 +21,16 @@ package enum ProfileKey {
 
     package static func token(_ project: String, _ token: String) -> String { "\(project)/token/\(token)" }
 
-    /// The custom ID's profile, else the installation's home.
-    package static func of(_ project: String, customID: String?, installationID: String?) -> String {
-        customID.map { profile(project, $0) } ?? home(project, installationID ?? "")
+    package static func alias(_ project: String, _ alias: UserAlias) -> String {
+        let label = alias.label.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
+        return "\(project)/alias/\(label)/\(alias.name)"
+    }
+
+    /// The custom ID's profile, else the alias's home, else the installation's home.
+    package static func of(_ project: String, customID: String?, alias: UserAlias? = nil, installationID: String?) -> String {
+        if let customID { return profile(project, customID) }
+        if let alias { return self.alias(project, alias) }
+        return home(project, installationID ?? "")
     }
 
     /// The project of a key: what comes before its first slash.

@@ -5,6 +5,9 @@ package enum AttributeEdit: Sendable, Equatable {
     case set(AttributeValue)
     case remove
     case arrayEdit(add: [String], remove: [String])
+    /// Adds to an integer attribute; creates it with the amount when unset; ignored on another type (Braze's
+    /// `{"inc": n}`, braze-rules §2.2).
+    case increment(Int64)
 }
 
 /// The valid operations of a profile edit, in request order (a later write to the same name replaces an earlier one,
@@ -19,7 +22,8 @@ package struct ProfileEdit: Sendable, Equatable {
 
     package var isEmpty: Bool { natives.isEmpty && attributes.isEmpty }
 
-    /// `{"email": …, "custom_attributes": {"age.i": 26, "gone": null, "list.a": {"$add": […], "$remove": […]}}}`.
+    /// `{"email": …, "custom_attributes": {"age.i": 26, "gone": null, "list.a": {"$add": […], "$remove": […]},
+    /// "visits.i": {"$inc": 1}}}`.
     package var json: JSONValue {
         var members = natives
         if !attributes.isEmpty {
@@ -31,6 +35,7 @@ package struct ProfileEdit: Sendable, Equatable {
                             switch edit {
                             case .set(let value): JSONMember("\(name).\(value.suffix)", value.json)
                             case .remove: JSONMember(name, .null)
+                            case .increment(let amount): JSONMember("\(name).i", .object([JSONMember("$inc", .number(String(amount)))]))
                             case .arrayEdit(let add, let remove):
                                 JSONMember(
                                     "\(name).a",
@@ -50,25 +55,27 @@ package struct ProfileEdit: Sendable, Equatable {
 /// Builds a `ProfileEdit` in linear time: a later write to a name replaces the earlier one and takes its place at the
 /// end (the request's order of last writes). A request of 140,000 names once held a core for 36 s when each write
 /// searched the list for its name (issue 20, item 5).
-struct ProfileEditBuilder {
+package struct ProfileEditBuilder {
     private var natives: [JSONMember?] = []
     private var nativeSlots: [String: Int] = [:]
     private var attributes: [(name: String, edit: AttributeEdit)?] = []
     private var attributeSlots: [String: Int] = [:]
 
-    mutating func setNative(_ name: String, _ value: JSONValue) {
+    package init() {}
+
+    package mutating func setNative(_ name: String, _ value: JSONValue) {
         if let slot = nativeSlots[name] { natives[slot] = nil }
         nativeSlots[name] = natives.count
         natives.append(JSONMember(name, value))
     }
 
-    mutating func setAttribute(_ name: String, _ edit: AttributeEdit) {
+    package mutating func setAttribute(_ name: String, _ edit: AttributeEdit) {
         if let slot = attributeSlots[name] { attributes[slot] = nil }
         attributeSlots[name] = attributes.count
         attributes.append((name, edit))
     }
 
-    var edit: ProfileEdit {
+    package var edit: ProfileEdit {
         var edit = ProfileEdit()
         edit.natives = natives.compactMap { $0 }
         edit.attributes = attributes.compactMap { $0 }
@@ -109,7 +116,7 @@ package enum ProfileValidation {
         return (edit.edit, problems)
     }
 
-    static func native(_ key: String, _ value: JSONValue, identified: Bool) throws(Violation) -> (String, JSONValue) {
+    package static func native(_ key: String, _ value: JSONValue, identified: Bool) throws(Violation) -> (String, JSONValue) {
         guard let name = natives[key] else {
             let known = natives.keys.sorted().joined(separator: ", ")
             throw Violation("unknown_native_attribute", "\(key) is not a native attribute (known: \(known))")

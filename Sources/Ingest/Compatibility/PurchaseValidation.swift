@@ -1,0 +1,51 @@
+import Foundation
+import Shared
+
+/// Braze's purchase rules (braze-rules §3.2, rules 8–12), shared by `/users/track` and Segment's `Order Completed`.
+extension LenientValues {
+    /// The most units one purchase may count (the SDK header's "greater than 0, no larger than 100", §12 #1).
+    static let quantities = 1...100
+
+    /// A purchase, or nil (reported) when it cannot be logged: no product id or one over 255 characters (rule 8), a
+    /// currency that is not ISO 4217 (rule 9), no price, a quantity outside 1–100 (rule 10; absent is 1). Its revenue
+    /// in US dollars comes from the project's rate for the currency (rule 12); without one the purchase is kept
+    /// without revenue and the missing rate reported.
+    mutating func purchase(
+        productID: JSONValue?, currency: JSONValue?, price: JSONValue?, quantity: JSONValue?, time: Date?,
+        properties: [(String, AttributeValue)], rates: [String: Double], path: String, productField: String = "product_id"
+    ) -> Purchase? {
+        guard case .string(let product)? = productID, !product.isEmpty else {
+            drop("\(path).\(productField)", "missing_product_id", "a purchase needs a non-empty product id: it is not logged")
+            return nil
+        }
+        guard product.unicodeScalars.count <= Self.maxString else {
+            drop("\(path).\(productField)", "product_id_too_long", "product ids are at most \(Self.maxString) characters")
+            return nil
+        }
+        guard case .string(let currencyText)? = currency, iso4217.contains(currencyText.asciiUppercased) else {
+            drop("\(path).currency", "invalid_currency", "currency is an ISO 4217 code such as USD or EUR: the purchase is not logged")
+            return nil
+        }
+        let code = currencyText.asciiUppercased
+        guard case .number(let literal)? = price, let amount = Double(literal), amount.isFinite else {
+            drop("\(path).price", "invalid_price", "price is a number")
+            return nil
+        }
+        var units = 1
+        if let quantity, quantity != .null {
+            guard case .number(let text) = quantity, let count = Int(text), Self.quantities.contains(count) else {
+                drop("\(path).quantity", "invalid_quantity", "quantity is a whole number from 1 to 100")
+                return nil
+            }
+            units = count
+        }
+        let rate: Double? = code == "USD" ? 1 : rates[code]
+        if rate == nil {
+            adjust("\(path).currency", "no_usd_rate", "the project has no USD rate for \(code): the purchase has no revenue in USD")
+        }
+        return Purchase(
+            productID: product, currency: code, price: amount, quantity: units,
+            revenueUSD: rate.map { Purchase.revenueUSD(price: amount, quantity: units, rate: $0) }, time: time,
+            properties: properties)
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Hummingbird
+import Shared
+
+/// Segment messages as Herald's writes (docs/ingest.md, "Segment"):
+///
+/// | type | becomes |
+/// |---|---|
+/// | `identify` | a profile update with the traits (`SegmentTraits`) |
+/// | `track` | an event (name and property names mapped); `Order Completed` with `products` one purchase per product |
+/// | `page`, `screen` | an event `PAGE_VIEWED` / `SCREEN_VIEWED` with `name`, `category` and the properties |
+/// | `group` | the group id added to the `groups` array attribute |
+/// | `alias` | `previousId` (an anonymous id) identified as `userId` |
+///
+/// A message with an `anonymousId` is written as the source's (its anonymous id installation-like: an anonymous profile
+/// at first, joined to the user's profile by the first message that names both); one with only a `userId` as a
+/// server's.
+struct SegmentMessages {
+    let api: IngestAPI
+    let project: AppsCatalog.Project
+    let source: String
+    let request: Request
+    let context: IngestContext
+    var values = LenientValues()
+    var records: [IngestRecord] = []
+
+    init(api: IngestAPI, project: AppsCatalog.Project, source: String, request: Request, context: IngestContext) {
+        self.api = api
+        self.project = project
+        self.source = source
+        self.request = request
+        self.context = context
+    }
+
+    /// Who a message is about, and the write's id.
+    struct Envelope {
+        var customID: String?
+        var anonymousID: String?
+        var id: String?
+        var time: Date?
+    }
+
+    mutating func map(_ message: JSONValue, type fixed: String?, path: String, batchContext: JSONValue?) {
+        let prefix = path.isEmpty ? "" : "\(path)."
+        guard case .object(let members) = message else {
+            values.drop(path, "invalid_type", "a message is an object")
+            return
+        }
+        for member in members where !SegmentController.messageFields.contains(member.key) {
+            values.adjust("\(prefix)\(member.key)", "ignored_field", "not a field of Segment's messages")
+        }
+        guard let type = fixed ?? message["type"]?.stringValue, SegmentController.types.contains(type) else {
+            values.drop("\(prefix)type", "invalid_type", "type is one of \(SegmentController.types.joined(separator: ", "))")
+            return
+        }
+        let envelope: Envelope
+        do throws(Violation) {
+            envelope = try self.envelope(message, type: type)
+        } catch {
+            values.drop(path.isEmpty ? "userId" : path, error.code, error.message)
+            return
+        }
+        let context = message["context"] ?? batchContext
+        switch type {
+        case "identify":
+            let edit = SegmentTraits.edit(
+                traits: message["traits"] ?? context?["traits"], context: context, identified: envelope.customID != nil,
+                path: path.isEmpty ? "" : path, values: &values)
+            append(.profileUpdate, envelope, fields: [JSONMember("profile", edit.json)])
+        case "track":
+            guard case .string(let name)? = message["event"], let kept = values.string(name, path: "\(prefix)event") else {
+                if !(message["event"]?.stringValue?.isEmpty ?? false) {
+                    values.drop("\(prefix)event", "missing_field", "a track call needs an event name (a string)")
+                }
+                return
+            }
+            if NameMapping.map(kept, as: .event).name == "ORDER_COMPLETED", case .array(let products)? = message["properties"]?["products"],
+                !products.isEmpty
+            {
+                orderCompleted(message, products: products, envelope, path: prefix)
+                return
+            }
+            event(values.name(kept, as: .event, path: "\(prefix)event"), properties: message["properties"], envelope, path: prefix)
+        case "page", "screen":
+            var properties = message["properties"] ?? .object([])
+            if case .object(var members) = properties {
+                for field in ["category", "name"] {
+                    if case .string(let text)? = message[field] { members.insert(JSONMember(field, .string(text)), at: 0) }
+                }
+                properties = .object(members)
+            }
+            event(type == "page" ? "PAGE_VIEWED" : "SCREEN_VIEWED", properties: properties, envelope, path: prefix)
+        case "group":
+            guard let group = Self.idText(message["groupId"]), let kept = values.string(group, path: "\(prefix)groupId") else {
+                values.drop("\(prefix)groupId", "missing_field", "a group call needs a groupId")
+                return
+            }
+            var edit = ProfileEditBuilder()
+            edit.setAttribute("groups", .arrayEdit(add: [kept], remove: []))
+            append(.profileUpdate, envelope, fields: [JSONMember("profile", edit.edit.json)])
+        default:  // alias
+            guard let previous = Self.idText(message["previousId"]), (try? Rules.installationID(previous)) != nil else {
+                values.drop("\(prefix)previousId", "invalid_previous_id", "previousId is the anonymous id to identify (1 to 128 visible ASCII characters)")
+                return
+            }
+            guard envelope.customID != nil else {
+                values.drop("\(prefix)userId", "missing_field", "an alias call names the userId the previous id becomes")
+                return
+            }
+            var identified = envelope
+            identified.anonymousID = previous
+            append(.identify, identified, fields: [])
+        }
+    }
+
+    /// `userId` and `anonymousId` (strings, or numbers as their text), `messageId`, `timestamp`.
+    func envelope(_ message: JSONValue, type: String) throws(Violation) -> Envelope {
+        var envelope = Envelope()
+        if let user = Self.idText(message["userId"]) { envelope.customID = try Rules.customID(user) }
+        if let anonymous = Self.idText(message["anonymousId"]) {
+            do {
+                envelope.anonymousID = try Rules.installationID(anonymous)
+            } catch {
+                throw Violation("invalid_anonymous_id", "anonymousId is 1 to 128 visible ASCII characters")
+            }
+        }
+        guard envelope.customID != nil || envelope.anonymousID != nil || type == "alias" else {
+            throw Violation("missing_identifier", "userId or anonymousId is required")
+        }
+        if case .string(let id)? = message["messageId"], (try? Rules.clientID(id)) != nil { envelope.id = id }
+        for field in ["timestamp", "originalTimestamp"] {
+            if envelope.time == nil, case .string(let text)? = message[field] { envelope.time = Rules.parseTime(text) }
+        }
+        return envelope
+    }
+
+    static func idText(_ value: JSONValue?) -> String? {
+        switch value {
+        case .string(let text)? where !text.isEmpty: text
+        case .number(let literal)?: literal
+        default: nil
+        }
+    }
+
+    mutating func event(_ name: String, properties: JSONValue?, _ envelope: Envelope, path: String) {
+        let attributes = properties.map { values.properties($0, path: "\(path)properties") } ?? []
+        let event = ValidatedEvent(name: name, time: envelope.time, attributes: attributes)
+        append(.event, envelope, fields: [JSONMember("event", event.json)])
+    }
+
+    /// `Order Completed` (Segment's e-commerce spec): one purchase per product (`product_id`, else `sku`, else `id`;
+    /// `price`; `quantity`), in the order's `currency` (USD by default); the order's other properties go with each.
+    mutating func orderCompleted(_ message: JSONValue, products: [JSONValue], _ envelope: Envelope, path: String) {
+        let order = message["properties"] ?? .object([])
+        let currency = order["currency"] ?? .string("USD")
+        var shared: [JSONMember] = []
+        if case .object(let members) = order {
+            shared = members.filter { !["products", "currency", "revenue", "total", "subtotal"].contains($0.key) }
+        }
+        for (index, product) in products.enumerated() {
+            let productPath = "\(path)properties.products[\(index)]"
+            guard case .object(let fields) = product else {
+                values.drop(productPath, "invalid_type", "a product is an object")
+                continue
+            }
+            let id = product["product_id"] ?? product["sku"] ?? product["id"]
+            let own = fields.filter { !["product_id", "price", "quantity"].contains($0.key) }
+            let properties = values.properties(.object(shared + own), path: productPath)
+            guard let purchase = values.purchase(
+                productID: id, currency: currency, price: product["price"], quantity: product["quantity"], time: envelope.time,
+                properties: properties, rates: project.usdRates, path: productPath)
+            else { continue }
+            var suffixed = envelope
+            suffixed.id = envelope.id.map { index == 0 ? $0 : "\($0)#\(index)" }
+            append(.purchase, suffixed, fields: [JSONMember("purchase", purchase.json)])
+        }
+    }
+
+    mutating func append(_ op: IngestOp, _ envelope: Envelope, fields: [JSONMember]) {
+        let source: IngestSource = envelope.anonymousID == nil ? .server : .app(id: self.source, dev: false)
+        records.append(
+            IngestRecord(
+                op: op,
+                id: api.recordID(client: envelope.id, op: op, request: request, context: context, index: records.count),
+                project: project.id, source: source, customID: envelope.customID, installationID: envelope.anonymousID,
+                receivedAt: api.now(), fields: fields))
+    }
+}
