@@ -49,6 +49,7 @@ enum Ingest {
         AppController(api: api).register(on: router)
         BrazeController(api: api).register(on: router)
         SegmentController(api: api).register(on: router)
+        SendsController(api: api).register(on: router)
         return router
     }
 }

@@ -26,22 +26,9 @@ struct NotifierEndToEndTests {
         #expect(applied == 0, "\(plan)")
         let (orchestrator, orchestratorPort) = try await OrchestratorEndToEndTests.start(cluster, data: work + "/orchestrator")
 
-        // APNs: the simulator over TLS with its own certificate, a .p8 key for the notifier to sign with.
-        let simulators = SimulatorState()
-        let tls = try SimulatorTLS.selfSigned()
-        try tls.writeCertificate(to: work + "/ca.pem")
-        let apns = try await APNsSimulator.start(state: simulators, tls: tls)
-        try P256.Signing.PrivateKey().pemRepresentation.write(toFile: work + "/apns.p8", atomically: true, encoding: .utf8)
+        let (simulators, apns) = try await startAPNsSimulator(work: work)
         func startNotifier(data: String) throws -> ChildProcess {
-            try ChildProcess(
-                "herald-notifier",
-                environment: [
-                    "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
-                    "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data, "HERALD_SESSION_TIMEOUT_MS": "3000",
-                    "HERALD_APPS_FILE": sampleAppsFile, "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
-                    "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apns.url, "HERALD_APNS_SANDBOX_URL": apns.url,
-                    "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
-                ])
+            try startNotifierProcess(cluster, data: data, work: work, apnsURL: apns.url)
         }
         let notifier = try startNotifier(data: work + "/notifier")
         try await waitUntil("the notifier to listen") { !notifier.logs("http listening").isEmpty || notifier.exitCode != nil }
@@ -154,4 +141,28 @@ struct NotifierEndToEndTests {
         await apns.stop()
         await cluster.shutdown()
     }
+}
+
+/// The APNs simulator over TLS with its own certificate (written to `work/ca.pem`), and a .p8 key for the notifier to
+/// sign with (`work/apns.p8`).
+func startAPNsSimulator(work: String) async throws -> (SimulatorState, APNsSimulator) {
+    let simulators = SimulatorState()
+    let tls = try SimulatorTLS.selfSigned()
+    try tls.writeCertificate(to: work + "/ca.pem")
+    let apns = try await APNsSimulator.start(state: simulators, tls: tls)
+    try P256.Signing.PrivateKey().pemRepresentation.write(toFile: work + "/apns.p8", atomically: true, encoding: .utf8)
+    return (simulators, apns)
+}
+
+/// A notifier process on the cluster, pushing to the APNs simulator `startAPNsSimulator` started in `work`.
+func startNotifierProcess(_ cluster: EmbeddedKafkaCluster, data: String, work: String, apnsURL: String) throws -> ChildProcess {
+    try ChildProcess(
+        "herald-notifier",
+        environment: [
+            "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
+            "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data, "HERALD_SESSION_TIMEOUT_MS": "3000",
+            "HERALD_APPS_FILE": sampleAppsFile, "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
+            "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apnsURL, "HERALD_APNS_SANDBOX_URL": apnsURL,
+            "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
+        ])
 }

@@ -654,6 +654,35 @@ struct DeliveryFlowTests {
         await harness.shutdown()
     }
 
+    @Test("badges: +1 counts per installation across sends, a number sets the count; an attempt repeated after a crash shows the same number")
+    func badges() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        try await harness.startWorkers([.push])
+        func badges() -> [String] {
+            harness.simulators.received("apns").compactMap { request in
+                (try? JSONParser.parse(Array(request.body.utf8)))?["aps"]?["badge"].map { String(decoding: $0.serialized, as: UTF8.self) }
+            }
+        }
+        for (id, badge) in [("b-1", "+1"), ("b-2", "+1"), ("b-3", "5"), ("b-4", "+2")] {
+            try await harness.send(sendRequest(id: id, content: ["body": "B", "badge": badge]))
+            _ = try await harness.reports { $0.contains { $0.sendID == id } }
+        }
+        #expect(badges() == ["1", "2", "5", "7"])
+        await harness.stopWorkers()
+        // Claimed (committed as `sending` with its number), then the process dies before the answer is written: the
+        // attempt made again after the restart shows the same number, and the count moved once.
+        try await harness.send(sendRequest(id: "b-5", content: ["body": "B", "badge": "+1"]))
+        #expect(await harness.partitions.claim(.push, limit: 10).count == 1)
+        try await harness.restart()
+        try await harness.startWorkers([.push])
+        _ = try await harness.reports { $0.contains { $0.sendID == "b-5" } }
+        try await harness.send(sendRequest(id: "b-6", content: ["body": "B", "badge": "+1"]))
+        _ = try await harness.reports { $0.contains { $0.sendID == "b-6" } }
+        #expect(badges() == ["1", "2", "5", "7", "8", "9"])
+        await harness.shutdown()
+    }
+
     @Test("retries: 503 twice then accepted; a provider failing for good ends as max_retry_attempts; 400s are not retried")
     func retries() async throws {
         let harness = try await NotifierHarness()

@@ -20,7 +20,7 @@ struct RichPushTests {
     func apnsGolden() throws {
         let send = sendRequest(content: Self.rich)
         #expect(String(decoding: APNsProvider.payload(send), as: UTF8.self) == #"""
-            {"aps":{"alert":{"title":"Flash sale","body":"Two hours only"},"badge":3,"sound":"default","category":"SALE","thread-id":"sales","interruption-level":"time-sensitive","relevance-score":0.8,"target-content-id":"sale-42","mutable-content":1},"com.herald":{"i":"0123456789abcdef0123456789abcdef","c":"cart","t":"tc","at":{"u":"https://x/i.png"}}}
+            {"aps":{"alert":{"title":"Flash sale","body":"Two hours only"},"badge":3,"sound":"default","category":"SALE","thread-id":"sales","interruption-level":"time-sensitive","relevance-score":0.8,"target-content-id":"sale-42","mutable-content":1},"com.herald":{"i":"0123456789abcdef0123456789abcdef","c":"cart","t":"tc","at":{"u":"https://x/i.png","t":"png"}}}
             """#)
         let request = try APNsProvider.request(
             DeliveryAttempt(request: send, target: Self.ios, attempt: 1), topic: "com.example.demo", jwt: "a.b.c", settings: .init())
@@ -52,12 +52,42 @@ struct RichPushTests {
         let now = Date(timeIntervalSince1970: 1_700_000_001)
         let send = sendRequest(app: "demo-android", content: Self.rich)
         #expect(String(decoding: FCMProvider.message(DeliveryAttempt(request: send, target: Self.android, attempt: 1), now: now), as: UTF8.self) == #"""
-            {"message":{"token":"fcm-token","notification":{"title":"Flash sale","body":"Two hours only","image":"https://x/i.png"},"data":{"herald_send_id":"0123456789abcdef0123456789abcdef","herald_campaign":"cart","herald_source":"tc"},"android":{"priority":"high","ttl":"7200s","notification":{"tag":"0123456789abcdef0123456789abcdef","channel_id":"offers","click_action":"OPEN_SALE"}}}}
+            {"message":{"token":"fcm-token","notification":{"title":"Flash sale","body":"Two hours only","image":"https://x/i.png"},"data":{"herald_send_id":"0123456789abcdef0123456789abcdef","herald_campaign":"cart","herald_source":"tc","herald_attachment_type":"png"},"android":{"priority":"high","ttl":"7200s","notification":{"tag":"0123456789abcdef0123456789abcdef","channel_id":"offers","click_action":"OPEN_SALE","notification_count":3}}}}
             """#)
         let background = sendRequest(app: "demo-android", content: ["push_type": "background", "body": "x", "tag": "t"])
         #expect(String(decoding: FCMProvider.message(DeliveryAttempt(request: background, target: Self.android, attempt: 1), now: now), as: UTF8.self) == #"""
             {"message":{"token":"fcm-token","data":{"herald_send_id":"0123456789abcdef0123456789abcdef","herald_campaign":"cart","herald_source":"tc"},"android":{"priority":"normal","ttl":"2419200s"}}}
             """#)
+    }
+
+    @Test("an attachment's type: the template's, else the URL's file extension when iOS takes it; none otherwise")
+    func attachmentTypes() throws {
+        func attachment(_ url: String, _ type: String? = nil) throws -> JSONValue? {
+            var content = ["body": "B", "image_url": url]
+            content["attachment_type"] = type
+            return try JSONParser.parse(APNsProvider.payload(sendRequest(content: content)))["com.herald"]?["at"]
+        }
+        #expect(try attachment("https://cdn/x/clip.MP4?v=2") == .object([JSONMember("u", .string("https://cdn/x/clip.MP4?v=2")), JSONMember("t", .string("mp4"))]))
+        #expect(try attachment("https://cdn/img/42", "jpg")?["t"] == .string("jpg"))
+        #expect(try attachment("https://cdn/img/42")?["t"] == nil)
+        #expect(try attachment("https://cdn/x.pdf")?["t"] == nil)
+        #expect(PushOptions.problem("attachment_type", "pdf") != nil && PushOptions.problem("attachment_type", "gif") == nil)
+    }
+
+    @Test("badge: a number sets it, +N adds to the installation's count (the target carries the number decided)")
+    func badgeForms() throws {
+        #expect(PushOptions.badge("3") == .set(3) && PushOptions.badge("0") == .set(0) && PushOptions.badge("+1") == .add(1))
+        for bad in ["-1", "+0", "100000", "+100000", "1.5", "+", "", " 1", "+ 1"] {
+            #expect(PushOptions.badge(bad) == nil, "\(bad)")
+            #expect(PushOptions.problem("badge", bad) != nil, "\(bad)")
+        }
+        let increment = sendRequest(content: ["body": "B", "badge": "+1"])
+        #expect(try JSONParser.parse(APNsProvider.payload(increment))["aps"]?["badge"] == nil)
+        #expect(try JSONParser.parse(APNsProvider.payload(increment, badge: 7))["aps"]?["badge"] == .number("7"))
+        var target = Self.android
+        target.badge = 7
+        let message = try JSONParser.parse(FCMProvider.message(DeliveryAttempt(request: increment, target: target, attempt: 1)))
+        #expect(message["message"]?["android"]?["notification"]?["notification_count"] == .number("7"))
     }
 
     @Test("a typed custom payload: APNs gets it at the root as it is, FCM's data as strings (JSON text for the others)")

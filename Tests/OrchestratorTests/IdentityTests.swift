@@ -19,6 +19,8 @@ final class Cluster {
     var duplicateOutputs = false
     private(set) var contacts: [String: JSONValue?] = [:]
     private(set) var deadLetters: [DeadLetter] = []
+    /// Send requests, with their key.
+    private(set) var sends: [(key: String, send: SendRequest)] = []
     private var clock = t0
 
     init(partitions: Int = 3, seed: UInt64 = 1) throws {
@@ -58,12 +60,17 @@ final class Cluster {
         enqueue(topic: HeraldTopic.ingest.name, key: record.key, value: record.value)
     }
 
-    /// A server's write for a profile named by its custom ID or by a Braze alias.
-    func server(_ op: IngestOp, _ id: String, customID: String? = nil, alias: UserAlias? = nil, _ fields: [JSONMember] = []) {
+    /// A server's write for a profile named by its custom ID or by a Braze alias (or, for a transactional push, by an
+    /// installation or a raw token).
+    func server(
+        _ op: IngestOp, _ id: String, customID: String? = nil, alias: UserAlias? = nil, installation: String? = nil,
+        token: String? = nil, _ fields: [JSONMember] = []
+    ) {
         clock += 1
-        let record = IngestRecord(
-            op: op, id: id, project: "demo", source: .server, customID: customID, installationID: nil,
+        var record = IngestRecord(
+            op: op, id: id, project: "demo", source: .server, customID: customID, installationID: installation,
             receivedAt: clock, fields: fields, alias: alias)
+        record.deviceToken = token
         enqueue(topic: HeraldTopic.ingest.name, key: record.key, value: record.value)
     }
 
@@ -90,6 +97,8 @@ final class Cluster {
                         contacts.updateValue(try output.value.map { try JSONParser.parse($0) }, forKey: output.key)
                     case HeraldTopic.dlq.name:
                         deadLetters.append(try Wire.decode(DeadLetter.self, from: output.value ?? []))
+                    case HeraldTopic.sendsPush.name:
+                        sends.append((output.key, try Wire.decode(SendRequest.self, from: output.value ?? [])))
                     default: Issue.record("unexpected output to \(output.topic)")
                     }
                 }

@@ -217,18 +217,7 @@ struct AppController {
             guard case .string(let text)? = envelope.fields["token"] else {
                 throw Violation("missing_field", "token is required (a string)")
             }
-            if envelope.platform == "ios" {
-                let hex = Set("0123456789abcdef")
-                token = text.lowercased()
-                guard (64...200).contains(token.count), token.count % 2 == 0, token.allSatisfy(hex.contains) else {
-                    throw Violation("invalid_token", "APNs tokens are an even number (64 to 200) of hexadecimal digits")
-                }
-            } else {
-                guard Rules.isVisibleASCII(text, length: 1...4096) else {
-                    throw Violation("invalid_token", "tokens are 1 to 4096 visible ASCII characters")
-                }
-                token = text
-            }
+            token = try Rules.pushToken(text, platform: envelope.platform)
         } catch {
             problems.append(error.at("token"))
         }

@@ -105,7 +105,7 @@ struct APNsProvider: DeliveryProvider {
     /// The HTTP/2 request for an attempt: `POST /3/device/<token>` on the token environment's host.
     static func request(_ attempt: DeliveryAttempt, topic: String, jwt: String, settings: Settings) throws -> HTTPRequest {
         let send = attempt.request
-        let payload = self.payload(send, app: attempt.target.app)
+        let payload = self.payload(send, app: attempt.target.app, badge: attempt.target.badge)
         guard payload.count <= maxPayloadBytes else {
             throw APNsRequestProblem(reason: "payload_too_large: \(payload.count) bytes, APNs takes \(maxPayloadBytes)")
         }
@@ -157,8 +157,9 @@ struct APNsProvider: DeliveryProvider {
     }
 
     /// `aps` (alert, badge, sound, category, thread, interruption level, relevance, target content, mutable-content for
-    /// an attachment), Herald's own key, and the custom payload at the root.
-    static func payload(_ send: SendRequest, app: String? = nil) -> [UInt8] {
+    /// an attachment), Herald's own key, and the custom payload at the root. `badge`: the number the target was given
+    /// (`Badges`), else the template's own number.
+    static func payload(_ send: SendRequest, app: String? = nil, badge: Int? = nil) -> [UInt8] {
         var aps: [JSONMember] = []
         let text = send.field
         if isBackground(send) {
@@ -169,8 +170,8 @@ struct APNsProvider: DeliveryProvider {
                 if let text = text(field) { alert.append(JSONMember(field, .string(text))) }
             }
             aps.append(JSONMember("alert", .object(alert)))
-            // `badge` and `relevance_score` were checked as numbers when the configuration was read.
-            if let badge = text("badge").flatMap(Int.init) { aps.append(JSONMember("badge", .number(String(badge)))) }
+            // `badge` and `relevance_score` were checked when the configuration was read.
+            if let badge = badge ?? templateBadge(send) { aps.append(JSONMember("badge", .number(String(badge)))) }
             if let sound = text("sound") { aps.append(JSONMember("sound", .string(sound))) }
             for (field, key) in [("category", "category"), ("thread_id", "thread-id"), ("interruption_level", "interruption-level")] {
                 if let text = text(field) { aps.append(JSONMember(key, .string(text))) }
@@ -186,11 +187,16 @@ struct APNsProvider: DeliveryProvider {
         return JSONValue.object(members).serialized
     }
 
+    /// The template's badge when it is a number (`+1` needs the installation's count: `Badges`).
+    static func templateBadge(_ send: SendRequest) -> Int? {
+        if case .set(let number)? = send.field("badge").flatMap(PushOptions.badge) { number } else { nil }
+    }
+
     /// The key of Herald's own data in a notification (the app's SDK reads it).
     static let heraldKey = "com.herald"
 
     /// `i` send id, `c` campaign, `t` source (`c` campaign, `t` transactional, `tc` trigger), `l` deeplink, `at` the
-    /// attachment, `a` the buttons of the notification's category for the target's app (`PushAction`).
+    /// attachment (`u` its URL, `t` its type), `a` the buttons of the notification's category for the target's app (`PushAction`).
     static func heraldMembers(_ send: SendRequest, app: String? = nil) -> JSONValue {
         var members = [
             JSONMember("i", .string(send.sendID)), JSONMember("c", .string(send.campaign)),
@@ -198,7 +204,12 @@ struct APNsProvider: DeliveryProvider {
         ]
         if let link = send.field("deeplink") { members.append(JSONMember("l", .string(link))) }
         if let image = send.field("image_url") {
-            members.append(JSONMember("at", .object([JSONMember("u", .string(image))])))
+            // The attachment and its type (Braze's `ab.att`), which a notification service extension downloads.
+            var attachment = [JSONMember("u", .string(image))]
+            if let type = PushOptions.attachmentType(url: image, declared: send.field("attachment_type")) {
+                attachment.append(JSONMember("t", .string(type)))
+            }
+            members.append(JSONMember("at", .object(attachment)))
         }
         if let app, let actions = send.actions?[app], !isBackground(send) {
             members.append(JSONMember("a", .array(actions.map(\.json))))

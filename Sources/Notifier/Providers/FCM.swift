@@ -141,7 +141,7 @@ struct FCMProvider: DeliveryProvider {
 
     /// The v1 message: notification (title, body, image; none for a background push), data (Herald's keys and the
     /// custom payload, all strings), Android options (priority, TTL until expiry or the template's `ttl`, collapse key,
-    /// and the notification's channel, tag and click action).
+    /// and the notification's channel, tag, click action and badge count).
     static func message(_ attempt: DeliveryAttempt, now: Date = Date()) -> [UInt8] {
         let send = attempt.request
         let text = send.field
@@ -155,6 +155,9 @@ struct FCMProvider: DeliveryProvider {
             JSONMember("herald_source", .string(APNsProvider.sourceType(send))),
         ]
         if let link = text("deeplink") { data.append(JSONMember("herald_deeplink", .string(link))) }
+        if let image = text("image_url"), let type = PushOptions.attachmentType(url: image, declared: text("attachment_type")) {
+            data.append(JSONMember("herald_attachment_type", .string(type)))
+        }
         if let app = attempt.target.app, let actions = send.actions?[app], !background {
             data.append(JSONMember("herald_actions", .string(String(decoding: JSONValue.array(actions.map(\.json)).serialized, as: UTF8.self))))
         }
@@ -173,6 +176,10 @@ struct FCMProvider: DeliveryProvider {
             var shown = [JSONMember("tag", .string(text("tag") ?? send.sendID))]
             if let channel = text("channel_id") { shown.append(JSONMember("channel_id", .string(channel))) }
             if let action = text("click_action") { shown.append(JSONMember("click_action", .string(action))) }
+            // Android's badge: the number on the launcher icon where the launcher shows one.
+            if let badge = attempt.target.badge ?? APNsProvider.templateBadge(send) {
+                shown.append(JSONMember("notification_count", .number(String(badge))))
+            }
             android.append(JSONMember("notification", .object(shown)))
         }
         var message = [JSONMember("token", .string(attempt.target.address))]

@@ -13,9 +13,12 @@ struct DeliveryTarget: Sendable, Equatable, Codable {
     var platform: String? = nil
     /// Push: `sandbox` or `production` (APNs host).
     var environment: String? = nil
+    /// Push: the badge this target shows, decided once when the send was fanned out (`Badges`), so that an attempt
+    /// repeated after a crash shows the same number.
+    var badge: Int? = nil
 
     enum CodingKeys: String, CodingKey {
-        case id, address, app, platform, environment
+        case id, address, app, platform, environment, badge
         case installationID = "installation_id"
     }
 }

@@ -93,8 +93,10 @@ extension NotifierStore {
                 NotifierMetrics.outcome(channel: channel, outcome: "suppressed", reason: reason)
                 continue
             }
-            // A token replaced since the fan-out: the installation's new token.
+            // A token replaced since the fan-out: the installation's new token (the badge stays the one decided then).
+            let badge = target.badge
             target = current
+            target.badge = badge
             try db.executeCached(sql: """
                     UPDATE ledger SET state = 'sending', attempts = attempts + 1, target = ?, updated_at = ?
                     WHERE send_id = ? AND target_id = ?
@@ -154,21 +156,25 @@ extension NotifierStore {
                 outputs.append(report(send, target: nil, installationID: skipped.installationID, outcome: .suppressed, reason: skipped.reason, attempts: 0, now: now))
                 NotifierMetrics.outcome(channel: channel, outcome: "suppressed", reason: skipped.reason)
             }
-            for target in resolution.targets {
+            for var target in resolution.targets {
                 if let expires = send.expiresAt, expires <= now {
                     // Reported only if this inserts the row (not one another owner finished).
                     try insertLedger(db, send: send, targetID: target.id, target: target, state: .failed, reason: "expired", now: time)
                     guard db.changesCount > 0 else { continue }
                     outputs.append(report(send, target: target, outcome: .failed, reason: "expired", attempts: 0, now: now))
                     NotifierMetrics.outcome(channel: channel, outcome: "failed", reason: "expired")
-                } else if claimed.count < limit {
+                } else {
+                    target.badge = try Badges.decide(db, send: send, target: target)
+                    let claiming = claimed.count < limit
                     // A row already here (finished by another owner, whose report was read back) is not claimed.
-                    try insertLedger(db, send: send, targetID: target.id, target: target, state: .sending, reason: nil, now: time, attempts: 1)
-                    if db.changesCount > 0 {
+                    try insertLedger(
+                        db, send: send, targetID: target.id, target: target, state: claiming ? .sending : .pending, reason: nil, now: time,
+                        attempts: claiming ? 1 : 0)
+                    guard db.changesCount > 0 else { continue }
+                    try Badges.record(db, project: send.project, target: target, now: time)
+                    if claiming {
                         claimed.append(Claimed(attempt: DeliveryAttempt(request: send, target: target, attempt: 1), profileKey: send.profileKey, contact: contact))
                     }
-                } else {
-                    try insertLedger(db, send: send, targetID: target.id, target: target, state: .pending, reason: nil, now: time)
                 }
             }
         }

@@ -54,6 +54,14 @@ enum NotifierStore {
                 CREATE INDEX sends_held ON sends (channel, not_before) WHERE state = 'held';
                 """)
         }
+        migrator.registerMigration("notifier v7: badge counts") { db in
+            // The badge each installation shows, as the sends with a badge left it (`Badges`).
+            try db.execute(sql: """
+                CREATE TABLE installation_badges (
+                    project TEXT NOT NULL, installation_id TEXT NOT NULL, count INTEGER NOT NULL, updated_at TEXT NOT NULL,
+                    PRIMARY KEY (project, installation_id)) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 

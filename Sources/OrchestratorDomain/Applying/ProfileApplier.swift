@@ -43,7 +43,7 @@ package enum ProfileApplier {
         case .failure(let failure): return [deadLetter(record, reason: failure.reason)]
         }
         var context = ApplyContext(db: db, write: write)
-        context.arrayLimits = rules.config.projects[write.project]?.arrayLimits ?? [:]
+        context.config = rules.config
         try context.route()
         var outputs = try context.finish()
         if rules.isActive { outputs += try engage(db, context: context, rules: rules) }
@@ -185,8 +185,10 @@ struct Write {
 struct ApplyContext {
     let db: Database
     let write: Write
+    /// The configuration (segments and campaigns aside, the apps' push categories and the projects' array limits).
+    var config = HeraldConfiguration()
     /// The project's array limits (`array_limits`): the most items each array attribute keeps.
-    var arrayLimits: [String: Int] = [:]
+    var arrayLimits: [String: Int] { config.projects[write.project]?.arrayLimits ?? [:] }
     var outputs: [PendingOutput] = []
     var changedContacts: [String] = []
     /// Profiles changed by the write, with what changed (segment change keys, `*` for everything), in order.
@@ -251,6 +253,10 @@ struct ApplyContext {
             try applyInternal()
             // Identity moves change many fields of the profiles involved: every segment is evaluated again.
             changed(["*"], at: write.record.keyString ?? write.profileKey)
+            return
+        }
+        if write.op == .pushSend {
+            try routePushSend()
             return
         }
         if write.isApp, let installationID = write.installationID {
@@ -404,8 +410,8 @@ struct ApplyContext {
                 let event = try Purchases.apply(db, key: key, purchase: purchase, receivedAt: write.receivedAt)
                 eventApplied(event, index: nil)
             }
-        case .alias:
-            break  // routed in routeAliasWrite()
+        case .alias, .pushSend:
+            break  // routed in routeAliasWrite() and routePushSend()
         case .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease,
             .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove:
             break  // internal, routed in route()

@@ -22,6 +22,9 @@ package enum IngestOp: String, Sendable, CaseIterable {
     /// `/users/identify`): claimed at the alias's key, where an alias-only profile merges into it; without a custom ID,
     /// creates the alias-only profile.
     case alias
+    /// A transactional push (`POST /v1/sends/push`, `push`: the notification, its payload, the app) to the
+    /// installation of the envelope, or to the raw token of the envelope (`device_token`, keyed by the token's key).
+    case pushSend = "push_send"
 
     // Written by the orchestrator itself (source "orchestrator"), to move identity state between the partitions of
     // the keys involved (docs/orchestrator.md, Identity). The ingest never accepts them.
@@ -100,6 +103,9 @@ package struct IngestRecord: Sendable, Equatable {
     package var installationID: String?
     /// A write that names its profile by a Braze alias (and no custom ID) is keyed by the alias.
     package var alias: UserAlias?
+    /// A transactional push to a raw device token is keyed by the token (`<project>/token/<token>`); `device_token` on
+    /// the wire (the orchestrator's token records have a `token` field of their own).
+    package var deviceToken: String?
     package var receivedAt: Date
     /// The op's own fields (`profile`, `events`, `event`, `installation`, `push`, `location`).
     package var fields: [JSONMember]
@@ -122,11 +128,12 @@ package struct IngestRecord: Sendable, Equatable {
         self.fields = fields
     }
 
-    /// The profile key of the design: `<project>/<custom_id>` once identified, else the alias's key, else
-    /// `<project>/install/<installation_id>`. An identify is keyed by its custom ID, so that it is ordered with the
-    /// profile's other writes.
+    /// The profile key of the design: `<project>/<custom_id>` once identified, else the alias's key, else a raw push
+    /// token's key, else `<project>/install/<installation_id>`. An identify is keyed by its custom ID, so that it is
+    /// ordered with the profile's other writes.
     package var key: String {
-        ProfileKey.of(project, customID: customID, alias: alias, installationID: installationID)
+        if customID == nil, alias == nil, let deviceToken { return ProfileKey.token(project, deviceToken) }
+        return ProfileKey.of(project, customID: customID, alias: alias, installationID: installationID)
     }
 
     package var json: JSONValue {
@@ -148,6 +155,7 @@ package struct IngestRecord: Sendable, Equatable {
         if let customID { members.append(JSONMember("custom_id", .string(customID))) }
         if let installationID { members.append(JSONMember("installation_id", .string(installationID))) }
         if let alias { members.append(JSONMember("alias", alias.json)) }
+        if let deviceToken { members.append(JSONMember("device_token", .string(deviceToken))) }
         members.append(JSONMember("received_at", .string(WireTime.format(receivedAt))))
         members += fields
         if forwarded {
@@ -161,8 +169,8 @@ package struct IngestRecord: Sendable, Equatable {
 
     /// The envelope's members; every other member is one of the op's fields.
     static let envelope: Set<String> = [
-        "v", "kind", "op", "id", "project", "source", "app", "dev", "custom_id", "installation_id", "alias", "received_at",
-        "forwarded", "hops",
+        "v", "kind", "op", "id", "project", "source", "app", "dev", "custom_id", "installation_id", "alias",
+        "device_token", "received_at", "forwarded", "hops",
     ]
 
     /// Reads a record value written by `value` (the ingest's, or the orchestrator's own).
@@ -197,6 +205,7 @@ package struct IngestRecord: Sendable, Equatable {
             op: op, id: id, project: project, source: source, customID: value["custom_id"]?.stringValue,
             installationID: value["installation_id"]?.stringValue, receivedAt: receivedAt,
             fields: members.filter { !envelope.contains($0.key) }, alias: UserAlias.read(value["alias"]))
+        record.deviceToken = value["device_token"]?.stringValue
         record.forwarded = value["forwarded"] == .bool(true)
         if case .number(let literal)? = value["hops"] { record.hops = Int(literal) ?? 0 }
         return record

@@ -138,6 +138,24 @@ package enum Rules {
         return value
     }
 
+    /// A push token of an app of `platform`: iOS tokens are an even number (64 to 200) of hexadecimal digits, stored
+    /// lowercase (APNs tokens are 32 bytes today but Apple reserves longer ones); others 1 to 4096 visible ASCII.
+    package static func pushToken(_ text: String, platform: String) throws(Violation) -> String {
+        if platform == "ios" {
+            let token = text.asciiLowercased
+            guard (64...200).contains(token.utf8.count), token.utf8.count % 2 == 0,
+                token.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+            else {
+                throw Violation("invalid_token", "APNs tokens are an even number (64 to 200) of hexadecimal digits")
+            }
+            return token
+        }
+        guard isVisibleASCII(text, length: 1...4096) else {
+            throw Violation("invalid_token", "tokens are 1 to 4096 visible ASCII characters")
+        }
+        return text
+    }
+
     /// A client-supplied record id used to drop replays: 1…128 visible ASCII characters.
     package static func clientID(_ value: String) throws(Violation) -> String {
         guard isVisibleASCII(value, length: 1...Limits.clientID) else {
@@ -214,7 +232,7 @@ package enum Rules {
     }
 
     /// `scheme://host…`, every character visible (no control character, no white space).
-    static func isURLShaped(_ text: String) -> Bool {
+    package static func isURLShaped(_ text: String) -> Bool {
         var scalars = text.unicodeScalars.makeIterator()
         func isLetter(_ scalar: Unicode.Scalar) -> Bool { (0x41...0x5A).contains(scalar.value) || (0x61...0x7A).contains(scalar.value) }
         guard let first = scalars.next(), isLetter(first) else { return false }

@@ -1,0 +1,74 @@
+import Crypto
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `push_send` records (`POST /v1/sends/push`): a transactional push to one device, written as a send request on
+/// `herald.sends.push` (docs/campaigns.md, "Transactional sends"). To a raw token it is keyed by the token's key and
+/// needs no contact; to an installation it goes where the installation is: its home while it is anonymous, else the
+/// profile its link names (forwarded like the app's own writes, and back to the home if the installation left the
+/// profile meanwhile), so that the send names the profile's contact revision and the notifier finds its token there.
+extension ApplyContext {
+    mutating func routePushSend() throws {
+        let write = self.write
+        if write.ingest.deviceToken != nil {
+            guard try firstTime() else { return }
+            outputs.append(try transactionalPush(key: write.record.keyString ?? write.ingest.key))
+            return
+        }
+        guard let installationID = write.installationID else { return }
+        if write.customID == nil {
+            if let linked = try Identity.link(db, project: write.project, installationID: installationID)?.customID {
+                try forward(to: linked)
+                return
+            }
+        } else if try Installations.row(db, key: write.profileKey, installationID: installationID) == nil {
+            // Forwarded here, but the installation left this profile since: back to its home.
+            try forward(to: nil)
+            return
+        }
+        guard try firstTime() else { return }
+        outputs.append(try transactionalPush(key: write.profileKey))
+    }
+
+    /// The send request of a `push_send` record, keyed by `key`. Its id comes from the key and the record's id, so a
+    /// replay (the same `id` or `Idempotency-Key`) is one send.
+    func transactionalPush(key: String) throws -> PendingOutput {
+        let write = self.write
+        let push = write["push"] ?? .object([])
+        var content: [String: String] = [:]
+        if case .object(let fields)? = push["notification"] {
+            for field in fields { if let text = field.value.stringValue { content[field.key] = text } }
+        }
+        var payload: [String: JSONValue]?
+        if case .object(let members)? = push["payload"] {
+            payload = Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+        }
+        let app = push["app"]?.stringValue
+        let digest = SHA256.hash(data: Data("push_send\u{0}\(key)\u{0}\(write.id)".utf8))
+        var send = SendRequest(
+            sendID: digest.prefix(16).hexString, project: write.project, profileKey: key, customID: write.customID, channel: .push,
+            marketing: false, app: app, campaign: push["campaign"]?.stringValue ?? "transactional", step: "push",
+            occurrence: write.id, template: "api", language: "default", content: content, payload: payload,
+            trigger: SendRequest.Trigger(type: "api", eventID: write.id, at: write.receivedAt), decidedAt: write.receivedAt,
+            expiresAt: nil)
+        send.requestID = write.requestID
+        if let token = write.ingest.deviceToken, let app {
+            send.token = SendRequest.RawToken(token: token, app: app, environment: push["environment"]?.stringValue)
+        } else {
+            send.installationID = write.installationID
+            send.contactRevision = try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT contact_revision FROM profiles WHERE profile_key = ?"), arguments: [key])
+        }
+        // The category's buttons, for the apps this push may reach whose configuration defines them.
+        if let category = content["category"] {
+            var actions: [String: [PushAction]] = [:]
+            for definition in config.apps.values where definition.project == write.project && (app == nil || definition.id == app) {
+                if let buttons = definition.categories[category] { actions[definition.id] = buttons }
+            }
+            if !actions.isEmpty { send.actions = actions }
+        }
+        return PendingOutput(topic: HeraldTopic.sendsPush.name, key: key, value: try Wire.encode(send))
+    }
+}
