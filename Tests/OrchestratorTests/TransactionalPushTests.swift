@@ -61,4 +61,14 @@ struct TransactionalPushTests {
         #expect(send.token == SendRequest.RawToken(token: tokenB, app: "ios", environment: "sandbox"))
         #expect(send.contactRevision == nil && send.installationID == nil)
     }
+
+    @Test("a push_send naming no device, or a token without its app, is a dead letter")
+    func unreadable() async throws {
+        let cluster = try Cluster()
+        cluster.server(.pushSend, "tx-4", token: tokenB, pushFields())
+        cluster.server(.pushSend, "tx-5", customID: "paul", pushFields(app: "ios"))
+        try await cluster.settle()
+        #expect(cluster.sends.isEmpty)
+        #expect(cluster.deadLetters.map(\.reason).allSatisfy { $0.hasPrefix("push_send without") } && cluster.deadLetters.count == 2)
+    }
 }

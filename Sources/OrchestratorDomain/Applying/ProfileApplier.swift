@@ -139,6 +139,9 @@ struct Write {
         }
         if IngestOp.aliasOps.contains(op) {
             guard ingest.alias != nil else { return .failure("\(op.rawValue) without alias") }
+        } else if op == .pushSend {
+            guard ingest.installationID != nil || (ingest.deviceToken != nil && ingest.fields.contains { $0.key == "push" && $0.value["app"] != nil })
+            else { return .failure("push_send without installation_id, or without device_token and its app") }
         } else if IngestOp.internalOps.contains(op) || op == .identify || op == .logout {
             guard ingest.installationID != nil || op == .tokenClaim || op == .tokenRelease else {
                 return .failure("\(op.rawValue) from \(ingest.source == .orchestrator ? "orchestrator" : "server") without installation_id")
