@@ -179,6 +179,17 @@ struct BrazeTrackTests {
         #expect(answer.adjusted == ["purchases[0].currency no_usd_rate"])
     }
 
+    @Test("an e-commerce Order Completed event with products arrives as purchases, as from Segment")
+    func orderCompleted() async throws {
+        let (answer, records) = try await track(
+            "events",
+            #"{"external_id":"ann","name":"Order Completed","time":"2026-11-24T10:00:00Z","properties":{"order_id":"o-9","currency":"EUR","revenue":20,"products":[{"product_id":"p1","price":10,"quantity":2},{"sku":"p2","price":"free"}]}}"#)
+        #expect(records.map(\.op) == [.purchase] && answer.json["events_processed"] == .number("1"))
+        #expect(records.first?.field("purchase")?["revenue_usd"] == .number("21.6"))
+        #expect(records.first?.field("purchase")?["properties"]?["order_id.s"] == .string("o-9"))
+        #expect(answer.brazeErrors == ["events[0].properties.products[1].price invalid_price"])
+    }
+
     @Test("who: external_id or user_alias, never both nor neither; braze_id is refused; update-only by default for an alias")
     func identifiers() async throws {
         let (neither, _) = try await track("attributes", #"{"plan":"gold"}"#)

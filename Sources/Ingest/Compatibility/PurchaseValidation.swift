@@ -48,4 +48,43 @@ extension LenientValues {
             revenueUSD: rate.map { Purchase.revenueUSD(price: amount, quantity: units, rate: $0) }, time: time,
             properties: properties)
     }
+
+    /// The products of an e-commerce `Order Completed` event (Segment's spec, which Braze's integrations follow): its
+    /// name read as Herald's (`order_completed`, `Order Completed`), with a non-empty `products` array; nil for any
+    /// other event, which stays an event.
+    static func orderProducts(event name: String, properties: JSONValue?) -> [JSONValue]? {
+        guard NameMapping.map(name, as: .event).name == "ORDER_COMPLETED", case .array(let products)? = properties?["products"],
+            !products.isEmpty
+        else { return nil }
+        return products
+    }
+
+    /// One purchase per product of an order: `product_id`, else `sku`, else `id`; `price`; `quantity`; in the order's
+    /// `currency` (USD by default). The order's other properties (its `order_id`, …; not its totals, which the
+    /// purchases add up to) and the product's own go with each. Each valid purchase comes with its product's place.
+    mutating func orderPurchases(
+        _ order: JSONValue, products: [JSONValue], time: Date?, rates: [String: Double], path: String
+    ) -> [(index: Int, purchase: Purchase)] {
+        let currency = order["currency"] ?? .string("USD")
+        var shared: [JSONMember] = []
+        if case .object(let members) = order {
+            shared = members.filter { !["products", "currency", "revenue", "total", "subtotal"].contains($0.key) }
+        }
+        var purchases: [(index: Int, purchase: Purchase)] = []
+        for (index, product) in products.enumerated() {
+            let productPath = "\(path).products[\(index)]"
+            guard case .object(let fields) = product else {
+                drop(productPath, "invalid_type", "a product is an object")
+                continue
+            }
+            let own = fields.filter { !["product_id", "price", "quantity"].contains($0.key) }
+            let properties = self.properties(.object(shared + own), path: productPath)
+            guard let purchase = purchase(
+                productID: product["product_id"] ?? product["sku"] ?? product["id"], currency: currency, price: product["price"],
+                quantity: product["quantity"], time: time, properties: properties, rates: rates, path: productPath)
+            else { continue }
+            purchases.append((index, purchase))
+        }
+        return purchases
+    }
 }

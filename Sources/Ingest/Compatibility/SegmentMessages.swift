@@ -74,9 +74,7 @@ struct SegmentMessages {
                 }
                 return
             }
-            if NameMapping.map(kept, as: .event).name == "ORDER_COMPLETED", case .array(let products)? = message["properties"]?["products"],
-                !products.isEmpty
-            {
+            if let products = LenientValues.orderProducts(event: kept, properties: message["properties"]) {
                 orderCompleted(message, products: products, envelope, path: prefix)
                 return
             }
@@ -148,28 +146,13 @@ struct SegmentMessages {
         append(.event, envelope, fields: [JSONMember("event", event.json)])
     }
 
-    /// `Order Completed` (Segment's e-commerce spec): one purchase per product (`product_id`, else `sku`, else `id`;
-    /// `price`; `quantity`), in the order's `currency` (USD by default); the order's other properties go with each.
+    /// `Order Completed` with products: one purchase per product (`LenientValues.orderPurchases`), ids `<messageId>`,
+    /// `<messageId>#1`, … by the product's place in the order.
     mutating func orderCompleted(_ message: JSONValue, products: [JSONValue], _ envelope: Envelope, path: String) {
-        let order = message["properties"] ?? .object([])
-        let currency = order["currency"] ?? .string("USD")
-        var shared: [JSONMember] = []
-        if case .object(let members) = order {
-            shared = members.filter { !["products", "currency", "revenue", "total", "subtotal"].contains($0.key) }
-        }
-        for (index, product) in products.enumerated() {
-            let productPath = "\(path)properties.products[\(index)]"
-            guard case .object(let fields) = product else {
-                values.drop(productPath, "invalid_type", "a product is an object")
-                continue
-            }
-            let id = product["product_id"] ?? product["sku"] ?? product["id"]
-            let own = fields.filter { !["product_id", "price", "quantity"].contains($0.key) }
-            let properties = values.properties(.object(shared + own), path: productPath)
-            guard let purchase = values.purchase(
-                productID: id, currency: currency, price: product["price"], quantity: product["quantity"], time: envelope.time,
-                properties: properties, rates: project.usdRates, path: productPath)
-            else { continue }
+        let purchases = values.orderPurchases(
+            message["properties"] ?? .object([]), products: products, time: envelope.time, rates: project.usdRates,
+            path: "\(path)properties")
+        for (index, purchase) in purchases {
             var suffixed = envelope
             suffixed.id = envelope.id.map { index == 0 ? $0 : "\($0)#\(index)" }
             append(.purchase, suffixed, fields: [JSONMember("purchase", purchase.json)])

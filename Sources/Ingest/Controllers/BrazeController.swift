@@ -159,6 +159,19 @@ struct BrazeController {
         }
         for (index, object) in (arrays["events"] ?? []).enumerated() {
             let path = "events[\(index)]"
+            if case .string(let name)? = object["name"], let products = LenientValues.orderProducts(event: name, properties: object["properties"]) {
+                // An e-commerce `Order Completed` with its products: purchases, as from Segment.
+                guard let (target, time) = timedTarget(object, path: path, values: &values) else { continue }
+                let purchases = values.orderPurchases(
+                    object["properties"] ?? .object([]), products: products, time: time, rates: project.usdRates, path: "\(path).properties")
+                for (_, purchase) in purchases {
+                    records.append(
+                        record(.purchase, target: target, project: project.id, fields: [JSONMember("purchase", purchase.json)],
+                            request: request, context: context, index: records.count))
+                }
+                if !purchases.isEmpty { counts["events", default: 0] += 1 }
+                continue
+            }
             guard let (target, event) = event(object, path: path, values: &values) else { continue }
             records.append(
                 record(.event, target: target, project: project.id, fields: [JSONMember("event", event.json)],
@@ -240,7 +253,7 @@ struct BrazeController {
         }
         let built = edit.edit
         guard !built.isEmpty else {
-            if !values.problems.contains(where: { $0.path.hasPrefix(path) }) {
+            if !values.problems.contains(where: { $0.path == path || $0.path.hasPrefix(path + ".") }) {
                 values.drop(path, "empty_update", "an attributes object needs at least one attribute besides its identifier")
             }
             return nil
@@ -285,17 +298,19 @@ struct BrazeController {
             return nil
         }
         values.adjusted += fields.problems.map { Problem(path: $0.path, code: "ignored_field", message: "ignored: \($0.message)") }
-        let target: Target
-        let time: Date
+        guard let (target, time) = timedTarget(object, path: path, values: &values) else { return nil }
+        let properties = fields["properties"].map { values.properties($0, path: "\(path).properties") } ?? []
+        return (fields, target, time, properties)
+    }
+
+    /// Who an event or a purchase is about, and its required time.
+    func timedTarget(_ object: JSONValue, path: String, values: inout LenientValues) -> (target: Target, time: Date)? {
         do throws(Violation) {
-            target = try Self.target(object, path: path)
-            time = try Self.time(fields["time"])
+            return (try Self.target(object, path: path), try Self.time(object["time"]))
         } catch {
             values.drop(path, error.code, error.message)
             return nil
         }
-        let properties = fields["properties"].map { values.properties($0, path: "\(path).properties") } ?? []
-        return (fields, target, time, properties)
     }
 
     /// Braze requires an event's and a purchase's `time`: ISO 8601 with a zone (`2013-07-16T19:20:30+01:00`,
