@@ -171,4 +171,16 @@ struct SegmentAPITests {
         let none = try await segment(#"{"batch":[{"type":"track","event":"x"}]}"#)
         #expect(none.status.code == 422 && none.json["code"] == .string("validation_failed"))
     }
+
+    @Test("a source with contact_fields false may not set email or phone; its other traits are kept")
+    func contactFields() async throws {
+        var catalog = try AppsCatalog.load(path: sampleAppsFile)
+        catalog.projects[0].sources[0].contactFields = false
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/identify", body: #"{"userId":"u1","traits":{"email":"x@example.com","phone":"+33600000000","plan":"gold"}}"#,
+            headers: basic(writeKey), sink: sink, catalog: catalog)
+        #expect(answer.problems == ["traits.email not_allowed", "traits.phone not_allowed"])
+        #expect(sink.records.first?.field("profile") == .object([JSONMember("custom_attributes", .object([JSONMember("plan.s", .string("gold"))]))]))
+    }
 }

@@ -155,6 +155,7 @@ struct ConfigTests {
             (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"sources":[{"id":"w","kind":"mixpanel","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].kind: expected \"segment\""),
             (#"{"projects":[{"id":"d","rest_api_keys":["seg_0123456789abcdef"],"apps":[],"sources":[{"id":"w","kind":"segment","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].write_key: this key is already used"),
             (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef"}],"sources":[{"id":"i","kind":"segment","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].id: \"i\" already names an app"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"sources":[{"id":"w","kind":"segment","write_key":"seg_0123456789abcdef","contact_fields":"no"}]}]}"#, "projects[0].sources[0].contact_fields: expected true or false"),
             ("{", "not JSON: line 1, column 2"),
         ])
     func catalogErrors(text: String, message: String) {

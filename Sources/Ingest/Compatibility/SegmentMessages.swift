@@ -18,13 +18,13 @@ import Shared
 struct SegmentMessages {
     let api: IngestAPI
     let project: AppsCatalog.Project
-    let source: String
+    let source: AppsCatalog.Source
     let request: Request
     let context: IngestContext
     var values = LenientValues()
     var records: [IngestRecord] = []
 
-    init(api: IngestAPI, project: AppsCatalog.Project, source: String, request: Request, context: IngestContext) {
+    init(api: IngestAPI, project: AppsCatalog.Project, source: AppsCatalog.Source, request: Request, context: IngestContext) {
         self.api = api
         self.project = project
         self.source = source
@@ -65,6 +65,7 @@ struct SegmentMessages {
         case "identify":
             let edit = SegmentTraits.edit(
                 traits: message["traits"] ?? context?["traits"], context: context, identified: envelope.customID != nil,
+                contactFields: source.contactFields,
                 path: path.isEmpty ? "" : path, values: &values)
             append(.profileUpdate, envelope, fields: [JSONMember("profile", edit.json)])
         case "track":
@@ -160,7 +161,7 @@ struct SegmentMessages {
     }
 
     mutating func append(_ op: IngestOp, _ envelope: Envelope, fields: [JSONMember]) {
-        let source: IngestSource = envelope.anonymousID == nil ? .server : .app(id: self.source, dev: false)
+        let source: IngestSource = envelope.anonymousID == nil ? .server : .app(id: self.source.id, dev: false)
         records.append(
             IngestRecord(
                 op: op,

@@ -9,19 +9,25 @@ enum SegmentTraits {
     static let natives: [String: String] = ["email": "$email_address", "phone": "$phone_number"]
     static let ignored: Set<String> = ["id", "userId", "user_id", "anonymousId"]
 
+    /// `contactFields`: whether the source may set email and phone (`AppsCatalog.Source.contactFields`).
     static func edit(
-        traits: JSONValue?, context: JSONValue?, identified: Bool, path: String, values: inout LenientValues
+        traits: JSONValue?, context: JSONValue?, identified: Bool, contactFields: Bool, path: String, values: inout LenientValues
     ) -> ProfileEdit {
         var edit = ProfileEditBuilder()
+        let path = path.isEmpty ? "" : "\(path)."
         if let context { locale(context, path: path, into: &edit, values: &values) }
         guard let traits else { return edit.edit }
         guard case .object(let members) = traits else {
-            values.drop("\(path).traits", "invalid_type", "traits are an object")
+            values.drop("\(path)traits", "invalid_type", "traits are an object")
             return edit.edit
         }
         for member in members where !ignored.contains(member.key) {
-            let memberPath = "\(path).traits.\(member.key)"
+            let memberPath = "\(path)traits.\(member.key)"
             if let native = natives[member.key] {
+                guard contactFields else {
+                    values.drop(memberPath, "not_allowed", "this source may not set email or phone (contact_fields: false in the apps file)")
+                    continue
+                }
                 do {
                     let (name, value) = try ProfileValidation.native(native, member.value, identified: identified)
                     edit.setNative(name, value)
@@ -58,14 +64,14 @@ enum SegmentTraits {
     }
 
     /// `context.locale` (`en-US`, `fr_FR`, `de`) → language and region; `context.timezone` → time zone. What is not a
-    /// known code is left out and reported.
-    static func locale(_ context: JSONValue, path: String, into edit: inout ProfileEditBuilder, values: inout LenientValues) {
+    /// known code is left out and reported. `prefix`: the message's path and a dot, or nothing.
+    static func locale(_ context: JSONValue, path prefix: String, into edit: inout ProfileEditBuilder, values: inout LenientValues) {
         if case .string(let locale)? = context["locale"] {
             let parts = locale.split(whereSeparator: { $0 == "-" || $0 == "_" }).map(String.init)
             if let language = parts.first, let code = try? Rules.language(language) {
                 edit.setNative("language", .string(code))
             } else {
-                values.adjust("\(path).context.locale", "ignored_field", "\(locale) names no ISO 639-1 language")
+                values.adjust("\(prefix)context.locale", "ignored_field", "\(locale) names no ISO 639-1 language")
             }
             if parts.count >= 2, let region = try? Rules.region(parts[1]) { edit.setNative("region", .string(region)) }
         }
@@ -73,7 +79,7 @@ enum SegmentTraits {
             if let name = try? Rules.timeZone(zone) {
                 edit.setNative("timezone", .string(name))
             } else {
-                values.adjust("\(path).context.timezone", "ignored_field", "\(zone) is not an IANA time zone")
+                values.adjust("\(prefix)context.timezone", "ignored_field", "\(zone) is not an IANA time zone")
             }
         }
     }

@@ -43,11 +43,12 @@ struct SegmentController {
     }
 
     /// The source of `Authorization: Basic base64(<write key>:)`.
-    func source(_ request: Request) throws -> (project: AppsCatalog.Project, source: String) {
+    func source(_ request: Request) throws -> (project: AppsCatalog.Project, source: AppsCatalog.Source) {
         guard let key = request.headers.basicUser else {
             throw APIError.unauthorized("missing_credentials", "this endpoint needs the source's write key as the basic-auth user name")
         }
-        guard case .source(let projectID, let source)? = api.catalog.credential(for: key), let project = api.catalog.project(projectID)
+        guard case .source(let projectID, let sourceID)? = api.catalog.credential(for: key), let project = api.catalog.project(projectID),
+            let source = project.sources.first(where: { $0.id == sourceID })
         else {
             throw APIError.unauthorized("invalid_credentials", "unknown write key")
         }

@@ -23,6 +23,10 @@ package struct AppsCatalog: Sendable, Equatable {
         /// `segment`: the only kind so far.
         package var kind: String
         package var writeKey: String
+        /// Whether the source may set a profile's email and phone (`contact_fields`, true by default, as Segment's
+        /// API allows). A website's write key is public: set false there, or anyone holding it could change where a
+        /// user's login codes and emails go.
+        package var contactFields = true
     }
 
     /// Which vendor's rules a project's REST key may also write with (docs/ingest.md, "Compatibility").
@@ -168,8 +172,8 @@ package struct AppsCatalog: Sendable, Equatable {
         }
     }
 
-    /// `sources`: `[{"id", "kind": "segment", "write_key"}]`. A source's id names it where an app's would (the
-    /// anonymous ids it sends are installation-like), so it may not be an app's id.
+    /// `sources`: `[{"id", "kind": "segment", "write_key", "contact_fields"?}]`. A source's id names it where an app's
+    /// would (the anonymous ids it sends are installation-like), so it may not be an app's id.
     private mutating func parseSources(_ project: JSONValue, path: String, into parsed: inout Project) throws(FormatError) {
         guard let value = project["sources"] else { return }
         guard case .array(let sources) = value else { throw FormatError(path: "\(path).sources", message: "expected an array") }
@@ -183,7 +187,13 @@ package struct AppsCatalog: Sendable, Equatable {
             guard kind == "segment" else { throw FormatError(path: "\(sourcePath).kind", message: "expected \"segment\"") }
             let key = try Self.string(source["write_key"], path: "\(sourcePath).write_key")
             try register(key, .source(project: parsed.id, source: id), path: "\(sourcePath).write_key", dev: false)
-            parsed.sources.append(Source(id: id, kind: kind, writeKey: key))
+            var parsedSource = Source(id: id, kind: kind, writeKey: key)
+            switch source["contact_fields"] {
+            case nil: break
+            case .bool(let flag)?: parsedSource.contactFields = flag
+            default: throw FormatError(path: "\(sourcePath).contact_fields", message: "expected true or false")
+            }
+            parsed.sources.append(parsedSource)
         }
     }
 
