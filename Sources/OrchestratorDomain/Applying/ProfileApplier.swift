@@ -13,8 +13,6 @@ import Shared
 /// profile; writes that name only the installation reach its home and are forwarded to the profile. Every move of an
 /// installation between profiles goes through its home, whose records to any one key are produced in order.
 package enum ProfileApplier {
-    /// The most items a string array keeps; an `$add` beyond it drops the oldest items.
-    static let maxArrayItems = Limits.stringArrayItems
     /// A write forwarded between a home and profiles more often than this is dead-lettered: the links kept moving.
     static let maxHops = 8
     /// Writes in Braze's "update only" mode dropped because their profile did not exist.
