@@ -6,16 +6,11 @@ import Shared
 /// text: `badge` an integer (or `"+N"` to add to the installation's count), `relevance_score` a number, `ttl` whole
 /// seconds. docs/openapi.yaml says the same, exactly.
 enum PushContent {
-    /// Texts of 1 to 2048 characters (APNs takes 4 KB in all: a longer notification fails as `payload_too_large`).
-    static let texts = [
-        "title", "subtitle", "body", "sound", "collapse_id", "category", "thread_id", "target_content_id", "channel_id", "tag",
-        "click_action",
-    ]
+    /// A push template's fields (`MessageChannel.push`): texts of 1 to 2048 characters (APNs takes 4 KB in all: a longer
+    /// notification fails as `payload_too_large`), but for these URLs and numbers.
     static let urls = ["deeplink", "image_url"]
-    /// Fields that take one of a few words.
-    static let choices = ["push_type", "priority", "interruption_level", "attachment_type"]
     static let numbers = ["badge", "relevance_score", "ttl"]
-    static var fields: Set<String> { Set(texts + urls + choices + numbers) }
+    static let fields = Set(MessageChannel.push.fields.optional)
     static let maxText = 2_048
     /// The most custom payload keys, and the keys Herald's payload reserves.
     static let maxPayloadKeys = 50

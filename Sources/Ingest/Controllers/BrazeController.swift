@@ -149,12 +149,14 @@ struct BrazeController {
         values.problems = topProblems
         var records: [IngestRecord] = []
         var counts: [String: Int] = [:]
-        for (index, object) in (arrays["attributes"] ?? []).enumerated() {
-            let path = "attributes[\(index)]"
-            guard let (target, edit) = attributes(object, path: path, values: &values) else { continue }
+        func add(_ op: IngestOp, _ target: Target, _ field: String, _ value: JSONValue) {
             records.append(
-                record(.profileUpdate, target: target, project: project.id, fields: [JSONMember("profile", edit.json)],
-                    request: request, context: context, index: records.count))
+                record(op, target: target, project: project.id, fields: [JSONMember(field, value)], request: request,
+                    context: context, index: records.count))
+        }
+        for (index, object) in (arrays["attributes"] ?? []).enumerated() {
+            guard let (target, edit) = attributes(object, path: "attributes[\(index)]", values: &values) else { continue }
+            add(.profileUpdate, target, "profile", edit.json)
             counts["attributes", default: 0] += 1
         }
         for (index, object) in (arrays["events"] ?? []).enumerated() {
@@ -164,26 +166,18 @@ struct BrazeController {
                 guard let (target, time) = timedTarget(object, path: path, values: &values) else { continue }
                 let purchases = values.orderPurchases(
                     object["properties"] ?? .object([]), products: products, time: time, rates: project.usdRates, path: "\(path).properties")
-                for (_, purchase) in purchases {
-                    records.append(
-                        record(.purchase, target: target, project: project.id, fields: [JSONMember("purchase", purchase.json)],
-                            request: request, context: context, index: records.count))
-                }
+                for (_, purchase) in purchases { add(.purchase, target, "purchase", purchase.json) }
                 if !purchases.isEmpty { counts["events", default: 0] += 1 }
                 continue
             }
             guard let (target, event) = event(object, path: path, values: &values) else { continue }
-            records.append(
-                record(.event, target: target, project: project.id, fields: [JSONMember("event", event.json)],
-                    request: request, context: context, index: records.count))
+            add(.event, target, "event", event.json)
             counts["events", default: 0] += 1
         }
         for (index, object) in (arrays["purchases"] ?? []).enumerated() {
-            let path = "purchases[\(index)]"
-            guard let (target, purchase) = purchase(object, path: path, rates: project.usdRates, values: &values) else { continue }
-            records.append(
-                record(.purchase, target: target, project: project.id, fields: [JSONMember("purchase", purchase.json)],
-                    request: request, context: context, index: records.count))
+            guard let (target, purchase) = purchase(object, path: "purchases[\(index)]", rates: project.usdRates, values: &values)
+            else { continue }
+            add(.purchase, target, "purchase", purchase.json)
             counts["purchases", default: 0] += 1
         }
         IngestMetrics.adjusted(values.adjusted)

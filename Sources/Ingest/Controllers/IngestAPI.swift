@@ -1,3 +1,4 @@
+import CompressNIO
 import Foundation
 import Synchronization
 import HTTPTypes
@@ -71,9 +72,17 @@ struct IngestAPI: Sendable {
     }
 
     /// The request body as JSON: 413 over the size limit, 400 saying where it is malformed; a body that has not arrived
-    /// whole within `bodyTimeout` closes the connection (logged as 408 `body_timeout`).
-    func body(_ request: Request, context: IngestContext) async throws -> JSONValue {
-        let buffer: ByteBuffer
+    /// whole within `bodyTimeout` closes the connection (logged as 408 `body_timeout`). With `acceptsGzip` (Segment's
+    /// endpoints), a `Content-Encoding: gzip` body is inflated first, bounded by the same limit; another encoding is 415.
+    func body(_ request: Request, context: IngestContext, acceptsGzip: Bool = false) async throws -> JSONValue {
+        var gzip = false
+        if acceptsGzip, let encoding = request.headers[.contentEncoding]?.lowercased(), encoding != "identity" {
+            guard encoding == "gzip" else {
+                throw APIError(status: .unsupportedMediaType, code: "unsupported_encoding", message: "bodies are plain or gzip")
+            }
+            gzip = true
+        }
+        var buffer: ByteBuffer
         do {
             guard let collected = try await Self.collectBody(
                 request, upTo: maxBodyBytes, within: bodyTimeout, channel: context.channel)
@@ -86,6 +95,16 @@ struct IngestAPI: Sendable {
         } catch is NIOTooManyBytesError {
             throw APIError(
                 status: .contentTooLarge, code: "body_too_large", message: "request bodies are at most \(maxBodyBytes) bytes")
+        }
+        if gzip {
+            do {
+                buffer = try buffer.decompress(with: .gzip, maxSize: maxBodyBytes)
+            } catch let error as CompressNIOError where error == .bufferOverflow {
+                throw APIError(
+                    status: .contentTooLarge, code: "body_too_large", message: "request bodies are at most \(maxBodyBytes) bytes, inflated")
+            } catch {
+                throw APIError.badRequest("malformed_gzip", "the body is not valid gzip")
+            }
         }
         do {
             return try JSONParser.parse(Array(buffer.readableBytesView))

@@ -1,4 +1,3 @@
-import CompressNIO
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -55,39 +54,10 @@ struct SegmentController {
         return (project, source)
     }
 
-    /// The body as JSON, inflated first when `Content-Encoding: gzip` (bounded by the body limit, after inflation too).
-    func body(_ request: Request, context: IngestContext) async throws -> JSONValue {
-        guard let encoding = request.headers[.contentEncoding]?.lowercased(), encoding != "identity" else {
-            return try await api.body(request, context: context)
-        }
-        guard encoding == "gzip" else {
-            throw APIError(status: .unsupportedMediaType, code: "unsupported_encoding", message: "bodies are plain or gzip")
-        }
-        guard var compressed = try await IngestAPI.collectBody(
-            request, upTo: api.maxBodyBytes, within: api.bodyTimeout, channel: context.channel)
-        else {
-            throw APIError(status: .requestTimeout, code: "body_timeout", message: "the body did not arrive in time")
-        }
-        let inflated: ByteBuffer
-        do {
-            inflated = try compressed.decompress(with: .gzip, maxSize: api.maxBodyBytes)
-        } catch let error as CompressNIOError where error == .bufferOverflow {
-            throw APIError(
-                status: .contentTooLarge, code: "body_too_large", message: "request bodies are at most \(api.maxBodyBytes) bytes, inflated")
-        } catch {
-            throw APIError.badRequest("malformed_gzip", "the body is not valid gzip")
-        }
-        do {
-            return try JSONParser.parse(Array(inflated.readableBytesView))
-        } catch {
-            throw APIError.badRequest("malformed_json", "the body is not valid JSON: \(error)")
-        }
-    }
-
     /// `POST /v1/batch {"batch": [message…], "sentAt"?, "context"?}`.
     func batch(_ request: Request, context: IngestContext) async throws -> Response {
         let (project, source) = try source(request)
-        let body = try await body(request, context: context)
+        let body = try await api.body(request, context: context, acceptsGzip: true)
         guard case .array(let messages)? = body["batch"] else {
             throw APIError.badRequest("invalid_body", "the body is {\"batch\": [messages]}")
         }
@@ -104,7 +74,7 @@ struct SegmentController {
     /// `POST /v1/<type>`: one message.
     func single(_ type: String, _ request: Request, context: IngestContext) async throws -> Response {
         let (project, source) = try source(request)
-        let body = try await body(request, context: context)
+        let body = try await api.body(request, context: context, acceptsGzip: true)
         var mapper = SegmentMessages(api: api, project: project, source: source, request: request, context: context)
         mapper.map(body, type: type, path: "", batchContext: nil)
         return try await answer(mapper, context: context)

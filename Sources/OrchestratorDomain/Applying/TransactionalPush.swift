@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GRDB
 import PartitionStore
@@ -32,8 +31,8 @@ extension ApplyContext {
         outputs.append(try transactionalPush(key: write.profileKey))
     }
 
-    /// The send request of a `push_send` record, keyed by `key`. Its id comes from the key and the record's id, so a
-    /// replay (the same `id` or `Idempotency-Key`) is one send.
+    /// The send request of a `push_send` record, keyed by `key`. Its id comes from the key and the record's id (as a
+    /// campaign's from its profile and occurrence), so a replay (the same `id` or `Idempotency-Key`) is one send.
     func transactionalPush(key: String) throws -> PendingOutput {
         let write = self.write
         let push = write["push"] ?? .object([])
@@ -46,9 +45,8 @@ extension ApplyContext {
             payload = Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
         }
         let app = push["app"]?.stringValue
-        let digest = SHA256.hash(data: Data("push_send\u{0}\(key)\u{0}\(write.id)".utf8))
         var send = SendRequest(
-            sendID: digest.prefix(16).hexString, project: write.project, profileKey: key, customID: write.customID, channel: .push,
+            sendID: Engagement.sendID(campaign: "push_send", step: "push", profileKey: key, occurrence: write.id), project: write.project, profileKey: key, customID: write.customID, channel: .push,
             marketing: false, app: app, campaign: push["campaign"]?.stringValue ?? "transactional", step: "push",
             occurrence: write.id, template: "api", language: "default", content: content, payload: payload,
             trigger: SendRequest.Trigger(type: "api", eventID: write.id, at: write.receivedAt), decidedAt: write.receivedAt,
@@ -61,14 +59,7 @@ extension ApplyContext {
             send.contactRevision = try Int.fetchOne(
                 db.cachedStatement(sql: "SELECT contact_revision FROM profiles WHERE profile_key = ?"), arguments: [key])
         }
-        // The category's buttons, for the apps this push may reach whose configuration defines them.
-        if let category = content["category"] {
-            var actions: [String: [PushAction]] = [:]
-            for definition in config.apps.values where definition.project == write.project && (app == nil || definition.id == app) {
-                if let buttons = definition.categories[category] { actions[definition.id] = buttons }
-            }
-            if !actions.isEmpty { send.actions = actions }
-        }
+        send.actions = config.pushActions(project: write.project, app: app, category: content["category"])
         return PendingOutput(topic: HeraldTopic.sendsPush.name, key: key, value: try Wire.encode(send))
     }
 }

@@ -67,12 +67,8 @@ extension Engagement {
         send.contactRevision = values.profile?["contact_revision"]
         send.dueAt = campaign.delay.map { context.at.addingTimeInterval($0) }
         // The category's buttons, for each app this push may reach whose configuration defines them.
-        if message.channel == .push, let category = content["category"], !category.isEmpty {
-            var actions: [String: [PushAction]] = [:]
-            for app in rules.config.apps.values where app.project == campaign.project && (message.app == nil || app.id == message.app) {
-                if let buttons = app.categories[category] { actions[app.id] = buttons }
-            }
-            if !actions.isEmpty { send.actions = actions }
+        if message.channel == .push {
+            send.actions = rules.config.pushActions(project: campaign.project, app: message.app, category: content["category"])
         }
         if context.at > now {
             // Decided ahead of its time (a local-time release): leaves at it.

@@ -105,6 +105,17 @@ package struct HeraldConfiguration: Sendable {
     }
 
     /// The longest frequency-cap period of any project (how long the orchestrator keeps what it sent; 0: no caps).
+    /// The buttons of a push's `category`, for each app of `project` the push may reach (`app`, or all of them) whose
+    /// configuration defines the category; nil when none does.
+    package func pushActions(project: String, app: String?, category: String?) -> [String: [PushAction]]? {
+        guard let category, !category.isEmpty else { return nil }
+        var actions: [String: [PushAction]] = [:]
+        for definition in apps.values where definition.project == project && (app == nil || definition.id == app) {
+            if let buttons = definition.categories[category] { actions[definition.id] = buttons }
+        }
+        return actions.isEmpty ? nil : actions
+    }
+
     package var longestFrequencyCap: TimeInterval {
         projects.values.flatMap(\.frequencyCaps).map(\.period).max() ?? 0
     }
