@@ -11,12 +11,12 @@ import Synchronization
 /// writes back until the first read is done, so no write is applied without the segments and campaigns.
 final class ConfigFollower: Service, Sendable {
     let consumer: KafkaConsumer
-    let manager: PartitionManager
+    let manager: OrchestratorPartitions
     let logger: Logger
     /// nil until the first read ends: true when it was read whole, false when the follower stopped before.
     private let loaded = Mutex<(done: Bool?, waiters: [CheckedContinuation<Bool, Never>])>((nil, []))
 
-    init(client: KafkaClientSettings, instanceID: String, manager: PartitionManager, logger: Logger) throws {
+    init(client: KafkaClientSettings, instanceID: String, manager: OrchestratorPartitions, logger: Logger) throws {
         consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
                 client: client, clientID: "\(instanceID)-config",

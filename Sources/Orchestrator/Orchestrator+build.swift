@@ -21,7 +21,7 @@ enum Orchestrator {
         let restoreReader = try KafkaPartitionReader(
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: "\(context.config.consumerGroup).restore", logger: context.logger)
-        let manager = PartitionManager(
+        let manager = OrchestratorPartitions(
             directory: context.config.dataDirectory, producer: producer,
             changelog: ChangelogSettings(topic: HeraldTopic.stateOrchestrator.name, source: restoreReader),
             logger: context.logger, dedupeRetention: context.config.dedupeRetention,

@@ -10,9 +10,8 @@ package struct EngagementRules: Sendable {
     /// How many partitions the keyed topics have: a campaign's send rate limit is shared evenly by them.
     package let partitions: Int
     let segmentsByProject: [String: [CompiledSegment]]
-    /// Per project: change key → positions in `segmentsByProject` of the segments a change to it can affect (built once,
-    /// so that a write looks up its change keys instead of testing every segment's dependencies).
-    let dependents: [String: [String: [Int]]]
+    /// Per project: change key → positions in `segmentsByProject` of the segments a change to it can affect.
+    let dependents: [String: [ChangeKey: [Int]]]
     /// `<project>/<EVENT>` → campaigns triggered by the event.
     let eventCampaigns: [String: [CampaignDefinition]]
     /// Segment key → campaigns triggered by entering it, and by leaving it.
@@ -35,7 +34,7 @@ package struct EngagementRules: Sendable {
             segments[segment.project, default: []].append(CompiledSegment(segment))
         }
         segmentsByProject = segments
-        dependents = segments.mapValues(Self.dependents)
+        dependents = segments.mapValues(CompiledSegment.dependents)
         var events: [String: [CampaignDefinition]] = [:]
         var entries: [String: [CampaignDefinition]] = [:]
         var exits: [String: [CampaignDefinition]] = [:]
@@ -55,10 +54,15 @@ package struct EngagementRules: Sendable {
         cancellers = cancels
     }
 
-    /// The segments of `project` that read a field in `changes` (`*`: every segment), in key order.
-    func segments(project: String, reading changes: Set<String>) -> [CompiledSegment] {
+    /// The segment with this key (`<project>/<id>`).
+    func segment(_ key: String) -> CompiledSegment? {
+        segmentsByProject[ProfileKey.project(of: key)]?.first { $0.key == key }
+    }
+
+    /// The segments of `project` that read a field in `changes` (`.everything`: every segment), in key order.
+    func segments(project: String, reading changes: Set<ChangeKey>) -> [CompiledSegment] {
         guard let all = segmentsByProject[project], let index = dependents[project] else { return [] }
-        if changes.contains("*") { return all }
+        if changes.contains(.everything) { return all }
         var positions: [Int] = []
         for change in changes { positions += index[change] ?? [] }
         guard positions.count > 1 else { return positions.map { all[$0] } }
@@ -71,43 +75,5 @@ package struct EngagementRules: Sendable {
             previous = position
         }
         return result
-    }
-
-    /// Which change keys affect which segments. A change key is a path's field (`c.plan`, `e.PURCHASED`, `b.language`),
-    /// a whole namespace (`b`, `t`, `email`, `sms`, `push`) or `*`; it affects a segment that depends on it, and a
-    /// namespace affects every segment that depends on one of its fields.
-    static func dependents(_ segments: [CompiledSegment]) -> [String: [Int]] {
-        var index: [String: [Int]] = [:]
-        for (position, segment) in segments.enumerated() {
-            var keys: Set<String> = []
-            for dependency in segment.dependencies {
-                keys.insert(dependency)
-                if let dot = dependency.firstIndex(of: ".") { keys.insert(String(dependency[..<dot])) }
-            }
-            for key in keys { index[key, default: []].append(position) }
-        }
-        return index
-    }
-}
-
-/// A segment with the change keys it depends on.
-struct CompiledSegment: Sendable {
-    let definition: SegmentDefinition
-    let dependencies: Set<String>
-
-    init(_ definition: SegmentDefinition) {
-        self.definition = definition
-        dependencies = Set(definition.condition.paths.map(Self.dependency))
-    }
-
-    var key: String { definition.key }
-
-    /// The change key a path depends on: `c.<name>`, `e.<EVENT>`, `b.<name>`, or the namespace for `t`, `email`,
-    /// `sms` and `push`.
-    static func dependency(_ path: SegmentPath) -> String {
-        switch path.namespace {
-        case "c", "e", "b": "\(path.namespace).\(path.names[0])"
-        default: path.namespace
-        }
     }
 }

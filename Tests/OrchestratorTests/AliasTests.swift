@@ -193,7 +193,7 @@ struct BrazeProfileRulesTests {
                 record("s2", [JSONMember("tags.a", .object([JSONMember("$add", .array([.string("new")]))]))], offset: 1),
                 record("s3", [JSONMember("colors.a", .object([JSONMember("$add", .array([.string("c101")]))]))], offset: 2),
             ],
-            apply: { db, record in try ProfileApplier.apply(db, record: record, rules: rules) })
+            apply: { db, record in try OrchestratorApplier.apply(db, record: record, rules: rules) })
         let ann = try #require(try await database.read { try ProfileView.json($0, key: "demo/ann") })
         guard case .array(let colors)? = ann["custom"]?["c.colors"], case .array(let tags)? = ann["custom"]?["c.tags"] else {
             Issue.record("arrays missing: \(ann)")

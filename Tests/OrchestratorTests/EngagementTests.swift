@@ -48,7 +48,7 @@ final class EngagementHarness {
     func apply(_ records: [KafkaRecord]) async throws {
         let rules = self.rules
         outbox += try await database.applyBatch(records) { db, record in
-            try ProfileApplier.apply(db, record: record, rules: rules)
+            try OrchestratorApplier.apply(db, record: record, rules: rules)
         }
     }
 
@@ -88,21 +88,21 @@ struct SegmentMembershipTests {
             #"{"kind":"segment","id":"french","project":"demo","condition":"b.language = \"fr\" or email.marketing = \"subscribed\""}"#,
             #"{"kind":"segment","id":"tagged","project":"demo","condition":"t.vip exists"}"#)
         let rules = EngagementRules(config: config)
-        let cases: [(Set<String>, [String])] = [
-            (["c.plan"], ["demo/gold"]),
-            (["c.age"], []),
-            (["e.PURCHASED", "t"], ["demo/buyers", "demo/tagged"]),
-            (["e.OPENED"], []),
-            (["b.language"], ["demo/french"]),
-            (["b"], ["demo/french"]),
-            (["email"], ["demo/french"]),
-            (["sms", "push"], []),
-            (["*"], ["demo/buyers", "demo/french", "demo/gold", "demo/tagged"]),
+        let cases: [(Set<ChangeKey>, [String])] = [
+            ([.custom("plan")], ["demo/gold"]),
+            ([.custom("age")], []),
+            ([.event("PURCHASED"), .namespace(.tags)], ["demo/buyers", "demo/tagged"]),
+            ([.event("OPENED")], []),
+            ([.native("language")], ["demo/french"]),
+            ([.namespace(.native)], ["demo/french"]),
+            ([.namespace(.email)], ["demo/french"]),
+            ([.namespace(.sms), .namespace(.push)], []),
+            ([.everything], ["demo/buyers", "demo/french", "demo/gold", "demo/tagged"]),
         ]
         for (changes, expected) in cases {
             #expect(rules.segments(project: "demo", reading: changes).map(\.key).sorted() == expected, "\(changes)")
         }
-        #expect(rules.segments(project: "other", reading: ["*"]).isEmpty)
+        #expect(rules.segments(project: "other", reading: [.everything]).isEmpty)
     }
 
     @Test("membership follows writes: entry, exit, delete")
@@ -234,7 +234,7 @@ struct CampaignTests {
         #expect(send.trigger == SendRequest.Trigger(type: "event", eventName: "ADD_TO_CART", eventID: "cart-1", at: t0))
         #expect(send.decidedAt == t0 + 3600 && send.expiresAt == t0 + 7200)
         #expect(send.dueAt == t0 + 3600)  // the latency metric counts from here, not from the cart
-        #expect(send.sendID == Engagement.sendID(campaign: "demo/abandoned-cart", step: "message-0", profileKey: "demo/paul", occurrence: "event cart-1"))
+        #expect(send.sendID == MessageRenderer.sendID(campaign: "demo/abandoned-cart", step: "message-0", profileKey: "demo/paul", occurrence: "event cart-1"))
         #expect(send.sendID.count == 32)
 
         // A second cart, then a purchase within the hour: nothing more.
@@ -349,17 +349,17 @@ struct CampaignTests {
             #"{"kind":"campaign","id":"weekly","project":"demo","trigger":{"schedule":{"at":"2026-11-18T12:00:00Z"}},"audience":"vip","reeligibility":"always","messages":[{"channel":"sms","template":"news"}]}"#)
         let harness = try EngagementHarness(config)
         _ = try await harness.database.reconcile(rules: harness.rules)
-        let members = Engagement.schedulePage * 2 + 500
+        let members = ScheduledRuns.page * 2 + 500
         let vip = try JSONParser.parse(Array(#"{"custom_attributes":{"vip.b":true}}"#.utf8))
         try await harness.apply((0..<members).map { index in
             harness.writer.record(.profileUpdate, id: "u\(index)", customID: "u\(index)", fields: [JSONMember("profile", vip)])
         })
         #expect(try await harness.advance(to: t0 + 3200) == 1)
-        #expect(try harness.sends(.sms).count == Engagement.schedulePage)
+        #expect(try harness.sends(.sms).count == ScheduledRuns.page)
         // Stopped between pages: the next owner goes on from the last member decided.
         try harness.reopen()
         #expect(try await harness.advance(to: t0 + 3201) == 1)
-        #expect(try harness.sends(.sms).count == Engagement.schedulePage * 2)
+        #expect(try harness.sends(.sms).count == ScheduledRuns.page * 2)
         #expect(try await harness.advance(to: t0 + 3202) == 1)
         #expect(try await harness.advance(to: t0 + 3203) == 0)
         let sends = try harness.sends(.sms)
@@ -407,5 +407,24 @@ struct CampaignTests {
         #expect(try texts().last == "vip-left: News for Paul")
         #expect(try await harness.advance(to: t0 + 3200 + 14 * 86_400) == 1)
         #expect(try texts().count == 5)
+    }
+
+    /// A write that puts the profile in a segment and in the audience of that segment's entry campaign: the campaign
+    /// sees the audience as the write left it, whichever of the two segments comes first by name (the entries fire once
+    /// the profile's segments are all evaluated; before, `a-…` entering before `b-…` was stored found no audience).
+    @Test("an entry campaign sees its audience as the same write left it, whatever the segments' names", arguments: [
+        ("a-entered", "b-audience"), ("b-entered", "a-audience"),
+    ])
+    func entryCampaignSeesItsAudience(entered: String, audience: String) async throws {
+        let config = try configuration(
+            demoProject,
+            #"{"kind":"segment","id":"\#(entered)","project":"demo","condition":"c.plan = \"gold\""}"#,
+            #"{"kind":"segment","id":"\#(audience)","project":"demo","condition":"c.country = \"fr\""}"#,
+            #"{"kind":"template","id":"news","project":"demo","channel":"sms","variants":{"default":{"text":"News"}}}"#,
+            #"{"kind":"campaign","id":"welcome","project":"demo","trigger":{"segment_entry":"\#(entered)"},"audience":"\#(audience)","messages":[{"channel":"sms","template":"news"}]}"#)
+        let harness = try EngagementHarness(config)
+        _ = try await harness.database.reconcile(rules: harness.rules)
+        try await harness.apply([try harness.writer.update(id: "1", #"{"plan":"gold","country":"fr"}"#)])
+        #expect(try harness.sends(.sms).map(\.campaign) == ["welcome"])
     }
 }

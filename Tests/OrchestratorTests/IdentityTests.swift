@@ -88,7 +88,7 @@ final class Cluster {
             let take = Int.random(in: 1...pending[number].count, using: &generator)
             let batch = Array(pending[number].prefix(take))
             pending[number].removeFirst(take)
-            let outbox = try await databases[number].applyBatch(batch, apply: ProfileApplier.apply)
+            let outbox = try await databases[number].applyBatch(batch, apply: OrchestratorApplier.apply)
             for output in outbox {
                 for _ in 0..<(duplicateOutputs ? 2 : 1) {
                     switch output.topic {
@@ -113,13 +113,13 @@ final class Cluster {
 
     func aliasLink(_ alias: UserAlias) async throws -> String? {
         try await databases[partition(of: ProfileKey.alias("demo", alias))].read { db in
-            try AliasLinks.link(db, project: "demo", alias: alias)
+            try AliasLinksTable(db).holder(project: "demo", alias)
         }
     }
 
     func link(_ installation: String) async throws -> String?? {
         try await databases[partition(of: "demo/install/\(installation)")].read { db in
-            try Identity.link(db, project: "demo", installationID: installation).map(\.customID)
+            try InstallationLinksTable(db).link(project: "demo", installationID: installation).map(\.customID)
         }
     }
 

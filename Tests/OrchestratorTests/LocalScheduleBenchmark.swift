@@ -27,7 +27,7 @@ final class DiscardingPublisher: OutboxPublisher {
 /// HERALD_TOPIC_PARTITIONS) and over 40 time zones (three in four with their own `$timezone`, the others through their
 /// installation), all in the audience of a campaign at 09:00 local time. The clock is injected: set to the
 /// preparation's instant (timed until every partition has prepared), then, for each zone, it runs from the first of
-/// the zone's release timers (due ahead of its 09:00: `Engagement.releaseAhead`) as fast as the wall clock, every
+/// the zone's release timers (due ahead of its 09:00: `LocalTimeRuns.releaseAhead`) as fast as the wall clock, every
 /// partition running its due timers at once as the orchestrator's ticker does, until the zone's last send request is
 /// produced (the relay's work included, to a publisher that acknowledges at once). The zone is late by the time that
 /// moment (plus the real ticker's 100 ms period) comes after its 09:00; its sends are held by the notifier until
@@ -74,7 +74,7 @@ struct LocalScheduleBenchmark {
     /// orchestrator opens it (every row change captured for the changelog, produced by the relay).
     static func fill(partition: Int, config: HeraldConfiguration, rules: EngagementRules) async throws -> PartitionDatabase {
         let directory = temporaryDirectory()
-        let filling = try PartitionDatabase.open(directory: directory, partition: Int32(partition), migrator: ProfileSchema.migrator)
+        let filling = try PartitionDatabase.open(directory: directory, partition: Int32(partition), migrator: OrchestratorSchema.migrator)
         _ = try await filling.reconcile(rules: rules)
         let segment = try #require(config.segments["demo/members"])
         try await filling.write { db in
@@ -110,7 +110,7 @@ struct LocalScheduleBenchmark {
         }
         try filling.close()
         let database = try PartitionDatabase.open(
-            directory: directory, partition: Int32(partition), migrator: ProfileSchema.migrator, changelog: "herald.state.orchestrator")
+            directory: directory, partition: Int32(partition), migrator: OrchestratorSchema.migrator, changelog: "herald.state.orchestrator")
         try await database.startWriting(at: 0, snapshot: false)
         return database
     }
@@ -132,7 +132,7 @@ struct LocalScheduleBenchmark {
             Issue.record("not a local-time schedule")
             return
         }
-        let prepareAt = schedule.earliest(schedule.firstDay) - Engagement.localLead
+        let prepareAt = schedule.earliest(schedule.firstDay) - LocalTimeRuns.lead
         let clock = TestClock(prepareAt - 86_400)
         let rules = EngagementRules(config: config, clock: { clock.now }, partitions: Self.partitions)
         let fillStart = ContinuousClock.now

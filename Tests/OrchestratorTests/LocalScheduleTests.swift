@@ -157,7 +157,7 @@ struct LocalScheduleTests {
     @Test("a large audience is prepared and released a page per transaction")
     func paged() async throws {
         let harness = try EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"local","on":"2026-12-01"}"#))
-        let count = Engagement.schedulePage + 10
+        let count = ScheduledRuns.page + 10
         try await harness.apply(try (0..<count).map { index in
             let (edit, _) = ProfileValidation.validate(
                 try JSONParser.parse(Array(#"{"$timezone":"Asia/Tokyo","member":true}"#.utf8)), path: "a", identified: true)
@@ -167,7 +167,7 @@ struct LocalScheduleTests {
         #expect(try await harness.advance(to: Self.utc("2026-11-30T18:00:00Z")) == 1)  // the first page
         #expect(try await harness.advance(to: Self.utc("2026-11-30T18:00:01Z")) == 1)  // the rest
         #expect(try await harness.advance(to: Self.utc("2026-12-01T00:00:00Z")) == 1)
-        #expect(try harness.sends(.sms).count == Engagement.schedulePage)
+        #expect(try harness.sends(.sms).count == ScheduledRuns.page)
         #expect(try await harness.advance(to: Self.utc("2026-12-01T00:00:01Z")) == 1)
         let sends = try harness.sends(.sms)
         #expect(sends.count == count && Set(sends.map(\.profileKey)).count == count)

@@ -129,7 +129,7 @@ struct OrchestratorBenchmark {
         var outbox = 0
         for batchStart in stride(from: 0, to: workload.count, by: Self.batchSize) {
             let batch = Array(workload[batchStart..<min(batchStart + Self.batchSize, workload.count)])
-            outbox += try await database.applyBatch(batch, apply: ProfileApplier.apply).count
+            outbox += try await database.applyBatch(batch, apply: OrchestratorApplier.apply).count
         }
         let seconds = Self.seconds(ContinuousClock.now - start)
 
@@ -193,14 +193,14 @@ struct SegmentBenchmark {
         let rules = EngagementRules(config: config, clock: { t0 + 200_000 })
         let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
         // The same profiles first, so that the measured writes re-evaluate existing members.
-        let before = Engagement.evaluations.load(ordering: .relaxed)
+        let before = SegmentEvaluator.evaluations.load(ordering: .relaxed)
         let start = ContinuousClock.now
         for batchStart in stride(from: 0, to: workload.count, by: OrchestratorBenchmark.batchSize) {
             let batch = Array(workload[batchStart..<min(batchStart + OrchestratorBenchmark.batchSize, workload.count)])
-            _ = try await database.applyBatch(batch) { db, record in try ProfileApplier.apply(db, record: record, rules: rules) }
+            _ = try await database.applyBatch(batch) { db, record in try OrchestratorApplier.apply(db, record: record, rules: rules) }
         }
         let seconds = OrchestratorBenchmark.seconds(ContinuousClock.now - start)
-        let evaluations = Engagement.evaluations.load(ordering: .relaxed) - before
+        let evaluations = SegmentEvaluator.evaluations.load(ordering: .relaxed) - before
         let (members, timers) = try await database.read { db in
             (try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") ?? 0,
              try Int.fetchOne(db, sql: "SELECT count(*) FROM timers") ?? 0)

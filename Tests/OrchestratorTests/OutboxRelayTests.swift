@@ -21,14 +21,14 @@ struct OutboxRelayTests {
             let database = try PartitionDatabase.open(directory: directory, partition: 0)
             var writer = Writer()
             _ = try await database.applyBatch(
-                [try writer.update(id: "1", #"{"$email_address":"paul@example.com"}"#)], apply: ProfileApplier.apply)
+                [try writer.update(id: "1", #"{"$email_address":"paul@example.com"}"#)], apply: OrchestratorApplier.apply)
             try database.close()
         }
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
                 client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "relay-test"),
             logger: logger)
-        let manager = PartitionManager(directory: directory, producer: producer, logger: logger)
+        let manager = OrchestratorPartitions(directory: directory, producer: producer, logger: logger)
         let starts = try await manager.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
         #expect(starts == [TopicPartition(HeraldTopic.ingest.name, 0): .offset(1)])
 

@@ -56,7 +56,7 @@ struct PartitionDrainTests {
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         let clock = HoldingClock(t0)
         let publisher = RecordingPublisher()
-        let manager = PartitionManager(
+        let manager = OrchestratorPartitions(
             directory: temporaryDirectory(), producer: publisher, logger: logger, clock: { clock.now })
         await manager.setConfiguration(try configuration(
             demoProject, pushTemplate,

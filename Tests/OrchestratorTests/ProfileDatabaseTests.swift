@@ -75,7 +75,7 @@ struct ProfileDatabaseTests {
             try writer.event(id: "5", #"{"name":"purchased","time":"2026-11-18T10:00:00Z","attributes":{"price":1}}"#, at: t0 + 180),
             try writer.update(id: "6", #"{"$email_marketing":"unsubscribed"}"#, at: t0 + 240),
         ]
-        let outbox = try await database.applyBatch(records, apply: ProfileApplier.apply)
+        let outbox = try await database.applyBatch(records, apply: OrchestratorApplier.apply)
         #expect(
             try await profileJSON(database)
                 == #"{"profile_key":"demo/paul","project":"demo","custom_id":"paul","email":{"address":"paul@example.com","marketing":"unsubscribed","marketing_changed_at":"2026-11-18T11:10:40.000Z","bounced_at":null},"sms":{"phone_number":null,"marketing":null,"marketing_changed_at":null},"native":{"b.language":"fr","b.region":null,"b.timezone":null,"b.install_date":null,"b.last_visit_date":null,"b.last_push_date":null,"b.is_push_optin":false},"custom":{"c.plan":"gold","c.since":"2026-01-01T00:00:00.000Z","c.tags":["a","c"]},"events":{"e.PURCHASED":{"count":3,"first":"2026-11-18T10:00:00.000Z","last":"2026-11-18T11:10:00.000Z","label":null,"tags":null,"attributes":{"price.i":20}}},"installations":[],"location":null,"push_changelog":[],"purchases":{},"aliases":[],"created_at":"2026-11-18T11:06:40.000Z","updated_at":"2026-11-18T11:10:40.000Z"}"#
@@ -95,8 +95,8 @@ struct ProfileDatabaseTests {
         let event = try writer.event(id: "same", #"{"name":"open"}"#)
         var replay = event
         replay.offset = 7
-        _ = try await database.applyBatch([event, replay], apply: ProfileApplier.apply)
-        _ = try await database.applyBatch([replay], apply: ProfileApplier.apply)
+        _ = try await database.applyBatch([event, replay], apply: OrchestratorApplier.apply)
+        _ = try await database.applyBatch([replay], apply: OrchestratorApplier.apply)
         #expect(try await eventCount(database, "OPEN") == 1)
     }
 
@@ -108,7 +108,7 @@ struct ProfileDatabaseTests {
         guard case .valid(let validated) = EventValidation.validate(event, path: "e") else { return }
         let paul = writer.record(.event, id: "chosen-by-a-client", customID: "paul", fields: [JSONMember("event", validated.json)])
         let zoe = writer.record(.event, id: "chosen-by-a-client", customID: "zoe", fields: [JSONMember("event", validated.json)])
-        _ = try await database.applyBatch([paul, zoe, paul], apply: ProfileApplier.apply)
+        _ = try await database.applyBatch([paul, zoe, paul], apply: OrchestratorApplier.apply)
         #expect(try await eventCount(database, "OPEN", key: "demo/paul") == 1)
         #expect(try await eventCount(database, "OPEN", key: "demo/zoe") == 1)
     }
@@ -118,14 +118,14 @@ struct ProfileDatabaseTests {
         let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
         var writer = Writer()
         let event = try writer.event(id: "old", #"{"name":"open"}"#, at: t0)
-        _ = try await database.applyBatch([event], apply: ProfileApplier.apply)
+        _ = try await database.applyBatch([event], apply: OrchestratorApplier.apply)
         // Received an hour after the cutoff: kept, and a replay is still a no-op.
         #expect(try await database.pruneApplied(before: t0 - 3600) == 0)
-        _ = try await database.applyBatch([event], apply: ProfileApplier.apply)
+        _ = try await database.applyBatch([event], apply: OrchestratorApplier.apply)
         #expect(try await eventCount(database, "OPEN") == 1)
         // Past the window the id is forgotten: a replay that old counts again.
         #expect(try await database.pruneApplied(before: t0 + 1) == 1)
-        _ = try await database.applyBatch([event], apply: ProfileApplier.apply)
+        _ = try await database.applyBatch([event], apply: OrchestratorApplier.apply)
         #expect(try await eventCount(database, "OPEN") == 2)
     }
 
@@ -141,7 +141,7 @@ struct ProfileDatabaseTests {
             try writer.update(id: "3", #"{"other":"text"}"#),
             try writer.update(id: "4", #"{"other":{"$add":["x"]}}"#),
         ]
-        _ = try await database.applyBatch(records, apply: ProfileApplier.apply)
+        _ = try await database.applyBatch(records, apply: OrchestratorApplier.apply)
         let profile = try JSONParser.parse(Array(try #require(try await profileJSON(database)).utf8))
         #expect(profile["custom"]?["c.items"] == .array((5..<30).map { .string("i\($0)") }))
         #expect(profile["custom"]?["c.other"] == .array([.string("x")]))
@@ -155,7 +155,7 @@ struct ProfileDatabaseTests {
             [
                 try writer.update(id: "1", #"{"plan":"gold"}"#), try writer.event(id: "2", #"{"name":"open"}"#),
                 writer.record(.profileDelete, id: "3"),
-            ], apply: ProfileApplier.apply)
+            ], apply: OrchestratorApplier.apply)
         #expect(try await profileJSON(database) == nil)
         #expect(try await eventCount(database, "OPEN") == nil)
         #expect(try await database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM profile_attributes") } == 0)
@@ -175,7 +175,7 @@ struct ProfileDatabaseTests {
                 raw(50, "{"), raw(51, nil), raw(52, #"{"v":2,"kind":"ingest"}"#),
                 raw(53, #"{"v":1,"kind":"ingest","op":"event","id":"x","project":"demo","source":"app","app":"demo-ios","received_at":"2026-11-18T11:10:40.000Z"}"#),
             ],
-            apply: ProfileApplier.apply)
+            apply: OrchestratorApplier.apply)
         let reasons = try outbox.map { try Wire.decode(DeadLetter.self, from: try #require($0.value)).reason }
         #expect(outbox.allSatisfy { $0.topic == HeraldTopic.dlq.name })
         #expect(reasons.count == 4)
@@ -204,13 +204,13 @@ struct ProfileDatabaseTests {
                     arguments: [record.topic, record.offset, record.keyString, Data(record.value ?? []), "x"])
             }
         }
-        let outbox = try await database.applyDeferred(apply: ProfileApplier.apply)
+        let outbox = try await database.applyDeferred(apply: OrchestratorApplier.apply)
         #expect(outbox.map(\.topic).sorted() == ["herald.contacts", "herald.ingest"])
         let profile = try JSONParser.parse(Array(try #require(try await profileJSON(database)).utf8))
         #expect(profile["installations"]?[0]?["installation_id"] == .string("I"))
         #expect(profile["installations"]?[0]?["opted_out"] == .bool(true))
         #expect(try await database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM deferred_records") } == 0)
-        #expect(try await database.applyDeferred(apply: ProfileApplier.apply).isEmpty)
+        #expect(try await database.applyDeferred(apply: OrchestratorApplier.apply).isEmpty)
     }
 }
 
@@ -234,7 +234,7 @@ struct CrashSafetyTests {
             await #expect(throws: Crash.self) {
                 _ = try await database.applyBatch(records) { db, record in
                     if applied.withLock({ $0 += 1; return $0 }) > 57 { throw Crash() }
-                    return try ProfileApplier.apply(db, record: record)
+                    return try OrchestratorApplier.apply(db, record: record)
                 }
             }
             #expect(try await eventCount(database, "TAP") == nil)
@@ -245,12 +245,12 @@ struct CrashSafetyTests {
         // Restart: reopen, resume at the stored offset (none: the beginning), Kafka redelivers the whole batch.
         let database = try PartitionDatabase.open(directory: directory, partition: 0)
         #expect(try await database.nextOffsets().isEmpty)
-        let outbox = try await database.applyBatch(records, apply: ProfileApplier.apply)
+        let outbox = try await database.applyBatch(records, apply: OrchestratorApplier.apply)
         #expect(try await eventCount(database, "TAP") == 90)
         #expect(outbox.count == 10, "one contact snapshot per email change")
         #expect(try await database.nextOffsets() == [HeraldTopic.ingest.name: 100])
         // Kafka's at-least-once: the same batch again after a crash between commit and the consumer's next poll.
-        _ = try await database.applyBatch(records, apply: ProfileApplier.apply)
+        _ = try await database.applyBatch(records, apply: OrchestratorApplier.apply)
         #expect(try await eventCount(database, "TAP") == 90)
     }
 
@@ -261,7 +261,7 @@ struct CrashSafetyTests {
         do {
             let database = try PartitionDatabase.open(directory: directory, partition: 0)
             let outbox = try await database.applyBatch(
-                [try writer.update(id: "1", #"{"$email_address":"a@b.co"}"#)], apply: ProfileApplier.apply)
+                [try writer.update(id: "1", #"{"$email_address":"a@b.co"}"#)], apply: OrchestratorApplier.apply)
             #expect(outbox.count == 1)
             try database.close()  // dies before producing
         }

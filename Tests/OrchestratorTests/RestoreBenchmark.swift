@@ -76,11 +76,11 @@ struct RestoreBenchmark {
 
     static func apply(_ workload: [KafkaRecord], changelog: String?) async throws -> (PartitionDatabase, Double) {
         let database = try PartitionDatabase.open(
-            directory: temporaryDirectory(), partition: 0, migrator: ProfileSchema.migrator, changelog: changelog)
+            directory: temporaryDirectory(), partition: 0, migrator: OrchestratorSchema.migrator, changelog: changelog)
         let start = ContinuousClock.now
         for batchStart in stride(from: 0, to: workload.count, by: 500) {
             let batch = Array(workload[batchStart..<min(batchStart + 500, workload.count)])
-            _ = try await database.applyBatch(batch, apply: ProfileApplier.apply)
+            _ = try await database.applyBatch(batch, apply: OrchestratorApplier.apply)
         }
         return (database, (ContinuousClock.now - start).timeInterval)
     }
@@ -100,7 +100,7 @@ struct RestoreBenchmark {
 
         // A new owner with an empty directory takes the partition over: assignment to ready.
         let owner = PartitionOwner(
-            directory: temporaryDirectory(), migrator: ProfileSchema.migrator, publisher: log,
+            directory: temporaryDirectory(), migrator: OrchestratorSchema.migrator, publisher: log,
             changelog: ChangelogSettings(topic: Self.topic, source: log), logger: Self.logger)
         let takeoverStart = ContinuousClock.now
         let starts = try await owner.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
@@ -160,7 +160,7 @@ struct RestoreBenchmark {
         let readSeconds = (ContinuousClock.now - readStart).timeInterval
 
         let owner = PartitionOwner(
-            directory: temporaryDirectory(), migrator: ProfileSchema.migrator, publisher: producer,
+            directory: temporaryDirectory(), migrator: OrchestratorSchema.migrator, publisher: producer,
             changelog: ChangelogSettings(topic: topic, source: reader), logger: logger)
         let restoreStart = ContinuousClock.now
         _ = try await owner.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])

@@ -75,7 +75,7 @@ struct RetentionSoakTests {
         #expect(days.last?["applied_records"] == 3 * 13 * users)
         #expect(days.last?["campaign_history"] == 3 * 2 * users + users)
         // The push changelog keeps the latest entries of each profile.
-        #expect(days.last?["push_changelog_per_profile"] == Installations.changelogKept)
+        #expect(days.last?["push_changelog_per_profile"] == PushChangelogTable.kept)
         // Level once the windows are past (the changelog fills its 50 per profile in seven days of 8 entries): the
         // retention keeps up with the traffic.
         for table in ["applied_records", "campaign_history", "push_changelog"] {

@@ -103,7 +103,7 @@ struct SendRateTests {
             let campaign = try #require(config.campaigns["demo/sale"])
             let rules = EngagementRules(config: config, partitions: partitions)
             return try DatabaseQueue().read { db in
-                Engagement(db: db, rules: rules).pace(campaign).map { ($0.members, $0.every) }
+                SendPacing(db: db, rules: rules, now: Date()).pace(campaign).map { ($0.members, $0.every) }
             }
         }
         #expect(try pace(#"{"max":600000,"per":"1m"}"#)! == (2000, 0.2))

@@ -16,11 +16,7 @@ extension PartitionDatabase {
         var total = 0
         var after = ""
         // The campaigns the table holds, one index seek each.
-        while case let previous = after, let campaign = try await read({ db in
-            try String.fetchOne(
-                db, sql: "SELECT campaign_key FROM campaign_history WHERE campaign_key > ? ORDER BY campaign_key LIMIT 1",
-                arguments: [previous])
-        }) {
+        while case let previous = after, let campaign = try await read({ db in try CampaignHistoryTable(db).campaign(after: previous) }) {
             after = campaign
             let kept: TimeInterval
             switch rules.config.campaigns[campaign]?.reeligibility {
@@ -30,13 +26,7 @@ extension PartitionDatabase {
             }
             let cutoff = WireTime.format(now.addingTimeInterval(-kept))
             total += try await pruneInChunks(chunk: chunk) { db, limit in
-                try db.execute(
-                    sql: """
-                        DELETE FROM campaign_history WHERE (campaign_key, profile_key, occurrence) IN (
-                            SELECT campaign_key, profile_key, occurrence FROM campaign_history
-                            WHERE campaign_key = ? AND at < ? LIMIT ?)
-                        """, arguments: [campaign, cutoff, limit])
-                return db.changesCount
+                try CampaignHistoryTable(db).prune(campaign: campaign, before: cutoff, limit: limit)
             }
         }
         return total

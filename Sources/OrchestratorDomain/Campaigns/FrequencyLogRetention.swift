@@ -9,12 +9,7 @@ extension PartitionDatabase {
     package func pruneFrequencyLog(rules: EngagementRules, now: Date, chunk: Int = 5_000) async throws -> Int {
         let cutoff = WireTime.format(now.addingTimeInterval(-rules.config.longestFrequencyCap))
         return try await pruneInChunks(chunk: chunk) { db, limit in
-            try db.execute(
-                sql: """
-                    DELETE FROM frequency_log WHERE (profile_key, send_id) IN (
-                        SELECT profile_key, send_id FROM frequency_log WHERE at < ? LIMIT ?)
-                    """, arguments: [cutoff, limit])
-            return db.changesCount
+            try FrequencyLogTable(db).prune(before: cutoff, limit: limit)
         }
     }
 }

@@ -7,22 +7,26 @@ import Shared
 /// small enough to go about once a second, each page no sooner than the campaign's pace allows. The pace is a row of
 /// the partition's database (`campaign_pace`), written in the transaction that decides the page, so a restart goes on
 /// at the same rate from the page after the last one committed, and never decides one twice.
-extension Engagement {
+struct SendPacing {
+    let db: Database
+    let rules: EngagementRules
+    let now: Date
+
     /// A rate-limited campaign's page size in this partition and the time between pages (nil: not limited). The
     /// limit counts messages: a member is up to one message per channel of the campaign, and the partitions share the
     /// limit evenly (a profile's partition is a hash of its key, so each holds about the same share of an audience).
     func pace(_ campaign: CampaignDefinition) -> (members: Int, every: TimeInterval)? {
         guard let limit = campaign.rateLimit else { return nil }
         let membersPerMinute = limit / Double(rules.partitions) / Double(max(1, campaign.messages.count))
-        let members = max(1, min(Self.schedulePage, Int((membersPerMinute / 60).rounded(.up))))
+        let members = max(1, min(ScheduledRuns.page, Int((membersPerMinute / 60).rounded(.up))))
         return (members, Double(members) * 60 / membersPerMinute)
     }
 
     /// How many members the campaign's next page may hold now: its page size, or 0 while its pace holds it back (the
     /// caller's timer is then set again for `waitUntil`).
     func pageAllowed(_ campaign: CampaignDefinition) throws -> (members: Int, waitUntil: Date?) {
-        guard let pace = pace(campaign) else { return (Self.schedulePage, nil) }
-        guard let next = try nextPage(campaign), next > now else { return (pace.members, nil) }
+        guard let pace = pace(campaign) else { return (ScheduledRuns.page, nil) }
+        guard let next = try CampaignPaceTable(db).next(campaign.key), next > now else { return (pace.members, nil) }
         return (0, next)
     }
 
@@ -32,19 +36,10 @@ extension Engagement {
     /// may go (nil: not limited).
     func pageDecided(_ campaign: CampaignDefinition) throws -> Date? {
         guard let pace = pace(campaign) else { return nil }
-        let due = try nextPage(campaign) ?? now
+        let table = CampaignPaceTable(db)
+        let due = try table.next(campaign.key) ?? now
         let next = now.timeIntervalSince(due) < pace.every ? due + pace.every : now + pace.every
-        try db.executeCached(
-            sql: """
-                INSERT INTO campaign_pace (campaign_key, next_at) VALUES (?, ?)
-                ON CONFLICT (campaign_key) DO UPDATE SET next_at = excluded.next_at
-                """, arguments: [campaign.key, WireTime.format(next)])
+        try table.setNext(campaign.key, at: next)
         return next
-    }
-
-    private func nextPage(_ campaign: CampaignDefinition) throws -> Date? {
-        try String.fetchOne(
-            db.cachedStatement(sql: "SELECT next_at FROM campaign_pace WHERE campaign_key = ?"), arguments: [campaign.key]
-        ).flatMap(WireTime.parse)
     }
 }

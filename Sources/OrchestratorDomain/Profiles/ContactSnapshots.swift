@@ -10,10 +10,7 @@ package enum ContactSnapshots {
     /// resolves them only once it holds this snapshot (docs/notifier.md, "Waiting for the contact"). Called before the
     /// write's campaigns are decided.
     static func output(_ db: Database, key: String) throws -> PendingOutput {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "UPDATE profiles SET contact_revision = contact_revision + 1 WHERE profile_key = ? RETURNING *"),
-            arguments: [key])
-        else {
+        guard let row = try ProfilesTable(db).nextContactRevision(key) else {
             return PendingOutput(topic: HeraldTopic.contacts.name, key: key, value: nil)
         }
         return PendingOutput(topic: HeraldTopic.contacts.name, key: key, value: try Wire.encode(try snapshot(db, key: key, row: row)))
@@ -21,10 +18,7 @@ package enum ContactSnapshots {
 
     static func snapshot(_ db: Database, key: String, row: Row) throws -> ContactSnapshot {
         func date(_ row: Row, _ column: String) -> Date? { (row[column] as String?).flatMap(WireTime.parse) }
-        let installations = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY installation_id"),
-            arguments: [key]
-        ).map { installation in
+        let installations = try InstallationsTable(db).all(key).map { installation in
             ContactSnapshot.Installation(
                 installationID: installation["installation_id"], app: installation["app"], dev: installation["dev"],
                 token: installation["token"], environment: installation["environment"],

@@ -10,9 +10,9 @@ final class ProfileValues {
     let key: String
     private var loadedProfile = false
     private var profileRow: Row?
-    private var attributes: [String: (type: String, value: String)]?
+    private var attributes: [String: StoredAttribute]?
     private var installations: [Row]?
-    private var events: [String: Row?] = [:]
+    private var events: [String: EventAggregate?] = [:]
     private var allTags: Set<String>?
     /// Values already read: conditions read a path twice (the answer, then the next flip) and segments share paths.
     private var cache: [SegmentPath: SegmentValue?] = [:]
@@ -25,11 +25,14 @@ final class ProfileValues {
         self.defaultTimeZone = defaultTimeZone
     }
 
+    /// With its project's default time zone from the rules.
+    convenience init(db: Database, key: String, rules: EngagementRules) {
+        self.init(db: db, key: key, defaultTimeZone: rules.config.defaultTimeZone(project: ProfileKey.project(of: key)))
+    }
+
     /// With the profile's row, and its custom attributes unless nil, already read (a backfill reads them for many
     /// profiles at once).
-    init(
-        db: Database, key: String, defaultTimeZone: String, profile: Row, attributes: [String: (type: String, value: String)]?
-    ) {
+    init(db: Database, key: String, defaultTimeZone: String, profile: Row, attributes: [String: StoredAttribute]?) {
         self.db = db
         self.key = key
         self.defaultTimeZone = defaultTimeZone
@@ -40,7 +43,7 @@ final class ProfileValues {
 
     var profile: Row? {
         if !loadedProfile {
-            profileRow = try? Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM profiles WHERE profile_key = ?"), arguments: [key])
+            profileRow = try? ProfilesTable(db).row(key)
             loadedProfile = true
         }
         return profileRow
@@ -63,8 +66,8 @@ final class ProfileValues {
             return Self.value(type: attribute.type, json: attribute.value)
         case "b": return native(first, profile)
         case "e":
-            guard path.names.count >= 2, let row = event(first) else { return nil }
-            return eventValue(row, Array(path.names.dropFirst()))
+            guard path.names.count >= 2, let aggregate = event(first) else { return nil }
+            return eventValue(aggregate, Array(path.names.dropFirst()))
         case "t":
             return tags().contains(path.names.joined(separator: ".")) ? .bool(true) : nil
         case "email":
@@ -115,14 +118,9 @@ final class ProfileValues {
 
     // MARK: Parts
 
-    private func customAttributes() -> [String: (type: String, value: String)] {
+    private func customAttributes() -> [String: StoredAttribute] {
         if let attributes { return attributes }
-        var loaded: [String: (type: String, value: String)] = [:]
-        if let rows = try? Row.fetchAll(
-            db.cachedStatement(sql: "SELECT name, type, value FROM profile_attributes WHERE profile_key = ?"), arguments: [key])
-        {
-            for row in rows { loaded[row["name"]] = (row["type"], row["value"]) }
-        }
+        let loaded = (try? ProfileAttributesTable(db).all(key)) ?? [:]
         attributes = loaded
         return loaded
     }
@@ -130,35 +128,22 @@ final class ProfileValues {
     private func installationRows() -> [Row] {
         if let installations { return installations }
         // The columns natives and push reachability read, most recently seen first.
-        let rows =
-            (try? Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT token, opted_out, notification_permission, detected_language, detected_region, timezone,
-                            install_date, last_visit_at, last_push_at, app_version, app_build, os_version, sdk_version,
-                            device_brand, device_model
-                        FROM installations WHERE profile_key = ? ORDER BY last_visit_at DESC, installation_id
-                        """),
-                arguments: [key])) ?? []
+        let rows = (try? InstallationsTable(db).segmentColumns(key)) ?? []
         installations = rows
         return rows
     }
 
-    private func event(_ name: String) -> Row? {
+    private func event(_ name: String) -> EventAggregate? {
         if let cached = events[name] { return cached }
-        let row = try? Row.fetchOne(
-            db.cachedStatement(sql: "SELECT * FROM event_aggregates WHERE profile_key = ? AND name = ?"), arguments: [key, name])
-        events[name] = row
-        return row
+        let aggregate = try? EventAggregatesTable(db).get(key, name: name)
+        events[name] = aggregate
+        return aggregate
     }
 
     private func tags() -> Set<String> {
         if let allTags { return allTags }
         var found: Set<String> = []
-        if let rows = try? String.fetchAll(
-            db.cachedStatement(sql: "SELECT last_tags FROM event_aggregates WHERE profile_key = ? AND last_tags IS NOT NULL"),
-            arguments: [key])
-        {
+        if let rows = try? EventAggregatesTable(db).tags(key) {
             for text in rows {
                 if case .array(let items)? = try? JSONParser.parse(Array(text.utf8)) {
                     for case .string(let tag) in items { found.insert(tag) }
@@ -193,16 +178,14 @@ final class ProfileValues {
         }
     }
 
-    private func eventValue(_ row: Row, _ names: [String]) -> SegmentValue? {
+    private func eventValue(_ aggregate: EventAggregate, _ names: [String]) -> SegmentValue? {
         switch names.joined(separator: ".") {
-        case "count": return .number(Double(row["count"] as Int64))
-        case "first": return (row["first_at"] as String?).flatMap(WireTime.parse).map(SegmentValue.time)
-        case "last": return (row["last_at"] as String?).flatMap(WireTime.parse).map(SegmentValue.time)
-        case "label": return (row["last_label"] as String?).map(SegmentValue.string)
+        case "count": return .number(Double(aggregate.count))
+        case "first": return WireTime.parse(aggregate.first).map(SegmentValue.time)
+        case "last": return WireTime.parse(aggregate.last).map(SegmentValue.time)
+        case "label": return aggregate.label.map(SegmentValue.string)
         default:
-            guard let text = row["last_attributes"] as String?, let attributes = try? JSONParser.parse(Array(text.utf8)) else {
-                return nil
-            }
+            guard let attributes = try? JSONParser.parse(Array(aggregate.attributes.utf8)) else { return nil }
             return Self.attribute(attributes, names.joined(separator: "."))
         }
     }

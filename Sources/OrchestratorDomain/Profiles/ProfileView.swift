@@ -9,38 +9,28 @@ package enum ProfileView {
     /// The profile as JSON: channels, natives (profile-level and per installation), custom attributes, events,
     /// installations, last known location and the push changelog.
     package static func json(_ db: Database, key: String) throws -> JSONValue? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM profiles WHERE profile_key = ?", arguments: [key]) else {
-            return nil
-        }
+        guard let row = try ProfilesTable(db).row(key) else { return nil }
         func text(_ column: String) -> JSONValue { Self.text(row, column) }
         var custom: [JSONMember] = []
-        for attribute in try Row.fetchAll(
-            db, sql: "SELECT name, value FROM profile_attributes WHERE profile_key = ? ORDER BY name", arguments: [key])
-        {
-            let value = (try? JSONParser.parse(Array((attribute["value"] as String).utf8))) ?? .null
-            custom.append(JSONMember("c.\(attribute["name"] as String)", value))
+        for attribute in try ProfileAttributesTable(db).allInOrder(key) {
+            let value = (try? JSONParser.parse(Array(attribute.attribute.value.utf8))) ?? .null
+            custom.append(JSONMember("c.\(attribute.name)", value))
         }
         var events: [JSONMember] = []
-        for event in try Row.fetchAll(
-            db, sql: "SELECT * FROM event_aggregates WHERE profile_key = ? ORDER BY name", arguments: [key])
-        {
-            func parsed(_ column: String) -> JSONValue {
-                (event[column] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) } ?? .null
-            }
+        for event in try EventAggregatesTable(db).all(key) {
+            func parsed(_ text: String?) -> JSONValue { text.flatMap { try? JSONParser.parse(Array($0.utf8)) } ?? .null }
             events.append(
                 JSONMember(
-                    "e.\(event["name"] as String)",
+                    "e.\(event.name)",
                     .object([
-                        JSONMember("count", .number(String(event["count"] as Int64))),
-                        JSONMember("first", .string(event["first_at"])), JSONMember("last", .string(event["last_at"])),
-                        JSONMember("label", (event["last_label"] as String?).map(JSONValue.string) ?? .null),
-                        JSONMember("tags", parsed("last_tags")), JSONMember("attributes", parsed("last_attributes")),
+                        JSONMember("count", .number(String(event.count))),
+                        JSONMember("first", .string(event.first)), JSONMember("last", .string(event.last)),
+                        JSONMember("label", event.label.map(JSONValue.string) ?? .null),
+                        JSONMember("tags", parsed(event.tags)), JSONMember("attributes", parsed(event.attributes)),
                     ])))
         }
         // Most recently seen first: its detected values stand in for the profile's when it has none of its own.
-        let installations = try Row.fetchAll(
-            db, sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY last_visit_at DESC, installation_id",
-            arguments: [key])
+        let installations = try InstallationsTable(db).allRecentFirst(key)
         func detected(_ explicit: String, _ column: String) -> JSONValue {
             if let value = row[explicit] as String? { return .string(value) }
             return installations.lazy.compactMap { $0[column] as String? }.first.map(JSONValue.string) ?? .null
@@ -50,9 +40,7 @@ package enum ProfileView {
         }
         let located = installations.filter { $0["location_at"] as String? != nil }
             .max { ($0["location_at"] as String) < ($1["location_at"] as String) }
-        let changelog = try Row.fetchAll(
-            db, sql: "SELECT * FROM push_changelog WHERE profile_key = ? ORDER BY id", arguments: [key]
-        ).map { entry in
+        let changelog = try PushChangelogTable(db).all(key).map { entry in
             JSONValue.object([
                 JSONMember("at", .string(entry["at"])), JSONMember("installation_id", .string(entry["installation_id"])),
                 JSONMember("change", .string(entry["change"])), JSONMember("token", Self.text(entry, "token")),
@@ -78,8 +66,8 @@ package enum ProfileView {
             JSONMember("installations", .array(installations.map(installation))),
             JSONMember("location", located.map(location) ?? .null),
             JSONMember("push_changelog", .array(changelog)),
-            JSONMember("purchases", try Purchases.history(db, key: key)),
-            JSONMember("aliases", .array(try AliasLinks.aliases(db, key: key).map(aliasJSON))),
+            JSONMember("purchases", try Purchases(db).history(key)),
+            JSONMember("aliases", .array(try ProfileAliasesTable(db).aliases(key).map(aliasJSON))),
             JSONMember("created_at", text("created_at")), JSONMember("updated_at", text("updated_at")),
         ])
     }
@@ -93,7 +81,7 @@ package enum ProfileView {
     package static func alias(_ db: Database, project: String, alias: UserAlias) throws -> JSONValue? {
         let home = ProfileKey.alias(project, alias)
         if let profile = try json(db, key: home) { return profile }
-        guard let holder = try AliasLinks.link(db, project: project, alias: alias) else { return nil }
+        guard let holder = try AliasLinksTable(db).holder(project: project, alias) else { return nil }
         return .object([
             JSONMember("profile_key", .string(home)), JSONMember("alias", aliasJSON(alias)),
             JSONMember("belongs_to", .string(holder)),

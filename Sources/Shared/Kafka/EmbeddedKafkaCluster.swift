@@ -1,6 +1,10 @@
 import CRdKafka
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A Kafka-protocol cluster in this process, built on librdkafka's mock cluster: N brokers on loopback that every
 /// client (and `kcat`) reaches through `bootstrapServers`. Keeps everything in memory. For development and tests.
 package final class EmbeddedKafkaCluster: Sendable {
@@ -49,9 +53,50 @@ package final class EmbeddedKafkaCluster: Sendable {
     }
 
     /// Disconnects a broker and refuses new connections to it, until `setBrokerUp`.
+    ///
+    /// librdkafka 2.0.2's mock closes the broker's listener and binds its port again at once (to keep it), and aborts
+    /// the process if that bind fails. With no connection open to the broker, the port is free for that instant, and
+    /// another process's outgoing connection may take it as its local port (seen once in `make test`): a connection the
+    /// broker accepted, held across the call, keeps the port bound.
     package func setBrokerDown(_ id: Int32) throws(KafkaError) {
+        let held = Self.acceptedConnection(to: address(of: id))
+        defer { if let held { close(held) } }
         let err = rd_kafka_mock_broker_set_down(cluster.pointer, id)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "set broker \(id) down") }
+    }
+
+    /// A broker's `host:port` (the bootstrap list names the brokers in id order).
+    private func address(of id: Int32) -> Substring? {
+        let addresses = bootstrapServers.split(separator: ",")
+        return addresses.indices.contains(Int(id) - 1) ? addresses[Int(id) - 1] : nil
+    }
+
+    /// A socket connected to `address` once the broker has answered an ApiVersions request on it (so it has accepted
+    /// the connection); nil if that fails within 5 s.
+    private static func acceptedConnection(to address: Substring?) -> Int32? {
+        guard let address, let colon = address.lastIndex(of: ":"), let port = UInt16(address[address.index(after: colon)...])
+        else { return nil }
+        var peer = sockaddr_in()
+        peer.sin_family = sa_family_t(AF_INET)
+        peer.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, String(address[..<colon]), &peer.sin_addr) == 1 else { return nil }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &peer) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        // ApiVersions v0: size, api key 18, version 0, correlation id 1, client id "herald".
+        let request: [UInt8] = [0, 0, 0, 16, 0, 18, 0, 0, 0, 0, 0, 1, 0, 6] + Array("herald".utf8)
+        var answer = [UInt8](repeating: 0, count: 4)
+        guard connected == 0, send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count,
+            recv(fd, &answer, answer.count, Int32(MSG_WAITALL)) == answer.count
+        else {
+            close(fd)
+            return nil
+        }
+        return fd
     }
 
     package func setBrokerUp(_ id: Int32) throws(KafkaError) {

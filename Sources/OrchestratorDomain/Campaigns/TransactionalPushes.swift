@@ -5,35 +5,17 @@ import Shared
 
 /// `push_send` records (`POST /v1/sends/push`): a transactional push to one device, written as a send request on
 /// `herald.sends.push` (docs/campaigns.md, "Transactional sends"). To a raw token it is keyed by the token's key and
-/// needs no contact; to an installation it goes where the installation is: its home while it is anonymous, else the
-/// profile its link names (forwarded like the app's own writes, and back to the home if the installation left the
-/// profile meanwhile), so that the send names the profile's contact revision and the notifier finds its token there.
-extension ApplyContext {
-    mutating func routePushSend() throws {
-        let write = self.write
-        if write.ingest.deviceToken != nil {
-            guard try firstTime() else { return }
-            outputs.append(try transactionalPush(key: write.record.keyString ?? write.ingest.key))
-            return
-        }
-        guard let installationID = write.installationID else { return }
-        if write.customID == nil {
-            if let linked = try Identity.link(db, project: write.project, installationID: installationID)?.customID {
-                try forward(to: linked)
-                return
-            }
-        } else if try Installations.row(db, key: write.profileKey, installationID: installationID) == nil {
-            // Forwarded here, but the installation left this profile since: back to its home.
-            try forward(to: nil)
-            return
-        }
-        guard try firstTime() else { return }
-        outputs.append(try transactionalPush(key: write.profileKey))
-    }
+/// needs no contact; to an installation it is keyed by the profile holding it (`WriteRouter` sends it there), so that
+/// the send names the profile's contact revision and the notifier finds its token there.
+struct TransactionalPushes {
+    let db: Database
+    let write: Write
+    /// The apps' push categories (their buttons).
+    let config: HeraldConfiguration
 
     /// The send request of a `push_send` record, keyed by `key`. Its id comes from the key and the record's id (as a
     /// campaign's from its profile and occurrence), so a replay (the same `id` or `Idempotency-Key`) is one send.
-    func transactionalPush(key: String) throws -> PendingOutput {
+    func sendRequest(key: String) throws -> PendingOutput {
         let write = self.write
         let push = write["push"] ?? .object([])
         var content: [String: String] = [:]
@@ -46,7 +28,8 @@ extension ApplyContext {
         }
         let app = push["app"]?.stringValue
         var send = SendRequest(
-            sendID: Engagement.sendID(campaign: "push_send", step: "push", profileKey: key, occurrence: write.id), project: write.project, profileKey: key, customID: write.customID, channel: .push,
+            sendID: MessageRenderer.sendID(campaign: "push_send", step: "push", profileKey: key, occurrence: write.id),
+            project: write.project, profileKey: key, customID: write.customID, channel: .push,
             marketing: false, app: app, campaign: push["campaign"]?.stringValue ?? "transactional", step: "push",
             occurrence: write.id, template: "api", language: "default", content: content, payload: payload,
             trigger: SendRequest.Trigger(type: "api", eventID: write.id, at: write.receivedAt), decidedAt: write.receivedAt,
@@ -56,8 +39,7 @@ extension ApplyContext {
             send.token = SendRequest.RawToken(token: token, app: app, environment: push["environment"]?.stringValue)
         } else {
             send.installationID = write.installationID
-            send.contactRevision = try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT contact_revision FROM profiles WHERE profile_key = ?"), arguments: [key])
+            send.contactRevision = try ProfilesTable(db).contactRevision(key)
         }
         send.actions = config.pushActions(project: write.project, app: app, category: content["category"])
         return PendingOutput(topic: HeraldTopic.sendsPush.name, key: key, value: try Wire.encode(send))

@@ -1,15 +1,19 @@
 import Foundation
+import GRDB
 import Logging
+import PartitionStore
 import Shared
 
 /// When a decided send may leave: quiet hours in the recipient's local time (docs/campaigns.md, "Quiet hours").
-extension Engagement {
+struct QuietHoursHold {
+    let db: Database
+    let rules: EngagementRules
+    let now: Date
+
     /// Whether the campaign's send may be decided now. Inside the quiet hours of a marketing campaign, in the profile's
     /// time zone, the send is held on a durable timer until the window ends (`held_quiet_hours`; then decided again
     /// from the start: expiry, audience, eligibility) or dropped (`quiet_hours`). Transactional sends are never held.
-    mutating func outsideQuietHours(
-        _ campaign: CampaignDefinition, key: String, values: ProfileValues, _ context: TriggerContext
-    ) throws -> Bool {
+    func allowsNow(_ campaign: CampaignDefinition, key: String, values: ProfileValues, _ context: TriggerContext) throws -> Bool {
         guard let window = rules.config.quietHours(of: campaign) else { return true }
         let zone = values.timeZoneName
         // A send decided ahead of its time (a local-time release) is checked at that time.
@@ -20,11 +24,12 @@ extension Engagement {
         ]
         switch window.action {
         case .drop:
-            count(campaign, "quiet_hours")
+            CampaignMetrics.decision(campaign, "quiet_hours")
             Logger(label: "herald.campaigns").info("send dropped in quiet hours", metadata: metadata)
         case .hold:
-            try setTimer(key: key, kind: "quiet", ref: "\(campaign.key) \(context.occurrence)", due: end, payload: context.json)
-            count(campaign, "held_quiet_hours")
+            try TimersTable(db).set(
+                key: key, kind: .quiet, ref: "\(campaign.key) \(context.occurrence)", due: end, payload: context.json)
+            CampaignMetrics.decision(campaign, "held_quiet_hours")
             Logger(label: "herald.campaigns").debug("send held in quiet hours", metadata: metadata)
         }
         return false

@@ -11,9 +11,13 @@ import Shared
 /// and the page's members written to `local_sends` by the instant their time comes (a row per instant and page, not per
 /// member: a million members over 33 instants is about 16,000 rows), with one `local` timer per distinct instant. Each
 /// such timer *releases* its members when it is due, a page per transaction, shortening or deleting the rows it took.
-extension Engagement {
+struct LocalTimeRuns {
+    let db: Database
+    let rules: EngagementRules
+    let now: Date
+
     /// How long before the time first comes anywhere a day's run is prepared.
-    static let localLead: TimeInterval = 3600
+    static let lead: TimeInterval = 3600
     /// How long before its instant a release starts (its sends decided ahead and held by the notifier until the instant,
     /// `not_before`), plus a second per `releaseAheadRate` members at that instant in the partition: so that a zone's
     /// sends are ready when its time comes. A rate-limited campaign starts at the instant (its spread is the point).
@@ -22,7 +26,7 @@ extension Engagement {
 
     /// The next day of a local-time schedule to prepare after `last` (nil: none yet). Days whose time has passed in
     /// every zone are skipped; a one-off whose day has is not run.
-    func nextLocalDay(_ schedule: LocalSchedule, after last: LocalDay?) -> LocalDay? {
+    func nextDay(_ schedule: LocalSchedule, after last: LocalDay?) -> LocalDay? {
         var day = schedule.firstDay
         if let last {
             guard let every = schedule.everyDays else { return nil }
@@ -37,33 +41,25 @@ extension Engagement {
     }
 
     /// Sets the preparing timer of the schedule's next day after `last` (none when it has no next day).
-    func setLocalPreparation(_ campaign: CampaignDefinition, _ schedule: LocalSchedule, after last: LocalDay?) throws {
-        guard let day = nextLocalDay(schedule, after: last) else { return try clearScheduleTimer(campaign.key) }
-        let due = WireTime.format(schedule.earliest(day).addingTimeInterval(-Self.localLead))
+    func setPreparation(_ campaign: CampaignDefinition, _ schedule: LocalSchedule, after last: LocalDay?) throws {
+        let timers = TimersTable(db)
+        guard let day = nextDay(schedule, after: last) else { return try timers.deleteCampaignTimer(.schedule, ref: campaign.key) }
+        let due = WireTime.format(schedule.earliest(day).addingTimeInterval(-Self.lead))
         // A day already set (or being prepared, with its cursor) is kept.
-        if try scheduleTimer(campaign.key)?.payload?["day"]?.stringValue == day.description { return }
-        try setTimer(key: "", kind: "schedule", ref: campaign.key, due: due, payload: .object([JSONMember("day", .string(day.description))]))
+        if try timers.campaignTimer(.schedule, ref: campaign.key)?.payload?["day"]?.stringValue == day.description { return }
+        try timers.set(
+            key: "", kind: .schedule, ref: campaign.key, due: due, payload: .object([JSONMember("day", .string(day.description))]))
     }
 
     /// Prepares one page of the day's run (members after `after`); after the last page, records the day and sets the
     /// next day's preparation.
-    mutating func prepareLocalRun(
-        _ campaign: CampaignDefinition, _ schedule: LocalSchedule, day: LocalDay, after: String?, due: String
-    ) throws {
+    func prepare(_ campaign: CampaignDefinition, _ schedule: LocalSchedule, day: LocalDay, after: String?, due: String) throws {
         guard let audience = campaign.audience else { return }
-        let page = Self.schedulePage
+        let page = ScheduledRuns.page
+        let timers = TimersTable(db)
         // Each member's time zone as ProfileValues resolves it (own, latest installation's, the project's), read for
         // the whole page in one statement.
-        let rows = try Row.fetchAll(
-            db.cachedStatement(sql: """
-                SELECT m.profile_key, p.timezone, (
-                    SELECT i.timezone FROM installations i WHERE i.profile_key = m.profile_key AND i.timezone IS NOT NULL
-                    ORDER BY i.last_visit_at DESC, i.installation_id LIMIT 1) AS installation_timezone
-                FROM segment_members m JOIN profiles p ON p.profile_key = m.profile_key
-                WHERE m.segment_key = ? AND m.profile_key > ?
-                ORDER BY m.profile_key LIMIT ?
-                """),
-            arguments: ["\(campaign.project)/\(audience)", after ?? "", page])
+        let rows = try SegmentMembersTable(db).pageWithTimeZones(segment: "\(campaign.project)/\(audience)", after: after, limit: page)
         let fallback = rules.config.defaultTimeZone(project: campaign.project)
         let occurrence = schedule.occurrence(day)
         // Each distinct zone's instant, once per page (nil: missed): a page holds a few dozen zones, and the zones'
@@ -82,100 +78,75 @@ extension Engagement {
         var byInstant: [Date: [String]] = [:]
         var missed = 0
         for row in rows {
-            guard let at = zoneInstant(schedule.zone ?? (row[1] as String?) ?? (row[2] as String?) ?? fallback) else {
+            guard let at = zoneInstant(schedule.zone ?? row.timezone ?? row.installationTimezone ?? fallback) else {
                 missed += 1
                 continue
             }
-            byInstant[at, default: []].append(row[0])
+            byInstant[at, default: []].append(row.key)
         }
+        let sends = LocalSendsTable(db)
         for (instant, keys) in byInstant {
             let stamp = WireTime.format(instant)
-            try db.executeCached(
-                sql: """
-                    INSERT OR IGNORE INTO local_sends (campaign_key, due_at, first_key, occurrence, profile_keys)
-                    VALUES (?, ?, ?, ?, ?)
-                    """,
-                arguments: [campaign.key, stamp, keys[0], occurrence, Self.keyList(keys[...])])
-            guard db.changesCount > 0 else { continue }
+            guard try sends.insert(campaign: campaign.key, instant: stamp, occurrence: occurrence, keys: keys[...]) else { continue }
             // The instant's release timer, earlier by this page's share of the time its members take to decide.
             let ref = "\(campaign.key) \(stamp)"
             var due = instant
             if campaign.rateLimit == nil {
-                let current = try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT due_at FROM timers WHERE profile_key = '' AND kind = 'local' AND ref = ?"),
-                    arguments: [ref]
-                ).flatMap(WireTime.parse)
+                let current = try timers.campaignTimer(.local, ref: ref).flatMap { WireTime.parse($0.due) }
                 due = (current ?? instant - Self.releaseAhead) - Double(keys.count) / Self.releaseAheadRate
             }
-            try setTimer(key: "", kind: "local", ref: ref, due: due)
+            try timers.set(key: "", kind: .local, ref: ref, due: due)
         }
-        if missed > 0 { count(campaign, "missed_local_time", by: missed) }
+        if missed > 0 { CampaignMetrics.decision(campaign, "missed_local_time", by: missed) }
         let payload: [JSONMember] = [JSONMember("day", .string(day.description))]
-        if rows.count == page, let last = rows.last?[0] as String? {
-            try setTimer(
-                key: "", kind: "schedule", ref: campaign.key, due: due, payload: .object(payload + [JSONMember("after", .string(last))]))
+        if rows.count == page, let last = rows.last?.key {
+            try timers.set(
+                key: "", kind: .schedule, ref: campaign.key, due: due, payload: .object(payload + [JSONMember("after", .string(last))]))
             return
         }
-        try recordRun(campaign, day.description)
-        try setLocalPreparation(campaign, schedule, after: day)
+        try CampaignStateTable(db).recordRun(campaign.key, day.description)
+        try setPreparation(campaign, schedule, after: day)
     }
 
     /// Releases one page of the members whose local time comes at the instant the timer's ref names (`<campaign>
     /// <instant>`): each is triggered as of the instant (the timer is due ahead of it: `releaseAhead`), or of the page's
     /// slot when the campaign's rate limit spreads the release, and taken from its row (shortened, or deleted when
-    /// empty) in the same transaction.
-    /// While rows are left, the timer is set again (due at once, or at the pace's next slot).
-    mutating func releaseLocalRun(ref: String, due: String) throws {
+    /// empty) in the same transaction. While rows are left, the timer is set again (due at once, or at the pace's next
+    /// slot).
+    func release(ref: String, due: String, _ decider: inout CampaignDecider) throws {
         guard let space = ref.lastIndex(of: " ") else { return }
         let campaignKey = String(ref[..<space])
         let instant = String(ref[ref.index(after: space)...])
         let campaign = rules.config.campaigns[campaignKey]
-        let (page, waitUntil) = try campaign.map(pageAllowed) ?? (Self.schedulePage, nil)
-        if let waitUntil { return try setTimer(key: "", kind: "local", ref: ref, due: waitUntil) }
+        let timers = TimersTable(db)
+        let pacing = SendPacing(db: db, rules: rules, now: now)
+        let (page, waitUntil) = try campaign.map(pacing.pageAllowed) ?? (ScheduledRuns.page, nil)
+        if let waitUntil { return try timers.set(key: "", kind: .local, ref: ref, due: waitUntil) }
         // Each row holds at least one member: a page's worth of rows is enough.
-        let rows = try Row.fetchAll(
-            db.cachedStatement(sql: """
-                SELECT first_key, occurrence, profile_keys FROM local_sends WHERE campaign_key = ? AND due_at = ?
-                ORDER BY first_key LIMIT ?
-                """),
-            arguments: [campaignKey, instant, page])
+        let sends = LocalSendsTable(db)
+        let rows = try sends.rows(campaign: campaignKey, instant: instant, limit: page)
         // Decided as of the instant (ahead of it: the sends wait in the notifier), or of the page's slot in a spread.
         let at = (campaign?.rateLimit == nil ? WireTime.parse(instant) : WireTime.parse(due)) ?? now
         var taken = 0
         for row in rows where taken < page {
-            let keys = Self.keys(row["profile_keys"])
-            let take = min(keys.count, page - taken)
+            let take = min(row.keys.count, page - taken)
             // A campaign removed meanwhile: its members are dropped.
             if let campaign {
-                for key in keys.prefix(take) {
-                    try trigger(campaign, key: key, TriggerContext(type: "schedule", occurrence: row["occurrence"], at: at))
+                for key in row.keys.prefix(take) {
+                    try decider.trigger(campaign, key: key, TriggerContext(type: "schedule", occurrence: row.occurrence, at: at))
                 }
             }
-            if take == keys.count {
-                try db.executeCached(
-                    sql: "DELETE FROM local_sends WHERE campaign_key = ? AND due_at = ? AND first_key = ?",
-                    arguments: [campaignKey, instant, row["first_key"]])
+            if take == row.keys.count {
+                try sends.delete(campaign: campaignKey, instant: instant, firstKey: row.firstKey)
             } else {
-                try db.executeCached(
-                    sql: "UPDATE local_sends SET profile_keys = ? WHERE campaign_key = ? AND due_at = ? AND first_key = ?",
-                    arguments: [Self.keyList(keys[take...]), campaignKey, instant, row["first_key"]])
+                try sends.keep(campaign: campaignKey, instant: instant, firstKey: row.firstKey, keys: row.keys[take...])
             }
             taken += take
         }
         guard taken > 0 else { return }
-        let paced = try campaign.flatMap(pageDecided)
+        let paced = try campaign.flatMap(pacing.pageDecided)
         if taken == page {
-            try setTimer(key: "", kind: "local", ref: ref, due: paced.map(WireTime.format) ?? due)
+            try timers.set(key: "", kind: .local, ref: ref, due: paced.map(WireTime.format) ?? due)
         }
-    }
-
-    /// A row's members as stored: a JSON array of profile keys (a key may hold any character a custom ID may).
-    static func keyList(_ keys: ArraySlice<String>) -> String {
-        String(decoding: JSONValue.array(keys.map(JSONValue.string)).serialized, as: UTF8.self)
-    }
-
-    static func keys(_ text: String) -> [String] {
-        guard case .array(let items)? = try? JSONParser.parse(Array(text.utf8)) else { return [] }
-        return items.compactMap(\.stringValue)
     }
 }

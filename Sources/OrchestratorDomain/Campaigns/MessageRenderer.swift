@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GRDB
 import PartitionStore
@@ -5,7 +6,16 @@ import Logging
 import Shared
 
 /// A campaign message rendered for one profile: the send request, or a dead letter saying why it could not be.
-extension Engagement {
+struct MessageRenderer {
+    let rules: EngagementRules
+    let now: Date
+
+    /// 32 hex characters of SHA-256 over campaign, step, profile and occurrence.
+    static func sendID(campaign: String, step: String, profileKey: String, occurrence: String) -> String {
+        let digest = SHA256.hash(data: Data("\(campaign)\u{0}\(step)\u{0}\(profileKey)\u{0}\(occurrence)".utf8))
+        return digest.prefix(16).hexString
+    }
+
     /// The send request of one message, whole: every placeholder has a value or a default, or nothing is sent.
     func render(
         _ campaign: CampaignDefinition, message: CampaignDefinition.Message, step: String, values: ProfileValues,
@@ -81,7 +91,7 @@ extension Engagement {
     /// Email fields that become message headers.
     static let headerFields: Set<String> = ["subject", "from", "reply_to"]
 
-    func renderFailure(_ campaign: CampaignDefinition, step: String, key: String, occurrence: String, reason: String) -> PendingOutput {
+    func failure(_ campaign: CampaignDefinition, step: String, key: String, occurrence: String, reason: String) -> PendingOutput {
         Logger(label: "herald.campaigns").warning(
             "message not sent: template did not render",
             metadata: [

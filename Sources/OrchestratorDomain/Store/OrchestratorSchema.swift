@@ -4,7 +4,8 @@ import PartitionStore
 import Shared
 
 /// The orchestrator's partition database: the generic store's tables, then profiles, identity, segments and campaigns.
-package enum ProfileSchema {
+/// Each table's SQL is in its own file of this folder (`ProfilesTable`, `TimersTable`, …).
+package enum OrchestratorSchema {
     /// Named, append-only migrations (never renamed: a database records the names it ran).
     package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -141,36 +142,5 @@ package enum ProfileSchema {
                 """)
         }
         return migrator
-    }
-
-}
-
-extension PartitionDatabase {
-    /// Opens an orchestrator partition's database.
-    package static func open(directory: String, partition: Int32) throws -> PartitionDatabase {
-        try open(directory: directory, partition: partition, migrator: ProfileSchema.migrator)
-    }
-
-    /// Applies the records an earlier version kept in `deferred_records` (ops it did not implement yet), in their
-    /// order, in one transaction with their outbox records; returns the outbox records for the caller to produce.
-    package func applyDeferred(
-        apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
-    ) async throws -> [OutboxRecord] {
-        let partition = self.partition
-        return try await writeWithOutbox { db in
-            var outputs: [PendingOutput] = []
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT topic, offset, key, value FROM deferred_records ORDER BY topic, offset")
-            for row in rows {
-                let key: String? = row["key"]
-                let value: Data? = row["value"]
-                let record = KafkaRecord(
-                    topic: row["topic"], partition: partition, offset: row["offset"], key: key.map { Array($0.utf8) },
-                    value: value.map { Array($0) })
-                outputs += try apply(db, record)
-            }
-            try db.execute(sql: "DELETE FROM deferred_records")
-            return ((), outputs)
-        }.1
     }
 }

@@ -8,7 +8,7 @@ import Shared
 
 /// The orchestrator's partitions: on the generic owner (which opens, flushes and closes their databases), applies
 /// batches of `herald.ingest` and `herald.deliveries`, follows the configuration, runs timers and segment backfills.
-actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
+actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     let owner: PartitionOwner
     private let logger: Logger
 
@@ -52,7 +52,7 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
     ) {
         self.partitions = partitions
         self.owner = PartitionOwner(
-            directory: directory, migrator: ProfileSchema.migrator, publisher: producer, changelog: changelog, logger: logger)
+            directory: directory, migrator: OrchestratorSchema.migrator, publisher: producer, changelog: changelog, logger: logger)
         self.logger = logger
         self.dedupeRetention = dedupeRetention
         self.clock = clock
@@ -185,7 +185,7 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
 
     func partitionOpened(_ database: PartitionDatabase, assigned: [TopicPartition]) async throws {
         // Records an earlier version kept for later (ops it did not implement): applied now, before new ones.
-        let outbox = try await database.applyDeferred { db, record in try ProfileApplier.apply(db, record: record) }
+        let outbox = try await database.applyDeferred { db, record in try OrchestratorApplier.apply(db, record: record) }
         if !outbox.isEmpty {
             logger.info(
                 "deferred records applied", metadata: ["partition": "\(database.partition)", "outputs": "\(outbox.count)"])
@@ -220,8 +220,8 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
         let rules = self.rules ?? .none
         for (tp, records) in batch.byPartition {
             _ = await owner.apply(
-                tp, records, apply: { db, record in try ProfileApplier.apply(db, record: record, rules: rules) },
-                deadLetter: { record, reason in ProfileApplier.deadLetter(record, reason: "not applied: \(reason)") })
+                tp, records, apply: { db, record in try OrchestratorApplier.apply(db, record: record, rules: rules) },
+                deadLetter: { record, reason in OrchestratorApplier.deadLetter(record, reason: "not applied: \(reason)") })
         }
     }
 
@@ -281,7 +281,7 @@ actor PartitionManager: PartitionHooks, KafkaRebalanceListener {
 /// Runs due timers (segment time flips, campaign delays, schedules) and segment backfills: every 100 ms, or at once
 /// while work is left, so that a due timer runs well within a second.
 struct EngagementTicker: Service {
-    let manager: PartitionManager
+    let manager: OrchestratorPartitions
     var interval: Duration = .milliseconds(100)
 
     func run() async throws {
@@ -295,7 +295,7 @@ struct EngagementTicker: Service {
 /// Produces outbox records left behind (after a restart, or while the broker was down) once a second, and prunes the
 /// dedupe window every ten minutes, until shutdown.
 struct OutboxRelay: Service {
-    let manager: PartitionManager
+    let manager: OrchestratorPartitions
     var interval: Duration = .seconds(1)
     var pruneEvery = 600
 

@@ -1,0 +1,84 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// What applying one write did, for the stages after it: the records to produce (the orchestrator's own identity
+/// records, tombstones, transactional sends), the profiles whose reachability changed (one contact snapshot each),
+/// what changed in which profile (segment change keys, in the order the profiles changed), the events applied and the
+/// API triggers (for campaigns).
+struct WriteEffects {
+    let write: Write
+    private(set) var outputs: [PendingOutput] = []
+    private(set) var changedContacts: [String] = []
+    /// Profiles changed by the write, with what changed, in the order they first changed.
+    private(set) var changes: [(key: String, changes: Set<ChangeKey>)] = []
+    private var changePositions: [String: Int] = [:]
+    /// Events applied (campaign triggers and cancels), and API triggers.
+    private(set) var events: [(key: String, trigger: TriggerContext)] = []
+    private(set) var apiTriggers: [(key: String, campaign: String, trigger: TriggerContext)] = []
+
+    init(write: Write) { self.write = write }
+
+    /// `keys` changed in the profile `key` (default: the write's).
+    mutating func changed(_ keys: Set<ChangeKey>, at key: String? = nil) {
+        let key = key ?? write.profileKey
+        if let position = changePositions[key] {
+            changes[position].changes.formUnion(keys)
+        } else {
+            changePositions[key] = changes.count
+            changes.append((key, keys))
+        }
+    }
+
+    /// The profile's reachability changed: its contact snapshot is produced once the write is done.
+    mutating func contactChanged(_ key: String) {
+        if !changedContacts.contains(key) { changedContacts.append(key) }
+    }
+
+    /// An event was applied to `write.profileKey`: its fields change, and it may trigger campaigns.
+    mutating func eventApplied(_ event: JSONValue, index: Int?) {
+        guard case .string(let name)? = event["name"] else { return }
+        changed([.event(name), .namespace(.tags)])
+        let id = index.map { "\(write.id)#\($0)" } ?? write.id
+        events.append(
+            (write.profileKey,
+             TriggerContext(
+                type: "event", eventName: name, eventID: id, occurrence: "event \(id)", at: write.receivedAt,
+                attributes: event["attributes"], label: event["label"]?.stringValue, requestID: write.requestID)))
+    }
+
+    /// A server asked for an API-triggered campaign for the profile `key`.
+    mutating func apiTriggered(key: String, campaign: String, _ trigger: TriggerContext) {
+        apiTriggers.append((key, campaign, trigger))
+    }
+
+    mutating func output(_ output: PendingOutput) { outputs.append(output) }
+
+    /// The profile `key` is gone: its contact snapshot's tombstone.
+    mutating func contactGone(_ key: String) {
+        outputs.append(PendingOutput(topic: HeraldTopic.contacts.name, key: key, value: nil))
+    }
+
+    /// Emits a record of the orchestrator's own (source `orchestrator`), derived from this write: its id is the
+    /// write's id and a suffix with a space, which no client id contains.
+    mutating func emit(
+        _ op: IngestOp, suffix: String, key: String, customID: String? = nil, installationID: String? = nil,
+        alias: UserAlias? = nil, fields: [JSONMember] = []
+    ) {
+        let record = IngestRecord(
+            op: op, id: "\(write.id) \(suffix)", project: write.project, source: .orchestrator, customID: customID,
+            installationID: installationID ?? write.installationID, receivedAt: write.receivedAt, fields: fields,
+            alias: alias)
+        outputs.append(
+            PendingOutput(
+                topic: HeraldTopic.ingest.name, key: key, value: record.value,
+                headers: [KafkaHeader("herald-op", op.rawValue)]))
+    }
+
+    /// The outputs, then a contact snapshot of each profile whose reachability changed: under a new revision, before
+    /// the write's campaigns are decided (their sends name it).
+    func outputsWithContacts(_ db: Database) throws -> [PendingOutput] {
+        try outputs + changedContacts.map { try ContactSnapshots.output(db, key: $0) }
+    }
+}

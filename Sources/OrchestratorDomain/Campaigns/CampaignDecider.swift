@@ -1,0 +1,180 @@
+import Foundation
+import GRDB
+import Logging
+import Metrics
+import PartitionStore
+import Shared
+
+/// Triggers turned into campaign decisions (docs/campaigns.md): segment entries and exits, events (which also cancel
+/// waiting delays), API triggers, timers and schedules. A decision waits the campaign's delay on a durable timer, or is
+/// made now: expiry, audience, re-eligibility, quiet hours (`QuietHoursHold`), frequency caps (`FrequencyCaps`), then
+/// each message rendered (`MessageRenderer`) and written as a send request to the outbox.
+struct CampaignDecider {
+    let db: Database
+    let rules: EngagementRules
+    let now: Date
+    /// Send requests and dead letters, in the order they were decided.
+    private(set) var outputs: [PendingOutput] = []
+
+    init(db: Database, rules: EngagementRules, now: Date) {
+        self.db = db
+        self.rules = rules
+        self.now = now
+    }
+
+    private static let logger = Logger(label: "herald.campaigns")
+
+    /// Segment entries and exits trigger the campaigns that start on them.
+    mutating func segmentsChanged(_ transitions: [SegmentTransition]) throws {
+        for transition in transitions {
+            let direction = transition.entered ? "entry" : "exit"
+            let campaigns = (transition.entered ? rules.entryCampaigns : rules.exitCampaigns)[transition.segment.key] ?? []
+            for campaign in campaigns {
+                try trigger(
+                    campaign, key: transition.key,
+                    TriggerContext(
+                        type: "segment_\(direction)",
+                        occurrence: "\(direction) \(transition.segment.definition.id) \(transition.cause)", at: now))
+            }
+        }
+    }
+
+    /// An event happened to the profile: it cancels the waiting delays of campaigns that cancel on it, and triggers
+    /// the campaigns it starts (when their condition on the event holds).
+    mutating func eventHappened(key: String, _ context: TriggerContext) throws {
+        let project = ProfileKey.project(of: key)
+        guard let name = context.eventName else { return }
+        for campaign in rules.cancellers["\(project)/\(name)"] ?? [] {
+            let cancelled = try TimersTable(db).cancelWaiting(key: key, campaign: campaign.key)
+            if cancelled > 0 { CampaignMetrics.decision(campaign, "cancelled", by: cancelled) }
+        }
+        for campaign in rules.eventCampaigns["\(project)/\(name)"] ?? [] {
+            if case .event(_, let condition?) = campaign.trigger {
+                let holds = condition.matches(at: now) { path in context.value(path.namespace, path.names.joined(separator: ".")) }
+                guard holds else { continue }
+            }
+            try trigger(campaign, key: key, context)
+        }
+    }
+
+    /// A server's API trigger of `campaignID` for the profile `key`: a campaign that is not API-triggered (or not
+    /// enabled), or a profile that does not exist, sends the record to the dead letters.
+    mutating func apiTriggered(key: String, campaign campaignID: String, _ context: TriggerContext, record: KafkaRecord) throws {
+        guard let campaign = rules.config.campaigns["\(ProfileKey.project(of: key))/\(campaignID)"], campaign.trigger == .api,
+            campaign.enabled
+        else {
+            outputs.append(OrchestratorApplier.deadLetter(record, reason: "no enabled API-triggered campaign \(campaignID)"))
+            return
+        }
+        guard try ProfilesTable(db).exists(key) else {
+            outputs.append(OrchestratorApplier.deadLetter(record, reason: "no profile \(key) for campaign \(campaignID)"))
+            return
+        }
+        try trigger(campaign, key: key, context)
+    }
+
+    /// A trigger fired for the profile: wait the campaign's delay (on a timer), or decide now. One delay per campaign
+    /// and profile waits at a time: a trigger while one waits is counted `already_waiting` and dropped (the waiting one
+    /// decides; the timers hold one row per campaign and profile, not one per event).
+    mutating func trigger(_ campaign: CampaignDefinition, key: String, _ context: TriggerContext) throws {
+        if let delay = campaign.delay {
+            let timers = TimersTable(db)
+            let ref = "\(campaign.key) \(context.occurrence)"
+            guard try !timers.isDelayWaiting(key: key, campaign: campaign.key, except: ref) else {
+                CampaignMetrics.decision(campaign, "already_waiting")
+                return
+            }
+            try timers.set(key: key, kind: .delay, ref: ref, due: context.at.addingTimeInterval(delay), payload: context.json)
+            CampaignMetrics.decision(campaign, "delayed")
+            return
+        }
+        try decide(campaign, key: key, context)
+    }
+
+    /// Decides whether the profile gets the campaign's messages now (expiry, audience, re-eligibility, quiet hours,
+    /// frequency caps), renders them, and writes the send requests to the outbox.
+    mutating func decide(_ campaign: CampaignDefinition, key: String, _ context: TriggerContext) throws {
+        guard campaign.enabled else { return }
+        if let expiry = campaign.expiresAfter, now.timeIntervalSince(context.at) > expiry {
+            CampaignMetrics.decision(campaign, "expired")
+            Self.logger.info("late send dropped", metadata: ["campaign": "\(campaign.key)", "occurrence": "\(context.occurrence)"])
+            return
+        }
+        if let audience = campaign.audience {
+            guard try SegmentMembersTable(db).contains(segment: "\(campaign.project)/\(audience)", key: key) else {
+                CampaignMetrics.decision(campaign, "not_in_audience")
+                return
+            }
+        }
+        guard try eligible(campaign, key: key) else {
+            CampaignMetrics.decision(campaign, "not_eligible")
+            return
+        }
+        let values = ProfileValues(db: db, key: key, rules: rules)
+        guard values.exists else {
+            CampaignMetrics.decision(campaign, "no_profile")
+            return
+        }
+        guard try QuietHoursHold(db: db, rules: rules, now: now).allowsNow(campaign, key: key, values: values, context) else {
+            return
+        }
+        // Every message over a frequency cap: not decided at all (a later trigger may still send it).
+        let caps = FrequencyCaps(db: db, rules: rules, now: now)
+        let capped = !rules.config.frequencyCaps(of: campaign).isEmpty
+        if capped, try !campaign.messages.contains(where: { try caps.allow(campaign, key: key, channel: $0.channel) }) {
+            for message in campaign.messages { caps.capped(campaign, channel: message.channel, occurrence: context.occurrence) }
+            return
+        }
+        guard try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now))
+        else { return }  // decided before for this occurrence
+        let renderer = MessageRenderer(rules: rules, now: now)
+        for (index, message) in campaign.messages.enumerated() {
+            let step = "message-\(index)"
+            if capped, try !caps.allow(campaign, key: key, channel: message.channel) {
+                caps.capped(campaign, channel: message.channel, occurrence: context.occurrence)
+                continue
+            }
+            do {
+                let request = try renderer.render(campaign, message: message, step: step, values: values, context)
+                try caps.count(campaign, key: key, channel: message.channel, sendID: request.sendID)
+                outputs.append(
+                    PendingOutput(
+                        topic: message.channel.topic.name, key: key, value: try Wire.encode(request),
+                        headers: [KafkaHeader("herald-send-id", request.sendID)]))
+                CampaignMetrics.decision(campaign, "sent")
+                // The middle link of the correlation chain (ingest request log → this → the notifier's delivery line).
+                // No profile key: the send id leads to it.
+                var metadata: Logger.Metadata = [
+                    "campaign": "\(campaign.key)", "send_id": "\(request.sendID)", "channel": "\(message.channel.rawValue)",
+                    "trigger": "\(context.type)",
+                ]
+                if let id = context.requestID { metadata["request_id"] = "\(id)" }
+                if let id = context.eventID { metadata["event_id"] = "\(id)" }
+                Self.logger.info("send decided", metadata: metadata)
+            } catch let error as TemplateError {
+                CampaignMetrics.decision(campaign, "render_failed")
+                outputs.append(
+                    renderer.failure(campaign, step: step, key: key, occurrence: context.occurrence, reason: error.message))
+            }
+        }
+    }
+
+    /// Once per profile, at most N per period, or always.
+    func eligible(_ campaign: CampaignDefinition, key: String) throws -> Bool {
+        let history = CampaignHistoryTable(db)
+        switch campaign.reeligibility {
+        case .always: return true
+        case .once: return try !history.any(campaign: campaign.key, key: key)
+        case .limit(let limit, let period):
+            return try history.count(campaign: campaign.key, key: key, since: WireTime.format(now.addingTimeInterval(-period))) < limit
+        }
+    }
+}
+
+/// `herald_campaign_decisions_total{campaign,outcome}`.
+enum CampaignMetrics {
+    static func decision(_ campaign: CampaignDefinition, _ outcome: String, by amount: Int = 1) {
+        Counter(label: "herald_campaign_decisions_total", dimensions: [("campaign", campaign.key), ("outcome", outcome)])
+            .increment(by: amount)
+    }
+}

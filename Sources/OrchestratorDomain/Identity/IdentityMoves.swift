@@ -1,0 +1,164 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// Installations moving between profiles (docs/orchestrator.md, Identity). An installation's *home key*
+/// `<project>/install/<id>` holds its link to a profile and, while it is anonymous, its state and anonymous history.
+/// Once linked, the installation's state lives with the profile. Every move goes through the home, whose records to
+/// any one key are produced in order:
+///
+/// - at the profile: `attach` (identify, or an app write naming its user) asks the home to link (`install_link`);
+/// - at the home: the link moves; the previous holder gives the installation back (`install_detach`), or the home
+///   sends its anonymous state and history (`install_move`);
+/// - logout and wipe at the home, wipe and delete at the profile.
+struct IdentityMoves {
+    let db: Database
+    let write: Write
+
+    // MARK: At the profile
+
+    /// Joins the write's installation to its profile: a placeholder row here at once, and a link request to the
+    /// installation's home, which moves the installation's state here. The anonymous history merges only if the custom
+    /// ID had no profile yet (braze-rules §1.2: "only happens once").
+    func attach(_ effects: inout WriteEffects) throws {
+        guard let customID = write.customID, let installationID = write.installationID else { return }
+        let key = write.profileKey
+        let profiles = ProfileEdits(db)
+        let existed = try profiles.exists(key)
+        try profiles.ensureProfile(key, project: write.project, customID: customID, at: write.receivedAt)
+        try InstallationWrites(db: db, write: write).touch(at: key)
+        effects.emit(
+            .installLink, suffix: "link", key: write.homeKey, installationID: installationID,
+            fields: [JSONMember("target_custom_id", .string(customID)), JSONMember("merge", .bool(!existed))])
+    }
+
+    /// Wipe named by an identified app: the installation leaves the profile at once; its home forgets the link and the
+    /// anonymous data.
+    func wipeAtProfile(_ effects: inout WriteEffects) throws {
+        guard let customID = write.customID, let installationID = write.installationID else { return }
+        if try InstallationsTable(db).delete(write.profileKey, installationID) { effects.contactChanged(write.profileKey) }
+        effects.emit(.wipe, suffix: "home", key: write.homeKey, fields: [JSONMember("from_custom_id", .string(customID))])
+    }
+
+    /// Delete: the profile and its rows go; each of its installations' homes forgets the link, each of its aliases is
+    /// free again.
+    func deleteProfile(_ effects: inout WriteEffects) throws {
+        let key = write.profileKey
+        for installationID in try InstallationsTable(db).ids(key) {
+            effects.emit(
+                .installUnlink, suffix: "unlink \(installationID)", key: ProfileKey.home(write.project, installationID),
+                installationID: installationID,
+                fields: write.customID.map { [JSONMember("target_custom_id", .string($0))] } ?? [])
+        }
+        try AliasClaims(db: db, write: write).unlinkAliases(of: key, &effects)
+        _ = try ProfileEdits(db).delete(key)
+        effects.contactGone(key)
+    }
+
+    // MARK: At the installation's home
+
+    /// Logout: the link goes; the profile gives the installation back (it becomes anonymous again, here).
+    func logout(_ effects: inout WriteEffects) throws {
+        let links = InstallationLinksTable(db)
+        guard let installationID = write.installationID,
+            let link = try links.link(project: write.project, installationID: installationID),
+            let customID = link.customID, write.time >= link.linkedAt
+        else { return }
+        try links.setLink(project: write.project, installationID: installationID, customID: nil, at: write.time)
+        effects.emit(.installDetach, suffix: "detach", key: ProfileKey.profile(write.project, customID), customID: customID)
+    }
+
+    /// Wipe at the home: the link and the anonymous data go; a profile that still holds the installation (other than
+    /// the one that already dropped it) drops it.
+    func wipeAtHome(from: String?, _ effects: inout WriteEffects) throws {
+        guard let installationID = write.installationID else { return }
+        let links = InstallationLinksTable(db)
+        let link = try links.link(project: write.project, installationID: installationID)
+        try links.delete(project: write.project, installationID: installationID)
+        if let customID = link?.customID, customID != from {
+            effects.emit(.installDrop, suffix: "drop", key: ProfileKey.profile(write.project, customID), customID: customID)
+        }
+        if try ProfileEdits(db).delete(write.homeKey) { effects.contactGone(write.homeKey) }
+    }
+
+    /// At the home: the installation now belongs to `target`. A link older than the current one is refused (its
+    /// profile gives the installation back); the previous holder gives it up, or, if it was anonymous, the home sends
+    /// its state (and, on a first identification, the anonymous history) and forgets the anonymous profile.
+    func link(to target: String, merge: Bool, _ effects: inout WriteEffects) throws {
+        guard let installationID = write.installationID else { return }
+        let links = InstallationLinksTable(db)
+        let current = try links.link(project: write.project, installationID: installationID)
+        let targetKey = ProfileKey.profile(write.project, target)
+        if let current, current.linkedAt > write.time {
+            if current.customID != target {
+                effects.emit(.installDetach, suffix: "stale", key: targetKey, customID: target)
+            }
+            return
+        }
+        try links.setLink(project: write.project, installationID: installationID, customID: target, at: write.time)
+        if current?.customID == target { return }
+        if let previous = current?.customID {
+            effects.emit(.installDetach, suffix: "detach", key: ProfileKey.profile(write.project, previous), customID: previous)
+            return
+        }
+        let home = write.homeKey
+        let row = try InstallationsTable(db).row(home, installationID)
+        var fields = [JSONMember("installation", row.map(InstallationsTable.state) ?? .null)]
+        if merge, let history = try ProfileHistory(db).history(home) { fields.append(JSONMember("merge", history)) }
+        effects.emit(.installMove, suffix: "move", key: targetKey, customID: target, fields: fields)
+        // Merged or not, the anonymous profile is done: its history is either in the profile now or orphaned (Braze's
+        // rule), and the installation's state travels with the move.
+        if try ProfileEdits(db).delete(home) { effects.contactGone(home) }
+    }
+
+    /// At the home: a deleted profile's link is forgotten.
+    func unlink(from target: String?) throws {
+        guard let installationID = write.installationID else { return }
+        let links = InstallationLinksTable(db)
+        if let link = try links.link(project: write.project, installationID: installationID), link.customID != nil,
+            link.customID == target
+        {
+            try links.setLink(project: write.project, installationID: installationID, customID: nil, at: write.time)
+        }
+    }
+
+    // MARK: At the profile, from the home
+
+    /// Gives the installation back to its home, which sends it where its link now points.
+    func detach(_ effects: inout WriteEffects) throws {
+        guard let installationID = write.installationID else { return }
+        let key = write.profileKey
+        let table = InstallationsTable(db)
+        guard let row = try table.row(key, installationID) else { return }
+        _ = try table.delete(key, installationID)
+        try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "detached", token: row["token"])
+        effects.contactChanged(key)
+        effects.emit(.installMove, suffix: "move", key: write.homeKey, fields: [JSONMember("installation", InstallationsTable.state(row))])
+    }
+
+    /// An installation's state arriving: merged into the row here (values already here are newer), with the anonymous
+    /// history if it merges; its token is claimed for this profile.
+    func receive(_ effects: inout WriteEffects) throws {
+        guard let installationID = write.installationID else { return }
+        let key = write.profileKey
+        try ProfileEdits(db).ensureProfile(key, project: write.project, customID: write.customID, at: write.receivedAt)
+        if case .object(let state)? = write["installation"] {
+            let table = InstallationsTable(db)
+            try table.receive(key, project: write.project, installationID: installationID, state: state)
+            let row = try table.row(key, installationID)
+            if let token = row?["token"] as String? {
+                try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "moved_in", token: token)
+                TokenClaims(db: db, write: write).claim(token: token, key: key, registeredAt: row?["token_updated_at"] as String? ?? write.time, &effects)
+            }
+            effects.contactChanged(key)
+        }
+        if let history = write["merge"] { try ProfileHistory(db).merge(key, history: history) }
+    }
+
+    /// The installation was wiped: the profile forgets it without moving it.
+    func drop(_ effects: inout WriteEffects) throws {
+        guard let installationID = write.installationID else { return }
+        if try InstallationsTable(db).delete(write.profileKey, installationID) { effects.contactChanged(write.profileKey) }
+    }
+}

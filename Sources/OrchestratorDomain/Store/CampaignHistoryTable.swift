@@ -1,0 +1,57 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `campaign_history`: the campaign decisions made for a profile, one per occurrence (a replayed trigger finds its
+/// decision; re-eligibility counts them).
+struct CampaignHistoryTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    /// Records a decision; false when this occurrence was decided before.
+    func record(campaign: String, key: String, occurrence: String, at time: String) throws -> Bool {
+        try db.executeCached(
+            sql: "INSERT OR IGNORE INTO campaign_history (campaign_key, profile_key, occurrence, at) VALUES (?, ?, ?, ?)",
+            arguments: [campaign, key, occurrence, time])
+        return db.changesCount == 1
+    }
+
+    /// Whether the campaign was ever decided for the profile.
+    func any(campaign: String, key: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM campaign_history WHERE campaign_key = ? AND profile_key = ? LIMIT 1"),
+            arguments: [campaign, key]) != nil
+    }
+
+    /// How many times the campaign was decided for the profile after `since`.
+    func count(campaign: String, key: String, since time: String) throws -> Int {
+        try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT count(*) FROM campaign_history WHERE campaign_key = ? AND profile_key = ? AND at > ?"),
+            arguments: [campaign, key, time]) ?? 0
+    }
+
+    /// A deleted profile's decisions.
+    func deleteAll(key: String) throws {
+        try db.executeCached(sql: "DELETE FROM campaign_history WHERE profile_key = ?", arguments: [key])
+    }
+
+    /// The first campaign the table holds after `after` (one index seek).
+    func campaign(after: String) throws -> String? {
+        try String.fetchOne(
+            db, sql: "SELECT campaign_key FROM campaign_history WHERE campaign_key > ? ORDER BY campaign_key LIMIT 1",
+            arguments: [after])
+    }
+
+    /// Deletes up to `limit` decisions of `campaign` made before `cutoff`; returns how many.
+    func prune(campaign: String, before cutoff: String, limit: Int) throws -> Int {
+        try db.execute(
+            sql: """
+                DELETE FROM campaign_history WHERE (campaign_key, profile_key, occurrence) IN (
+                    SELECT campaign_key, profile_key, occurrence FROM campaign_history
+                    WHERE campaign_key = ? AND at < ? LIMIT ?)
+                """, arguments: [campaign, cutoff, limit])
+        return db.changesCount
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `campaign_state`: a scheduled campaign's last finished run in this partition (an instant, or a local-time
+/// schedule's day).
+struct CampaignStateTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    func lastRun(_ campaign: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign])
+    }
+
+    func recordRun(_ campaign: String, _ occurrence: String) throws {
+        try db.executeCached(
+            sql: """
+                INSERT INTO campaign_state (campaign_key, last_occurrence) VALUES (?, ?)
+                ON CONFLICT (campaign_key) DO UPDATE SET last_occurrence = excluded.last_occurrence
+                """, arguments: [campaign, occurrence])
+    }
+}

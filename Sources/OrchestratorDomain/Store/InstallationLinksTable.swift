@@ -1,0 +1,39 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// An installation's link to a profile, kept at its home key.
+struct InstallationLink {
+    /// nil: logged out (anonymous).
+    var customID: String?
+    var linkedAt: String
+}
+
+/// `installation_links`: at an installation's home, the profile it belongs to (docs/orchestrator.md, Identity).
+struct InstallationLinksTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    func link(project: String, installationID: String) throws -> InstallationLink? {
+        try Row.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT custom_id, linked_at FROM installation_links WHERE project = ? AND installation_id = ?"),
+            arguments: [project, installationID]
+        ).map { InstallationLink(customID: $0["custom_id"], linkedAt: $0["linked_at"]) }
+    }
+
+    func setLink(project: String, installationID: String, customID: String?, at time: String) throws {
+        try db.executeCached(sql: """
+                INSERT INTO installation_links (project, installation_id, custom_id, linked_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (project, installation_id) DO UPDATE SET custom_id = excluded.custom_id,
+                    linked_at = excluded.linked_at
+                """, arguments: [project, installationID, customID, time])
+    }
+
+    func delete(project: String, installationID: String) throws {
+        try db.executeCached(
+            sql: "DELETE FROM installation_links WHERE project = ? AND installation_id = ?", arguments: [project, installationID])
+    }
+}

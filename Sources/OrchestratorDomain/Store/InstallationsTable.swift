@@ -1,0 +1,247 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `installations`: an installation's row under the profile that holds it (its home's anonymous profile while it has
+/// none): what the SDK reports, its push token, permission, opt-out and location, first and last seen.
+struct InstallationsTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    /// The `installation` op's string fields, stored in columns of the same names.
+    static let fieldColumns: Set<String> = [
+        "app_version", "app_build", "os_version", "sdk_version", "device_brand", "device_model", "detected_language",
+        "detected_region", "timezone", "notification_permission",
+    ]
+
+    func row(_ key: String, _ installationID: String) throws -> Row? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM installations WHERE profile_key = ? AND installation_id = ?"),
+            arguments: [key, installationID])
+    }
+
+    /// Whether the installation is opted out; nil when the profile does not hold it.
+    func optedOut(_ key: String, _ installationID: String) throws -> Bool? {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT opted_out FROM installations WHERE profile_key = ? AND installation_id = ?"),
+            arguments: [key, installationID])
+    }
+
+    /// Returns whether the profile held it.
+    func delete(_ key: String, _ installationID: String) throws -> Bool {
+        try db.executeCached(
+            sql: "DELETE FROM installations WHERE profile_key = ? AND installation_id = ?", arguments: [key, installationID])
+        return db.changesCount > 0
+    }
+
+    /// Creates the row if needed; first seen is the install date, last seen the last visit.
+    func touch(_ key: String, _ installationID: String, project: String, app: String?, dev: Bool, at time: String) throws {
+        try db.executeCached(sql: """
+                INSERT INTO installations (profile_key, installation_id, project, app, dev, install_date, last_visit_at,
+                    updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (profile_key, installation_id) DO UPDATE SET
+                    app = coalesce(excluded.app, app), dev = excluded.dev,
+                    install_date = min(install_date, excluded.install_date),
+                    last_visit_at = max(last_visit_at, excluded.last_visit_at),
+                    updated_at = max(updated_at, excluded.updated_at)
+                """,
+            arguments: [key, installationID, project, app, dev, time, time, time])
+    }
+
+    /// A data-collection flag (`geoip`, `device_model`). Turning device model collection off erases the stored model
+    /// (batch-rules §9).
+    func setDataCollection(_ key: String, _ installationID: String, flag: String, _ on: Bool) throws {
+        let column = flag == "geoip" ? "geoip" : "device_model_collection"
+        let erase = flag == "device_model" && !on ? ", device_model = NULL" : ""
+        try db.executeCached(
+            sql: "UPDATE installations SET \(column) = ?\(erase) WHERE profile_key = ? AND installation_id = ?",
+            arguments: [on, key, installationID])
+    }
+
+    /// Sets one of `fieldColumns` (a device model only while the stored `device_model` flag is not false); returns
+    /// whether the value changed.
+    func setField(_ key: String, _ installationID: String, column: String, _ value: String?) throws -> Bool {
+        guard Self.fieldColumns.contains(column) else { return false }
+        let consent = column == "device_model" ? " AND (? IS NULL OR device_model_collection IS NOT 0)" : ""
+        var arguments: StatementArguments = [value, key, installationID, value]
+        if !consent.isEmpty { arguments += [value] }
+        try db.executeCached(
+            sql: """
+                UPDATE installations SET \(column) = ?
+                WHERE profile_key = ? AND installation_id = ? AND \(column) IS NOT ?\(consent)
+                """, arguments: arguments)
+        return db.changesCount > 0
+    }
+
+    /// When the installation's last kept location was taken.
+    func locationTime(_ key: String, _ installationID: String) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT location_at FROM installations WHERE profile_key = ? AND installation_id = ?"),
+            arguments: [key, installationID])
+    }
+
+    func setLocation(
+        _ key: String, _ installationID: String, latitude: Double?, longitude: Double?, accuracy: Double?, at time: String
+    ) throws {
+        try db.executeCached(sql: """
+                UPDATE installations SET latitude = ?, longitude = ?, location_accuracy = ?, location_at = ?
+                WHERE profile_key = ? AND installation_id = ?
+                """,
+            arguments: [latitude, longitude, accuracy, time, key, installationID])
+    }
+
+    /// Opt-out and opt-in; returns whether the state changed.
+    func setOptedOut(_ key: String, _ installationID: String, _ optedOut: Bool, at time: String) throws -> Bool {
+        try db.executeCached(sql: """
+                UPDATE installations SET opted_out = ?, opt_changed_at = ?
+                WHERE profile_key = ? AND installation_id = ? AND opted_out != ?
+                """, arguments: [optedOut, time, key, installationID, optedOut])
+        return db.changesCount > 0
+    }
+
+    // MARK: Push tokens
+
+    func setToken(_ key: String, _ installationID: String, token: String, environment: String, at time: String) throws {
+        try db.executeCached(sql: """
+                UPDATE installations SET token = ?, environment = ?, token_updated_at = ?
+                WHERE profile_key = ? AND installation_id = ?
+                """, arguments: [token, environment, time, key, installationID])
+    }
+
+    /// Takes `token` from the installation if it still has it; returns whether it had it.
+    func removeToken(_ key: String, _ installationID: String, token: String, at time: String) throws -> Bool {
+        try db.executeCached(
+            sql: """
+                UPDATE installations SET token = NULL, environment = NULL, token_updated_at = ?
+                WHERE profile_key = ? AND installation_id = ? AND token = ?
+                """, arguments: [time, key, installationID, token])
+        return db.changesCount > 0
+    }
+
+    /// The profile's installations that have `token`.
+    func holders(_ key: String, token: String) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT installation_id FROM installations WHERE profile_key = ? AND token = ?"),
+            arguments: [key, token])
+    }
+
+    /// A push was sent to the installation at `time`.
+    func markPushed(_ key: String, _ installationID: String, at time: String) throws {
+        try db.executeCached(sql: """
+                UPDATE installations SET last_push_at = max(coalesce(last_push_at, ?), ?)
+                WHERE profile_key = ? AND installation_id = ?
+                """, arguments: [time, time, key, installationID])
+    }
+
+    // MARK: A profile's installations
+
+    /// The profile's installation ids, in order.
+    func ids(_ key: String) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT installation_id FROM installations WHERE profile_key = ? ORDER BY installation_id"),
+            arguments: [key])
+    }
+
+    /// The profile's installations, in id order.
+    func all(_ key: String) throws -> [Row] {
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY installation_id"),
+            arguments: [key])
+    }
+
+    /// The profile's installations, most recently seen first (their detected values stand in for the profile's).
+    func allRecentFirst(_ key: String) throws -> [Row] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY last_visit_at DESC, installation_id"),
+            arguments: [key])
+    }
+
+    /// The columns segments read (natives and push reachability), most recently seen first.
+    func segmentColumns(_ key: String) throws -> [Row] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT token, opted_out, notification_permission, detected_language, detected_region, timezone,
+                        install_date, last_visit_at, last_push_at, app_version, app_build, os_version, sdk_version,
+                        device_brand, device_model
+                    FROM installations WHERE profile_key = ? ORDER BY last_visit_at DESC, installation_id
+                    """),
+            arguments: [key])
+    }
+
+    // MARK: Moving between profiles
+
+    /// The columns an installation carries when it moves, with how a move combines them with the receiving row's
+    /// (whose values are newer: they were written after the identification that caused the move).
+    static let movingColumns: [(name: String, combine: String)] = [
+        ("project", "installations.project"),
+        ("dev", "max(installations.dev, excluded.dev)"),
+        ("install_date", "min(installations.install_date, excluded.install_date)"),
+        ("last_visit_at", "max(installations.last_visit_at, excluded.last_visit_at)"),
+        ("updated_at", "max(installations.updated_at, excluded.updated_at)"),
+        ("last_push_at", "max(coalesce(installations.last_push_at, excluded.last_push_at), coalesce(excluded.last_push_at, installations.last_push_at))"),
+        ("opted_out", "CASE WHEN coalesce(excluded.opt_changed_at, '') > coalesce(installations.opt_changed_at, '') THEN excluded.opted_out ELSE installations.opted_out END"),
+        ("opt_changed_at", "max(coalesce(installations.opt_changed_at, excluded.opt_changed_at), coalesce(excluded.opt_changed_at, installations.opt_changed_at))"),
+    ]
+    + ["latitude", "longitude", "location_accuracy"].map {
+        ($0, "CASE WHEN coalesce(excluded.location_at, '') > coalesce(installations.location_at, '') THEN excluded.\($0) ELSE installations.\($0) END")
+    }
+    + [("location_at", "max(coalesce(installations.location_at, excluded.location_at), coalesce(excluded.location_at, installations.location_at))")]
+    + [
+        "app", "token", "environment", "token_updated_at", "notification_permission", "geoip", "device_model_collection",
+        "app_version", "app_build", "os_version", "sdk_version", "device_brand", "device_model", "detected_language",
+        "detected_region", "timezone",
+    ].map { ($0, "coalesce(installations.\($0), excluded.\($0))") }
+
+    /// An installation row's moving state as JSON (for a move).
+    static func state(_ row: Row) -> JSONValue {
+        .object(
+            movingColumns.map { column in
+                let value: JSONValue =
+                    switch row[column.name] as DatabaseValue? {
+                    case .none: .null
+                    case .some(let databaseValue):
+                        switch databaseValue.storage {
+                        case .null: .null
+                        case .int64(let number): .number(String(number))
+                        case .double(let number): .number(JSONValue.literal(number))
+                        case .string(let text): .string(text)
+                        case .blob: .null
+                        }
+                    }
+                return JSONMember(column.name, value)
+            })
+    }
+
+    /// Merges a moved installation's state into the row under `key`.
+    func receive(_ key: String, project: String, installationID: String, state: [JSONMember]) throws {
+        var values: [String: JSONValue] = [:]
+        for member in state where member.value != .null { values[member.key] = member.value }
+        // The NOT NULL columns, should the move carry nothing for them.
+        let now = JSONValue.string(WireTime.format(Date()))
+        for name in ["install_date", "last_visit_at", "updated_at"] where values[name] == nil { values[name] = now }
+        values["project"] = .string(project)
+        if values["dev"] == nil { values["dev"] = .number("0") }
+        var arguments: [(any DatabaseValueConvertible)?] = [key, installationID]
+        for column in Self.movingColumns {
+            switch values[column.name] {
+            case .string(let text)?: arguments.append(text)
+            case .number(let literal)?:
+                arguments.append(Int64(literal).map { $0 as any DatabaseValueConvertible } ?? Double(literal))
+            case .bool(let flag)?: arguments.append(flag)
+            default: arguments.append(nil)
+            }
+        }
+        let names = Self.movingColumns.map(\.name)
+        try db.executeCached(sql: """
+                INSERT INTO installations (profile_key, installation_id, \(names.joined(separator: ", ")))
+                VALUES (\(Array(repeating: "?", count: names.count + 2).joined(separator: ", ")))
+                ON CONFLICT (profile_key, installation_id) DO UPDATE SET
+                \(Self.movingColumns.map { "\($0.name) = \($0.combine)" }.joined(separator: ",\n"))
+                """, arguments: StatementArguments(arguments))
+    }
+}

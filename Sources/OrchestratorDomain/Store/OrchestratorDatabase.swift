@@ -1,0 +1,65 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// The orchestrator's transactions on a partition database, other than a batch's (`OrchestratorApplier`): timers, the
+/// catch-up with a new configuration, segment backfills, deferred records, and reads.
+extension PartitionDatabase {
+    /// Opens an orchestrator partition's database.
+    package static func open(directory: String, partition: Int32) throws -> PartitionDatabase {
+        try open(directory: directory, partition: partition, migrator: OrchestratorSchema.migrator)
+    }
+
+    /// Runs due timers in one transaction (at most `limit`); returns how many ran and the outbox records written.
+    package func runTimers(rules: EngagementRules, limit: Int = 1000) async throws -> (ran: Int, outbox: [OutboxRecord]) {
+        // A read first: most ticks find nothing due, and need not wait for the writer (a batch being applied).
+        let due = WireTime.format(rules.clock())
+        guard try await read({ db in try TimersTable(db).anyDue(at: due) }) else { return (0, []) }
+        return try await writeWithOutbox { db in
+            var runner = TimerRunner(db: db, rules: rules, now: rules.clock())
+            let count = try runner.runDue(limit: limit)
+            return (count, runner.decider.outputs)
+        }
+    }
+
+    /// Follows a new configuration: forgets segments that changed, sets schedule timers; returns the segments to
+    /// backfill.
+    package func reconcile(rules: EngagementRules) async throws -> [String] {
+        try await write { db in
+            let now = rules.clock()
+            let pending = try SegmentBackfill(db: db, rules: rules, now: now).reconcile()
+            try ScheduledRuns(db: db, rules: rules, now: now).reconcile()
+            return pending
+        }
+    }
+
+    /// One chunk of a segment's backfill (its own transaction, so writes go on between chunks).
+    package func backfill(rules: EngagementRules, segment: String, after: String?, limit: Int = 2000) async throws
+        -> (last: String?, evaluated: Int)
+    {
+        try await write { db in
+            try SegmentBackfill(db: db, rules: rules, now: rules.clock()).run(segmentKey: segment, after: after, limit: limit)
+        }
+    }
+
+    /// Applies the records an earlier version kept in `deferred_records` (ops it did not implement yet), in their
+    /// order, in one transaction with their outbox records; returns the outbox records for the caller to produce.
+    package func applyDeferred(
+        apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
+    ) async throws -> [OutboxRecord] {
+        let partition = self.partition
+        return try await writeWithOutbox { db in
+            let table = DeferredRecordsTable(db)
+            var outputs: [PendingOutput] = []
+            for record in try table.all(partition: partition) { outputs += try apply(db, record) }
+            try table.deleteAll()
+            return ((), outputs)
+        }.1
+    }
+
+    /// The segments a profile of this partition is in (for views and tests).
+    package func segments(of key: String) async throws -> [String] {
+        try await read { db in try SegmentMembersTable(db).segmentsInOrder(of: key) }
+    }
+}

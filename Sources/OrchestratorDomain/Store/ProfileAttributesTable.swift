@@ -1,0 +1,71 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// A custom attribute as stored: its type suffix (`s`, `i`, `f`, `b`, `t`, `u`, `a`) and its value as JSON text.
+struct StoredAttribute {
+    var type: String
+    var value: String
+}
+
+/// `profile_attributes`: a profile's custom attributes, one row per name, with the time each was last set.
+struct ProfileAttributesTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    func get(_ key: String, name: String) throws -> StoredAttribute? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT type, value FROM profile_attributes WHERE profile_key = ? AND name = ?"),
+            arguments: [key, name]
+        ).map { StoredAttribute(type: $0["type"], value: $0["value"]) }
+    }
+
+    /// Sets an attribute; with `onlyIfNewer`, only when `time` is later than the stored value's (a merge).
+    func set(_ key: String, name: String, type: String, value: String, time: String, onlyIfNewer: Bool = false) throws {
+        try db.executeCached(sql: """
+                INSERT INTO profile_attributes (profile_key, name, type, value, updated_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (profile_key, name) DO UPDATE SET type = excluded.type, value = excluded.value,
+                    updated_at = excluded.updated_at
+                """ + (onlyIfNewer ? " WHERE excluded.updated_at > profile_attributes.updated_at" : ""),
+            arguments: [key, name, type, value, time])
+    }
+
+    func delete(_ key: String, name: String) throws {
+        try db.executeCached(sql: "DELETE FROM profile_attributes WHERE profile_key = ? AND name = ?", arguments: [key, name])
+    }
+
+    /// Every attribute of a profile, by name.
+    func all(_ key: String) throws -> [String: StoredAttribute] {
+        var attributes: [String: StoredAttribute] = [:]
+        for row in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT name, type, value FROM profile_attributes WHERE profile_key = ?"), arguments: [key])
+        {
+            attributes[row["name"]] = StoredAttribute(type: row["type"], value: row["value"])
+        }
+        return attributes
+    }
+
+    /// Every attribute of a profile with the time it was set, in name order.
+    func allInOrder(_ key: String) throws -> [(name: String, attribute: StoredAttribute, updatedAt: String)] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT name, type, value, updated_at FROM profile_attributes WHERE profile_key = ? ORDER BY name"),
+            arguments: [key]
+        ).map { ($0["name"], StoredAttribute(type: $0["type"], value: $0["value"]), $0["updated_at"]) }
+    }
+
+    /// The attributes of the profiles `first`…`last` (a backfill's range scan): profile key → name → attribute.
+    func all(from first: String, through last: String) throws -> [String: [String: StoredAttribute]] {
+        var attributes: [String: [String: StoredAttribute]] = [:]
+        for row in try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT profile_key, name, type, value FROM profile_attributes WHERE profile_key BETWEEN ? AND ?"),
+            arguments: [first, last])
+        {
+            attributes[row[0], default: [:]][row[1]] = StoredAttribute(type: row[2], value: row[3])
+        }
+        return attributes
+    }
+}

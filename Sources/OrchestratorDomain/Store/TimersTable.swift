@@ -1,0 +1,165 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// What a durable timer does when it is due (`timers.kind`). Adding a kind is a case here and the branch the compiler
+/// then asks for in `TimerRunner.run(_:)`.
+enum TimerKind: String, Sendable, CaseIterable {
+    /// A profile's next segment time flip (`ref`: the segment key).
+    case segment
+    /// A campaign's delay (`ref`: `<campaign key> <occurrence>`, payload: the trigger).
+    case delay
+    /// A send held by the recipient's quiet hours until they end (`ref` and payload as a delay's).
+    case quiet
+    /// A scheduled campaign's next run, or the run being paged (`ref`: the campaign key, profile key empty).
+    case schedule
+    /// The release of a local-time run's members at one instant (`ref`: `<campaign key> <instant>`, profile key empty).
+    case local
+}
+
+/// One row of `timers`.
+struct DurableTimer {
+    /// The profile the timer is for; empty for a campaign's own timers (`schedule`, `local`).
+    var profileKey: String
+    /// As stored: a kind a later version wrote may be unknown here.
+    var storedKind: String
+    var ref: String
+    var due: String
+    var payload: JSONValue?
+
+    /// nil: a kind this build does not know (the runner deletes it).
+    var kind: TimerKind? { TimerKind(rawValue: storedKind) }
+}
+
+/// `timers`: durable timers, one per profile, kind and ref, due at a time (segment flips, campaign delays, quiet hours,
+/// schedules, local-time releases). Read by `TimerRunner` when due.
+struct TimersTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    /// Sets (or moves) a timer.
+    func set(key: String, kind: TimerKind, ref: String, due: Date, payload: JSONValue? = nil) throws {
+        try set(key: key, kind: kind, ref: ref, due: WireTime.format(due), payload: payload)
+    }
+
+    func set(key: String, kind: TimerKind, ref: String, due: String, payload: JSONValue? = nil) throws {
+        try db.executeCached(
+            sql: """
+                INSERT INTO timers (profile_key, kind, ref, due_at, payload) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (profile_key, kind, ref) DO UPDATE SET due_at = excluded.due_at, payload = excluded.payload
+                """,
+            arguments: [key, kind.rawValue, ref, due, payload.map { String(decoding: $0.serialized, as: UTF8.self) }])
+    }
+
+    func delete(key: String, kind: TimerKind, ref: String) throws {
+        try db.executeCached(
+            sql: "DELETE FROM timers WHERE profile_key = ? AND kind = ? AND ref = ?", arguments: [key, kind.rawValue, ref])
+    }
+
+    /// Every timer of a profile (it is gone).
+    func deleteAll(key: String) throws {
+        try db.executeCached(sql: "DELETE FROM timers WHERE profile_key = ?", arguments: [key])
+    }
+
+    /// Whether any timer is due at `due` (a read: most ticks find nothing).
+    func anyDue(at due: String) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM timers WHERE due_at <= ? LIMIT 1"), arguments: [due]) ?? false
+    }
+
+    /// The timers due at `now`, oldest first, at most `limit`.
+    func due(at now: Date, limit: Int) throws -> [DurableTimer] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT profile_key, kind, ref, due_at, payload FROM timers WHERE due_at <= ? ORDER BY due_at LIMIT ?"),
+            arguments: [WireTime.format(now), limit]
+        ).map { row in
+            DurableTimer(
+                profileKey: row["profile_key"], storedKind: row["kind"], ref: row["ref"], due: row["due_at"],
+                payload: (row["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) })
+        }
+    }
+
+    /// Deletes a timer as `due` returned it (whatever its kind).
+    func delete(_ timer: DurableTimer) throws {
+        try db.executeCached(
+            sql: "DELETE FROM timers WHERE profile_key = ? AND kind = ? AND ref = ?",
+            arguments: [timer.profileKey, timer.storedKind, timer.ref])
+    }
+
+    // MARK: Segment flips
+
+    /// A profile's segment timers: segment key → due time.
+    func segmentTimers(key: String) throws -> [String: String] {
+        var timers: [String: String] = [:]
+        for row in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT ref, due_at FROM timers WHERE profile_key = ? AND kind = ?"),
+            arguments: [key, TimerKind.segment.rawValue])
+        {
+            timers[row["ref"]] = row["due_at"]
+        }
+        return timers
+    }
+
+    /// One segment's timers of the profiles `first`…`last` (a backfill's range scan): profile key → due time.
+    func segmentTimers(segment: String, from first: String, through last: String) throws -> [String: String] {
+        var timers: [String: String] = [:]
+        for row in try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT profile_key, due_at FROM timers WHERE kind = ? AND ref = ? AND profile_key BETWEEN ? AND ?"),
+            arguments: [TimerKind.segment.rawValue, segment, first, last])
+        {
+            timers[row[0]] = row[1]
+        }
+        return timers
+    }
+
+    /// Every profile's timer of a segment (the segment changed or is gone).
+    func deleteSegmentTimers(segment: String) throws {
+        try db.execute(sql: "DELETE FROM timers WHERE kind = ? AND ref = ?", arguments: [TimerKind.segment.rawValue, segment])
+    }
+
+    // MARK: Campaign delays and quiet hours
+
+    /// The refs of a campaign's waiting timers of a profile start with the campaign key and a space.
+    private static func campaignRange(_ campaign: String) -> (from: String, before: String) { ("\(campaign) ", "\(campaign)!") }
+
+    /// Deletes the profile's waiting delays and quiet-hour holds of `campaign`; returns how many.
+    func cancelWaiting(key: String, campaign: String) throws -> Int {
+        let range = Self.campaignRange(campaign)
+        try db.executeCached(
+            sql: "DELETE FROM timers WHERE profile_key = ? AND kind IN (?, ?) AND ref >= ? AND ref < ?",
+            arguments: [key, TimerKind.delay.rawValue, TimerKind.quiet.rawValue, range.from, range.before])
+        return db.changesCount
+    }
+
+    /// Whether a delay of `campaign` other than `ref` waits for the profile.
+    func isDelayWaiting(key: String, campaign: String, except ref: String) throws -> Bool {
+        let range = Self.campaignRange(campaign)
+        return try Bool.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT 1 FROM timers WHERE profile_key = ? AND kind = ? AND ref >= ? AND ref < ? AND ref != ? LIMIT 1"),
+            arguments: [key, TimerKind.delay.rawValue, range.from, range.before, ref]) ?? false
+    }
+
+    // MARK: A campaign's own timers (no profile)
+
+    /// A campaign's own timer of `kind`: when it is due and its payload.
+    func campaignTimer(_ kind: TimerKind, ref: String) throws -> (due: String, payload: JSONValue?)? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT due_at, payload FROM timers WHERE profile_key = '' AND kind = ? AND ref = ?"),
+            arguments: [kind.rawValue, ref]
+        ).map { ($0["due_at"], ($0["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) }) }
+    }
+
+    func deleteCampaignTimer(_ kind: TimerKind, ref: String) throws {
+        try db.executeCached(
+            sql: "DELETE FROM timers WHERE profile_key = '' AND kind = ? AND ref = ?", arguments: [kind.rawValue, ref])
+    }
+
+    /// The refs of every campaign timer of `kind`.
+    func campaignTimerRefs(_ kind: TimerKind) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT ref FROM timers WHERE profile_key = '' AND kind = ?", arguments: [kind.rawValue])
+    }
+}
