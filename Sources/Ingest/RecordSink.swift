@@ -14,8 +14,7 @@ struct KafkaRecordSink: RecordSink {
         _ = try await producer.send(
             records.map { record in
                 KafkaOutgoingRecord(
-                    topic: HeraldTopic.ingest.name, key: record.key, value: record.value,
-                    headers: [KafkaHeader("herald-op", record.op.rawValue), KafkaHeader("herald-request-id", requestID)])
+                    topic: HeraldTopic.ingest.name, key: record.key, value: record.value, headers: record.headers(requestID: requestID))
             })
     }
 }

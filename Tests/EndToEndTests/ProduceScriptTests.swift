@@ -41,6 +41,10 @@ struct ProduceScriptTests {
         #expect(records.count == total)
         let fromKafka = records.filter { $0.value.map { String(decoding: $0, as: UTF8.self).contains(#""id":"gen-1-"#) } ?? false }
         #expect(fromKafka.count == 7)
+        // What the script writes straight to the topic is what the orchestrator reads.
+        for record in fromKafka {
+            #expect(throws: Never.self) { _ = try IngestRecord.read(record.value ?? []) }
+        }
 
         let bad = FileManager.default.temporaryDirectory.appendingPathComponent("produce-\(UUID().uuidString).jsonl").path
         try #"{"path":"/v1/app/events","body":{"installation_id":"x","events":[{"name":"bad name!"}]}}"#.write(

@@ -28,8 +28,9 @@ extension Answer {
 
 extension IngestRecord {
     /// A custom attribute of a `profile_update` as stored (`name.type` → value).
-    func custom(_ key: String) -> JSONValue? { fields.first { $0.key == "profile" }?.value["custom_attributes"]?[key] }
-    func field(_ name: String) -> JSONValue? { fields.first { $0.key == name }?.value }
+    func custom(_ key: String) -> JSONValue? { json["profile"]?["custom_attributes"]?[key] }
+    /// A member of the record as stored (`event`, `purchase`, `update_existing_only`, …).
+    func field(_ name: String) -> JSONValue? { json[name] }
 }
 
 let long255 = String(repeating: "é", count: 255)
@@ -51,7 +52,7 @@ struct BrazeTrackTests {
         let key = String(repeating: "k", count: 256)
         let (longKey, keyRecords) = try await track("attributes", #"{"external_id":"ann","\#(key)":1}"#)
         #expect(longKey.adjusted.contains("attributes[0].\(key) name_truncated"))
-        let stored = try #require(keyRecords.first?.fields.first?.value["custom_attributes"])
+        let stored = try #require(keyRecords.first?.json["profile"]?["custom_attributes"])
         guard case .object(let members) = stored else { throw Failure("no attributes") }
         #expect(members.count == 1 && members[0].key.hasPrefix(String(repeating: "k", count: 21) + "_") && members[0].key.count == 32)
     }
@@ -256,9 +257,4 @@ struct BrazeTrackTests {
         #expect(sink.records.map(\.key) == ["demo/alias/l/n", "demo/ann", "demo/bob", "demo/ann", "demo/alias/l/n"])
         #expect(sink.records.map(\.op) == [.alias, .alias, .alias, .profileDelete, .profileDelete])
     }
-}
-
-struct Failure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -21,6 +21,9 @@ final class Cluster {
     private(set) var deadLetters: [DeadLetter] = []
     /// Send requests, with their key.
     private(set) var sends: [(key: String, send: SendRequest)] = []
+    /// Every record the partitions produced to `herald.ingest` (identity moves, claims, forwarded writes), in order, with
+    /// its key and headers.
+    private(set) var producedIngest: [(key: String, value: [UInt8], headers: [KafkaHeader])] = []
     private var clock = t0
 
     init(partitions: Int = 3, seed: UInt64 = 1) throws {
@@ -41,23 +44,28 @@ final class Cluster {
         return Int(hash % UInt32(databases.count))
     }
 
-    private func enqueue(topic: String, key: String, value: [UInt8]?) {
+    /// The segments and campaigns the partitions apply (none unless a test sets them).
+    var rules = EngagementRules.none
+
+    private func enqueue(topic: String, key: String, value: [UInt8]?, headers: [KafkaHeader] = []) {
         let number = partition(of: key)
         pending[number].append(
-            KafkaRecord(topic: topic, partition: Int32(number), offset: offsets[number], key: Array(key.utf8), value: value))
+            KafkaRecord(
+                topic: topic, partition: Int32(number), offset: offsets[number], key: Array(key.utf8), value: value,
+                headers: headers))
         offsets[number] += 1
     }
 
     /// A write from an app (installation `installation`, identified as `customID` if given), a second after the last.
     func app(
-        _ op: IngestOp, _ id: String, installation: String, customID: String? = nil, at: Date? = nil,
+        _ op: IngestOp, _ id: String, installation: String, customID: String? = nil, at: Date? = nil, requestID: String? = nil,
         _ fields: [JSONMember] = []
     ) {
         clock = at ?? clock + 1
         let record = IngestRecord(
             op: op, id: id, project: "demo", source: .app(id: "ios", dev: false), customID: customID,
             installationID: installation, receivedAt: clock, fields: fields)
-        enqueue(topic: HeraldTopic.ingest.name, key: record.key, value: record.value)
+        enqueue(topic: HeraldTopic.ingest.name, key: record.key, value: record.value, headers: record.headers(requestID: requestID))
     }
 
     /// A server's write for a profile named by its custom ID or by a Braze alias (or, for a transactional push, by an
@@ -88,11 +96,16 @@ final class Cluster {
             let take = Int.random(in: 1...pending[number].count, using: &generator)
             let batch = Array(pending[number].prefix(take))
             pending[number].removeFirst(take)
-            let outbox = try await databases[number].applyBatch(batch, apply: OrchestratorApplier.apply)
+            let rules = self.rules
+            let outbox = try await databases[number].applyBatch(batch) { db, record in
+                try OrchestratorApplier.apply(db, record: record, rules: rules)
+            }
             for output in outbox {
                 for _ in 0..<(duplicateOutputs ? 2 : 1) {
                     switch output.topic {
-                    case HeraldTopic.ingest.name: enqueue(topic: output.topic, key: output.key, value: output.value)
+                    case HeraldTopic.ingest.name:
+                        producedIngest.append((output.key, output.value ?? [], output.headers))
+                        enqueue(topic: output.topic, key: output.key, value: output.value, headers: output.headers)
                     case HeraldTopic.contacts.name:
                         contacts.updateValue(try output.value.map { try JSONParser.parse($0) }, forKey: output.key)
                     case HeraldTopic.dlq.name:
@@ -280,6 +293,32 @@ struct IdentityTests {
         #expect(paul["installations"]?[0]?["native"]?["b.os_version"] == .string("18.1"))
         #expect(paul["native"]?["b.is_push_optin"] == .bool(false))  // no permission reported yet
         #expect(try await cluster.profile("demo/install/I") == nil)
+    }
+
+    /// The correlation chain of docs/operability.md (ingest request log → "send decided" → the notifier's delivery line)
+    /// holds when the write is forwarded: the request id goes with it, and with the records the orchestrator writes
+    /// for it.
+    @Test("a forwarded write keeps its request id, to the send it triggers", arguments: seeds)
+    func forwardedRequestID(seed: UInt64) async throws {
+        let cluster = try Cluster(seed: seed)
+        cluster.rules = EngagementRules(
+            config: try configuration(
+                demoProject,
+                #"{"kind":"template","id":"hi","project":"demo","channel":"push","variants":{"default":{"title":"Hi","body":"Opened"}}}"#,
+                #"{"kind":"campaign","id":"opened","project":"demo","type":"transactional","trigger":{"event":"OPENED"},"reeligibility":"always","messages":[{"channel":"push","template":"hi"}]}"#))
+        cluster.app(.identify, "id1", installation: "I", customID: "paul", requestID: "req-identify")
+        try await cluster.settle()
+        // The link request to the installation's home, and the move back, carry the identify's request id.
+        let link = try #require(cluster.producedIngest.first { $0.value.contains(Array(#""op":"install_link""#.utf8)) })
+        #expect(link.headers.contains(KafkaHeader(HeraldHeader.requestID, "req-identify")))
+        // An app write naming only the installation reaches its home and is forwarded to paul, with its request id.
+        cluster.app(.event, "e1", installation: "I", requestID: "req-42", event("OPENED"))
+        try await cluster.settle()
+        let forwarded = try #require(cluster.producedIngest.first { $0.value.contains(Array(#""id":"e1""#.utf8)) })
+        #expect(forwarded.key == "demo/paul")
+        #expect(forwarded.headers == [KafkaHeader(HeraldHeader.op, "event"), KafkaHeader(HeraldHeader.requestID, "req-42")])
+        let send = try #require(cluster.sends.first)
+        #expect(send.key == "demo/paul" && send.send.campaign == "opened" && send.send.requestID == "req-42")
     }
 
     @Test("switching users on a device moves the installation and its token; the last identified user wins", arguments: seeds)

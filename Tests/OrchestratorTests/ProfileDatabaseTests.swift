@@ -27,9 +27,14 @@ struct Writer {
         _ op: IngestOp, id: String, customID: String? = "paul", installationID: String? = nil, at: Date = t0,
         fields: [JSONMember] = []
     ) -> KafkaRecord {
-        let ingest = IngestRecord(
-            op: op, id: id, project: "demo", source: source, customID: customID, installationID: installationID,
-            receivedAt: at, fields: fields)
+        record(
+            IngestRecord(
+                op: op, id: id, project: "demo", source: source, customID: customID, installationID: installationID,
+                receivedAt: at, fields: fields))
+    }
+
+    /// The next record of the partition, holding `ingest`.
+    mutating func record(_ ingest: IngestRecord) -> KafkaRecord {
         defer { offset += 1 }
         return KafkaRecord(
             topic: HeraldTopic.ingest.name, partition: partition, offset: offset, key: Array(ingest.key.utf8),
@@ -173,17 +178,22 @@ struct ProfileDatabaseTests {
         let outbox = try await database.applyBatch(
             [
                 raw(50, "{"), raw(51, nil), raw(52, #"{"v":2,"kind":"ingest"}"#),
-                raw(53, #"{"v":1,"kind":"ingest","op":"event","id":"x","project":"demo","source":"app","app":"demo-ios","received_at":"2026-11-18T11:10:40.000Z"}"#),
+                raw(53, #"{"v":1,"kind":"ingest","op":"event","id":"x","project":"demo","source":"app","app":"demo-ios","received_at":"2026-11-18T11:10:40.000Z","event":{"name":"OPEN","attributes":{}}}"#),
+                // A payload that is not its op's: the reason names the field.
+                raw(54, #"{"v":1,"kind":"ingest","op":"profile_update","id":"y","project":"demo","source":"server","custom_id":"paul","received_at":"2026-11-18T11:10:40.000Z","profile":{"custom_attributes":{"age.i":"old"}}}"#),
+                raw(55, #"{"v":1,"kind":"ingest","op":"event","id":"z","project":"demo","source":"server","custom_id":"paul","received_at":"2026-11-18T11:10:40.000Z"}"#),
             ],
             apply: OrchestratorApplier.apply)
         let reasons = try outbox.map { try Wire.decode(DeadLetter.self, from: try #require($0.value)).reason }
         #expect(outbox.allSatisfy { $0.topic == HeraldTopic.dlq.name })
-        #expect(reasons.count == 4)
+        #expect(reasons.count == 6)
         #expect(reasons[0].hasPrefix("not JSON"))
         #expect(reasons[1] == "a null value on herald.ingest")
         #expect(reasons[2] == "not an ingest record of format version 1")
         #expect(reasons[3] == "event from app without installation_id")
-        #expect(try await database.nextOffsets() == [HeraldTopic.ingest.name: 54])
+        #expect(reasons[4] == "profile.custom_attributes.age.i: not a value of type i")
+        #expect(reasons[5] == "event: missing")
+        #expect(try await database.nextOffsets() == [HeraldTopic.ingest.name: 56])
     }
 
     @Test("records an earlier version kept in deferred_records are applied when the partition opens")

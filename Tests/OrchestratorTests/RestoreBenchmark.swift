@@ -70,8 +70,9 @@ struct RestoreBenchmark {
 
     /// `Writer.update` writes for "paul": the same edit for another profile.
     static func rekey(_ record: KafkaRecord, customID: String, writer: inout Writer) -> KafkaRecord {
-        let read = try! IngestRecord.read(record.value!)
-        return writer.record(read.op, id: read.id, customID: customID, at: read.receivedAt, fields: read.fields)
+        var read = try! IngestRecord.read(record.value!)
+        read.customID = customID
+        return writer.record(read)
     }
 
     static func apply(_ workload: [KafkaRecord], changelog: String?) async throws -> (PartitionDatabase, Double) {

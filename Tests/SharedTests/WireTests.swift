@@ -103,12 +103,12 @@ struct WireTests {
     @Test("ingest record golden JSON: the ingest writes it and the orchestrator reads it with the same type")
     func ingestGolden() throws {
         var record = IngestRecord(
-            op: .event, id: "e-1", project: "demo", source: .app(id: "demo-ios", dev: false), customID: "paul",
-            installationID: "I-1", receivedAt: Self.at, fields: [JSONMember("event", .object([JSONMember("name", .string("APP_OPEN"))]))])
+            .event(ValidatedEvent(name: "APP_OPEN", attributes: [])), id: "e-1", project: "demo",
+            source: .app(id: "demo-ios", dev: false), customID: "paul", installationID: "I-1", receivedAt: Self.at)
         let json = String(decoding: record.value, as: UTF8.self)
         #expect(
             json
-                == #"{"v":1,"kind":"ingest","op":"event","id":"e-1","project":"demo","source":"app","app":"demo-ios","dev":false,"custom_id":"paul","installation_id":"I-1","received_at":"2026-11-18T11:06:40.123Z","event":{"name":"APP_OPEN"}}"#
+                == #"{"v":1,"kind":"ingest","op":"event","id":"e-1","project":"demo","source":"app","app":"demo-ios","dev":false,"custom_id":"paul","installation_id":"I-1","received_at":"2026-11-18T11:06:40.123Z","event":{"name":"APP_OPEN","attributes":{}}}"#
         )
         #expect(String(decoding: try IngestRecord.read(Array(json.utf8)).value, as: UTF8.self) == json, "read then written is lossless")
         // Forwarded by the orchestrator to the installation's home: the same id, the hop counted.
@@ -117,7 +117,7 @@ struct WireTests {
         record.hops = 2
         let forwarded = try IngestRecord.read(record.value)
         #expect(forwarded.key == "demo/install/I-1" && forwarded.forwarded && forwarded.hops == 2 && forwarded.id == "e-1")
-        #expect(forwarded.source == .app(id: "demo-ios", dev: false) && forwarded.fields == record.fields)
+        #expect(forwarded.source == .app(id: "demo-ios", dev: false) && forwarded.payload == record.payload)
         let refused = #expect(throws: WireError.self) {
             try IngestRecord.read(Array(#"{"v":1,"kind":"ingest","op":"event","id":"x","project":"demo","source":"app","received_at":"2026-11-18T11:06:40Z"}"#.utf8))
         }

@@ -67,7 +67,7 @@ struct SegmentMessages {
                 traits: message["traits"] ?? context?["traits"], context: context, identified: envelope.customID != nil,
                 contactFields: source.contactFields,
                 path: path.isEmpty ? "" : path, values: &values)
-            append(.profileUpdate, envelope, fields: [JSONMember("profile", edit.json)])
+            append(.profileUpdate(ProfileUpdate(profile: edit)), envelope)
         case "track":
             guard case .string(let name)? = message["event"], let kept = values.string(name, path: "\(prefix)event") else {
                 if !(message["event"]?.stringValue?.isEmpty ?? false) {
@@ -96,7 +96,7 @@ struct SegmentMessages {
             }
             var edit = ProfileEditBuilder()
             edit.setAttribute("groups", .arrayEdit(add: [kept], remove: []))
-            append(.profileUpdate, envelope, fields: [JSONMember("profile", edit.edit.json)])
+            append(.profileUpdate(ProfileUpdate(profile: edit.edit)), envelope)
         default:  // alias
             guard let previous = Self.idText(message["previousId"]), (try? Rules.installationID(previous)) != nil else {
                 values.drop("\(prefix)previousId", "invalid_previous_id", "previousId is the anonymous id to identify (1 to 128 visible ASCII characters)")
@@ -108,7 +108,7 @@ struct SegmentMessages {
             }
             var identified = envelope
             identified.anonymousID = previous
-            append(.identify, identified, fields: [])
+            append(.identify, identified)
         }
     }
 
@@ -144,7 +144,7 @@ struct SegmentMessages {
     mutating func event(_ name: String, properties: JSONValue?, _ envelope: Envelope, path: String) {
         let attributes = properties.map { values.properties($0, path: "\(path)properties") } ?? []
         let event = ValidatedEvent(name: name, time: envelope.time, attributes: attributes)
-        append(.event, envelope, fields: [JSONMember("event", event.json)])
+        append(.event(event), envelope)
     }
 
     /// `Order Completed` with products: one purchase per product (`LenientValues.orderPurchases`), ids `<messageId>`,
@@ -156,17 +156,17 @@ struct SegmentMessages {
         for (index, purchase) in purchases {
             var suffixed = envelope
             suffixed.id = envelope.id.map { index == 0 ? $0 : "\($0)#\(index)" }
-            append(.purchase, suffixed, fields: [JSONMember("purchase", purchase.json)])
+            append(.purchase(purchase), suffixed)
         }
     }
 
-    mutating func append(_ op: IngestOp, _ envelope: Envelope, fields: [JSONMember]) {
+    mutating func append(_ payload: IngestPayload, _ envelope: Envelope) {
         let source: IngestSource = envelope.anonymousID == nil ? .server : .app(id: self.source.id, dev: false)
         records.append(
             IngestRecord(
-                op: op,
-                id: api.recordID(client: envelope.id, op: op, request: request, context: context, index: records.count),
+                payload,
+                id: api.recordID(client: envelope.id, op: payload.op, request: request, context: context, index: records.count),
                 project: project.id, source: source, customID: envelope.customID, installationID: envelope.anonymousID,
-                receivedAt: api.now(), fields: fields))
+                receivedAt: api.now()))
     }
 }

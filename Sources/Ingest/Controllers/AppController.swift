@@ -19,7 +19,7 @@ struct AppController {
         group.post("location") { request, context in try await location(request, context: context) }
         group.post("opt-out") { request, context in try await privacy(.optOut, request, context: context) }
         group.post("opt-in") { request, context in try await privacy(.optIn, request, context: context) }
-        group.post("wipe") { request, context in try await privacy(.wipe, request, context: context) }
+        group.post("wipe") { request, context in try await privacy(.wipe(fromCustomID: nil), request, context: context) }
     }
 
     /// The parts every app request shares.
@@ -90,13 +90,11 @@ struct AppController {
         }
     }
 
-    func record(
-        _ op: IngestOp, _ envelope: Envelope, request: Request, context: IngestContext, fields: [JSONMember] = []
-    ) -> IngestRecord {
+    func record(_ payload: IngestPayload, _ envelope: Envelope, request: Request, context: IngestContext) -> IngestRecord {
         IngestRecord(
-            op: op, id: api.recordID(client: envelope.clientID, op: op, request: request, context: context, index: 0),
+            payload, id: api.recordID(client: envelope.clientID, op: payload.op, request: request, context: context, index: 0),
             project: envelope.project, source: envelope.source, customID: envelope.customID,
-            installationID: envelope.installationID, receivedAt: api.now(), fields: fields)
+            installationID: envelope.installationID, receivedAt: api.now())
     }
 
     /// `POST /v1/app/identify {"installation_id", "custom_id": "…" | null}`: links the installation to a profile, or
@@ -120,7 +118,7 @@ struct AppController {
         let (edit, editProblems) = ProfileValidation.validate(
             attributes, path: "attributes", identified: envelope.customID != nil)
         problems += editProblems
-        let records = edit.isEmpty ? [] : [record(.profileUpdate, envelope, request: request, context: context, fields: [JSONMember("profile", edit.json)])]
+        let records = edit.isEmpty ? [] : [record(.profileUpdate(ProfileUpdate(profile: edit)), envelope, request: request, context: context)]
         return try await api.store(records, problems: problems, context: context)
     }
 
@@ -135,9 +133,9 @@ struct AppController {
         let valid = validateEvents(events, path: "events", problems: &problems)
         let records = valid.enumerated().map { index, event in
             IngestRecord(
-                op: .event, id: event.id ?? api.recordID(client: nil, op: .event, request: request, context: context, index: index),
+                .event(event), id: event.id ?? api.recordID(client: nil, op: .event, request: request, context: context, index: index),
                 project: envelope.project, source: envelope.source, customID: envelope.customID,
-                installationID: envelope.installationID, receivedAt: api.now(), fields: [JSONMember("event", event.json)])
+                installationID: envelope.installationID, receivedAt: api.now())
         }
         return try await api.store(records, problems: problems, context: context)
     }
@@ -152,55 +150,56 @@ struct AppController {
         ]
         let envelope = try await envelope(request, context: context, known: known)
         var problems = envelope.fields.problems
-        var out: [JSONMember] = []
+        var report = InstallationReport(dataCollection: [], fields: [])
         var deviceModelAllowed: Bool?
         if let collection = envelope.fields["data_collection"] {
             var flags = Fields(collection, path: "data_collection", known: ["geoip", "device_model"])
-            var members: [JSONMember] = []
             for key in ["geoip", "device_model"] {
                 switch flags[key] {
                 case nil: break
                 case .bool(let flag)?:
-                    members.append(JSONMember(key, .bool(flag)))
+                    report.dataCollection.append(InstallationReport.Flag(key, flag))
                     if key == "device_model" { deviceModelAllowed = flag }
                 case let other?:
                     flags.report(Violation("invalid_type", "\(key) is a boolean, got \(other.typeName)").at("data_collection.\(key)"))
                 }
             }
             problems += flags.problems
-            if !members.isEmpty { out.append(JSONMember("data_collection", .object(members))) }
         }
         for key in known.sorted() where key != "data_collection" {
             guard let value = envelope.fields[key] else { continue }
             do throws(Violation) {
-                out.append(JSONMember(key, try installationField(key, value, deviceModelAllowed: deviceModelAllowed)))
+                report.fields.append(
+                    InstallationReport.Field(key, try installationField(key, value, deviceModelAllowed: deviceModelAllowed)))
             } catch {
                 problems.append(error.at(key))
             }
         }
-        let records = out.isEmpty ? [] : [record(.installation, envelope, request: request, context: context, fields: [JSONMember("installation", .object(out))])]
+        let empty = report.dataCollection.isEmpty && report.fields.isEmpty
+        let records = empty ? [] : [record(.installation(report), envelope, request: request, context: context)]
         return try await api.store(records, problems: problems, context: context)
     }
 
-    func installationField(_ key: String, _ value: JSONValue, deviceModelAllowed: Bool?) throws(Violation) -> JSONValue {
+    /// A field's value (nil: erased).
+    func installationField(_ key: String, _ value: JSONValue, deviceModelAllowed: Bool?) throws(Violation) -> String? {
         switch (key, value) {
         case ("device_model", .null):
-            return .null  // collection turned off: erase the stored model
+            return nil  // collection turned off: erase the stored model
         case ("device_model", .string) where deviceModelAllowed == false:
             throw Violation("not_collected", "device_model is sent while data_collection.device_model is false")
-        case ("detected_language", .string(let text)): return .string(try Rules.language(text))
-        case ("detected_region", .string(let text)): return .string(try Rules.region(text))
-        case ("timezone", .string(let text)): return .string(try Rules.timeZone(text))
+        case ("detected_language", .string(let text)): return try Rules.language(text)
+        case ("detected_region", .string(let text)): return try Rules.region(text)
+        case ("timezone", .string(let text)): return try Rules.timeZone(text)
         case ("notification_permission", .string(let text)):
             guard Self.permissions.contains(text) else {
                 throw Violation("invalid_value", "expected one of \(Self.permissions.sorted().joined(separator: ", "))")
             }
-            return .string(text)
+            return text
         case (_, .string(let text)):
             guard !text.isEmpty, text.unicodeScalars.count <= 100, !text.hasLineBreak else {
                 throw Violation("invalid_value", "\(key) is 1 to 100 characters on one line")
             }
-            return .string(text)
+            return text
         default:
             throw Violation("invalid_type", "\(key) is a string, got \(value.typeName)")
         }
@@ -230,17 +229,17 @@ struct AppController {
             problems.append(error.at("environment"))
         }
         guard problems.isEmpty else { throw APIError.validation(problems + envelope.fields.problems) }
-        let push = JSONValue.object([JSONMember("token", .string(token)), JSONMember("environment", .string(environment))])
+        let registration = PushTokenRegistration(token: token, environment: environment)
         return try await api.store(
-            [record(.pushToken, envelope, request: request, context: context, fields: [JSONMember("push", push)])],
-            problems: envelope.fields.problems, context: context)
+            [record(.pushToken(registration), envelope, request: request, context: context)], problems: envelope.fields.problems,
+            context: context)
     }
 
     /// `POST /v1/app/location {"installation_id", "latitude", "longitude", "accuracy"?, "time"?}`.
     func location(_ request: Request, context: IngestContext) async throws -> Response {
         let envelope = try await envelope(request, context: context, known: ["latitude", "longitude", "accuracy", "time"])
         var problems: [Problem] = []
-        var members: [JSONMember] = []
+        var numbers: [String: Double] = [:]
         for (key, range) in [("latitude", -90.0...90.0), ("longitude", -180.0...180.0), ("accuracy", 0.0...1e7)] {
             guard let value = envelope.fields[key] else {
                 if key != "accuracy" { problems.append(Violation("missing_field", "\(key) is required").at(key)) }
@@ -251,26 +250,30 @@ struct AppController {
                     Violation("out_of_range", "\(key) is a number from \(range.lowerBound) to \(range.upperBound)").at(key))
                 continue
             }
-            members.append(JSONMember(key, .number(JSONValue.literal(number))))
+            numbers[key] = number
         }
-        if let time = envelope.fields["time"] {
+        var time: Date?
+        if let value = envelope.fields["time"] {
             do throws(Violation) {
-                guard case .string(let text) = time else { throw Violation("invalid_type", "time is an ISO-8601 string") }
-                members.append(JSONMember("time", .string(WireTime.format(try Rules.date(text)))))
+                guard case .string(let text) = value else { throw Violation("invalid_type", "time is an ISO-8601 string") }
+                time = try Rules.date(text)
             } catch {
                 problems.append(error.at("time"))
             }
         }
-        guard problems.isEmpty else { throw APIError.validation(problems + envelope.fields.problems) }
+        guard problems.isEmpty, let latitude = numbers["latitude"], let longitude = numbers["longitude"] else {
+            throw APIError.validation(problems + envelope.fields.problems)
+        }
+        let location = LocationReport(latitude: latitude, longitude: longitude, accuracy: numbers["accuracy"], time: time)
         return try await api.store(
-            [record(.location, envelope, request: request, context: context, fields: [JSONMember("location", .object(members))])],
-            problems: envelope.fields.problems, context: context)
+            [record(.location(location), envelope, request: request, context: context)], problems: envelope.fields.problems,
+            context: context)
     }
 
     /// `POST /v1/app/opt-out`, `/opt-in`, `/wipe {"installation_id", "custom_id"?}`.
-    func privacy(_ op: IngestOp, _ request: Request, context: IngestContext) async throws -> Response {
+    func privacy(_ payload: IngestPayload, _ request: Request, context: IngestContext) async throws -> Response {
         let envelope = try await envelope(request, context: context, known: [])
         return try await api.store(
-            [record(op, envelope, request: request, context: context)], problems: envelope.fields.problems, context: context)
+            [record(payload, envelope, request: request, context: context)], problems: envelope.fields.problems, context: context)
     }
 }

@@ -125,15 +125,14 @@ struct BrazeController {
     }
 
     func record(
-        _ op: IngestOp, target: Target, project: String, fields: [JSONMember], request: Request, context: IngestContext,
-        index: Int
+        _ payload: IngestPayload, target: Target, project: String, request: Request, context: IngestContext, index: Int
     ) -> IngestRecord {
-        var fields = fields
-        if target.updateExistingOnly { fields.append(JSONMember("update_existing_only", .bool(true))) }
-        return IngestRecord(
-            op: op, id: api.recordID(client: nil, op: op, request: request, context: context, index: index), project: project,
-            source: .server, customID: target.customID, installationID: nil, receivedAt: api.now(), fields: fields,
+        var record = IngestRecord(
+            payload, id: api.recordID(client: nil, op: payload.op, request: request, context: context, index: index),
+            project: project, source: .server, customID: target.customID, installationID: nil, receivedAt: api.now(),
             alias: target.alias)
+        record.updateExistingOnly = target.updateExistingOnly
+        return record
     }
 
     // MARK: /users/track
@@ -149,14 +148,12 @@ struct BrazeController {
         values.problems = topProblems
         var records: [IngestRecord] = []
         var counts: [String: Int] = [:]
-        func add(_ op: IngestOp, _ target: Target, _ field: String, _ value: JSONValue) {
-            records.append(
-                record(op, target: target, project: project.id, fields: [JSONMember(field, value)], request: request,
-                    context: context, index: records.count))
+        func add(_ payload: IngestPayload, _ target: Target) {
+            records.append(record(payload, target: target, project: project.id, request: request, context: context, index: records.count))
         }
         for (index, object) in (arrays["attributes"] ?? []).enumerated() {
             guard let (target, edit) = attributes(object, path: "attributes[\(index)]", values: &values) else { continue }
-            add(.profileUpdate, target, "profile", edit.json)
+            add(.profileUpdate(ProfileUpdate(profile: edit)), target)
             counts["attributes", default: 0] += 1
         }
         for (index, object) in (arrays["events"] ?? []).enumerated() {
@@ -166,18 +163,18 @@ struct BrazeController {
                 guard let (target, time) = timedTarget(object, path: path, values: &values) else { continue }
                 let purchases = values.orderPurchases(
                     object["properties"] ?? .object([]), products: products, time: time, rates: project.usdRates, path: "\(path).properties")
-                for (_, purchase) in purchases { add(.purchase, target, "purchase", purchase.json) }
+                for (_, purchase) in purchases { add(.purchase(purchase), target) }
                 if !purchases.isEmpty { counts["events", default: 0] += 1 }
                 continue
             }
             guard let (target, event) = event(object, path: path, values: &values) else { continue }
-            add(.event, target, "event", event.json)
+            add(.event(event), target)
             counts["events", default: 0] += 1
         }
         for (index, object) in (arrays["purchases"] ?? []).enumerated() {
             guard let (target, purchase) = purchase(object, path: "purchases[\(index)]", rates: project.usdRates, values: &values)
             else { continue }
-            add(.purchase, target, "purchase", purchase.json)
+            add(.purchase(purchase), target)
             counts["purchases", default: 0] += 1
         }
         IngestMetrics.adjusted(values.adjusted)
@@ -359,7 +356,7 @@ struct BrazeController {
                 let (customID, alias) = try read(object)
                 records.append(
                     record(.alias, target: Target(customID: customID, alias: alias, updateExistingOnly: false), project: project.id,
-                        fields: [], request: request, context: context, index: index))
+                        request: request, context: context, index: index))
             } catch {
                 values.drop("\(array)[\(index)]", error.code, error.message)
             }
@@ -397,7 +394,7 @@ struct BrazeController {
             }
         }
         let records = targets.enumerated().map { index, target in
-            record(.profileDelete, target: target, project: project.id, fields: [], request: request, context: context, index: index)
+            record(.profileDelete, target: target, project: project.id, request: request, context: context, index: index)
         }
         try await api.persist(records, problems: values.problems, context: context)
         return IngestAPI.json(

@@ -98,17 +98,13 @@ struct SendsController {
         let payload = fields["payload"].map { PushContent.payload($0, path: "payload", problems: &problems) }
         // One device, one notification: any problem refuses the send (there is nothing to keep in part).
         guard problems.isEmpty else { throw APIError.validation(problems) }
-        var push: [JSONMember] = [
-            JSONMember("campaign", .string(campaign)),
-            JSONMember("notification", .object(content.keys.sorted().map { JSONMember($0, .string(content[$0]!)) })),
-        ]
-        if let payload { push.append(JSONMember("payload", .object(payload.keys.sorted().map { JSONMember($0, payload[$0]!) }))) }
-        if let app { push.append(JSONMember("app", .string(app.id))) }
-        if let environment { push.append(JSONMember("environment", .string(environment))) }
+        let push = TransactionalPush(
+            campaign: campaign, notification: content.keys.sorted().map { JSONMember($0, .string(content[$0]!)) },
+            payload: payload.map { payload in payload.keys.sorted().map { JSONMember($0, payload[$0]!) } }, app: app?.id,
+            environment: environment)
         var record = IngestRecord(
-            op: .pushSend, id: api.recordID(client: clientID, op: .pushSend, request: request, context: context, index: 0),
-            project: project, source: .server, customID: nil, installationID: installationID, receivedAt: api.now(),
-            fields: [JSONMember("push", .object(push))])
+            .pushSend(push), id: api.recordID(client: clientID, op: .pushSend, request: request, context: context, index: 0),
+            project: project, source: .server, customID: nil, installationID: installationID, receivedAt: api.now())
         record.deviceToken = token
         return try await api.store([record], problems: [], context: context)
     }

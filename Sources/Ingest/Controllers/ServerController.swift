@@ -75,12 +75,10 @@ struct ServerController {
             }
             records.append(
                 IngestRecord(
-                    op: .campaignTrigger, id: api.recordID(client: clientID, op: .campaignTrigger, request: request, context: context, index: index),
-                    project: project, source: .server, customID: customID, installationID: nil, receivedAt: receivedAt,
-                    fields: [
-                        JSONMember("campaign", .string(campaign)),
-                        JSONMember("trigger_properties", .object(merged.keys.sorted().map { JSONMember($0, merged[$0]!) })),
-                    ]))
+                    .campaignTrigger(
+                        CampaignTrigger(campaign: campaign, properties: merged.keys.sorted().map { JSONMember($0, merged[$0]!) })),
+                    id: api.recordID(client: clientID, op: .campaignTrigger, request: request, context: context, index: index),
+                    project: project, source: .server, customID: customID, installationID: nil, receivedAt: receivedAt))
         }
         problems = fields.problems + problems
         return try await api.store(records, problems: problems, context: context)
@@ -150,18 +148,18 @@ struct ServerController {
                 fields.report(error.at("\(path).id"))
                 continue
             }
-            var recordFields: [JSONMember] = []
+            var update = ProfileUpdate(profile: nil)
             let problemsBefore = problems.count
             if let attributes = fields["attributes"] {
                 let (edit, editProblems) = ProfileValidation.validate(attributes, path: "\(path).attributes", identified: true)
                 problems += editProblems
-                if !edit.isEmpty { recordFields.append(JSONMember("profile", edit.json)) }
+                if !edit.isEmpty { update.profile = edit }
             }
             if let events = fields["events"] {
                 let valid = validateEvents(events, path: "\(path).events", problems: &problems)
-                if !valid.isEmpty { recordFields.append(JSONMember("events", .array(valid.map(\.json)))) }
+                if !valid.isEmpty { update.events = valid }
             }
-            guard !recordFields.isEmpty else {
+            guard update.profile != nil || update.events != nil else {
                 // Nothing to write and nothing wrong (`"attributes": {}`, `"events": []`) is a problem too: the update
                 // would vanish without a word.
                 if problems.count == problemsBefore && fields.problems.isEmpty {
@@ -171,9 +169,9 @@ struct ServerController {
             }
             records.append(
                 IngestRecord(
-                    op: .profileUpdate, id: api.recordID(client: clientID, op: .profileUpdate, request: request, context: context, index: index),
-                    project: project, source: .server, customID: customID, installationID: nil,
-                    receivedAt: receivedAt, fields: recordFields))
+                    .profileUpdate(update),
+                    id: api.recordID(client: clientID, op: .profileUpdate, request: request, context: context, index: index),
+                    project: project, source: .server, customID: customID, installationID: nil, receivedAt: receivedAt))
         }
         return try await api.store(records, problems: problems, context: context)
     }
@@ -189,8 +187,8 @@ struct ServerController {
             throw APIError.validation([error.at("custom_id")])
         }
         let record = IngestRecord(
-            op: .profileDelete, id: api.recordID(client: nil, op: .profileDelete, request: request, context: context, index: 0), project: project,
-            source: .server, customID: customID, installationID: nil, receivedAt: api.now())
+            .profileDelete, id: api.recordID(client: nil, op: .profileDelete, request: request, context: context, index: 0),
+            project: project, source: .server, customID: customID, installationID: nil, receivedAt: api.now())
         return try await api.store([record], problems: [], context: context)
     }
 }

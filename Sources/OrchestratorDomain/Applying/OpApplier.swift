@@ -41,7 +41,8 @@ struct OpApplier {
             // Identity moves change many fields of the profiles involved: every segment is evaluated again.
             effects.changed([.everything], at: write.recordKey)
         case .transactionalPush(let key):
-            effects.output(try TransactionalPushes(db: db, write: write, config: config).sendRequest(key: key))
+            guard case .pushSend(let push) = write.payload else { return }
+            effects.output(try TransactionalPushes(db: db, write: write, config: config).sendRequest(push, key: key))
         case .aliasOnlyProfile(let held):
             if !held { try touch(&effects) }
         case .aliasClaim:
@@ -69,54 +70,45 @@ struct OpApplier {
             return
         }
         let installation = InstallationWrites(db: db, write: write)
-        switch write.op {
+        switch write.payload {
         case .identify:
             try identity.attach(&effects)
             effects.changed([.everything])
-        case .profileUpdate:
+        case .profileUpdate(let update):
             try touch(&effects)
             let edits = ProfileEdits(db)
-            if let profile = write["profile"] {
+            if let profile = update.profile {
                 let limits = config.projects[write.project]?.arrayLimits ?? [:]
-                if try edits.applyProfile(key, profile: profile, at: write.receivedAt, arrayLimits: limits) {
-                    effects.contactChanged(key)
-                }
+                if try edits.applyProfile(key, profile, at: write.receivedAt, arrayLimits: limits) { effects.contactChanged(key) }
                 effects.changed(ProfileEdits.changeKeys(profile))
             }
-            if case .array(let events)? = write["events"] {
-                for (index, event) in events.enumerated() {
-                    try edits.applyEvent(key, event: event, receivedAt: write.receivedAt)
-                    effects.eventApplied(event, index: index)
-                }
+            for (index, event) in (update.events ?? []).enumerated() {
+                let attributes = try edits.applyEvent(key, event, receivedAt: write.receivedAt)
+                effects.eventApplied(name: event.name, attributes: attributes, label: event.label, index: index)
             }
-        case .event:
+        case .event(let event):
             try touch(&effects)
-            if let event = write["event"] {
-                try ProfileEdits(db).applyEvent(key, event: event, receivedAt: write.receivedAt)
-                effects.eventApplied(event, index: nil)
-            }
-        case .purchase:
+            let attributes = try ProfileEdits(db).applyEvent(key, event, receivedAt: write.receivedAt)
+            effects.eventApplied(name: event.name, attributes: attributes, label: event.label, index: nil)
+        case .purchase(let purchase):
             try touch(&effects)
-            if let purchase = write["purchase"] {
-                effects.eventApplied(try Purchases(db).apply(key, purchase: purchase, receivedAt: write.receivedAt), index: nil)
-            }
-        case .campaignTrigger:
-            if let campaign = write["campaign"]?.stringValue {
-                effects.apiTriggered(
-                    key: key, campaign: campaign,
-                    TriggerContext(
-                        type: "api", eventID: write.id, occurrence: "api \(write.id)", at: write.receivedAt,
-                        properties: write["trigger_properties"], requestID: write.requestID))
-            }
-        case .installation:
+            let attributes = try Purchases(db).apply(key, purchase, receivedAt: write.receivedAt)
+            effects.eventApplied(name: Purchases.eventName, attributes: attributes, label: nil, index: nil)
+        case .campaignTrigger(let trigger):
+            effects.apiTriggered(
+                key: key, campaign: trigger.campaign,
+                TriggerContext(
+                    type: "api", eventID: write.id, occurrence: "api \(write.id)", at: write.receivedAt,
+                    properties: .object(trigger.properties), requestID: write.requestID))
+        case .installation(let report):
             try touch(&effects)
-            if let fields = write["installation"], try installation.applyFields(fields) { effects.contactChanged(key) }
-        case .pushToken:
+            if try installation.applyFields(report) { effects.contactChanged(key) }
+        case .pushToken(let registration):
             try touch(&effects)
-            try TokenClaims(db: db, write: write).register(&effects)
-        case .location:
+            try TokenClaims(db: db, write: write).register(registration, &effects)
+        case .location(let location):
             try touch(&effects)
-            if let location = write["location"] { try installation.applyLocation(location) }
+            try installation.applyLocation(location)
         case .optOut, .optIn:
             try touch(&effects)
             if try installation.setOptedOut(write.op == .optOut) { effects.contactChanged(key) }
@@ -136,17 +128,15 @@ struct OpApplier {
 
     /// The orchestrator's own records (source `orchestrator`).
     private func applyInternal(_ effects: inout WriteEffects) throws {
-        switch write.op {
-        case .installLink:
-            guard let target = write["target_custom_id"]?.stringValue else { return }
-            try identity.link(to: target, merge: write["merge"] == .bool(true), &effects)
-        case .installUnlink: try identity.unlink(from: write["target_custom_id"]?.stringValue)
+        switch write.payload {
+        case .installLink(let link): try identity.link(link, &effects)
+        case .installUnlink(let target): try identity.unlink(from: target)
         case .installDetach: try identity.detach(&effects)
-        case .installMove: try identity.receive(&effects)
+        case .installMove(let move): try identity.receive(move, &effects)
         case .installDrop: try identity.drop(&effects)
-        case .wipe: try identity.wipeAtHome(from: write["from_custom_id"]?.stringValue, &effects)
-        case .tokenClaim: try TokenClaims(db: db, write: write).applyClaim(&effects)
-        case .tokenRelease: try TokenClaims(db: db, write: write).applyRelease(&effects)
+        case .wipe(let from): try identity.wipeAtHome(from: from, &effects)
+        case .tokenClaim(let claim): try TokenClaims(db: db, write: write).applyClaim(claim, &effects)
+        case .tokenRelease(let release): try TokenClaims(db: db, write: write).applyRelease(release, &effects)
         case .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove: try AliasClaims(db: db, write: write).apply(&effects)
         default:
             effects.output(OrchestratorApplier.deadLetter(write.record, reason: "\(write.op.rawValue) is not an orchestrator op"))

@@ -17,6 +17,8 @@ struct Write {
     }
 
     var op: IngestOp { ingest.op }
+    /// What the write does, with its typed fields.
+    var payload: IngestPayload { ingest.payload }
     var id: String { ingest.id }
     var project: String { ingest.project }
     var customID: String? { ingest.customID }
@@ -32,7 +34,7 @@ struct Write {
     /// The ingest request that carried the write (`herald-request-id`): the correlation id a send and its delivery
     /// logs keep.
     var requestID: String? {
-        record.headers.first { $0.name == "herald-request-id" }?.value.map { String(decoding: $0, as: UTF8.self) }
+        record.headers.first { $0.name == HeraldHeader.requestID }?.value.map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Reads a record, or says why it cannot be applied (it goes to the dead letters).
@@ -50,8 +52,8 @@ struct Write {
         }
         if IngestOp.aliasOps.contains(op) {
             guard ingest.alias != nil else { return .failure("\(op.rawValue) without alias") }
-        } else if op == .pushSend {
-            guard ingest.installationID != nil || (ingest.deviceToken != nil && ingest.fields.contains { $0.key == "push" && $0.value["app"] != nil })
+        } else if case .pushSend(let push) = ingest.payload {
+            guard ingest.installationID != nil || (ingest.deviceToken != nil && push.app != nil)
             else { return .failure("push_send without installation_id, or without device_token and its app") }
         } else if IngestOp.internalOps.contains(op) || op == .identify || op == .logout {
             guard ingest.installationID != nil || op == .tokenClaim || op == .tokenRelease else {
@@ -67,9 +69,6 @@ struct Write {
         init(stringInterpolation: DefaultStringInterpolation) { reason = String(stringInterpolation: stringInterpolation) }
     }
 
-    /// One of the op's fields.
-    subscript(name: String) -> JSONValue? { ingest.fields.last { $0.key == name }?.value }
-
     /// The installation's home key (anonymous profile and link).
     var homeKey: String { ProfileKey.home(project, installationID ?? "") }
     /// The Braze alias the write names its profile by, if any.
@@ -81,7 +80,7 @@ struct Write {
     /// The key the record came under (where it applies, or is routed from).
     var recordKey: String { record.keyString ?? profileKey }
     /// Braze's `_update_existing_only`: the write changes a profile that exists, and never creates one.
-    var updateExistingOnly: Bool { self["update_existing_only"] == .bool(true) }
+    var updateExistingOnly: Bool { ingest.updateExistingOnly }
 
     /// Whether this write is applied here for the first time (a replayed id is a no-op). Ids are remembered per project
     /// and per key where the write applies: a client id (or an `Idempotency-Key`) is the client's to choose, and one
@@ -91,13 +90,14 @@ struct Write {
         try RecordDedupe.firstTime(db, scope: project, id: "\(recordKey) \(id)", at: receivedAt)
     }
 
-    /// This write again, for another key: the same id (applied once, where it lands), another custom ID.
+    /// This write again, for another key: the same id (applied once, where it lands), another custom ID, the same
+    /// request id (the sends it triggers there log it).
     func rerouted(customID newCustomID: String?) -> PendingOutput {
         var again = ingest
         again.customID = newCustomID
         again.forwarded = true
         again.hops = hops + 1
         return PendingOutput(
-            topic: HeraldTopic.ingest.name, key: again.key, value: again.value, headers: [KafkaHeader("herald-op", op.rawValue)])
+            topic: HeraldTopic.ingest.name, key: again.key, value: again.value, headers: again.headers(requestID: requestID))
     }
 }

@@ -36,16 +36,16 @@ struct WriteEffects {
         if !changedContacts.contains(key) { changedContacts.append(key) }
     }
 
-    /// An event was applied to `write.profileKey`: its fields change, and it may trigger campaigns.
-    mutating func eventApplied(_ event: JSONValue, index: Int?) {
-        guard case .string(let name)? = event["name"] else { return }
+    /// An event was applied to `write.profileKey` (its typed attributes as stored, `{"price.f": 9.5}`): its fields
+    /// change, and it may trigger campaigns.
+    mutating func eventApplied(name: String, attributes: JSONValue, label: String?, index: Int?) {
         changed([.event(name), .namespace(.tags)])
         let id = index.map { "\(write.id)#\($0)" } ?? write.id
         events.append(
             (write.profileKey,
              TriggerContext(
                 type: "event", eventName: name, eventID: id, occurrence: "event \(id)", at: write.receivedAt,
-                attributes: event["attributes"], label: event["label"]?.stringValue, requestID: write.requestID)))
+                attributes: attributes, label: label, requestID: write.requestID)))
     }
 
     /// A server asked for an API-triggered campaign for the profile `key`.
@@ -61,19 +61,17 @@ struct WriteEffects {
     }
 
     /// Emits a record of the orchestrator's own (source `orchestrator`), derived from this write: its id is the
-    /// write's id and a suffix with a space, which no client id contains.
+    /// write's id and a suffix with a space, which no client id contains; it keeps the write's request id.
     mutating func emit(
-        _ op: IngestOp, suffix: String, key: String, customID: String? = nil, installationID: String? = nil,
-        alias: UserAlias? = nil, fields: [JSONMember] = []
+        _ payload: IngestPayload, suffix: String, key: String, customID: String? = nil, installationID: String? = nil,
+        alias: UserAlias? = nil
     ) {
         let record = IngestRecord(
-            op: op, id: "\(write.id) \(suffix)", project: write.project, source: .orchestrator, customID: customID,
-            installationID: installationID ?? write.installationID, receivedAt: write.receivedAt, fields: fields,
-            alias: alias)
+            payload, id: "\(write.id) \(suffix)", project: write.project, source: .orchestrator, customID: customID,
+            installationID: installationID ?? write.installationID, receivedAt: write.receivedAt, alias: alias)
         outputs.append(
             PendingOutput(
-                topic: HeraldTopic.ingest.name, key: key, value: record.value,
-                headers: [KafkaHeader("herald-op", op.rawValue)]))
+                topic: HeraldTopic.ingest.name, key: key, value: record.value, headers: record.headers(requestID: write.requestID)))
     }
 
     /// The outputs, then a contact snapshot of each profile whose reachability changed: under a new revision, before

@@ -140,7 +140,7 @@ struct CampaignDecider {
                 outputs.append(
                     PendingOutput(
                         topic: message.channel.topic.name, key: key, value: try Wire.encode(request),
-                        headers: [KafkaHeader("herald-send-id", request.sendID)]))
+                        headers: [KafkaHeader(HeraldHeader.sendID, request.sendID)]))
                 CampaignMetrics.decision(campaign, "sent")
                 // The middle link of the correlation chain (ingest request log → this → the notifier's delivery line).
                 // No profile key: the send id leads to it.

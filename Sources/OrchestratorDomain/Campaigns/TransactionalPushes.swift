@@ -15,28 +15,22 @@ struct TransactionalPushes {
 
     /// The send request of a `push_send` record, keyed by `key`. Its id comes from the key and the record's id (as a
     /// campaign's from its profile and occurrence), so a replay (the same `id` or `Idempotency-Key`) is one send.
-    func sendRequest(key: String) throws -> PendingOutput {
+    func sendRequest(_ push: TransactionalPush, key: String) throws -> PendingOutput {
         let write = self.write
-        let push = write["push"] ?? .object([])
         var content: [String: String] = [:]
-        if case .object(let fields)? = push["notification"] {
-            for field in fields { if let text = field.value.stringValue { content[field.key] = text } }
-        }
-        var payload: [String: JSONValue]?
-        if case .object(let members)? = push["payload"] {
-            payload = Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
-        }
-        let app = push["app"]?.stringValue
+        for field in push.notification { if let text = field.value.stringValue { content[field.key] = text } }
+        let payload = push.payload.map { members in Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 }) }
+        let app = push.app
         var send = SendRequest(
             sendID: MessageRenderer.sendID(campaign: "push_send", step: "push", profileKey: key, occurrence: write.id),
             project: write.project, profileKey: key, customID: write.customID, channel: .push,
-            marketing: false, app: app, campaign: push["campaign"]?.stringValue ?? "transactional", step: "push",
+            marketing: false, app: app, campaign: push.campaign ?? "transactional", step: "push",
             occurrence: write.id, template: "api", language: "default", content: content, payload: payload,
             trigger: SendRequest.Trigger(type: "api", eventID: write.id, at: write.receivedAt), decidedAt: write.receivedAt,
             expiresAt: nil)
         send.requestID = write.requestID
         if let token = write.ingest.deviceToken, let app {
-            send.token = SendRequest.RawToken(token: token, app: app, environment: push["environment"]?.stringValue)
+            send.token = SendRequest.RawToken(token: token, app: app, environment: push.environment)
         } else {
             send.installationID = write.installationID
             send.contactRevision = try ProfilesTable(db).contactRevision(key)

@@ -34,21 +34,21 @@ struct AliasClaims {
         if let current {
             let previous = UserAlias(label: alias.label, name: current)
             effects.emit(
-                .aliasUnlink, suffix: "unlink", key: ProfileKey.alias(write.project, previous), alias: previous,
-                fields: [JSONMember("target_custom_id", .string(customID))])
+                .aliasUnlink(targetCustomID: customID), suffix: "unlink", key: ProfileKey.alias(write.project, previous),
+                alias: previous)
         }
         try aliases.set(key, alias, since: write.time)
         effects.emit(
-            .aliasClaim, suffix: "claim", key: ProfileKey.alias(write.project, alias), alias: alias,
-            fields: [JSONMember("target_custom_id", .string(customID)), JSONMember("merge", .bool(!existed))])
+            .aliasClaim(AliasClaim(targetCustomID: customID, merge: !existed)), suffix: "claim",
+            key: ProfileKey.alias(write.project, alias), alias: alias)
     }
 
     /// The orchestrator's alias records: a claim at the home, a refusal, an unlink, an alias-only profile's history.
     func apply(_ effects: inout WriteEffects) throws {
         guard let alias = write.alias else { return }
-        switch write.op {
-        case .aliasClaim:
-            guard let target = write["target_custom_id"]?.stringValue else { return }
+        switch write.payload {
+        case .aliasClaim(let claim):
+            let target = claim.targetCustomID
             let targetKey = ProfileKey.profile(write.project, target)
             let links = AliasLinksTable(db)
             if let holder = try links.holder(project: write.project, alias) {
@@ -61,21 +61,20 @@ struct AliasClaims {
             let home = write.profileKey
             let profiles = ProfileEdits(db)
             guard try profiles.exists(home) else { return }
-            if write["merge"] == .bool(true), let history = try ProfileHistory(db).history(home) {
-                effects.emit(.aliasMove, suffix: "move", key: targetKey, customID: target, alias: alias, fields: [JSONMember("merge", history)])
+            if claim.merge, let history = try ProfileHistory(db).history(home) {
+                effects.emit(.aliasMove(merge: history), suffix: "move", key: targetKey, customID: target, alias: alias)
             }
             // Merged or not, the alias-only profile is done (braze-rules §1.2: its history is in the profile now, or
             // orphaned).
             if try profiles.delete(home) { effects.contactGone(home) }
         case .aliasRefused:
             try ProfileAliasesTable(db).delete(write.profileKey, alias)
-        case .aliasUnlink:
-            guard let target = write["target_custom_id"]?.stringValue else { return }
+        case .aliasUnlink(let target):
             try AliasLinksTable(db).remove(project: write.project, alias, customID: target)
-        case .aliasMove:
+        case .aliasMove(let history):
             let key = write.profileKey
             try ProfileEdits(db).ensureProfile(key, project: write.project, customID: write.customID, at: write.receivedAt)
-            if let history = write["merge"] { try ProfileHistory(db).merge(key, history: history) }
+            if let history { try ProfileHistory(db).merge(key, history) }
             effects.contactChanged(key)
         default:
             break
@@ -87,8 +86,8 @@ struct AliasClaims {
         guard let customID = write.customID else { return }
         for alias in try ProfileAliasesTable(db).aliases(key) {
             effects.emit(
-                .aliasUnlink, suffix: "unlink \(alias.label)", key: ProfileKey.alias(write.project, alias), alias: alias,
-                fields: [JSONMember("target_custom_id", .string(customID))])
+                .aliasUnlink(targetCustomID: customID), suffix: "unlink \(alias.label)", key: ProfileKey.alias(write.project, alias),
+                alias: alias)
         }
     }
 }

@@ -29,8 +29,8 @@ struct IdentityMoves {
         try profiles.ensureProfile(key, project: write.project, customID: customID, at: write.receivedAt)
         try InstallationWrites(db: db, write: write).touch(at: key)
         effects.emit(
-            .installLink, suffix: "link", key: write.homeKey, installationID: installationID,
-            fields: [JSONMember("target_custom_id", .string(customID)), JSONMember("merge", .bool(!existed))])
+            .installLink(InstallLink(targetCustomID: customID, merge: !existed)), suffix: "link", key: write.homeKey,
+            installationID: installationID)
     }
 
     /// Wipe named by an identified app: the installation leaves the profile at once; its home forgets the link and the
@@ -38,7 +38,7 @@ struct IdentityMoves {
     func wipeAtProfile(_ effects: inout WriteEffects) throws {
         guard let customID = write.customID, let installationID = write.installationID else { return }
         if try InstallationsTable(db).delete(write.profileKey, installationID) { effects.contactChanged(write.profileKey) }
-        effects.emit(.wipe, suffix: "home", key: write.homeKey, fields: [JSONMember("from_custom_id", .string(customID))])
+        effects.emit(.wipe(fromCustomID: customID), suffix: "home", key: write.homeKey)
     }
 
     /// Delete: the profile and its rows go; each of its installations' homes forgets the link, each of its aliases is
@@ -47,9 +47,8 @@ struct IdentityMoves {
         let key = write.profileKey
         for installationID in try InstallationsTable(db).ids(key) {
             effects.emit(
-                .installUnlink, suffix: "unlink \(installationID)", key: ProfileKey.home(write.project, installationID),
-                installationID: installationID,
-                fields: write.customID.map { [JSONMember("target_custom_id", .string($0))] } ?? [])
+                .installUnlink(targetCustomID: write.customID), suffix: "unlink \(installationID)",
+                key: ProfileKey.home(write.project, installationID), installationID: installationID)
         }
         try AliasClaims(db: db, write: write).unlinkAliases(of: key, &effects)
         _ = try ProfileEdits(db).delete(key)
@@ -85,8 +84,9 @@ struct IdentityMoves {
     /// At the home: the installation now belongs to `target`. A link older than the current one is refused (its
     /// profile gives the installation back); the previous holder gives it up, or, if it was anonymous, the home sends
     /// its state (and, on a first identification, the anonymous history) and forgets the anonymous profile.
-    func link(to target: String, merge: Bool, _ effects: inout WriteEffects) throws {
+    func link(_ link: InstallLink, _ effects: inout WriteEffects) throws {
         guard let installationID = write.installationID else { return }
+        let target = link.targetCustomID
         let links = InstallationLinksTable(db)
         let current = try links.link(project: write.project, installationID: installationID)
         let targetKey = ProfileKey.profile(write.project, target)
@@ -104,9 +104,10 @@ struct IdentityMoves {
         }
         let home = write.homeKey
         let row = try InstallationsTable(db).row(home, installationID)
-        var fields = [JSONMember("installation", row.map(InstallationsTable.state) ?? .null)]
-        if merge, let history = try ProfileHistory(db).history(home) { fields.append(JSONMember("merge", history)) }
-        effects.emit(.installMove, suffix: "move", key: targetKey, customID: target, fields: fields)
+        let history = link.merge ? try ProfileHistory(db).history(home) : nil
+        effects.emit(
+            .installMove(InstallMove(installation: row.map(InstallationsTable.state), merge: history)), suffix: "move",
+            key: targetKey, customID: target)
         // Merged or not, the anonymous profile is done: its history is either in the profile now or orphaned (Braze's
         // rule), and the installation's state travels with the move.
         if try ProfileEdits(db).delete(home) { effects.contactGone(home) }
@@ -134,16 +135,16 @@ struct IdentityMoves {
         _ = try table.delete(key, installationID)
         try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "detached", token: row["token"])
         effects.contactChanged(key)
-        effects.emit(.installMove, suffix: "move", key: write.homeKey, fields: [JSONMember("installation", InstallationsTable.state(row))])
+        effects.emit(.installMove(InstallMove(installation: InstallationsTable.state(row))), suffix: "move", key: write.homeKey)
     }
 
     /// An installation's state arriving: merged into the row here (values already here are newer), with the anonymous
     /// history if it merges; its token is claimed for this profile.
-    func receive(_ effects: inout WriteEffects) throws {
+    func receive(_ move: InstallMove, _ effects: inout WriteEffects) throws {
         guard let installationID = write.installationID else { return }
         let key = write.profileKey
         try ProfileEdits(db).ensureProfile(key, project: write.project, customID: write.customID, at: write.receivedAt)
-        if case .object(let state)? = write["installation"] {
+        if let state = move.installation {
             let table = InstallationsTable(db)
             try table.receive(key, project: write.project, installationID: installationID, state: state)
             let row = try table.row(key, installationID)
@@ -153,7 +154,7 @@ struct IdentityMoves {
             }
             effects.contactChanged(key)
         }
-        if let history = write["merge"] { try ProfileHistory(db).merge(key, history: history) }
+        if let history = move.merge { try ProfileHistory(db).merge(key, history) }
     }
 
     /// The installation was wiped: the profile forgets it without moving it.

@@ -21,41 +21,33 @@ struct InstallationWrites {
     /// The data-collection flags are applied first, and stored: a device model is kept only while the installation's
     /// stored `device_model` flag is not false (batch-rules §9), whichever request or SDK sends it; `null` always
     /// erases it.
-    func applyFields(_ fields: JSONValue) throws -> Bool {
-        guard case .object(let members) = fields, let installationID = write.installationID else { return false }
+    func applyFields(_ report: InstallationReport) throws -> Bool {
+        guard let installationID = write.installationID else { return false }
         let key = write.profileKey
         let table = InstallationsTable(db)
-        if case .object(let flags)? = fields["data_collection"] {
-            for flag in flags {
-                guard case .bool(let on) = flag.value else { continue }
-                try table.setDataCollection(key, installationID, flag: flag.key, on)
-            }
+        for flag in report.dataCollection {
+            try table.setDataCollection(key, installationID, flag: flag.name, flag.on)
         }
         var permissionChanged = false
-        for member in members where InstallationsTable.fieldColumns.contains(member.key) {
-            let changed = try table.setField(key, installationID, column: member.key, member.value.stringValue)
-            if member.key == "notification_permission" && changed { permissionChanged = true }
+        for field in report.fields where InstallationsTable.fieldColumns.contains(field.name) {
+            let changed = try table.setField(key, installationID, column: field.name, field.value)
+            if field.name == "notification_permission" && changed { permissionChanged = true }
         }
         return permissionChanged
     }
 
     /// Location, at most one every 30 seconds per installation (batch-rules §3.3): an update less than 30 s after the
     /// last one kept, or older than it, is ignored.
-    func applyLocation(_ location: JSONValue) throws {
-        guard let installationID = write.installationID,
-            case .number(let latitude)? = location["latitude"], case .number(let longitude)? = location["longitude"]
-        else { return }
-        var at = write.receivedAt
-        if case .string(let text)? = location["time"], let time = WireTime.parse(text) { at = time }
+    func applyLocation(_ location: LocationReport) throws {
+        guard let installationID = write.installationID else { return }
+        let at = location.time ?? write.receivedAt
         let key = write.profileKey
         let table = InstallationsTable(db)
         if let last = try table.locationTime(key, installationID).flatMap(WireTime.parse), at.timeIntervalSince(last) < 30 {
             return
         }
-        var accuracy: Double?
-        if case .number(let literal)? = location["accuracy"] { accuracy = Double(literal) }
         try table.setLocation(
-            key, installationID, latitude: Double(latitude), longitude: Double(longitude), accuracy: accuracy,
+            key, installationID, latitude: location.latitude, longitude: location.longitude, accuracy: location.accuracy,
             at: WireTime.format(at))
     }
 

@@ -66,7 +66,7 @@ package enum ProfileView {
             JSONMember("installations", .array(installations.map(installation))),
             JSONMember("location", located.map(location) ?? .null),
             JSONMember("push_changelog", .array(changelog)),
-            JSONMember("purchases", try Purchases(db).history(key)),
+            JSONMember("purchases", try Purchases(db).json(key)),
             JSONMember("aliases", .array(try ProfileAliasesTable(db).aliases(key).map(aliasJSON))),
             JSONMember("created_at", text("created_at")), JSONMember("updated_at", text("updated_at")),
         ])

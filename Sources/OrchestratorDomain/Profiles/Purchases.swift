@@ -15,79 +15,58 @@ struct Purchases {
     /// PURCHASE, where: event.revenue_usd >= 50}`).
     static let eventName = "PURCHASE"
 
-    /// Applies a `purchase` field; returns the event it counts as (with its typed attributes: `product_id`,
-    /// `currency`, `price`, `quantity`, `revenue_usd` and the properties), for triggers.
-    func apply(_ key: String, purchase: JSONValue, receivedAt: Date) throws -> JSONValue {
-        guard let product = purchase["product_id"]?.stringValue, let currency = purchase["currency"]?.stringValue,
-            case .number(let priceText)? = purchase["price"], let price = Double(priceText),
-            case .number(let quantityText)? = purchase["quantity"], let quantity = Int64(quantityText)
-        else { return .object([]) }
-        var revenue: Double?
-        if case .number(let text)? = purchase["revenue_usd"] { revenue = Double(text) }
-        var at = receivedAt
-        if let text = purchase["time"]?.stringValue, let time = WireTime.parse(text) { at = time }
-        let time = WireTime.format(at)
+    /// Applies a purchase; returns the typed attributes of the event it counts as (`product_id`, `currency`, `price`,
+    /// `quantity`, `revenue_usd` and the properties), for triggers.
+    func apply(_ key: String, _ purchase: Purchase, receivedAt: Date) throws -> JSONValue {
+        let time = WireTime.format(purchase.time ?? receivedAt)
+        let quantity = Int64(purchase.quantity)
         try PurchaseAggregatesTable(db).add(
             key,
             PurchaseAggregate(
-                product: product, count: quantity, revenueUSD: revenue ?? 0, unpricedCount: revenue == nil ? quantity : 0,
-                first: time, last: time, lastPrice: price, lastCurrency: currency))
-        var attributes: [JSONMember] = [
-            JSONMember("product_id.s", .string(product)), JSONMember("currency.s", .string(currency)),
-            JSONMember("price.f", .number(JSONValue.literal(price))), JSONMember("quantity.i", .number(String(quantity))),
+                product: purchase.productID, count: quantity, revenueUSD: purchase.revenueUSD ?? 0,
+                unpricedCount: purchase.revenueUSD == nil ? quantity : 0, first: time, last: time, lastPrice: purchase.price,
+                lastCurrency: purchase.currency))
+        var attributes: [(String, AttributeValue)] = [
+            ("product_id", .string(purchase.productID)), ("currency", .string(purchase.currency)), ("price", .double(purchase.price)),
+            ("quantity", .integer(quantity)),
         ]
-        if let revenue { attributes.append(JSONMember("revenue_usd.f", .number(JSONValue.literal(revenue)))) }
-        if case .object(let properties)? = purchase["properties"] {
-            let taken = Set(attributes.map { $0.key.prefix { $0 != "." } })
-            attributes += properties.filter { !taken.contains($0.key.prefix { $0 != "." }) }
-        }
-        let event = JSONValue.object([
-            JSONMember("name", .string(Self.eventName)), JSONMember("time", .string(time)),
-            JSONMember("attributes", .object(attributes)),
-        ])
+        if let revenue = purchase.revenueUSD { attributes.append(("revenue_usd", .double(revenue))) }
+        let taken = Set(attributes.map(\.0))
+        attributes += purchase.properties.filter { !taken.contains($0.0) }
+        let typed = AttributeValue.typedObject(attributes)
         try EventAggregatesTable(db).add(
             key,
             EventAggregate(
                 name: Self.eventName, count: quantity, first: time, last: time, label: nil, tags: nil,
-                attributes: String(decoding: (event["attributes"] ?? .object([])).serialized, as: UTF8.self)))
-        return event
+                attributes: String(decoding: typed.serialized, as: UTF8.self)))
+        return typed
     }
 
-    /// `{"<product>": {"count", "revenue_usd", "unpriced_count", "first", "last", "last_price", "last_currency"}}`: for
-    /// the profile's JSON and for a merge.
-    func history(_ key: String) throws -> JSONValue {
-        .object(try PurchaseAggregatesTable(db).all(key).map { aggregate in
-            JSONMember(
-                aggregate.product,
-                .object([
-                    JSONMember("count", .number(String(aggregate.count))),
-                    JSONMember("revenue_usd", .number(JSONValue.literal(aggregate.revenueUSD))),
-                    JSONMember("unpriced_count", .number(String(aggregate.unpricedCount))),
-                    JSONMember("first", .string(aggregate.first)), JSONMember("last", .string(aggregate.last)),
-                    JSONMember("last_price", .number(JSONValue.literal(aggregate.lastPrice))),
-                    JSONMember("last_currency", .string(aggregate.lastCurrency)),
-                ]))
-        })
+    /// The profile's purchases, per product (for its JSON and a merge).
+    func history(_ key: String) throws -> [MergedHistory.Product] {
+        try PurchaseAggregatesTable(db).all(key).map { aggregate in
+            MergedHistory.Product(
+                productID: aggregate.product, count: aggregate.count, revenueUSD: aggregate.revenueUSD,
+                unpricedCount: aggregate.unpricedCount, first: aggregate.first, last: aggregate.last,
+                lastPrice: aggregate.lastPrice, lastCurrency: aggregate.lastCurrency)
+        }
+    }
+
+    /// `{"<product>": {"count", "revenue_usd", "unpriced_count", "first", "last", "last_price", "last_currency"}}`.
+    func json(_ key: String) throws -> JSONValue {
+        .object(try history(key).map { JSONMember($0.productID, $0.json) })
     }
 
     /// Adds a merged profile's purchases to this one's.
-    func merge(_ key: String, history: JSONValue) throws {
-        guard case .object(let products) = history else { return }
+    func merge(_ key: String, _ products: [MergedHistory.Product]) throws {
         let table = PurchaseAggregatesTable(db)
         for product in products {
-            let value = product.value
-            guard case .number(let count)? = value["count"], let count = Int64(count),
-                case .number(let revenue)? = value["revenue_usd"], let revenue = Double(revenue),
-                case .number(let unpriced)? = value["unpriced_count"], let unpriced = Int64(unpriced),
-                let first = value["first"]?.stringValue, let last = value["last"]?.stringValue,
-                case .number(let price)? = value["last_price"], let price = Double(price),
-                let currency = value["last_currency"]?.stringValue
-            else { continue }
             try table.add(
                 key,
                 PurchaseAggregate(
-                    product: product.key, count: count, revenueUSD: revenue, unpricedCount: unpriced, first: first, last: last,
-                    lastPrice: price, lastCurrency: currency))
+                    product: product.productID, count: product.count, revenueUSD: product.revenueUSD,
+                    unpricedCount: product.unpricedCount, first: product.first, last: product.last, lastPrice: product.lastPrice,
+                    lastCurrency: product.lastCurrency))
         }
     }
 }

@@ -84,7 +84,7 @@ struct InstallationsTable {
     }
 
     func setLocation(
-        _ key: String, _ installationID: String, latitude: Double?, longitude: Double?, accuracy: Double?, at time: String
+        _ key: String, _ installationID: String, latitude: Double, longitude: Double, accuracy: Double?, at time: String
     ) throws {
         try db.executeCached(sql: """
                 UPDATE installations SET latitude = ?, longitude = ?, location_accuracy = ?, location_at = ?
@@ -197,24 +197,23 @@ struct InstallationsTable {
         "detected_region", "timezone",
     ].map { ($0, "coalesce(installations.\($0), excluded.\($0))") }
 
-    /// An installation row's moving state as JSON (for a move).
-    static func state(_ row: Row) -> JSONValue {
-        .object(
-            movingColumns.map { column in
-                let value: JSONValue =
-                    switch row[column.name] as DatabaseValue? {
-                    case .none: .null
-                    case .some(let databaseValue):
-                        switch databaseValue.storage {
-                        case .null: .null
-                        case .int64(let number): .number(String(number))
-                        case .double(let number): .number(JSONValue.literal(number))
-                        case .string(let text): .string(text)
-                        case .blob: .null
-                        }
+    /// An installation row's moving state (for a move): its moving columns, by name.
+    static func state(_ row: Row) -> [JSONMember] {
+        movingColumns.map { column in
+            let value: JSONValue =
+                switch row[column.name] as DatabaseValue? {
+                case .none: .null
+                case .some(let databaseValue):
+                    switch databaseValue.storage {
+                    case .null: .null
+                    case .int64(let number): .number(String(number))
+                    case .double(let number): .number(JSONValue.literal(number))
+                    case .string(let text): .string(text)
+                    case .blob: .null
                     }
-                return JSONMember(column.name, value)
-            })
+                }
+            return JSONMember(column.name, value)
+        }
     }
 
     /// Merges a moved installation's state into the row under `key`.

@@ -1,57 +1,5 @@
 import Foundation
 
-/// One operation on a custom attribute.
-package enum AttributeEdit: Sendable, Equatable {
-    case set(AttributeValue)
-    case remove
-    case arrayEdit(add: [String], remove: [String])
-    /// Adds to an integer attribute; creates it with the amount when unset; ignored on another type (Braze's
-    /// `{"inc": n}`, braze-rules §2.2).
-    case increment(Int64)
-}
-
-/// The valid operations of a profile edit, in request order (a later write to the same name replaces an earlier one,
-/// names compared lowercased).
-package struct ProfileEdit: Sendable, Equatable {
-    /// Native fields under their wire names (`email`, `email_marketing`, `phone_number`, `sms_marketing`, `language`,
-    /// `region`, `timezone`); `.null` erases.
-    package var natives: [JSONMember] = []
-    package var attributes: [(name: String, edit: AttributeEdit)] = []
-
-    package init() {}
-
-    package var isEmpty: Bool { natives.isEmpty && attributes.isEmpty }
-
-    /// `{"email": …, "custom_attributes": {"age.i": 26, "gone": null, "list.a": {"$add": […], "$remove": […]},
-    /// "visits.i": {"$inc": 1}}}`.
-    package var json: JSONValue {
-        var members = natives
-        if !attributes.isEmpty {
-            members.append(
-                JSONMember(
-                    "custom_attributes",
-                    .object(
-                        attributes.map { name, edit in
-                            switch edit {
-                            case .set(let value): JSONMember("\(name).\(value.suffix)", value.json)
-                            case .remove: JSONMember(name, .null)
-                            case .increment(let amount): JSONMember("\(name).i", .object([JSONMember("$inc", .number(String(amount)))]))
-                            case .arrayEdit(let add, let remove):
-                                JSONMember(
-                                    "\(name).a",
-                                    .object([
-                                        JSONMember("$add", .array(add.map(JSONValue.string))),
-                                        JSONMember("$remove", .array(remove.map(JSONValue.string))),
-                                    ]))
-                            }
-                        })))
-        }
-        return .object(members)
-    }
-
-    package static func == (lhs: ProfileEdit, rhs: ProfileEdit) -> Bool { lhs.json == rhs.json }
-}
-
 /// Builds a `ProfileEdit` in linear time: a later write to a name replaces the earlier one and takes its place at the
 /// end (the request's order of last writes). A request of 140,000 names once held a core for 36 s when each write
 /// searched the list for its name (issue 20, item 5).

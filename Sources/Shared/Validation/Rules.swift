@@ -318,55 +318,6 @@ package enum Rules {
         return value
     }
 }
-
-/// A validated attribute value, with the type suffix used on the wire (`age.i`, as the SDK writes them).
-package indirect enum AttributeValue: Sendable, Equatable {
-    case string(String)
-    case integer(Int64)
-    case double(Double)
-    case bool(Bool)
-    case date(Date)
-    case url(String)
-    case stringArray([String])
-    /// Events only.
-    case object([(String, AttributeValue)])
-    /// Events only.
-    case objectArray([[(String, AttributeValue)]])
-
-    package var suffix: String {
-        switch self {
-        case .string: "s"
-        case .integer: "i"
-        case .double: "f"
-        case .bool: "b"
-        case .date: "t"
-        case .url: "u"
-        case .stringArray, .objectArray: "a"
-        case .object: "o"
-        }
-    }
-
-    package var json: JSONValue {
-        switch self {
-        case .string(let value), .url(let value): .string(value)
-        case .integer(let value): .number(String(value))
-        case .double(let value): .number(JSONValue.literal(value))
-        case .bool(let value): .bool(value)
-        case .date(let value): .string(WireTime.format(value))
-        case .stringArray(let values): .array(values.map(JSONValue.string))
-        case .object(let members): AttributeValue.typedObject(members)
-        case .objectArray(let objects): .array(objects.map(AttributeValue.typedObject))
-        }
-    }
-
-    /// `{"name.s": …, "price.f": …}`.
-    package static func typedObject(_ members: [(String, AttributeValue)]) -> JSONValue {
-        .object(members.map { JSONMember("\($0.0).\($0.1.suffix)", $0.1.json) })
-    }
-
-    package static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool { lhs.json == rhs.json }
-}
-
 extension JSONValue {
     /// A JSON literal for a finite double that reads back as the same double.
     package static func literal(_ value: Double) -> String {

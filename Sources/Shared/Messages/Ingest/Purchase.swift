@@ -50,4 +50,17 @@ package struct Purchase: Sendable, Equatable {
     }
 
     package static func == (lhs: Purchase, rhs: Purchase) -> Bool { lhs.json == rhs.json }
+
+    /// Reads a purchase `json` wrote.
+    package init(wire value: JSONValue, path: String) throws(WireError) {
+        let object = try WireObject(value, path: path)
+        let quantity = try object.int64("quantity")
+        guard let units = Int(exactly: quantity) else { throw WireError(reason: "\(object.path("quantity")): out of range") }
+        self.init(
+            productID: try object.string("product_id"), currency: try object.string("currency"), price: try object.double("price"),
+            quantity: units, revenueUSD: try object.optionalDouble("revenue_usd"), time: try object.optionalDate("time"),
+            properties: try object.value("properties").map { value throws(WireError) in
+                try AttributeValue.typedMembers(value, path: object.path("properties"))
+            } ?? [])
+    }
 }

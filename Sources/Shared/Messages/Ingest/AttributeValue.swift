@@ -1,0 +1,98 @@
+import Foundation
+
+/// A validated attribute value, with the type suffix used on the wire (`age.i`, as the SDK writes them).
+package indirect enum AttributeValue: Sendable, Equatable {
+    case string(String)
+    case integer(Int64)
+    case double(Double)
+    case bool(Bool)
+    case date(Date)
+    case url(String)
+    case stringArray([String])
+    /// Events only.
+    case object([(String, AttributeValue)])
+    /// Events only.
+    case objectArray([[(String, AttributeValue)]])
+
+    package var suffix: String {
+        switch self {
+        case .string: "s"
+        case .integer: "i"
+        case .double: "f"
+        case .bool: "b"
+        case .date: "t"
+        case .url: "u"
+        case .stringArray, .objectArray: "a"
+        case .object: "o"
+        }
+    }
+
+    package var json: JSONValue {
+        switch self {
+        case .string(let value), .url(let value): .string(value)
+        case .integer(let value): .number(String(value))
+        case .double(let value): .number(JSONValue.literal(value))
+        case .bool(let value): .bool(value)
+        case .date(let value): .string(WireTime.format(value))
+        case .stringArray(let values): .array(values.map(JSONValue.string))
+        case .object(let members): AttributeValue.typedObject(members)
+        case .objectArray(let objects): .array(objects.map(AttributeValue.typedObject))
+        }
+    }
+
+    /// `{"name.s": …, "price.f": …}`.
+    package static func typedObject(_ members: [(String, AttributeValue)]) -> JSONValue {
+        .object(members.map { JSONMember("\($0.0).\($0.1.suffix)", $0.1.json) })
+    }
+
+    package static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool { lhs.json == rhs.json }
+}
+
+extension AttributeValue {
+    /// Reads a value `json` wrote under the type suffix `suffix` (`s`, `i`, `f`, `b`, `t`, `u`, `a`, `o`).
+    package init(wire value: JSONValue, suffix: Substring, path: String) throws(WireError) {
+        switch (suffix, value) {
+        case ("s", .string(let text)): self = .string(text)
+        case ("u", .string(let text)): self = .url(text)
+        case ("b", .bool(let flag)): self = .bool(flag)
+        case ("i", .number(let literal)):
+            guard let number = Int64(literal) else { throw WireError(reason: "\(path): expected an integer") }
+            self = .integer(number)
+        case ("f", .number(let literal)):
+            guard let number = Double(literal) else { throw WireError(reason: "\(path): expected a number") }
+            self = .double(number)
+        case ("t", .string(let text)):
+            guard let date = WireTime.parse(text) else { throw WireError(reason: "\(path): expected an ISO-8601 time") }
+            self = .date(date)
+        case ("a", .array(let items)):
+            var strings: [String] = []
+            var objects: [[(String, AttributeValue)]] = []
+            for (index, item) in items.enumerated() {
+                switch item {
+                case .string(let text) where objects.isEmpty: strings.append(text)
+                case .object where strings.isEmpty: objects.append(try Self.typedMembers(item, path: "\(path)[\(index)]"))
+                default: throw WireError(reason: "\(path)[\(index)]: an array holds only strings or only objects")
+                }
+            }
+            self = objects.isEmpty ? .stringArray(strings) : .objectArray(objects)
+        case ("o", .object): self = .object(try Self.typedMembers(value, path: path))
+        default: throw WireError(reason: "\(path): not a value of type \(suffix)")
+        }
+    }
+
+    /// The attributes of an object `typedObject` wrote: `{"price.f": 9.5}` → `[("price", .double(9.5))]`.
+    package static func typedMembers(_ value: JSONValue, path: String) throws(WireError) -> [(String, AttributeValue)] {
+        guard case .object(let members) = value else { throw WireError(reason: "\(path): expected an object") }
+        var result: [(String, AttributeValue)] = []
+        result.reserveCapacity(members.count)
+        for member in members {
+            guard let dot = member.key.lastIndex(of: ".") else {
+                throw WireError(reason: "\(path).\(member.key): an attribute without a type suffix")
+            }
+            let suffix = member.key[member.key.index(after: dot)...]
+            result.append(
+                (String(member.key[..<dot]), try AttributeValue(wire: member.value, suffix: suffix, path: "\(path).\(member.key)")))
+        }
+        return result
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+
+// The payloads of the orchestrator's own records, which move identity state between the partitions of the keys
+// involved (docs/orchestrator.md, Identity). The ingest never writes them.
+
+/// `install_link`, to an installation's home: link it to the profile `targetCustomID`; `merge`: its anonymous history
+/// merges (the profile is new).
+package struct InstallLink: Sendable, Equatable {
+    package var targetCustomID: String
+    package var merge: Bool
+
+    package init(targetCustomID: String, merge: Bool) {
+        self.targetCustomID = targetCustomID
+        self.merge = merge
+    }
+}
+
+/// `install_move`: an installation's state (its row's moving columns; nil: the home had no row) to its new holder, with
+/// the anonymous history when it merges.
+package struct InstallMove: Sendable, Equatable {
+    package var installation: [JSONMember]?
+    package var merge: MergedHistory?
+
+    package init(installation: [JSONMember]?, merge: MergedHistory? = nil) {
+        self.installation = installation
+        self.merge = merge
+    }
+}
+
+/// `token_claim`, to a token's key: the token belongs to the profile `ownerKey` and the record's installation, registered
+/// there at `registeredAt`.
+package struct TokenClaim: Sendable, Equatable {
+    package var token: String
+    package var ownerKey: String
+    package var registeredAt: String?
+
+    package init(token: String, ownerKey: String, registeredAt: String?) {
+        self.token = token
+        self.ownerKey = ownerKey
+        self.registeredAt = registeredAt
+    }
+}
+
+/// `token_release`, to the token's previous owner: the token moved to `movedTo`.
+package struct TokenRelease: Sendable, Equatable {
+    package var token: String
+    package var movedTo: String?
+
+    package init(token: String, movedTo: String?) {
+        self.token = token
+        self.movedTo = movedTo
+    }
+}
+
+/// `alias_claim`, to an alias's key: the alias belongs to `targetCustomID` (the first claim wins); `merge` as for
+/// `install_link`.
+package struct AliasClaim: Sendable, Equatable {
+    package var targetCustomID: String
+    package var merge: Bool
+
+    package init(targetCustomID: String, merge: Bool) {
+        self.targetCustomID = targetCustomID
+        self.merge = merge
+    }
+}
+
+/// What an anonymous or alias-only profile carries to the profile it merges into (braze-rules §1.2): its natives (each
+/// kept only where the profile has none), custom attributes with their times, event aggregates and purchases.
+package struct MergedHistory: Sendable, Equatable {
+    package struct Attribute: Sendable, Equatable {
+        package var name: String
+        /// The type suffix and the value as stored (JSON text).
+        package var type: String
+        package var value: String
+        package var updatedAt: String
+
+        package init(name: String, type: String, value: String, updatedAt: String) {
+            self.name = name
+            self.type = type
+            self.value = value
+            self.updatedAt = updatedAt
+        }
+    }
+
+    package struct Event: Sendable, Equatable {
+        package var name: String
+        package var count: Int64
+        package var first: String
+        package var last: String
+        package var label: String?
+        /// JSON text, as stored.
+        package var tags: String?
+        package var attributes: String
+
+        package init(name: String, count: Int64, first: String, last: String, label: String?, tags: String?, attributes: String) {
+            self.name = name
+            self.count = count
+            self.first = first
+            self.last = last
+            self.label = label
+            self.tags = tags
+            self.attributes = attributes
+        }
+    }
+
+    package struct Product: Sendable, Equatable {
+        package var productID: String
+        package var count: Int64
+        package var revenueUSD: Double
+        package var unpricedCount: Int64
+        package var first: String
+        package var last: String
+        package var lastPrice: Double
+        package var lastCurrency: String
+
+        package init(
+            productID: String, count: Int64, revenueUSD: Double, unpricedCount: Int64, first: String, last: String,
+            lastPrice: Double, lastCurrency: String
+        ) {
+            self.productID = productID
+            self.count = count
+            self.revenueUSD = revenueUSD
+            self.unpricedCount = unpricedCount
+            self.first = first
+            self.last = last
+            self.lastPrice = lastPrice
+            self.lastCurrency = lastCurrency
+        }
+    }
+
+    /// Native field (`language`, `email`, …) → value.
+    package var natives: [JSONMember]
+    package var attributes: [Attribute]
+    package var events: [Event]
+    package var purchases: [Product]
+
+    package init(natives: [JSONMember], attributes: [Attribute], events: [Event], purchases: [Product]) {
+        self.natives = natives
+        self.attributes = attributes
+        self.events = events
+        self.purchases = purchases
+    }
+}
+
+// MARK: Wire
+
+extension MergedHistory.Product {
+    /// `{"count", "revenue_usd", "unpriced_count", "first", "last", "last_price", "last_currency"}` (under its product id).
+    package var json: JSONValue {
+        .object([
+            JSONMember("count", .number(String(count))), JSONMember("revenue_usd", .number(JSONValue.literal(revenueUSD))),
+            JSONMember("unpriced_count", .number(String(unpricedCount))), JSONMember("first", .string(first)),
+            JSONMember("last", .string(last)), JSONMember("last_price", .number(JSONValue.literal(lastPrice))),
+            JSONMember("last_currency", .string(lastCurrency)),
+        ])
+    }
+}
+
+extension MergedHistory {
+    var json: JSONValue {
+        .object([
+            JSONMember("natives", .object(natives)),
+            JSONMember(
+                "attributes",
+                .array(attributes.map { .array([.string($0.name), .string($0.type), .string($0.value), .string($0.updatedAt)]) })),
+            JSONMember(
+                "events",
+                .array(
+                    events.map { event in
+                        .object([
+                            JSONMember("name", .string(event.name)), JSONMember("count", .number(String(event.count))),
+                            JSONMember("first", .string(event.first)), JSONMember("last", .string(event.last)),
+                            JSONMember("label", event.label.map(JSONValue.string) ?? .null),
+                            JSONMember("tags", event.tags.map(JSONValue.string) ?? .null),
+                            JSONMember("attributes", .string(event.attributes)),
+                        ])
+                    })),
+            JSONMember("purchases", .object(purchases.map { JSONMember($0.productID, $0.json) })),
+        ])
+    }
+
+    init(wire value: JSONValue, path: String) throws(WireError) {
+        let object = try WireObject(value, path: path)
+        let natives = try object.optionalObject("natives")?.members ?? []
+        for native in natives {
+            guard case .string = native.value else { throw WireError(reason: "\(object.path("natives")).\(native.key): expected a string") }
+        }
+        var attributes: [Attribute] = []
+        for (index, item) in (try object.optionalArray("attributes") ?? []).enumerated() {
+            guard case .array(let parts) = item, parts.count == 4, case .string(let name) = parts[0], case .string(let type) = parts[1],
+                case .string(let text) = parts[2], case .string(let updatedAt) = parts[3]
+            else { throw WireError(reason: "\(object.path("attributes"))[\(index)]: expected [name, type, value, updated_at]") }
+            attributes.append(Attribute(name: name, type: type, value: text, updatedAt: updatedAt))
+        }
+        var events: [Event] = []
+        for (index, item) in (try object.optionalArray("events") ?? []).enumerated() {
+            let event = try WireObject(item, path: "\(object.path("events"))[\(index)]")
+            events.append(
+                Event(
+                    name: try event.string("name"), count: try event.int64("count"), first: try event.string("first"),
+                    last: try event.string("last"), label: try event.optionalString("label"), tags: try event.optionalString("tags"),
+                    attributes: try event.optionalString("attributes") ?? "{}"))
+        }
+        var purchases: [Product] = []
+        for member in try object.optionalObject("purchases")?.members ?? [] {
+            let product = try WireObject(member.value, path: "\(object.path("purchases")).\(member.key)")
+            purchases.append(
+                Product(
+                    productID: member.key, count: try product.int64("count"), revenueUSD: try product.double("revenue_usd"),
+                    unpricedCount: try product.int64("unpriced_count"), first: try product.string("first"),
+                    last: try product.string("last"), lastPrice: try product.double("last_price"),
+                    lastCurrency: try product.string("last_currency")))
+        }
+        self.init(natives: natives, attributes: attributes, events: events, purchases: purchases)
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+
+/// What one record on `herald.ingest` does, with its fields: one case per op, each with its typed payload. Written
+/// (`members`) and read (`init(op:fields:)`) here; a new op is a case of `IngestOp`, a case here, and the branches the
+/// compiler then asks for (the orchestrator's `OpApplier`).
+package enum IngestPayload: Sendable, Equatable {
+    case profileUpdate(ProfileUpdate)
+    case event(ValidatedEvent)
+    case identify
+    case logout
+    case installation(InstallationReport)
+    case pushToken(PushTokenRegistration)
+    case location(LocationReport)
+    case optOut
+    case optIn
+    /// An app's wipe (no field); at the home, the orchestrator's (`from_custom_id`: the profile that already dropped it).
+    case wipe(fromCustomID: String?)
+    case profileDelete
+    case campaignTrigger(CampaignTrigger)
+    case purchase(Purchase)
+    /// The envelope's alias for its custom ID's profile (or an alias-only profile without one).
+    case alias
+    case pushSend(TransactionalPush)
+
+    // The orchestrator's own.
+    case installLink(InstallLink)
+    /// To an installation's home: forget its link to the deleted profile `targetCustomID`.
+    case installUnlink(targetCustomID: String?)
+    case installDetach
+    case installMove(InstallMove)
+    case installDrop
+    case tokenClaim(TokenClaim)
+    case tokenRelease(TokenRelease)
+    case aliasClaim(AliasClaim)
+    case aliasRefused
+    /// To an alias's key: the profile `targetCustomID` gave the alias up.
+    case aliasUnlink(targetCustomID: String)
+    /// To a profile: an alias-only profile's history.
+    case aliasMove(merge: MergedHistory?)
+
+    package var op: IngestOp {
+        switch self {
+        case .profileUpdate: .profileUpdate
+        case .event: .event
+        case .identify: .identify
+        case .logout: .logout
+        case .installation: .installation
+        case .pushToken: .pushToken
+        case .location: .location
+        case .optOut: .optOut
+        case .optIn: .optIn
+        case .wipe: .wipe
+        case .profileDelete: .profileDelete
+        case .campaignTrigger: .campaignTrigger
+        case .purchase: .purchase
+        case .alias: .alias
+        case .pushSend: .pushSend
+        case .installLink: .installLink
+        case .installUnlink: .installUnlink
+        case .installDetach: .installDetach
+        case .installMove: .installMove
+        case .installDrop: .installDrop
+        case .tokenClaim: .tokenClaim
+        case .tokenRelease: .tokenRelease
+        case .aliasClaim: .aliasClaim
+        case .aliasRefused: .aliasRefused
+        case .aliasUnlink: .aliasUnlink
+        case .aliasMove: .aliasMove
+        }
+    }
+
+    /// The op's fields, after the envelope.
+    var members: [JSONMember] {
+        switch self {
+        case .profileUpdate(let update):
+            var members: [JSONMember] = []
+            if let profile = update.profile { members.append(JSONMember("profile", profile.json)) }
+            if let events = update.events { members.append(JSONMember("events", .array(events.map(\.json)))) }
+            return members
+        case .event(let event): return [JSONMember("event", event.json)]
+        case .installation(let report): return [JSONMember("installation", report.json)]
+        case .pushToken(let registration): return [JSONMember("push", registration.json)]
+        case .location(let location): return [JSONMember("location", location.json)]
+        case .wipe(let from): return from.map { [JSONMember("from_custom_id", .string($0))] } ?? []
+        case .campaignTrigger(let trigger):
+            return [JSONMember("campaign", .string(trigger.campaign)), JSONMember("trigger_properties", .object(trigger.properties))]
+        case .purchase(let purchase): return [JSONMember("purchase", purchase.json)]
+        case .pushSend(let push): return [JSONMember("push", push.json)]
+        case .installLink(let link):
+            return [JSONMember("target_custom_id", .string(link.targetCustomID)), JSONMember("merge", .bool(link.merge))]
+        case .installUnlink(let target): return target.map { [JSONMember("target_custom_id", .string($0))] } ?? []
+        case .installMove(let move):
+            var members = [JSONMember("installation", move.installation.map(JSONValue.object) ?? .null)]
+            if let merge = move.merge { members.append(JSONMember("merge", merge.json)) }
+            return members
+        case .tokenClaim(let claim):
+            var members = [JSONMember("token", .string(claim.token)), JSONMember("owner_key", .string(claim.ownerKey))]
+            if let registeredAt = claim.registeredAt { members.append(JSONMember("registered_at", .string(registeredAt))) }
+            return members
+        case .tokenRelease(let release):
+            var members = [JSONMember("token", .string(release.token))]
+            if let movedTo = release.movedTo { members.append(JSONMember("moved_to", .string(movedTo))) }
+            return members
+        case .aliasClaim(let claim):
+            return [JSONMember("target_custom_id", .string(claim.targetCustomID)), JSONMember("merge", .bool(claim.merge))]
+        case .aliasUnlink(let target): return [JSONMember("target_custom_id", .string(target))]
+        case .aliasMove(let merge): return merge.map { [JSONMember("merge", $0.json)] } ?? []
+        case .identify, .logout, .optOut, .optIn, .profileDelete, .alias, .installDetach, .installDrop, .aliasRefused:
+            return []
+        }
+    }
+
+    /// Reads the fields of a record of `op`.
+    init(op: IngestOp, fields: WireObject) throws(WireError) {
+        switch op {
+        case .profileUpdate:
+            let events = try fields.optionalArray("events")?.enumerated().map { index, event throws(WireError) in
+                try ValidatedEvent(wire: event, path: "events[\(index)]")
+            }
+            self = .profileUpdate(
+                ProfileUpdate(profile: try fields.value("profile").map { value throws(WireError) in try ProfileEdit(wire: value, path: "profile") }, events: events))
+        case .event: self = .event(try ValidatedEvent(wire: try Self.required(fields, "event"), path: "event"))
+        case .identify: self = .identify
+        case .logout: self = .logout
+        case .installation:
+            self = .installation(try InstallationReport(wire: try Self.required(fields, "installation"), path: "installation"))
+        case .pushToken: self = .pushToken(try PushTokenRegistration(wire: try Self.required(fields, "push"), path: "push"))
+        case .location: self = .location(try LocationReport(wire: try Self.required(fields, "location"), path: "location"))
+        case .optOut: self = .optOut
+        case .optIn: self = .optIn
+        case .wipe: self = .wipe(fromCustomID: try fields.optionalString("from_custom_id"))
+        case .profileDelete: self = .profileDelete
+        case .campaignTrigger:
+            self = .campaignTrigger(
+                CampaignTrigger(
+                    campaign: try fields.string("campaign"),
+                    properties: try fields.optionalObject("trigger_properties")?.members ?? []))
+        case .purchase: self = .purchase(try Purchase(wire: try Self.required(fields, "purchase"), path: "purchase"))
+        case .alias: self = .alias
+        case .pushSend: self = .pushSend(try TransactionalPush(wire: try Self.required(fields, "push"), path: "push"))
+        case .installLink:
+            self = .installLink(InstallLink(targetCustomID: try fields.string("target_custom_id"), merge: try fields.bool("merge")))
+        case .installUnlink: self = .installUnlink(targetCustomID: try fields.optionalString("target_custom_id"))
+        case .installDetach: self = .installDetach
+        case .installMove:
+            self = .installMove(
+                InstallMove(
+                    installation: try fields.optionalObject("installation")?.members,
+                    merge: try fields.value("merge").map { value throws(WireError) in try MergedHistory(wire: value, path: "merge") }))
+        case .installDrop: self = .installDrop
+        case .tokenClaim:
+            self = .tokenClaim(
+                TokenClaim(
+                    token: try fields.string("token"), ownerKey: try fields.string("owner_key"),
+                    registeredAt: try fields.optionalString("registered_at")))
+        case .tokenRelease:
+            self = .tokenRelease(TokenRelease(token: try fields.string("token"), movedTo: try fields.optionalString("moved_to")))
+        case .aliasClaim:
+            self = .aliasClaim(AliasClaim(targetCustomID: try fields.string("target_custom_id"), merge: try fields.bool("merge")))
+        case .aliasRefused: self = .aliasRefused
+        case .aliasUnlink: self = .aliasUnlink(targetCustomID: try fields.string("target_custom_id"))
+        case .aliasMove:
+            self = .aliasMove(merge: try fields.value("merge").map { value throws(WireError) in try MergedHistory(wire: value, path: "merge") })
+        }
+    }
+
+    private static func required(_ fields: WireObject, _ name: String) throws(WireError) -> JSONValue {
+        guard let value = fields.value(name) else { throw WireError(reason: "\(name): missing") }
+        return value
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import HTTPTypes
+import HeraldTestSupport
+import Shared
+import Testing
+
+@testable import Ingest
+
+/// Every endpoint of the ingest writes the records it wrote before they had typed payloads (`IngestGoldens.ingest`,
+/// captured at 89ff821 by these same calls): the same keys, the same bytes.
+@Suite("herald.ingest: the ingest writes the golden records")
+struct IngestGoldenRecordTests {
+    @Test("every endpoint's records are the golden ones, byte for byte")
+    func goldenRecords() async throws {
+        var lines: [String] = []
+        func capture(_ name: String, _ uri: String, method: HTTPRequest.Method = .post, key: String? = nil, rest: Bool = false,
+                     body: String? = nil, headers: HTTPFields = [:]) async throws {
+            let sink = FakeSink()
+            var all = headers
+            all[HTTPField.Name("Idempotency-Key")!] = "golden-\(name)"
+            let answer = try await call(uri, method: method, key: key, rest: rest, body: body, headers: all, sink: sink)
+            #expect((200..<300).contains(Int(answer.status.code)), "\(name): \(answer.json)")
+            #expect(!sink.records.isEmpty, "\(name)")
+            for (index, record) in sink.records.enumerated() {
+                lines.append("\(name)#\(index)\t\(record.key)\t\(String(decoding: record.value, as: UTF8.self))")
+            }
+        }
+        let installation = "8B2C0F4E-0000-4000-8000-000000000001"
+        try await capture("server-update", "/v1/profiles/update", key: restKey, rest: true, body: #"""
+            [{"identifiers":{"custom_id":"paul"},
+              "attributes":{"$email_address":"paul@example.com","$email_marketing":"subscribed","$phone_number":"+33612345678",
+                "$sms_marketing":"unsubscribed","$language":"FR","$region":"BE","$timezone":"Europe/Paris","Age":26,"score":1.5,
+                "vip":true,"plan":"gold","since":{"$date":"2026-01-01T00:00:00Z"},"site":{"$url":"https://example.com"},
+                "interests":["a","b"],"visits":{"$add":["x"],"$remove":["y"]},"gone":null},
+              "events":[{"name":"purchased","id":"evt-1","time":"2026-11-22T10:00:00Z","attributes":{
+                "sub_category":"bags","end_of_sale_date":{"$date":"2026-12-01T00:00:00Z"},"count":3,"ratio":0.25,"ok":false,
+                "items_list":[{"name":"Basil","price":23.99,"item_url":{"$url":"https://example.com/basil"},"in_sales":true}],
+                "meta":{"level":{"deep":"x"}},"words":["one","two"],
+                "$label":"legacy_label","$tags":["Spring","spring","sale"]}},{"name":"app_open"}]},
+             {"identifiers":{"custom_id":"zoe"},"events":[{"name":"opened","attributes":{"n":1}}]},
+             {"identifiers":{"custom_id":"émile/ü"},"attributes":{"$email_address":null,"$language":null}}]
+            """#)
+        try await capture("server-delete", "/v1/profiles/paul", method: .delete, key: restKey, rest: true)
+        try await capture("server-trigger", "/v1/campaigns/trigger", key: restKey, rest: true, body: #"""
+            {"campaign_id":"login-code","trigger_properties":{"b":1,"a":"x","c":true},
+             "recipients":[{"custom_id":"paul","trigger_properties":{"code":"4821","n":2.5}},{"custom_id":"zoe","id":"t-2"}]}
+            """#)
+        try await capture("app-identify", "/v1/app/identify", key: iosKey, body: #"{"installation_id":"\#(installation)","custom_id":"paul"}"#)
+        try await capture("app-logout", "/v1/app/identify", key: iosKey, body: #"{"installation_id":"\#(installation)","custom_id":null}"#)
+        try await capture("app-profile", "/v1/app/profile", key: iosKey, body: #"{"installation_id":"\#(installation)","custom_id":"paul","attributes":{"$language":"de","plan":"free"}}"#)
+        try await capture("app-profile-anonymous", "/v1/app/profile", key: androidKey, body: #"{"installation_id":"\#(installation)","attributes":{"plan":"free"}}"#)
+        try await capture("app-events", "/v1/app/events", key: iosKey, body: #"{"installation_id":"\#(installation)","events":[{"name":"app_open"},{"name":"add_to_cart","id":"e-9","attributes":{"price":12}}]}"#)
+        try await capture("app-events-dev", "/v1/app/events", key: iosDevKey, body: #"{"installation_id":"\#(installation)","custom_id":"paul","events":[{"name":"app_open"}]}"#)
+        try await capture("app-installation", "/v1/app/installation", key: iosKey, body: #"""
+            {"installation_id":"\#(installation)","app_version":"3.2.1","app_build":"321","os_version":"18.1","sdk_version":"1.0",
+             "device_brand":"Apple","device_model":"iPhone15,2","detected_language":"fr","detected_region":"BE",
+             "timezone":"Europe/Brussels","notification_permission":"allowed","data_collection":{"geoip":true,"device_model":true}}
+            """#)
+        try await capture("app-installation-erase", "/v1/app/installation", key: iosKey, body: #"{"installation_id":"\#(installation)","device_model":null,"data_collection":{"device_model":false}}"#)
+        try await capture("app-push-token", "/v1/app/push-token", key: iosKey, body: #"{"installation_id":"\#(installation)","token":"\#(String(repeating: "AB", count: 32))","environment":"production"}"#)
+        try await capture("app-push-token-android", "/v1/app/push-token", key: androidKey, body: #"{"installation_id":"\#(installation)","custom_id":"paul","token":"fcm:token-1","environment":"sandbox"}"#)
+        try await capture("app-location", "/v1/app/location", key: iosKey, body: #"{"installation_id":"\#(installation)","latitude":48.8566,"longitude":2.3522,"accuracy":12,"time":"2026-11-22T10:00:00+01:00"}"#)
+        try await capture("app-location-short", "/v1/app/location", key: iosKey, body: #"{"installation_id":"\#(installation)","latitude":-90,"longitude":180}"#)
+        try await capture("app-opt-out", "/v1/app/opt-out", key: iosKey, body: #"{"installation_id":"\#(installation)"}"#)
+        try await capture("app-opt-in", "/v1/app/opt-in", key: iosKey, body: #"{"installation_id":"\#(installation)","custom_id":"paul"}"#)
+        try await capture("app-wipe", "/v1/app/wipe", key: iosKey, body: #"{"installation_id":"\#(installation)"}"#)
+        try await capture("sends-push-installation", "/v1/sends/push", key: restKey, rest: true, body: #"""
+            {"installation_id":"\#(installation)","id":"order-42",
+             "notification":{"title":"Shipped","body":"Arriving Thursday","badge":"+1"},"payload":{"order":42,"tags":["a"],"deep":{"x":null}}}
+            """#)
+        try await capture("sends-push-token", "/v1/sends/push", key: restKey, rest: true, body: #"""
+            {"token":"\#(String(repeating: "cd", count: 32))","app":"demo-ios","environment":"sandbox","campaign":"receipts",
+             "notification":{"title":"Hi","body":"There"}}
+            """#)
+        try await capture("braze-track", "/users/track", key: restKey, rest: true, body: #"""
+            {"attributes":[{"external_id":"ann","first_name":"Ann","email":"ann@example.com","visits":{"inc":1},"tags":["x","y"],
+                            "last_seen":"2026-11-24T10:00:00-08:00","score":3.5,"gone":null,"flag":true},
+                           {"user_alias":{"alias_name":"42","alias_label":"crm"},"plan":"gold"}],
+             "events":[{"external_id":"ann","name":"Song Played","time":"2026-11-24T10:00:00Z","properties":{"genre":"jazz","n":2}},
+                       {"user_alias":{"alias_name":"42","alias_label":"crm"},"_update_existing_only":false,"name":"opened","time":"2026-11-24T10:00:00Z"}],
+             "purchases":[{"external_id":"ann","product_id":"sku-1","currency":"EUR","price":9.99,"quantity":2,"time":"2026-11-24T10:00:00Z","properties":{"color":"red"}},
+                          {"external_id":"ann","product_id":"sku-2","currency":"CHF","price":5,"quantity":1,"time":"2026-11-24T10:00:00Z"}]}
+            """#)
+        try await capture("braze-identify", "/users/identify", key: restKey, rest: true, body: #"{"aliases_to_identify":[{"external_id":"ann","user_alias":{"alias_name":"42","alias_label":"crm"}}]}"#)
+        try await capture("braze-alias-new", "/users/alias/new", key: restKey, rest: true, body: #"{"user_aliases":[{"alias_name":"7","alias_label":"web"},{"external_id":"ann","alias_name":"8","alias_label":"web"}]}"#)
+        try await capture("braze-delete", "/users/delete", key: restKey, rest: true, body: #"{"external_ids":["ann"],"user_aliases":[{"alias_name":"7","alias_label":"web"}]}"#)
+        try await capture("segment-batch", "/v1/batch", body: #"""
+            {"batch":[{"type":"identify","userId":"ann","messageId":"m-1","traits":{"email":"ann@example.com","plan":"gold"},"timestamp":"2026-11-24T10:00:00Z"},
+                      {"type":"track","anonymousId":"anon-1","event":"Song Played","messageId":"m-2","properties":{"genre":"jazz"},"timestamp":"2026-11-24T10:00:00Z"},
+                      {"type":"track","userId":"ann","event":"Order Completed","messageId":"m-3","timestamp":"2026-11-24T10:00:00Z",
+                       "properties":{"currency":"EUR","products":[{"product_id":"p1","price":3,"quantity":2},{"product_id":"p2","price":1.5}]}}]}
+            """#, headers: basic(writeKey))
+        let goldens = IngestGoldens.ingest.split(separator: "\n").map(String.init)
+        #expect(lines.count == goldens.count)
+        for (line, golden) in zip(lines, goldens) { #expect(line == golden) }
+    }
+}
