@@ -8,18 +8,17 @@ import Shared
 /// only writes to them (contacts and queued sends, with the offsets, in one transaction per batch), so it never waits
 /// on a provider; the delivery workers claim due attempts from them and write the results back.
 ///
-/// A partition taken away is drained first: nothing more of it is claimed, and its revocation waits (up to
-/// `drainTimeout`) for the provider calls in flight, whose outcomes are recorded and reported before the database is
-/// closed. An outcome that arrives later still goes to `herald.deliveries`, straight to the broker, so that the next
-/// owner's ledger handover learns it (docs/partitions.md).
+/// A claim is work on its partition (`PartitionOwner.run(on:)`), and each attempt it hands out is held work until its
+/// result is recorded (`hold`/`release`): a partition taken away is drained by its owner, which claims nothing more of
+/// it and waits (up to `drainTimeout`) for the provider calls in flight, whose outcomes are recorded and reported before
+/// the database is closed. An outcome that arrives later still goes to `herald.deliveries`, straight to the broker, so
+/// that the next owner's ledger handover learns it (docs/partitions.md).
 actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     let owner: PartitionOwner
     private let logger: Logger
     /// `project/app` → platform, for push fan-out.
     let platforms: [String: String]
     private let clock: @Sendable () -> Date
-    /// How long a revocation waits for the partition's provider calls in flight.
-    let drainTimeout: Duration
     /// Called after a batch brought sends of a channel (wakes its worker).
     private var wake: [MessageChannel: @Sendable () -> Void] = [:]
     /// The partitions' watermarks, asked of the broker (the service sets the consumer's query; without it no handover
@@ -28,13 +27,6 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Ledger handover: partitions whose `herald.deliveries` is read up to this end offset before anything of theirs is
     /// claimed, so that targets their previous owner finished are not sent again (docs/notifier.md#partition-handover).
     private var handover: [Int32: (ends: [String: Int64], started: Date)] = [:]
-    /// Attempts claimed and not completed yet, per partition.
-    private var inFlight: [Int32: Int] = [:]
-    /// Claims being written, per partition: their attempts are not counted in `inFlight` until the write returns, and a
-    /// drain waits for them too.
-    private var claiming: [Int32: Int] = [:]
-    /// Partitions being revoked: nothing more of them is claimed.
-    private var draining: Set<Int32> = []
     /// Results whose recording failed, per partition: written again at each relay round (the partition is paused
     /// meanwhile), reported straight to the broker if the partition goes first.
     private var unrecorded: [Int32: [(results: [NotifierStore.AttemptResult], retry: RetryPolicy)]] = [:]
@@ -44,10 +36,10 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         logger: Logger, drainTimeout: Duration = .seconds(15), clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.owner = PartitionOwner(
-            directory: directory, migrator: NotifierStore.migrator, publisher: producer, changelog: changelog, logger: logger)
+            directory: directory, service: "notifier", migrator: NotifierStore.migrator, publisher: producer,
+            changelog: changelog, drainTimeout: drainTimeout, logger: logger)
         self.logger = logger
         self.clock = clock
-        self.drainTimeout = drainTimeout
         var platforms: [String: String] = [:]
         for project in catalog.projects {
             for app in project.apps { platforms["\(project.id)/\(app.id)"] = app.platform }
@@ -67,8 +59,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Whether the partition's deliveries are still being read back (nothing of it is claimed meanwhile).
     func isHandingOver(_ partition: Int32) -> Bool { handover[partition] != nil }
 
-    /// Attempts of the partition claimed and not completed yet.
-    func attemptsInFlight(_ partition: Int32) -> Int { inFlight[partition] ?? 0 }
+    /// Attempts of the partition claimed and not completed yet (the owner's work held on it: nothing else of the
+    /// notifier outlives a call).
+    func attemptsInFlight(_ partition: Int32) async -> Int { await owner.workInProgress(on: partition) }
 
     // MARK: KafkaRebalanceListener: the owner's, which calls back the hooks below
 
@@ -88,7 +81,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         let number = database.partition
         // Rows left `sending` by a stop are attempted again. Not while this process still has calls out for the
         // partition (it came back before a drain that timed out was over): their answers finish those rows.
-        let stillOut = attemptsInFlight(number)
+        let stillOut = await attemptsInFlight(number)
         let recovered = stillOut > 0 ? 0 : try await database.write { db in try NotifierStore.recoverInFlight(db) }
         if stillOut > 0 {
             logger.info(
@@ -132,40 +125,14 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         }
     }
 
-    /// Stops claiming the partition and waits, up to `drainTimeout`, for its attempts in flight to complete (their
-    /// outcomes are written to the ledger with their reports; the owner flushes them after this).
-    func partitionDraining(_ partition: Int32) async {
-        draining.insert(partition)
-        let started = ContinuousClock.now
-        let deadline = started + drainTimeout
-        // A claim being written when the drain began: its attempts are the partition's too (without this wait they
-        // were made after the partition was released, and a new owner that had not read their late reports yet made
-        // them again).
-        while claiming[partition] != nil && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        let waiting = attemptsInFlight(partition)
-        while attemptsInFlight(partition) > 0 && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+    /// The owner waited (up to `drainTimeout`) for the partition's claims and attempts in flight: results a failure
+    /// left are written to the ledger with their reports now (the owner flushes them after this).
+    func partitionDrained(_ partition: Int32, workLeft: Int) async {
         await recordLeftovers(partition)
-        let left = attemptsInFlight(partition)
-        if waiting > 0 {
-            let metadata: Logger.Metadata = [
-                "partition": "\(partition)", "attempts": "\(waiting)", "left": "\(left)",
-                "ms": "\((ContinuousClock.now - started).milliseconds)",
-            ]
-            if left > 0 {
-                logger.warning("partition released with attempts still in flight; their outcomes are reported when they come", metadata: metadata)
-            } else {
-                logger.info("partition drained", metadata: metadata)
-            }
-        }
     }
 
     func partitionClosed(_ partition: Int32) async {
         handover.removeValue(forKey: partition)
-        draining.remove(partition)
         // Results its database would not take, even at the drain: reported straight to the broker.
         for (results, _) in unrecorded.removeValue(forKey: partition) ?? [] { await reportLate(partition, results) }
     }
@@ -178,9 +145,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         var channels: Set<MessageChannel> = []
         for (tp, records) in batch.byPartition {
             let now = clock()
-            let applied = await owner.apply(
-                tp, records, apply: { db, record in try NotifierStore.apply(db, record: record, now: now) },
-                deadLetter: { record, reason in NotifierStore.deadLetter(record, reason: "not applied: \(reason)", now: now) })
+            let applied = await owner.apply(tp, records) { db, record in try NotifierStore.apply(db, record: record, now: now) }
             guard applied != nil else { continue }
             if var pending = handover[tp.partition], let end = pending.ends[tp.topic], let last = records.last?.offset,
                 last + 1 >= end
@@ -214,29 +179,30 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
 
     // MARK: Delivery
 
-    /// Claims up to `limit` due attempts of `channel` across the open partitions (not those handing over or being
-    /// revoked).
+    /// Claims up to `limit` due attempts of `channel` across the running partitions (not those handing over). A claim
+    /// is work on its partition, and each attempt it hands out is held until its result is recorded (`complete`): a
+    /// revocation waits for both.
     func claim(_ channel: MessageChannel, limit: Int) async -> [(partition: Int32, claimed: NotifierStore.Claimed)] {
         var result: [(Int32, NotifierStore.Claimed)] = []
         let now = clock()
-        let platforms = self.platforms
-        for (number, database) in await owner.activeDatabases where result.count < limit {
-            guard handover[number] == nil, !draining.contains(number) else { continue }
+        let (owner, platforms) = (self.owner, self.platforms)
+        for number in await owner.runningPartitions where result.count < limit {
+            guard handover[number] == nil else { continue }
             let left = limit - result.count
             do {
-                guard try await database.read({ db in try NotifierStore.hasWork(db, channel: channel, now: now) }) else { continue }
-                // Checked again after the read: a revocation may have started meanwhile.
-                guard !draining.contains(number) else { continue }
-                // A revocation that starts while this write runs waits for it (`partitionDraining`), and then for the
-                // attempts it claimed: counted in flight in the same turn as the claim stops being counted.
-                claiming[number, default: 0] += 1
-                defer { claiming[number] = claiming[number].flatMap { $0 > 1 ? $0 - 1 : nil } }
-                let (claimed, outbox) = try await database.writeWithOutbox { db in
-                    try NotifierStore.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
-                }
-                inFlight[number, default: 0] += claimed.count
+                let claimed = try await owner.run(on: number) { database -> [NotifierStore.Claimed] in
+                    guard try await database.read({ db in try NotifierStore.hasWork(db, channel: channel, now: now) }) else { return [] }
+                    // Checked again after the read: a revocation that began meanwhile claims nothing more.
+                    guard await owner.state(of: number) == .running else { return [] }
+                    let (claimed, outbox) = try await database.writeWithOutbox { db in
+                        try NotifierStore.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
+                    }
+                    // Held before this claim's own work ends: a drain never sees a moment with neither.
+                    await owner.hold(claimed.count, on: number)
+                    if !outbox.isEmpty { await owner.scheduleFlush(number) }
+                    return claimed
+                } ?? []
                 result += claimed.map { (number, $0) }
-                if !outbox.isEmpty { await owner.scheduleFlush(number) }
             } catch {
                 logger.error("claiming sends failed", metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
             }
@@ -247,14 +213,15 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Writes attempts' results of one partition and produces their reports. When the partition is gone (a drain that
     /// timed out, a lost partition), the reports of finished targets go straight to the broker instead.
     func complete(partition: Int32, results: [NotifierStore.AttemptResult], retry: RetryPolicy) async {
-        defer { inFlight[partition] = max(0, (inFlight[partition] ?? 0) - results.count) }
-        guard let database = await owner.database(partition) else {
+        if let database = await owner.database(partition) {
+            // Now, unless results a failure left wait before these (they are written in order).
+            let recorded = unrecorded[partition] == nil ? await record(partition, database, results, retry: retry) : false
+            if !recorded { unrecorded[partition, default: []].append((results, retry)) }
+        } else {
             await reportLate(partition, results)
-            return
         }
-        // Now, unless results a failure left wait before these (they are written in order).
-        if unrecorded[partition] == nil, await record(partition, database, results, retry: retry) { return }
-        unrecorded[partition, default: []].append((results, retry))
+        // Recorded (or kept for the next round, or reported): a drain waiting for them may go on.
+        await owner.release(results.count, on: partition)
     }
 
     /// Results of a partition no longer open here: the reports of finished targets go straight to the broker.

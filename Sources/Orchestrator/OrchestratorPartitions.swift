@@ -20,10 +20,6 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     private let clock: @Sendable () -> Date
     /// Segments to backfill per partition, and where each stands.
     private var backfills: [Int32: Backfill] = [:]
-    /// Timer runs and backfill chunks in progress per partition, and the partitions being revoked (the ticker takes
-    /// none of their work).
-    private var busy: [Int32: Int] = [:]
-    private var draining: Set<Int32> = []
     /// The keyed topics' partition count (HERALD_TOPIC_PARTITIONS): campaigns' rate limits are shared by them.
     private let partitions: Int
 
@@ -52,7 +48,8 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     ) {
         self.partitions = partitions
         self.owner = PartitionOwner(
-            directory: directory, migrator: OrchestratorSchema.migrator, publisher: producer, changelog: changelog, logger: logger)
+            directory: directory, service: "orchestrator", migrator: OrchestratorSchema.migrator, publisher: producer,
+            changelog: changelog, logger: logger)
         self.logger = logger
         self.dedupeRetention = dedupeRetention
         self.clock = clock
@@ -94,24 +91,26 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
 
     // MARK: Timers and backfills
 
-    /// Runs due timers of every open partition, then backfill chunks for up to `budget`; returns whether work is left
-    /// (the caller comes back at once instead of sleeping).
+    /// Runs due timers of every running partition, then backfill chunks for up to `budget`; returns whether work is
+    /// left (the caller comes back at once instead of sleeping). Each is work on its partition (`PartitionOwner.run`):
+    /// a revocation waits for it, and its transaction and outputs go out with the partition's last flush.
     func tick(budget: Duration = .milliseconds(500)) async -> Bool {
         guard let rules else { return false }
         var more = false
-        // A paused partition's database fails: its timers and backfills wait for it to resume. Partitions run their
-        // timers at once, each on its own database's writer, so that a release due in several partitions (a local-time
-        // broadcast's zone, a schedule) uses every core.
-        let active = await owner.activeDatabases.filter { !draining.contains($0.partition) }
-        for (number, _) in active { busy[number, default: 0] += 1 }
+        // Only running partitions (a paused one's database fails: its timers and backfills wait for it to resume).
+        // Partitions run their timers at once, each on its own database's writer, so that a release due in several
+        // partitions (a local-time broadcast's zone, a schedule) uses every core.
+        let running = await owner.runningPartitions
         let (owner, logger) = (self.owner, self.logger)
         let ran = await withTaskGroup(of: Int.self) { group in
-            for (number, database) in active {
+            for number in running {
                 group.addTask {
                     do {
-                        let (ran, outbox) = try await database.runTimers(rules: rules)
-                        if !outbox.isEmpty { await owner.flush(number) }
-                        return ran
+                        return try await owner.run(on: number) { database in
+                            let (ran, outbox) = try await database.runTimers(rules: rules)
+                            if !outbox.isEmpty { await owner.flush(number) }
+                            return ran
+                        } ?? 0
                     } catch {
                         logger.error("timers failed", metadata: ["partition": "\(number)", "error": "\(error)"])
                         return 0
@@ -120,19 +119,17 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
             }
             return await group.reduce(0, +)
         }
-        for (number, _) in active { busy[number, default: 1] -= 1 }
         // Timers that ran may have left work due at once (a paged schedule or release sets its timer again, still
         // due): come back without sleeping; the next look finds nothing due when none is left.
         if ran > 0 { more = true }
         let deadline = ContinuousClock.now + budget
         for number in backfills.keys.sorted() {
-            while var job = backfills[number], let segment = job.segments.first, ContinuousClock.now < deadline,
-                let database = await owner.activeDatabase(number), !draining.contains(number)
-            {
-                busy[number, default: 0] += 1
-                defer { busy[number, default: 1] -= 1 }
+            while var job = backfills[number], let segment = job.segments.first, ContinuousClock.now < deadline {
+                let after = job.after
                 do {
-                    let chunk = try await database.backfill(rules: rules, segment: segment, after: job.after)
+                    guard let chunk = try await owner.run(on: number, { database in
+                        try await database.backfill(rules: rules, segment: segment, after: after)
+                    }) else { break }  // not running: the partition's next opening asks again
                     job.after = chunk.last
                     job.evaluated += chunk.evaluated
                 } catch {
@@ -142,6 +139,8 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
                         metadata: ["partition": "\(number)", "segment": "\(segment)", "error": "\(error)"])
                     job.after = nil
                 }
+                // Revoked and closed once the chunk was done: its next opening asks again.
+                guard backfills[number] != nil else { break }
                 if job.after == nil { job.segments.removeFirst() }
                 if job.segments.isEmpty {
                     backfills.removeValue(forKey: number)
@@ -193,18 +192,12 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         await reconcile(database)
     }
 
-    /// Batches never overlap a revocation (both run in the consumer's iteration), but the ticker's timers and
-    /// backfill chunks do: the partition takes no new one, and the revocation waits for the one running, whose
-    /// transaction and outputs then go out with the partition's last flush instead of landing after it.
-    func partitionDraining(_ partition: Int32) async {
-        draining.insert(partition)
-        while (busy[partition] ?? 0) > 0 { try? await Task.sleep(for: .milliseconds(5)) }
-    }
+    /// Batches never overlap a revocation (both run in the consumer's iteration); the ticker's timers, backfill chunks
+    /// and retention rounds are work the owner waited for: nothing is left to record.
+    func partitionDrained(_ partition: Int32, workLeft: Int) async {}
 
     func partitionClosed(_ partition: Int32) async {
         backfills.removeValue(forKey: partition)
-        draining.remove(partition)
-        busy.removeValue(forKey: partition)
     }
 
     // MARK: Batches
@@ -219,9 +212,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     func apply(_ batch: KafkaBatch) async {
         let rules = self.rules ?? .none
         for (tp, records) in batch.byPartition {
-            _ = await owner.apply(
-                tp, records, apply: { db, record in try OrchestratorApplier.apply(db, record: record, rules: rules) },
-                deadLetter: { record, reason in OrchestratorApplier.deadLetter(record, reason: "not applied: \(reason)") })
+            _ = await owner.apply(tp, records) { db, record in try OrchestratorApplier.apply(db, record: record, rules: rules) }
         }
     }
 
@@ -237,16 +228,17 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         let now = now ?? clock()
         let window = dedupeRetention.timeInterval
         let rules = self.rules
-        for (number, database) in await owner.activeDatabases where !draining.contains(number) {
+        for number in await owner.runningPartitions {
             do {
-                let ids = try await database.pruneApplied(before: now.addingTimeInterval(-window))
-                // Not before the configuration is known: a `once` campaign's decisions are kept for good.
-                var decisions = 0
-                var capped = 0
-                if let rules {
-                    decisions = try await database.pruneCampaignHistory(rules: rules, now: now, dedupeWindow: window)
-                    capped = try await database.pruneFrequencyLog(rules: rules, now: now)
-                }
+                guard let (ids, decisions, capped) = try await owner.run(on: number, { database in
+                    let ids = try await database.pruneApplied(before: now.addingTimeInterval(-window))
+                    // Not before the configuration is known: a `once` campaign's decisions are kept for good.
+                    guard let rules else { return (ids, 0, 0) }
+                    return (
+                        ids, try await database.pruneCampaignHistory(rules: rules, now: now, dedupeWindow: window),
+                        try await database.pruneFrequencyLog(rules: rules, now: now)
+                    )
+                }) else { continue }
                 if ids > 0 || decisions > 0 || capped > 0 {
                     logger.info(
                         "retention applied",

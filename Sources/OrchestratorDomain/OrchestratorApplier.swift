@@ -100,7 +100,6 @@ package enum OrchestratorApplier {
     }
 
     package static func deadLetter(_ record: KafkaRecord, reason: String) -> PendingOutput {
-        let letter = DeadLetter(service: "orchestrator", reason: reason, record: record, at: Date())
-        return PendingOutput(topic: HeraldTopic.dlq.name, key: record.keyString ?? "", value: (try? Wire.encode(letter)) ?? [])
+        .deadLetter(record, service: "orchestrator", reason: reason)
     }
 }

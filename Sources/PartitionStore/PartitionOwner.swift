@@ -11,26 +11,47 @@ package protocol PartitionHooks: AnyObject, Sendable {
     /// before the assignment is applied). Recover what a stop left (attempts in flight, deferred records), decide
     /// whether the partition waits for something. Throwing fails the assignment.
     func partitionOpened(_ database: PartitionDatabase, assigned: [TopicPartition]) async throws
-    /// The partition is being taken away: finish its work in flight and record it. Its database is still open; the
-    /// owner flushes the outbox after this returns. Not called for a lost partition (another member owns it already).
-    func partitionDraining(_ partition: Int32) async
+    /// The partition is being taken away and its work is over (`PartitionOwner.run(on:)`, `hold`), or the drain timed
+    /// out with `workLeft` units still out: record what the work left. Its database is still open; the owner produces
+    /// the outbox after this returns. Not called for a lost partition (another member owns it already).
+    func partitionDrained(_ partition: Int32, workLeft: Int) async
     /// The partition's database was closed: forget what the service keeps about it.
     func partitionClosed(_ partition: Int32) async
 }
 
-/// Owns the databases of the partitions assigned to this instance (one SQLite file per partition number): opens and
-/// migrates each on assignment and says where each topic resumes (the offsets stored with the state), produces the
-/// outbox after commits (one flush per partition at a time, retried by the relay while the broker does not answer),
-/// and on revocation lets the service drain the partition, flushes it and closes it. The orchestrator and the notifier
-/// both build on it; what differs goes through `PartitionHooks`.
+/// Owns the databases of the partitions assigned to this instance (one SQLite file per partition number), each in one
+/// `PartitionState`: restores and opens each on assignment and says where each topic resumes (the offsets stored with
+/// the state), applies batches and produces the outbox after commits (one flush per partition at a time, retried by the
+/// relay while the broker does not answer), pauses a partition whose database fails, and on revocation waits for the
+/// work in progress, flushes and closes. Work on a partition (timers, backfills, purges, the notifier's claims and the
+/// attempts they hand out) goes through one door, `run(on:)` or `hold`/`release`, which revocation waits for. The
+/// orchestrator and the notifier both build on it; what differs goes through `PartitionHooks`.
 package actor PartitionOwner: KafkaRebalanceListener {
     package let directory: String
+    /// The service, as its dead letters name it.
+    package let service: String
     private let migrator: DatabaseMigrator
     private let publisher: any OutboxPublisher
     private let logger: Logger
+    /// How long a revocation waits for the partition's work in progress (nil: until it is done).
+    private let drainTimeout: Duration?
     private nonisolated let hooksBox = Mutex(WeakHooks())
     private var hooks: (any PartitionHooks)? { hooksBox.withLock { $0.hooks } }
-    private var databases: [Int32: PartitionDatabase] = [:]
+
+    /// One per assigned partition number.
+    private struct Slot {
+        var state: PartitionState
+        /// The topic-partitions assigned under the number.
+        var topics: [TopicPartition]
+        /// Open from `opening` to the end of `draining` (nil while restoring, or paused before it could open).
+        var database: PartitionDatabase?
+    }
+
+    private var slots: [Int32: Slot] = [:]
+    /// Units of work in progress per partition number (`hold`/`release`). Kept across openings: attempts a drain did
+    /// not wait for end after the partition went, maybe after it came back.
+    private var work: [Int32: Int] = [:]
+    private var workWaiters: [Int32: [CheckedContinuation<Void, Never>]] = [:]
     /// Partitions whose outbox still holds records (found on opening, or a produce failed): the relay flushes them.
     private var unflushed: Set<Int32> = []
     /// One flush task per partition at a time, run again while more flushes were asked for.
@@ -38,27 +59,26 @@ package actor PartitionOwner: KafkaRebalanceListener {
     private var flushRequested: Set<Int32> = []
     /// Every row change also goes to this changelog, and a partition is restored from it before it is processed.
     private let changelog: ChangelogSettings?
-    /// Partitions being restored, and those of them revoked meanwhile (their restore stops between transactions).
-    private var restoring: Set<Int32> = []
+    /// Partitions whose restore should stop (revoked while restoring; read by the restore between transactions).
     private nonisolated let restoreStops = RestoreStops()
     /// Lost partitions: their outbox is still produced, but not their changelog (the new owner writes it now).
     private var changelogHeld: Set<Int32> = []
-    /// The topic-partitions assigned under each partition number.
-    private var assigned: [Int32: [TopicPartition]] = [:]
-    /// Partitions paused because their database failed, and the consumer that pauses and resumes them.
+    /// The failures of paused partitions, and when each is tried again.
     private var faults = PartitionFaults()
     private nonisolated let flowBox = Mutex(WeakFlow())
     private var flow: (any PartitionFlow)? { flowBox.withLock { $0.flow } }
     private static let pausedGauge = Gauge(label: "herald_partitions_paused")
 
     package init(
-        directory: String, migrator: DatabaseMigrator, publisher: any OutboxPublisher, changelog: ChangelogSettings? = nil,
-        logger: Logger
+        directory: String, service: String, migrator: DatabaseMigrator, publisher: any OutboxPublisher,
+        changelog: ChangelogSettings? = nil, drainTimeout: Duration? = nil, logger: Logger
     ) {
         self.directory = directory
+        self.service = service
         self.migrator = migrator
         self.publisher = publisher
         self.changelog = changelog
+        self.drainTimeout = drainTimeout
         self.logger = logger
     }
 
@@ -78,28 +98,23 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     // MARK: Lookups
 
-    package func database(_ partition: Int32) -> PartitionDatabase? { databases[partition] }
+    package func state(of partition: Int32) -> PartitionState? { slots[partition]?.state }
 
-    /// The open databases by partition number, in order.
+    /// The partition's open database, whatever its state (nil: not open here).
+    package func database(_ partition: Int32) -> PartitionDatabase? { slots[partition]?.database }
+
+    /// The open databases by partition number, in order (reads).
     package var openDatabases: [(partition: Int32, database: PartitionDatabase)] {
-        databases.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        slots.compactMap { number, slot in slot.database.map { (number, $0) } }.sorted { $0.partition < $1.partition }
     }
 
-    package var openPartitions: [Int32] { databases.keys.sorted() }
+    package var openPartitions: [Int32] { openDatabases.map(\.partition) }
+
+    /// The running partitions, in order: where `run(on:)` is let in.
+    package var runningPartitions: [Int32] { slots.filter { $0.value.state == .running }.keys.sorted() }
 
     /// Partitions paused because their database fails (retried by `retryPaused`).
     package var pausedPartitions: [Int32] { faults.paused }
-
-    /// The open databases that are not paused, in order: where timers, claims and purges run (a paused partition's
-    /// database fails; its work waits for it to resume).
-    package var activeDatabases: [(partition: Int32, database: PartitionDatabase)] {
-        openDatabases.filter { !faults.isPaused($0.partition) }
-    }
-
-    /// The partition's database, if it is open and not paused.
-    package func activeDatabase(_ partition: Int32) -> PartitionDatabase? {
-        faults.isPaused(partition) ? nil : databases[partition]
-    }
 
     /// Where each topic of a partition resumes: the offset stored with its state, else the beginning.
     private static func starts(
@@ -111,13 +126,67 @@ package actor PartitionOwner: KafkaRebalanceListener {
         })
     }
 
+    // MARK: Work
+
+    /// Runs `body` on the partition's database while the partition is running, as work its revocation waits for; nil
+    /// (and `body` not run) when the partition is not running here (not assigned, restoring, paused, draining).
+    package func run<T: Sendable>(
+        on partition: Int32, _ body: @Sendable (PartitionDatabase) async throws -> T
+    ) async rethrows -> T? {
+        guard let slot = slots[partition], slot.state == .running, let database = slot.database else { return nil }
+        hold(1, on: partition)
+        defer { release(1, on: partition) }
+        return try await body(database)
+    }
+
+    /// Holds `units` of work on the partition that outlive a call (the notifier's attempts between their claim and
+    /// their results): its revocation waits until they are released (or the drain timeout).
+    package func hold(_ units: Int, on partition: Int32) {
+        guard units > 0 else { return }
+        work[partition, default: 0] += units
+    }
+
+    package func release(_ units: Int, on partition: Int32) {
+        guard units > 0, let held = work[partition] else { return }
+        guard held > units else {
+            work.removeValue(forKey: partition)
+            for waiter in workWaiters.removeValue(forKey: partition) ?? [] { waiter.resume() }
+            return
+        }
+        work[partition] = held - units
+    }
+
+    /// Units of work in progress on the partition.
+    package func workInProgress(on partition: Int32) -> Int { work[partition] ?? 0 }
+
+    /// Waits until the partition's work is over, or `drainTimeout`; returns the units left. The wait is registered in
+    /// this actor turn, before the timeout can end it: a timeout that came first once found no waiter to end, and the
+    /// revocation waited until the work was over.
+    private func drainWork(_ partition: Int32) async -> Int {
+        guard work[partition] != nil else { return 0 }
+        let timer = drainTimeout.map { timeout in
+            Task {
+                try? await Task.sleep(for: timeout)
+                guard !Task.isCancelled else { return }
+                await self.endWaits(partition)
+            }
+        }
+        await withCheckedContinuation { workWaiters[partition, default: []].append($0) }
+        timer?.cancel()
+        return workInProgress(on: partition)
+    }
+
+    /// The drain's timeout: its wait for the work ends.
+    private func endWaits(_ partition: Int32) {
+        for waiter in workWaiters.removeValue(forKey: partition) ?? [] { waiter.resume() }
+    }
+
     // MARK: KafkaRebalanceListener
 
     package func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
         var starts: [TopicPartition: KafkaStartOffset] = [:]
         for number in Set(partitions.map(\.partition)).sorted() {
             let assigned = partitions.filter { $0.partition == number }
-            self.assigned[number] = assigned
             do {
                 let database = try await openPartition(number, assigned: assigned)
                 starts.merge(try await Self.starts(of: assigned, in: database)) { $1 }
@@ -126,6 +195,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
             } catch {
                 // Its database cannot be opened (corrupt, a migration fails, the disk): assigned but not read, and
                 // tried again later; the instance's other partitions go on.
+                slots[number] = Slot(state: .paused, topics: assigned, database: slots[number]?.database)
                 paused(number, error: error)
                 for tp in assigned { starts[tp] = .held }
             }
@@ -135,18 +205,36 @@ package actor PartitionOwner: KafkaRebalanceListener {
         return starts
     }
 
-    /// The partition's database, opened (and caught up, and handed to the service's hooks) unless it is open.
+    /// The partition's database, restored, opened and handed to the service's hooks, then running (unless it was
+    /// open already).
     private func openPartition(_ number: Int32, assigned: [TopicPartition]) async throws -> PartitionDatabase {
-        if let open = databases[number] { return open }
-        let database = try await openCaughtUp(number)
-        databases[number] = database
+        if let open = slots[number]?.database {
+            slots[number]?.topics = assigned
+            return open
+        }
+        slots[number] = Slot(state: changelog == nil ? .opening : .restoring, topics: assigned)
+        let database: PartitionDatabase
+        do {
+            database = try await openCaughtUp(number)
+        } catch {
+            if error is RestoreInterrupted { slots.removeValue(forKey: number) }
+            throw error
+        }
+        guard slots[number] != nil else {
+            // Revoked while restoring (the restore was not told in time): closed at once.
+            try? database.close()
+            throw RestoreInterrupted(partition: number)
+        }
+        slots[number]?.state = .opening
+        slots[number]?.database = database
         do {
             try await hooks?.partitionOpened(database, assigned: assigned)
         } catch {
-            databases.removeValue(forKey: number)
+            slots[number]?.database = nil
             try? database.close()
             throw error
         }
+        slots[number]?.state = .running
         // Output committed before a crash or a revocation but not produced yet: flushed in the background, not here,
         // where a broker outage would hold the whole group's rebalance.
         if try await database.hasUnproduced() {
@@ -161,12 +249,8 @@ package actor PartitionOwner: KafkaRebalanceListener {
         guard let changelog else {
             return try PartitionDatabase.open(directory: directory, partition: number, migrator: migrator)
         }
-        restoring.insert(number)
         restoreStops.set.withLock { _ = $0.remove(number) }
-        defer {
-            restoring.remove(number)
-            restoreStops.set.withLock { _ = $0.remove(number) }
-        }
+        defer { restoreStops.set.withLock { _ = $0.remove(number) } }
         let stops = restoreStops
         let catchUp = PartitionCatchUp(directory: directory, migrator: migrator, changelog: changelog, logger: logger)
         return try await catchUp.open(number) { stops.set.withLock { $0.contains(number) } }
@@ -174,27 +258,32 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     package func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
         for number in Set(partitions.map(\.partition)).sorted() {
-            assigned.removeValue(forKey: number)
+            guard let slot = slots[number] else { continue }
             if faults.isPaused(number) {
                 faults.forget(number)
                 Self.pausedGauge.record(faults.paused.count)
             }
-            if restoring.contains(number) {
+            if slot.state == .restoring {
                 // Revoked while its restore runs: the restore stops after its current transaction, and what it applied
                 // stays for the next restore of this database to go on from.
                 restoreStops.set.withLock { _ = $0.insert(number) }
+                slots.removeValue(forKey: number)
                 continue
             }
-            guard databases[number] != nil else { continue }
+            guard slot.database != nil else {
+                slots.removeValue(forKey: number)
+                continue
+            }
+            slots[number]?.state = .draining
             if lost { changelogHeld.insert(number) }
             // A lost partition belongs to another member already: nothing of it is drained. Its outbox is still
             // produced (best effort): outputs carry deterministic ids, so the new owner's consumers dedupe them.
-            if !lost { await hooks?.partitionDraining(number) }
+            if !lost { await drain(number) }
             let flushed = await flush(number)
             flushRequested.remove(number)
             if let task = flushTasks[number] { await task.value }
             changelogHeld.remove(number)
-            guard let database = databases.removeValue(forKey: number) else { continue }
+            guard let database = slots.removeValue(forKey: number)?.database else { continue }
             unflushed.remove(number)
             if !flushed {
                 logger.warning(
@@ -208,26 +297,45 @@ package actor PartitionOwner: KafkaRebalanceListener {
         }
     }
 
+    /// Waits for the partition's work in progress, lets the service record what it left, and says how it went.
+    private func drain(_ number: Int32) async {
+        let started = ContinuousClock.now
+        let waiting = workInProgress(on: number)
+        let left = await drainWork(number)
+        await hooks?.partitionDrained(number, workLeft: left)
+        guard waiting > 0 else { return }
+        let metadata: Logger.Metadata = [
+            "partition": "\(number)", "work": "\(waiting)", "left": "\(left)",
+            "ms": "\((ContinuousClock.now - started).milliseconds)",
+        ]
+        if left > 0 {
+            logger.warning("partition released with work still in progress; its results are reported when they come", metadata: metadata)
+        } else {
+            logger.info("partition drained", metadata: metadata)
+        }
+    }
+
     // MARK: Batches and failures
 
-    /// Applies one partition's records of a batch (`PartitionDatabase.applyBatch(_:apply:deadLetter:)`) and asks for
-    /// its outbox to be produced; returns the outbox records, or nil when nothing was applied: the partition is not
-    /// open here, or it is paused (its records are read again from its stored offsets when it resumes), or its
-    /// database failed now (it is paused).
+    /// Applies one partition's records of a batch (`PartitionDatabase.applyBatch(_:apply:deadLetter:)`: a record the
+    /// code rejects becomes a dead letter of this service) and asks for its outbox to be produced; returns the outbox
+    /// records, or nil when nothing was applied: the partition is not running here (its records are read again from
+    /// its stored offsets by whoever runs it), or its database failed now (it is paused).
     package func apply(
         _ partition: TopicPartition, _ records: [KafkaRecord],
-        apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput],
-        deadLetter: @escaping @Sendable (KafkaRecord, String) -> PendingOutput
+        apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
     ) async -> [OutboxRecord]? {
         let number = partition.partition
-        guard !faults.isPaused(number) else { return nil }
-        guard let database = databases[number] else {
-            // Not ours (any more): the records are not consumed here and the next owner reads them.
-            logger.warning("batch for a partition not open", metadata: ["partition": "\(partition)"])
+        guard let slot = slots[number], slot.state == .running || slot.state == .draining, let database = slot.database else {
+            // Not ours (any more), or paused: the records are not consumed here.
+            if slots[number] == nil { logger.warning("batch for a partition not open", metadata: ["partition": "\(partition)"]) }
             return nil
         }
+        let service = self.service
         do {
-            let applied = try await database.applyBatch(records, apply: apply, deadLetter: deadLetter)
+            let applied = try await database.applyBatch(records, apply: apply) { record, reason in
+                .deadLetter(record, service: service, reason: "not applied: \(reason)")
+            }
             faults.applied(number)
             for letter in applied.deadLettered {
                 logger.error(
@@ -246,7 +354,8 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// report here too): its records are no longer read, and it is tried again after a growing delay.
     package func pause(_ number: Int32, error: any Error) async {
         let newly = paused(number, error: error)
-        guard newly, let topics = assigned[number] else { return }
+        if slots[number]?.state == .running { slots[number]?.state = .paused }
+        guard newly, let topics = slots[number]?.topics else { return }
         do {
             try await flow?.pause(topics)
         } catch {
@@ -279,12 +388,13 @@ package actor PartitionOwner: KafkaRebalanceListener {
     }
 
     private func resume(_ number: Int32) async {
-        guard faults.isPaused(number), let topics = assigned[number] else { return }
+        guard faults.isPaused(number), let topics = slots[number]?.topics else { return }
         do {
             let database = try await openPartition(number, assigned: topics)
             let starts = try await Self.starts(of: topics, in: database)
             faults.resumed(number)
             Self.pausedGauge.record(faults.paused.count)
+            slots[number]?.state = .running
             try await flow?.resume(topics, at: starts)
             logger.notice("partition resumed", metadata: ["partition": "\(number)"])
         } catch {
@@ -296,7 +406,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     /// Asks for a partition's outbox to be produced, without waiting for it.
     package func scheduleFlush(_ number: Int32) {
-        guard databases[number] != nil else { return }
+        guard slots[number]?.database != nil else { return }
         flushRequested.insert(number)
         guard flushTasks[number] == nil else { return }
         flushTasks[number] = Task { await self.drainFlushes(number) }
@@ -307,7 +417,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
     package func flush(_ number: Int32) async -> Bool {
         scheduleFlush(number)
         if let task = flushTasks[number] { await task.value }
-        return databases[number] != nil && !unflushed.contains(number)
+        return slots[number]?.database != nil && !unflushed.contains(number)
     }
 
     /// The relay's round: every partition whose outbox a produce left behind.
@@ -316,7 +426,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
     }
 
     private func drainFlushes(_ number: Int32) async {
-        while flushRequested.remove(number) != nil, let database = databases[number] {
+        while flushRequested.remove(number) != nil, let database = slots[number]?.database {
             do {
                 try await database.produceOutbox(with: publisher, changelog: !changelogHeld.contains(number))
                 unflushed.remove(number)

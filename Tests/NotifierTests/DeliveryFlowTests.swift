@@ -463,6 +463,13 @@ struct DeliveryFlowTests {
         await harness.shutdown()
     }
 
+    /// The attempts of these sends are out: their claim is committed (their rows `sending`) and only they are held on
+    /// the partition (a claim under way holds one unit of its own).
+    func attemptsOut(_ harness: NotifierHarness, _ sendIDs: [String]) async throws -> Bool {
+        for id in sendIDs where try await harness.partitions.ledger(sendID: id).map(\.state) != ["sending"] { return false }
+        return await harness.partitions.attemptsInFlight(0) == sendIDs.count
+    }
+
     @Test("a partition revoked with pushes in flight waits for their answers and reports them; its next owner sends none again")
     func revokeDrainsInFlight() async throws {
         let harness = try await NotifierHarness()
@@ -470,7 +477,7 @@ struct DeliveryFlowTests {
         try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
         try await harness.startWorkers([.push])
         for index in 0..<5 { try await harness.send(sendRequest(id: "slow-\(index)")) }
-        try await waitUntil("five pushes in flight") { await harness.partitions.attemptsInFlight(0) == 5 }
+        try await waitUntil("five pushes in flight") { try await attemptsOut(harness, (0..<5).map { "slow-\($0)" }) }
 
         // A rebalance takes the partition while the workers run: the revocation returns once the answers are recorded.
         await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: false)
@@ -504,7 +511,8 @@ struct DeliveryFlowTests {
         let busy = Task { try await database.write { _ in Thread.sleep(forTimeInterval: 0.8) } }
         try await Task.sleep(for: .milliseconds(100))
         try await harness.startWorkers([.push])
-        try await Task.sleep(for: .milliseconds(200))
+        // The claim is work on the partition (it waits for the writer inside it).
+        try await waitUntil("the claim under way") { await harness.partitions.owner.workInProgress(on: 0) == 1 }
 
         await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: false)
         try await busy.value
@@ -525,7 +533,7 @@ struct DeliveryFlowTests {
         try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
         try await harness.startWorkers([.push])
         for index in 0..<3 { try await harness.send(sendRequest(id: "late-\(index)")) }
-        try await waitUntil("three pushes in flight") { await harness.partitions.attemptsInFlight(0) == 3 }
+        try await waitUntil("three pushes in flight") { try await attemptsOut(harness, (0..<3).map { "late-\($0)" }) }
         await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: false)
         #expect(await harness.partitions.openPartitions.isEmpty)
         let reports = try await harness.reports { $0.filter { $0.outcome == .sent }.count == 3 }
@@ -541,7 +549,7 @@ struct DeliveryFlowTests {
         try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
         try await harness.startWorkers([.push])
         for index in 0..<3 { try await harness.send(sendRequest(id: "back-\(index)")) }
-        try await waitUntil("three pushes in flight") { await harness.partitions.attemptsInFlight(0) == 3 }
+        try await waitUntil("three pushes in flight") { try await attemptsOut(harness, (0..<3).map { "back-\($0)" }) }
         // Released without waiting, then given back at once: the rows are still `sending`, not attempted again.
         await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: false)
         _ = try await harness.partitions.partitionsAssigned(harness.topicPartitions)
@@ -564,7 +572,7 @@ struct DeliveryFlowTests {
         try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
         try await harness.startWorkers([.push])
         try await harness.send(sendRequest(id: "away-0"))
-        try await waitUntil("the push in flight") { await harness.partitions.attemptsInFlight(0) == 1 }
+        try await waitUntil("the push in flight") { try await attemptsOut(harness, ["away-0"]) }
         await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: false)
         _ = try await harness.partitions.partitionsAssigned(harness.topicPartitions)
         let row = try #require(try await harness.partitions.ledger(sendID: "away-0").first)

@@ -101,7 +101,7 @@ struct RestoreBenchmark {
 
         // A new owner with an empty directory takes the partition over: assignment to ready.
         let owner = PartitionOwner(
-            directory: temporaryDirectory(), migrator: OrchestratorSchema.migrator, publisher: log,
+            directory: temporaryDirectory(), service: "orchestrator", migrator: OrchestratorSchema.migrator, publisher: log,
             changelog: ChangelogSettings(topic: Self.topic, source: log), logger: Self.logger)
         let takeoverStart = ContinuousClock.now
         let starts = try await owner.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
@@ -161,7 +161,7 @@ struct RestoreBenchmark {
         let readSeconds = (ContinuousClock.now - readStart).timeInterval
 
         let owner = PartitionOwner(
-            directory: temporaryDirectory(), migrator: OrchestratorSchema.migrator, publisher: producer,
+            directory: temporaryDirectory(), service: "orchestrator", migrator: OrchestratorSchema.migrator, publisher: producer,
             changelog: ChangelogSettings(topic: topic, source: reader), logger: logger)
         let restoreStart = ContinuousClock.now
         _ = try await owner.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])

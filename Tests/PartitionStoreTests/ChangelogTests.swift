@@ -116,7 +116,7 @@ private func temporaryDirectory() -> String {
 
 private func owner(_ broker: MemoryBroker, _ directory: String = temporaryDirectory()) -> PartitionOwner {
     PartitionOwner(
-        directory: directory, migrator: migrator, publisher: broker,
+        directory: directory, service: "test", migrator: migrator, publisher: broker,
         changelog: ChangelogSettings(topic: topic, source: broker), logger: logger)
 }
 
@@ -340,7 +340,7 @@ struct ChangelogTests {
     func adoptsExistingDatabase() async throws {
         let broker = MemoryBroker()
         let directory = temporaryDirectory()
-        let plain = PartitionOwner(directory: directory, migrator: migrator, publisher: broker, logger: logger)
+        let plain = PartitionOwner(directory: directory, service: "test", migrator: migrator, publisher: broker, logger: logger)
         _ = try await plain.partitionsAssigned(inputs)
         for offset in 0..<10 { try await apply(try #require(await plain.database(0)), offset: Int64(offset), key: "p\(offset)", visits: 1) }
         let expected = try await dump(try #require(await plain.database(0)))

@@ -56,7 +56,7 @@ final class FakePublisher: OutboxPublisher {
     }
 }
 
-/// Hooks that log what the owner called, and can write an output while draining.
+/// Hooks that log what the owner called, and can write an output once the partition is drained.
 final class RecordingHooks: PartitionHooks {
     let events: Locked<[String]>
     let owner: PartitionOwner
@@ -72,8 +72,8 @@ final class RecordingHooks: PartitionHooks {
         events.withLock { $0.append("opened \(database.partition)") }
     }
 
-    func partitionDraining(_ partition: Int32) async {
-        events.withLock { $0.append("draining \(partition)") }
+    func partitionDrained(_ partition: Int32, workLeft: Int) async {
+        events.withLock { $0.append("drained \(partition)\(workLeft > 0 ? " left \(workLeft)" : "")") }
         if let key = writeWhileDraining, let database = await owner.database(partition) {
             _ = try? await database.writeWithOutbox { _ in ((), [PendingOutput(topic: "t", key: key, value: [1])]) }
         }
@@ -113,10 +113,15 @@ private struct Fixture {
     let owner: PartitionOwner
     let hooks: RecordingHooks
 
-    init(directory: String = temporaryDirectory(), gateOpen: Bool = true, writeWhileDraining: String? = nil) async throws {
+    init(
+        directory: String = temporaryDirectory(), gateOpen: Bool = true, writeWhileDraining: String? = nil,
+        drainTimeout: Duration? = nil
+    ) async throws {
         self.directory = directory
         publisher = FakePublisher(events: events, gateOpen: gateOpen)
-        owner = PartitionOwner(directory: directory, migrator: coreMigrator, publisher: publisher, logger: logger)
+        owner = PartitionOwner(
+            directory: directory, service: "test", migrator: coreMigrator, publisher: publisher, drainTimeout: drainTimeout,
+            logger: logger)
         hooks = RecordingHooks(events: events, owner: owner, writeWhileDraining: writeWhileDraining)
         owner.setHooks(hooks)
         _ = try await owner.partitionsAssigned(partition0)
@@ -139,7 +144,7 @@ struct PartitionOwnerTests {
 
         let starts = try await fixture.owner.partitionsAssigned(partition0)
         #expect(starts == [TopicPartition("t", 0): .offset(42), TopicPartition("u", 0): .beginning])
-        #expect(fixture.log == ["opened 0", "draining 0", "closed 0", "opened 0"])
+        #expect(fixture.log == ["opened 0", "drained 0", "closed 0", "opened 0"])
         await fixture.owner.partitionsRevoked(partition0, lost: false)
     }
 
@@ -154,23 +159,79 @@ struct PartitionOwnerTests {
 
         let revoking = Task { await owner.partitionsRevoked(partition0, lost: false) }
         // The revocation cannot close the database under the flush in progress.
-        try await waitUntil("draining") { fixture.log.contains("draining 0") }
+        try await waitUntil("draining") { fixture.log.contains("drained 0") }
         #expect(await owner.database(0) != nil)
         publisher.openGate()
         await revoking.value
 
         #expect(publisher.published == ["a", "b"])
-        #expect(fixture.log == ["opened 0", "draining 0", "published a", "published b", "closed 0"])
+        #expect(fixture.log == ["opened 0", "drained 0", "published a", "published b", "closed 0"])
         let reopened = try PartitionDatabase.open(directory: fixture.directory, partition: 0, migrator: coreMigrator)
         #expect(try await reopened.pendingOutbox().isEmpty)
         try reopened.close()
+    }
+
+    @Test("work goes through one door: it runs on a running partition only, and a revocation waits for it, then drains")
+    func workDoor() async throws {
+        let fixture = try await Fixture()
+        let owner = fixture.owner
+        #expect(await owner.state(of: 0) == .running)
+        #expect(await owner.runningPartitions == [0])
+        #expect(try await owner.run(on: 0) { database in try await database.nextOffsets().count } == 0)
+        #expect(await owner.run(on: 1) { _ in 1 } == nil, "not assigned here")
+        // Work that outlives a call (the notifier's attempts): held until released.
+        await owner.hold(2, on: 0)
+        let revoking = Task { await owner.partitionsRevoked(partition0, lost: false) }
+        try await waitUntil("the revocation to start") { await owner.state(of: 0) == .draining }
+        #expect(await owner.run(on: 0) { _ in 1 } == nil, "no work starts on a draining partition")
+        await owner.release(1, on: 0)
+        #expect(await owner.state(of: 0) == .draining)
+        #expect(await owner.workInProgress(on: 0) == 1)
+        #expect(!fixture.log.contains("drained 0"))
+        await owner.release(1, on: 0)
+        await revoking.value
+        #expect(fixture.log == ["opened 0", "drained 0", "closed 0"])
+        #expect(await owner.state(of: 0) == nil)
+        #expect(await owner.workInProgress(on: 0) == 0)
+    }
+
+    @Test("a drain waits for the work up to its timeout; what is left is released later, when it ends")
+    func drainTimeout() async throws {
+        let fixture = try await Fixture(drainTimeout: .milliseconds(200))
+        let owner = fixture.owner
+        await owner.hold(3, on: 0)
+        await owner.partitionsRevoked(partition0, lost: false)
+        #expect(fixture.log == ["opened 0", "drained 0 left 3", "closed 0"])
+        // The attempts still out come back after the partition went: counted until then, and reopening sees them.
+        #expect(await owner.workInProgress(on: 0) == 3)
+        _ = try await owner.partitionsAssigned(partition0)
+        #expect(await owner.workInProgress(on: 0) == 3)
+        await owner.release(3, on: 0)
+        #expect(await owner.workInProgress(on: 0) == 0)
+        await owner.partitionsRevoked(partition0, lost: false)
+    }
+
+    /// The drain's wait for the work and its timeout race on the owner: whichever comes first, the wait ends (a timeout
+    /// that came before the wait began once held the revocation until the work was over).
+    @Test("a zero drain timeout never waits for held work", .timeLimit(.minutes(1)))
+    func zeroDrainTimeout() async throws {
+        let fixture = try await Fixture(drainTimeout: .zero)
+        let owner = fixture.owner
+        for _ in 0..<40 {
+            await owner.hold(1, on: 0)
+            await owner.partitionsRevoked(partition0, lost: false)
+            #expect(await owner.workInProgress(on: 0) == 1)
+            await owner.release(1, on: 0)
+            _ = try await owner.partitionsAssigned(partition0)
+        }
+        await owner.partitionsRevoked(partition0, lost: false)
     }
 
     @Test("what the service writes while draining is produced before the partition is released")
     func drainThenFlush() async throws {
         let fixture = try await Fixture(writeWhileDraining: "late")
         await fixture.owner.partitionsRevoked(partition0, lost: false)
-        #expect(fixture.log == ["opened 0", "draining 0", "published late", "closed 0"])
+        #expect(fixture.log == ["opened 0", "drained 0", "published late", "closed 0"])
     }
 
     @Test("a lost partition is not drained, but its outbox is still produced and its database closed")
@@ -204,7 +265,7 @@ struct PartitionOwnerTests {
         try await output(fixture.database, "s")
         await fixture.owner.partitionsRevoked(partition0, lost: false)
         publisher.setFailing(false)
-        let owner = PartitionOwner(directory: fixture.directory, migrator: coreMigrator, publisher: publisher, logger: logger)
+        let owner = PartitionOwner(directory: fixture.directory, service: "test", migrator: coreMigrator, publisher: publisher, logger: logger)
         _ = try await owner.partitionsAssigned(partition0)
         try await waitUntil("the leftover's flush") { publisher.published == ["r", "s"] }
         await owner.partitionsRevoked(partition0, lost: false)
@@ -243,8 +304,7 @@ private func bigRecord(_ partition: Int32, _ offset: Int64) -> [KafkaRecord] {
 private func applyBig(_ owner: PartitionOwner, _ partition: Int32, _ offset: Int64) async -> [OutboxRecord]? {
     await owner.apply(
         TopicPartition("t", partition), bigRecord(partition, offset),
-        apply: { _, record in [PendingOutput(topic: "out", key: record.keyString ?? "", value: Array(repeating: 7, count: 200_000))] },
-        deadLetter: { record, reason in PendingOutput(topic: "dlq", key: "\(record.offset) \(reason)", value: nil) })
+        apply: { _, record in [PendingOutput(topic: "out", key: record.keyString ?? "", value: Array(repeating: 7, count: 200_000))] })
 }
 
 @Suite("Partition owner: failures", .timeLimit(.minutes(1)))
@@ -266,9 +326,11 @@ struct PartitionFailureTests {
             apply: { _, record in
                 if record.offset == 11 { throw Rejected() }
                 return [PendingOutput(topic: "out", key: record.keyString ?? "", value: [1])]
-            },
-            deadLetter: { record, reason in PendingOutput(topic: "dlq", key: "\(record.offset) \(reason)", value: nil) })
-        #expect(outbox?.map { "\($0.topic) \($0.key)" } == ["out k0", "dlq 11 cannot apply", "out k2"])
+            })
+        #expect(outbox?.map { "\($0.topic) \($0.key)" } == ["out k0", "herald.dlq k1", "out k2"])
+        // The owner's dead letter: the service, why, and the record whole.
+        let letter = try Wire.decode(DeadLetter.self, from: try #require(outbox?[1].value))
+        #expect(letter.service == "test" && letter.reason == "not applied: cannot apply" && letter.offset == 11 && letter.key == "k1")
         #expect(try await fixture.database.nextOffsets() == ["t": 13])
         #expect(await fixture.owner.pausedPartitions.isEmpty)
         await fixture.owner.partitionsRevoked(partition0, lost: false)

@@ -57,9 +57,11 @@ extension NotifierPartitions {
     /// Deletes inbox entries older than the retention; returns how many.
     func purgeInbox(before cutoff: Date) async throws -> Int {
         var purged = 0
-        // A paused partition's database fails: purged once it resumes.
-        for (_, database) in await owner.activeDatabases {
-            purged += try await database.write { db in try InboxStore.purge(db, before: cutoff) }
+        // Running partitions only (a paused one's database fails: purged once it resumes).
+        for number in await owner.runningPartitions {
+            purged += try await owner.run(on: number) { database in
+                try await database.write { db in try InboxStore.purge(db, before: cutoff) }
+            } ?? 0
         }
         return purged
     }

@@ -39,13 +39,16 @@ extension NotifierPartitions {
     /// `pruneResolvedSends`); returns how many rows went.
     func purgeSends(before cutoff: Date, chunk: Int = 5_000) async throws -> Int {
         var purged = 0
-        for (_, database) in await owner.activeDatabases {
-            purged += try await database.pruneInChunks(chunk: chunk) { db, limit in
-                try NotifierStore.pruneFinishedTargets(db, before: cutoff, limit: limit)
-            }
-            purged += try await database.pruneInChunks(chunk: chunk) { db, limit in
-                try NotifierStore.pruneResolvedSends(db, before: cutoff, limit: limit)
-            }
+        for number in await owner.runningPartitions {
+            purged += try await owner.run(on: number) { database in
+                let targets = try await database.pruneInChunks(chunk: chunk) { db, limit in
+                    try NotifierStore.pruneFinishedTargets(db, before: cutoff, limit: limit)
+                }
+                let sends = try await database.pruneInChunks(chunk: chunk) { db, limit in
+                    try NotifierStore.pruneResolvedSends(db, before: cutoff, limit: limit)
+                }
+                return targets + sends
+            } ?? 0
         }
         return purged
     }

@@ -125,10 +125,7 @@ enum NotifierStore {
     }
 
     static func deadLetter(_ record: KafkaRecord, reason: String, now: Date) -> PendingOutput {
-        let letter = DeadLetter(service: "notifier", reason: reason, record: record, at: now)
-        return PendingOutput(
-            topic: HeraldTopic.dlq.name, key: record.key.map { String(decoding: $0, as: UTF8.self) } ?? "",
-            value: (try? Wire.encode(letter)) ?? [])
+        .deadLetter(record, service: "notifier", reason: reason, at: now)
     }
 
     /// A delivery report read back: its target is finished, whichever instance finished it. Recorded in the ledger

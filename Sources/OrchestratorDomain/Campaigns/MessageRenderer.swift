@@ -105,7 +105,6 @@ struct MessageRenderer {
                 JSONMember("campaign", .string(campaign.id)), JSONMember("step", .string(step)),
                 JSONMember("occurrence", .string(occurrence)),
             ]).serialized)
-        let letter = DeadLetter(service: "orchestrator", reason: "campaign \(campaign.id) \(step): \(reason)", record: record, at: now)
-        return PendingOutput(topic: HeraldTopic.dlq.name, key: key, value: (try? Wire.encode(letter)) ?? [])
+        return .deadLetter(record, service: "orchestrator", reason: "campaign \(campaign.id) \(step): \(reason)", at: now)
     }
 }
