@@ -60,7 +60,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
                             self.log(item.attempt, provider: name, outcome: outcome, duration: ContinuousClock.now - started)
                             self.events.finished(Finished(
                                 partition: partition,
-                                result: NotifierStore.AttemptResult(claimed: item, provider: name, outcome: outcome, finishedAt: Date())))
+                                result: AttemptResults.AttemptResult(claimed: item, provider: name, outcome: outcome, finishedAt: Date())))
                         }
                     }
                 }
@@ -120,7 +120,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
 
     struct Finished: Sendable {
         var partition: Int32
-        var result: NotifierStore.AttemptResult
+        var result: AttemptResults.AttemptResult
     }
 
     /// Finished attempts and wake-ups, waited for with a timeout.

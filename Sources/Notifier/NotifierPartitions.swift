@@ -29,14 +29,14 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     private var handover: [Int32: (ends: [String: Int64], started: Date)] = [:]
     /// Results whose recording failed, per partition: written again at each relay round (the partition is paused
     /// meanwhile), reported straight to the broker if the partition goes first.
-    private var unrecorded: [Int32: [(results: [NotifierStore.AttemptResult], retry: RetryPolicy)]] = [:]
+    private var unrecorded: [Int32: [(results: [AttemptResults.AttemptResult], retry: RetryPolicy)]] = [:]
 
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, catalog: AppsCatalog,
         logger: Logger, drainTimeout: Duration = .seconds(15), clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.owner = PartitionOwner(
-            directory: directory, service: "notifier", migrator: NotifierStore.migrator, publisher: producer,
+            directory: directory, service: "notifier", migrator: NotifierSchema.migrator, publisher: producer,
             changelog: changelog, drainTimeout: drainTimeout, logger: logger)
         self.logger = logger
         self.clock = clock
@@ -82,7 +82,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         // Rows left `sending` by a stop are attempted again. Not while this process still has calls out for the
         // partition (it came back before a drain that timed out was over): their answers finish those rows.
         let stillOut = await attemptsInFlight(number)
-        let recovered = stillOut > 0 ? 0 : try await database.write { db in try NotifierStore.recoverInFlight(db) }
+        let recovered = stillOut > 0 ? 0 : try await database.write { db in try LedgerTable(db).recoverInFlight() }
         if stillOut > 0 {
             logger.info(
                 "partition back with attempts still in flight; their answers finish them",
@@ -145,7 +145,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         var channels: Set<MessageChannel> = []
         for (tp, records) in batch.byPartition {
             let now = clock()
-            let applied = await owner.apply(tp, records) { db, record in try NotifierStore.apply(db, record: record, now: now) }
+            let applied = await owner.apply(tp, records) { db, record in try NotifierApplier.apply(db, record: record, now: now) }
             guard applied != nil else { continue }
             if var pending = handover[tp.partition], let end = pending.ends[tp.topic], let last = records.last?.offset,
                 last + 1 >= end
@@ -182,20 +182,20 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Claims up to `limit` due attempts of `channel` across the running partitions (not those handing over). A claim
     /// is work on its partition, and each attempt it hands out is held until its result is recorded (`complete`): a
     /// revocation waits for both.
-    func claim(_ channel: MessageChannel, limit: Int) async -> [(partition: Int32, claimed: NotifierStore.Claimed)] {
-        var result: [(Int32, NotifierStore.Claimed)] = []
+    func claim(_ channel: MessageChannel, limit: Int) async -> [(partition: Int32, claimed: SendClaims.Claimed)] {
+        var result: [(Int32, SendClaims.Claimed)] = []
         let now = clock()
         let (owner, platforms) = (self.owner, self.platforms)
         for number in await owner.runningPartitions where result.count < limit {
             guard handover[number] == nil else { continue }
             let left = limit - result.count
             do {
-                let claimed = try await owner.run(on: number) { database -> [NotifierStore.Claimed] in
-                    guard try await database.read({ db in try NotifierStore.hasWork(db, channel: channel, now: now) }) else { return [] }
+                let claimed = try await owner.run(on: number) { database -> [SendClaims.Claimed] in
+                    guard try await database.read({ db in try SendsTable(db).hasWork(channel: channel, at: WireTime.format(now)) }) else { return [] }
                     // Checked again after the read: a revocation that began meanwhile claims nothing more.
                     guard await owner.state(of: number) == .running else { return [] }
                     let (claimed, outbox) = try await database.writeWithOutbox { db in
-                        try NotifierStore.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
+                        try SendClaims.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
                     }
                     // Held before this claim's own work ends: a drain never sees a moment with neither.
                     await owner.hold(claimed.count, on: number)
@@ -212,7 +212,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
 
     /// Writes attempts' results of one partition and produces their reports. When the partition is gone (a drain that
     /// timed out, a lost partition), the reports of finished targets go straight to the broker instead.
-    func complete(partition: Int32, results: [NotifierStore.AttemptResult], retry: RetryPolicy) async {
+    func complete(partition: Int32, results: [AttemptResults.AttemptResult], retry: RetryPolicy) async {
         if let database = await owner.database(partition) {
             // Now, unless results a failure left wait before these (they are written in order).
             let recorded = unrecorded[partition] == nil ? await record(partition, database, results, retry: retry) : false
@@ -225,8 +225,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     }
 
     /// Results of a partition no longer open here: the reports of finished targets go straight to the broker.
-    private func reportLate(_ partition: Int32, _ results: [NotifierStore.AttemptResult]) async {
-        let reports = NotifierStore.lateReports(results)
+    private func reportLate(_ partition: Int32, _ results: [AttemptResults.AttemptResult]) async {
+        let reports = AttemptResults.lateReports(results)
         logger.warning(
             "results for a partition not open; reported straight to herald.deliveries",
             metadata: ["partition": "\(partition)", "results": "\(results.count)", "reports": "\(reports.count)"])
@@ -242,10 +242,10 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Writes results to the ledger with their reports; on failure the partition is paused (its database fails) and
     /// false is returned: the caller keeps the results for the next round.
     private func record(
-        _ partition: Int32, _ database: PartitionDatabase, _ results: [NotifierStore.AttemptResult], retry: RetryPolicy
+        _ partition: Int32, _ database: PartitionDatabase, _ results: [AttemptResults.AttemptResult], retry: RetryPolicy
     ) async -> Bool {
         do {
-            _ = try await database.writeWithOutbox { db in ((), try NotifierStore.complete(db, results: results, retry: retry)) }
+            _ = try await database.writeWithOutbox { db in ((), try AttemptResults.complete(db, results: results, retry: retry)) }
             await owner.scheduleFlush(partition)
             return true
         } catch {
@@ -290,8 +290,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     func ledger(sendID: String) async throws -> [LedgerEntry] {
         for (_, database) in await self.owner.openDatabases {
             let rows = try await database.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM ledger WHERE send_id = ? ORDER BY target_id", arguments: [sendID])
-                    .map { LedgerEntry(targetID: $0["target_id"], state: $0["state"], attempts: $0["attempts"], reason: $0["reason"]) }
+                try LedgerTable(db).rows(sendID: sendID).map {
+                    LedgerEntry(targetID: $0.targetID, state: $0.state, attempts: $0.attempts, reason: $0.reason)
+                }
             }
             if !rows.isEmpty { return rows }
         }
@@ -303,14 +304,29 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     func ledgerStates(_ channel: MessageChannel) async throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for (_, database) in await self.owner.openDatabases {
-            let rows = try await database.read { db in
-                try Row.fetchAll(
-                    db, sql: "SELECT state, count(*) AS n FROM ledger WHERE channel = ? GROUP BY state", arguments: [channel.rawValue]
-                ).map { (state: $0["state"] as String, count: $0["n"] as Int) }
-            }
-            for row in rows { counts[row.state, default: 0] += row.count }
+            let rows = try await database.read { db in try LedgerTable(db).counts(channel: channel) }
+            for (state, count) in rows { counts[state, default: 0] += count }
         }
         return counts
+    }
+
+    /// Prunes the ledger and the sends of every running partition (finished targets, then sends resolved with no target
+    /// left, `chunk` rows per transaction) older than `cutoff`; returns how many rows went (docs/retention.md).
+    func purgeSends(before cutoff: Date, chunk: Int = 5_000) async throws -> Int {
+        let time = WireTime.format(cutoff)
+        var purged = 0
+        for number in await owner.runningPartitions {
+            purged += try await owner.run(on: number) { database in
+                let targets = try await database.pruneInChunks(chunk: chunk) { db, limit in
+                    try LedgerTable(db).pruneFinished(before: time, limit: limit)
+                }
+                let sends = try await database.pruneInChunks(chunk: chunk) { db, limit in
+                    try SendsTable(db).pruneResolved(before: time, limit: limit)
+                }
+                return targets + sends
+            } ?? 0
+        }
+        return purged
     }
 
     var openPartitions: [Int32] { get async { await owner.openPartitions } }

@@ -14,16 +14,16 @@ extension NotifierPartitions {
         var recorded = 0
         for (number, database) in await owner.openDatabases {
             let keys: [String] = try await database.read { db in
-                if let key { return try NotifierStore.contact(db, key: key) != nil ? [key] : [] }
-                return try NotifierStore.profiles(db, phoneNumber: phoneNumber ?? "")
+                if let key { return try ContactsTable(db).contact(key) != nil ? [key] : [] }
+                return try ContactsTable(db).profiles(phoneNumber: phoneNumber ?? "")
             }
             guard !keys.isEmpty else { continue }
             _ = try await database.writeWithOutbox { db in
                 var outputs: [PendingOutput] = []
                 for key in keys {
-                    guard let contact = try NotifierStore.contact(db, key: key) else { continue }
+                    guard let contact = try ContactsTable(db).contact(key), let kind = FeedbackKind.marketing(channel) else { continue }
                     let state = outcome == .subscribed ? "subscribed" : "unsubscribed"
-                    try NotifierStore.recordFeedback(db, key: key, kind: "\(channel.rawValue)_marketing", value: state, at: at)
+                    try FeedbackTable(db).record(key, kind, value: state, at: at)
                     let report = DeliveryReport.recipientFeedback(
                         key: key, customID: contact.customID, channel: channel, outcome: outcome, address: address, reason: reason,
                         at: at)

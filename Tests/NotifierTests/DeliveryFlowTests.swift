@@ -298,7 +298,7 @@ struct DeliveryFlowTests {
         orphan.contactRevision = 9
         try await harness.send(orphan)
         #expect(await harness.partitions.claim(.push, limit: 10).isEmpty)
-        now.withLock { $0 += NotifierStore.contactRevisionWait + 0.01 }
+        now.withLock { $0 += SendClaims.contactRevisionWait + 0.01 }
         let resolved = await harness.partitions.claim(.push, limit: 10)
         #expect(resolved.map(\.claimed.attempt.request.sendID) == ["decided-on-9"])
         await harness.shutdown()
@@ -412,7 +412,7 @@ struct DeliveryFlowTests {
         // late-2's target was sent by another owner, whose report was read back before the send was replayed here.
         let target = DeliveryTarget(
             id: "i-ios", address: token64, installationID: "i-ios", app: "demo-ios", platform: "ios", environment: "production")
-        let finished = NotifierStore.report(
+        let finished = DeliveryReports.report(
             sendRequest(id: "late-2"), target: target, outcome: .sent, reason: nil, attempts: 1, now: Date())
         try await harness.feed([(.deliveries, "demo/paul", finished.value)])
         let past = Date().addingTimeInterval(-1)

@@ -33,10 +33,10 @@ struct InboxTests {
 
     @Test("cursors round-trip and refuse what this API did not make")
     func cursors() {
-        let cursor = InboxStore.Cursor(sentAt: 1_700_000_000_123_456, notificationID: "send:1")
-        #expect(InboxStore.Cursor(token: cursor.token) == cursor)
+        let cursor = Inbox.Cursor(sentAt: 1_700_000_000_123_456, notificationID: "send:1")
+        #expect(Inbox.Cursor(token: cursor.token) == cursor)
         for bad in ["", "!!", Base64URL.encode(Array("12".utf8)), Base64URL.encode(Array("x:1".utf8)), Base64URL.encode(Array("1:".utf8))] {
-            #expect(InboxStore.Cursor(token: bad) == nil, "\(bad)")
+            #expect(Inbox.Cursor(token: bad) == nil, "\(bad)")
         }
     }
 
@@ -176,7 +176,7 @@ struct InboxTests {
         #expect(try await Self.call(harness, "\(base)/notifications/n2/read", method: .post).status == .notFound)
         #expect(try await Self.call(harness, "\(base)/notifications/n9/read", method: .post).status == .notFound)
         #expect(try await Self.call(harness, base).ids == ["n4", "n3", "n1"])
-        #expect(try await Self.call(harness, "\(base)?limit=1&from=\(InboxStore.Cursor(sentAt: Int64.max, notificationID: "z").token)").ids == ["n4"])
+        #expect(try await Self.call(harness, "\(base)?limit=1&from=\(Inbox.Cursor(sentAt: Int64.max, notificationID: "z").token)").ids == ["n4"])
         // The custom ID's inbox is its own: n2 is still there, unread.
         let custom = try await Self.call(harness, "/v1/inbox/custom/paul", customAuth: Self.paulAuth())
         #expect(custom.ids == ["n4", "n3", "n2", "n1"] && custom.item("n2")?["read"] == .bool(false))

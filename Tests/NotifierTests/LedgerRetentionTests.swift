@@ -12,7 +12,7 @@ struct LedgerRetentionTests {
     @Test("ten days of sends on a frozen clock: finished targets and resolved sends level off; a replay within the window is still dropped")
     func soak() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ledger-\(UUID().uuidString)").path
-        let database = try PartitionDatabase.open(directory: directory, partition: 0, migrator: NotifierStore.migrator)
+        let database = try PartitionDatabase.open(directory: directory, partition: 0, migrator: NotifierSchema.migrator)
         defer { try? database.close() }
         let start = Date(timeIntervalSince1970: 1_795_000_000)
         let window: TimeInterval = 3 * 86_400
@@ -22,7 +22,7 @@ struct LedgerRetentionTests {
             return KafkaRecord(topic: topic.name, partition: 0, offset: offset, key: Array("demo/paul".utf8), value: value)
         }
         func apply(_ records: [KafkaRecord], now: Date) async throws {
-            _ = try await database.applyBatch(records) { db, record in try NotifierStore.apply(db, record: record, now: now) }
+            _ = try await database.applyBatch(records) { db, record in try NotifierApplier.apply(db, record: record, now: now) }
         }
         try await apply([record(.contacts, Array(contactJSON(installations: [installationJSON("i-ios")]).utf8))], now: start)
         let perDay = 40
@@ -33,18 +33,18 @@ struct LedgerRetentionTests {
                 try (0..<perDay).map { record(.sendsPush, try Wire.encode(sendRequest(id: String(format: "%032x", day * perDay + $0)))) },
                 now: now)
             let claimed = try await database.write { db in
-                try NotifierStore.claim(db, channel: .push, limit: perDay * 2, now: now, platforms: ["demo/demo-ios": "ios"]).claimed
+                try SendClaims.claim(db, channel: .push, limit: perDay * 2, now: now, platforms: ["demo/demo-ios": "ios"]).claimed
             }
             #expect(claimed.count == perDay)
             try await database.write { db in
-                _ = try NotifierStore.complete(
+                _ = try AttemptResults.complete(
                     db, results: claimed.map { .init(claimed: $0, provider: "apns", outcome: .accepted(messageID: nil), finishedAt: now) },
                     retry: RetryPolicy())
             }
             let cutoff = now + 60 - window
             try await database.write { db in
-                _ = try NotifierStore.pruneFinishedTargets(db, before: cutoff, limit: 1_000)
-                _ = try NotifierStore.pruneResolvedSends(db, before: cutoff, limit: 1_000)
+                _ = try LedgerTable(db).pruneFinished(before: WireTime.format(cutoff), limit: 1_000)
+                _ = try SendsTable(db).pruneResolved(before: WireTime.format(cutoff), limit: 1_000)
             }
             rows.append(try await database.read { db in
                 (try Int.fetchOne(db, sql: "SELECT count(*) FROM sends") ?? 0, try Int.fetchOne(db, sql: "SELECT count(*) FROM ledger") ?? 0)

@@ -30,7 +30,7 @@ struct InboxEndpoints: Sendable {
         }
         router.post("v1/inbox/:mode/:owner/notifications/:notification/:mark") { request, context in
             try await handle(request, context) { owner in
-                let mark: InboxStore.Mark
+                let mark: Inbox.Mark
                 switch context.parameters.get("mark") {
                 case "read": mark = .read
                 case "opened": mark = .opened
@@ -59,7 +59,7 @@ struct InboxEndpoints: Sendable {
 
     /// Authenticates the app and the owner, then runs `body`.
     private func handle(
-        _ request: Request, _ context: ServiceRequestContext, _ body: (InboxStore.Owner) async throws -> Response
+        _ request: Request, _ context: ServiceRequestContext, _ body: (Inbox.Owner) async throws -> Response
     ) async throws -> Response {
         switch authenticate(request, context) {
         case .failure(let refusal): return refusal.response
@@ -75,11 +75,11 @@ struct InboxEndpoints: Sendable {
 
     private struct Refusal: Error { var response: Response }
 
-    private func authenticate(_ request: Request, _ context: ServiceRequestContext) -> Result<InboxStore.Owner, Refusal> {
-        func refuse(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Result<InboxStore.Owner, Refusal> {
+    private func authenticate(_ request: Request, _ context: ServiceRequestContext) -> Result<Inbox.Owner, Refusal> {
+        func refuse(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Result<Inbox.Owner, Refusal> {
             .failure(Refusal(response: .jsonError(status, code, message)))
         }
-        let mode = InboxStore.Owner.Kind(rawValue: context.parameters.get("mode") ?? "")
+        let mode = Inbox.Owner.Kind(rawValue: context.parameters.get("mode") ?? "")
         guard let mode else { return refuse(.notFound, "not_found", "expected /v1/inbox/install/{id} or /v1/inbox/custom/{id}") }
         let field = mode == .install ? "installation_id" : "custom_id"
         guard let id = context.parameters.get("owner")?.removingPercentEncoding, !id.isEmpty,
@@ -108,10 +108,10 @@ struct InboxEndpoints: Sendable {
                 return refuse(.unauthorized, "invalid_custom_id_auth", "X-CustomID-Auth does not match this custom ID")
             }
         }
-        return .success(InboxStore.Owner(project: project, app: appID, kind: mode, id: id))
+        return .success(Inbox.Owner(project: project, app: appID, kind: mode, id: id))
     }
 
-    private func page(_ owner: InboxStore.Owner, _ request: Request) async throws -> Response {
+    private func page(_ owner: Inbox.Owner, _ request: Request) async throws -> Response {
         let query = request.uri.queryParameters
         var limit = Self.defaultLimit
         if let text = query.get("limit") {
@@ -120,9 +120,9 @@ struct InboxEndpoints: Sendable {
             }
             limit = value
         }
-        var cursor: InboxStore.Cursor?
+        var cursor: Inbox.Cursor?
         if let text = query.get("from") {
-            guard let value = InboxStore.Cursor(token: text) else {
+            guard let value = Inbox.Cursor(token: text) else {
                 return .jsonError(.badRequest, "invalid_parameter", "from: not a cursor this API returned")
             }
             cursor = value
@@ -143,7 +143,7 @@ struct InboxEndpoints: Sendable {
 
     /// One notification in the wire shape of Batch's inbox (`notificationId`, `notificationTime` in ms, `sendId`,
     /// `payload`…), with the fields an app shows without parsing the payload.
-    static func json(_ notification: InboxStore.Notification) -> JSONValue {
+    static func json(_ notification: Inbox.Notification) -> JSONValue {
         var members = [
             JSONMember("notificationId", .string(notification.notificationID)),
             JSONMember("notificationTime", .number(String(notification.sentAt / 1000))),
@@ -164,7 +164,7 @@ struct InboxEndpoints: Sendable {
         return .object(members)
     }
 
-    private func mark(_ owner: InboxStore.Owner, _ notificationID: String, _ mark: InboxStore.Mark) async throws -> Response {
+    private func mark(_ owner: Inbox.Owner, _ notificationID: String, _ mark: Inbox.Mark) async throws -> Response {
         guard try await partitions.inboxMark(owner, notificationID: notificationID, mark) else {
             return .jsonError(.notFound, "notification_not_found", "notification_id: no notification \(notificationID) in this inbox")
         }

@@ -7,12 +7,12 @@ extension NotifierPartitions {
     /// A page of an owner's inbox over this instance's partitions (an installation's notifications may sit in two: the
     /// anonymous profile's and the identified one's), newest first; `hasMore` when older ones remain.
     func inboxPage(
-        _ owner: InboxStore.Owner, before cursor: InboxStore.Cursor?, limit: Int, includeSilent: Bool
-    ) async throws -> (notifications: [InboxStore.Notification], hasMore: Bool) {
-        var all: [InboxStore.Notification] = []
+        _ owner: Inbox.Owner, before cursor: Inbox.Cursor?, limit: Int, includeSilent: Bool
+    ) async throws -> (notifications: [Inbox.Notification], hasMore: Bool) {
+        var all: [Inbox.Notification] = []
         for (_, database) in await self.owner.openDatabases {
             all += try await database.read { db in
-                try InboxStore.page(db, owner: owner, before: cursor, limit: limit + 1, includeSilent: includeSilent)
+                try InboxTable(db).page(owner, before: cursor, limit: limit + 1, includeSilent: includeSilent)
             }
         }
         all.sort { ($0.sentAt, $0.notificationID) > ($1.sentAt, $1.notificationID) }
@@ -20,25 +20,25 @@ extension NotifierPartitions {
     }
 
     /// Marks one notification read, opened or deleted; false when the owner has no such notification.
-    func inboxMark(_ owner: InboxStore.Owner, notificationID: String, _ mark: InboxStore.Mark) async throws -> Bool {
+    func inboxMark(_ owner: Inbox.Owner, notificationID: String, _ mark: Inbox.Mark) async throws -> Bool {
         var found = false
         for (_, database) in await self.owner.openDatabases {
-            let changed = try await database.write { db in try InboxStore.mark(db, owner: owner, notificationID: notificationID, mark) }
+            let changed = try await database.write { db in try InboxTable(db).mark(owner, notificationID: notificationID, mark) }
             found = found || changed
         }
         return found
     }
 
     /// Marks read what is not newer than `notificationID`; nil when the owner has no such notification.
-    func inboxMarkAllRead(_ owner: InboxStore.Owner, until notificationID: String) async throws -> Int? {
-        var until: InboxStore.Cursor?
+    func inboxMarkAllRead(_ owner: Inbox.Owner, until notificationID: String) async throws -> Int? {
+        var until: Inbox.Cursor?
         for (_, database) in await self.owner.openDatabases where until == nil {
-            until = try await database.read { db in try InboxStore.cursor(db, owner: owner, notificationID: notificationID) }
+            until = try await database.read { db in try Inbox.cursor(db, owner: owner, notificationID: notificationID) }
         }
         guard let until else { return nil }
         var marked = 0
         for (_, database) in await self.owner.openDatabases {
-            marked += try await database.write { db in try InboxStore.markAllRead(db, owner: owner, until: until) }
+            marked += try await database.write { db in try InboxTable(db).markAllRead(owner, until: until) }
         }
         return marked
     }
@@ -47,7 +47,7 @@ extension NotifierPartitions {
     func installationOptedOut(project: String, installationID: String) async throws -> Bool? {
         var known: Bool?
         for (_, database) in await self.owner.openDatabases {
-            if let flag = try await database.read({ db in try InboxStore.optedOut(db, project: project, installationID: installationID) }) {
+            if let flag = try await database.read({ db in try InboxInstallationsTable(db).optedOut(project: project, installationID: installationID) }) {
                 known = (known ?? false) || flag
             }
         }
@@ -60,7 +60,7 @@ extension NotifierPartitions {
         // Running partitions only (a paused one's database fails: purged once it resumes).
         for number in await owner.runningPartitions {
             purged += try await owner.run(on: number) { database in
-                try await database.write { db in try InboxStore.purge(db, before: cutoff) }
+                try await database.write { db in try Inbox.purge(db, before: cutoff) }
             } ?? 0
         }
         return purged

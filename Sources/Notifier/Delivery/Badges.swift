@@ -17,9 +17,7 @@ enum Badges {
         switch badge {
         case .set(let number): return number
         case .add(let amount):
-            let current = try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT count FROM installation_badges WHERE project = ? AND installation_id = ?"),
-                arguments: [send.project, installation]) ?? 0
+            let current = try InstallationBadgesTable(db).count(project: send.project, installationID: installation) ?? 0
             return min(current + amount, 99_999)
         }
     }
@@ -27,9 +25,6 @@ enum Badges {
     /// Records the count a target was given (once its ledger row is in).
     static func record(_ db: Database, project: String, target: DeliveryTarget, now: String) throws {
         guard let badge = target.badge, let installation = target.installationID else { return }
-        try db.executeCached(sql: """
-                INSERT INTO installation_badges (project, installation_id, count, updated_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (project, installation_id) DO UPDATE SET count = excluded.count, updated_at = excluded.updated_at
-                """, arguments: [project, installation, badge, now])
+        try InstallationBadgesTable(db).set(project: project, installationID: installation, count: badge, at: now)
     }
 }

@@ -1,69 +1,6 @@
 import Foundation
 import Shared
 
-/// A profile's reachability as the orchestrator last published it on `herald.contacts`.
-struct Contact: Sendable, Equatable {
-    struct Channel: Sendable, Equatable {
-        var address: String?
-        var marketing: String?
-        var marketingChangedAt: Date?
-        var bouncedAt: Date? = nil
-    }
-
-    struct Installation: Sendable, Equatable {
-        var id: String
-        var app: String?
-        var dev: Bool
-        var token: String?
-        var environment: String?
-        var notificationPermission: String?
-        var optedOut: Bool
-    }
-
-    var project: String
-    var customID: String?
-    var email: Channel
-    var sms: Channel
-    var installations: [Installation]
-    /// The snapshot's revision (`ContactSnapshot.revision`).
-    var revision: Int = 0
-
-    /// Reads a snapshot record's value (`ContactSnapshot`); nil when it is not one.
-    static func parse(_ bytes: [UInt8]) -> Contact? {
-        (try? Wire.decode(ContactSnapshot.self, from: bytes)).map(Contact.init)
-    }
-
-    init(_ snapshot: ContactSnapshot) {
-        project = snapshot.project
-        customID = snapshot.customID
-        email = Channel(
-            address: snapshot.email.address, marketing: snapshot.email.marketing,
-            marketingChangedAt: snapshot.email.marketingChangedAt, bouncedAt: snapshot.email.bouncedAt)
-        sms = Channel(
-            address: snapshot.sms.phoneNumber, marketing: snapshot.sms.marketing, marketingChangedAt: snapshot.sms.marketingChangedAt)
-        revision = snapshot.revision
-        installations = snapshot.installations.map {
-            Installation(
-                id: $0.installationID, app: $0.app, dev: $0.dev, token: $0.token, environment: $0.environment,
-                notificationPermission: $0.notificationPermission, optedOut: $0.optedOut)
-        }
-    }
-}
-
-/// What this notifier learnt from providers and recipients before the orchestrator's next snapshot says it: applied
-/// at once, so that a dead token or an unsubscribe stops the very next send.
-struct LocalFeedback: Sendable, Equatable {
-    var invalidTokens: Set<String> = []
-    var bouncedAddresses: Set<String> = []
-    /// The latest marketing change per channel (`email`, `sms`) made here, with its time.
-    var marketing: [String: (state: String, at: Date)] = [:]
-
-    static func == (lhs: LocalFeedback, rhs: LocalFeedback) -> Bool {
-        lhs.invalidTokens == rhs.invalidTokens && lhs.bouncedAddresses == rhs.bouncedAddresses
-            && lhs.marketing.mapValues(\.state) == rhs.marketing.mapValues(\.state)
-    }
-}
-
 /// Who a send reaches, decided from the contact state at the moment of the attempt (not of the decision).
 enum Eligibility {
     struct Resolution: Sendable, Equatable {

@@ -1,0 +1,51 @@
+import Foundation
+import Shared
+
+/// A profile's reachability as the orchestrator last published it on `herald.contacts`.
+struct Contact: Sendable, Equatable {
+    struct Channel: Sendable, Equatable {
+        var address: String?
+        var marketing: String?
+        var marketingChangedAt: Date?
+        var bouncedAt: Date? = nil
+    }
+
+    struct Installation: Sendable, Equatable {
+        var id: String
+        var app: String?
+        var dev: Bool
+        var token: String?
+        var environment: String?
+        var notificationPermission: String?
+        var optedOut: Bool
+    }
+
+    var project: String
+    var customID: String?
+    var email: Channel
+    var sms: Channel
+    var installations: [Installation]
+    /// The snapshot's revision (`ContactSnapshot.revision`).
+    var revision: Int = 0
+
+    /// Reads a snapshot record's value (`ContactSnapshot`); nil when it is not one.
+    static func parse(_ bytes: [UInt8]) -> Contact? {
+        (try? Wire.decode(ContactSnapshot.self, from: bytes)).map(Contact.init)
+    }
+
+    init(_ snapshot: ContactSnapshot) {
+        project = snapshot.project
+        customID = snapshot.customID
+        email = Channel(
+            address: snapshot.email.address, marketing: snapshot.email.marketing,
+            marketingChangedAt: snapshot.email.marketingChangedAt, bouncedAt: snapshot.email.bouncedAt)
+        sms = Channel(
+            address: snapshot.sms.phoneNumber, marketing: snapshot.sms.marketing, marketingChangedAt: snapshot.sms.marketingChangedAt)
+        revision = snapshot.revision
+        installations = snapshot.installations.map {
+            Installation(
+                id: $0.installationID, app: $0.app, dev: $0.dev, token: $0.token, environment: $0.environment,
+                notificationPermission: $0.notificationPermission, optedOut: $0.optedOut)
+        }
+    }
+}

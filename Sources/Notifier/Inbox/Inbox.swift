@@ -1,0 +1,112 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// The inbox: every push delivered to an installation, kept per installation and per custom ID (one notification per
+/// send for a custom ID, however many of its devices received it) in the partition of the profile it was sent to
+/// (docs/inbox.md). Its rows are `InboxTable`'s; which installation a profile holds, `InboxInstallationsTable`'s.
+enum Inbox {
+    /// Whose inbox: an installation's (`install`) or a custom ID's (`custom`), within one app of a project.
+    struct Owner: Sendable, Hashable {
+        enum Kind: String, Sendable { case install, custom }
+        var project: String
+        var app: String
+        var kind: Kind
+        var id: String
+    }
+
+    /// Where a page starts: strictly older than this notification.
+    struct Cursor: Sendable, Equatable {
+        /// Microseconds since 1970 (the order key; notification times are shown in milliseconds).
+        var sentAt: Int64
+        var notificationID: String
+
+        /// Opaque to clients: base64url of `<sentAt>:<notificationID>`.
+        var token: String { Base64URL.encode(Array("\(sentAt):\(notificationID)".utf8)) }
+
+        init(sentAt: Int64, notificationID: String) {
+            self.sentAt = sentAt
+            self.notificationID = notificationID
+        }
+
+        init?(token: String) {
+            guard let bytes = Base64URL.decode(token) else { return nil }
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard let colon = text.firstIndex(of: ":"), let sentAt = Int64(text[..<colon]) else { return nil }
+            let id = String(text[text.index(after: colon)...])
+            guard !id.isEmpty else { return nil }
+            self.init(sentAt: sentAt, notificationID: id)
+        }
+    }
+
+    struct Notification: Sendable, Equatable {
+        var notificationID: String
+        var sendID: String
+        var installationID: String?
+        var customID: String?
+        var sentAt: Int64
+        var source: String
+        var title: String?
+        var body: String?
+        var attachmentURL: String?
+        var silent: Bool
+        var payload: [UInt8]
+        var read: Bool
+        var opened: Bool
+
+        var cursor: Cursor { Cursor(sentAt: sentAt, notificationID: notificationID) }    }
+
+    /// `campaign`, `transactional` or `trigger`, from the send's trigger.
+    static func source(_ send: SendRequest) -> String {
+        switch APNsProvider.sourceType(send) {
+        case "t": "transactional"
+        case "c": "campaign"
+        default: "trigger"
+        }
+    }
+
+    static func microseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
+
+    /// Keeps a push delivered to an installation. Not kept: test sends, sends to a raw token, and installations
+    /// registered with a dev API key. A send is one notification per owner (a replay changes nothing).
+    static func store(_ db: Database, send: SendRequest, target: DeliveryTarget, contact: Contact?, at: Date) throws {
+        guard send.channel == .push, send.test != true, send.token == nil, let installationID = target.installationID,
+            let app = target.app
+        else { return }
+        let installation = contact?.installations.first { $0.id == installationID }
+        guard installation?.dev != true else { return }
+        let customID = contact?.customID ?? send.customID
+        let entry = Notification(
+            notificationID: send.sendID, sendID: send.sendID, installationID: installationID, customID: customID,
+            sentAt: microseconds(at), source: source(send), title: send.content["title"], body: send.content["body"],
+            attachmentURL: send.content["image_url"], silent: APNsProvider.isBackground(send), payload: [], read: false,
+            opened: false)
+        let payload = APNsProvider.payload(send)
+        var owners = [Owner(project: send.project, app: app, kind: .install, id: installationID)]
+        if let customID { owners.append(Owner(project: send.project, app: app, kind: .custom, id: customID)) }
+        let table = InboxTable(db)
+        for owner in owners where try table.insert(owner, entry, payload: payload) { NotifierMetrics.storedInInbox() }
+    }
+
+    /// A deleted profile's inbox goes with it: its custom ID's notifications and those of its installations.
+    static func forget(_ db: Database, key: String) throws {
+        let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return }
+        let table = InboxTable(db)
+        for id in try InboxInstallationsTable(db).ids(key) { try table.deleteOwner(project: parts[0], kind: .install, id: id) }
+        if !parts[1].hasPrefix("install/") { try table.deleteOwner(project: parts[0], kind: .custom, id: parts[1]) }
+    }
+
+    /// The order key of one of the owner's notifications (deleted or not), for mark-all-read.
+    static func cursor(_ db: Database, owner: Owner, notificationID: String) throws -> Cursor? {
+        try InboxTable(db).sentAt(owner, notificationID: notificationID).map { Cursor(sentAt: $0, notificationID: notificationID) }
+    }
+
+    /// Deletes notifications sent before `cutoff` (the retention); returns how many.
+    static func purge(_ db: Database, before cutoff: Date) throws -> Int {
+        try InboxTable(db).purge(before: microseconds(cutoff))
+    }
+
+    enum Mark: String, Sendable { case read, opened, deleted }
+}

@@ -1,0 +1,87 @@
+import CoreMetrics
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// Applies the records of the notifier's topics to a partition's database, inside the batch's transaction: contact
+/// snapshots (kept, indexed for the inbox, releasing the sends that waited for them), send requests (queued once per
+/// send id, or held until their time) and delivery reports read back (their targets finished here too). Returns dead
+/// letters for what cannot be read.
+enum NotifierApplier {
+    static func apply(_ db: Database, record: KafkaRecord, now: Date) throws -> [PendingOutput] {
+        let key = record.keyString ?? ""
+        switch HeraldTopic(rawValue: record.topic) {
+        case .deliveries:
+            try applyReport(db, record: record, now: now)
+            return []
+        case .contacts:
+            guard let value = record.value else {
+                try ContactsTable(db).delete(key)
+                try Inbox.forget(db, key: key)
+                try InboxInstallationsTable(db).index(key, contact: nil)
+                return []
+            }
+            guard let contact = Contact.parse(value) else { return [deadLetter(record, reason: "not a contact snapshot", now: now)] }
+            try InboxInstallationsTable(db).index(key, contact: contact)
+            try SendsTable(db).releaseWaiting(profile: key)
+            try ContactsTable(db).set(key, contact, snapshot: value, at: WireTime.format(now))
+            return []
+        default:
+            return try applySend(db, record: record, now: now)
+        }
+    }
+
+    /// A send request: queued once per send id (a replayed outbox or a redelivered batch is not queued again), or held
+    /// until its time when it was decided ahead of it.
+    private static func applySend(_ db: Database, record: KafkaRecord, now: Date) throws -> [PendingOutput] {
+        guard let value = record.value else { return [deadLetter(record, reason: "a null value on a send topic", now: now)] }
+        let send: SendRequest
+        do {
+            send = try Wire.decode(SendRequest.self, from: value)
+        } catch {
+            return [deadLetter(record, reason: error.description, now: now)]
+        }
+        guard HeraldTopic(rawValue: record.topic) == send.channel.topic else {
+            return [deadLetter(record, reason: "a \(send.channel.rawValue) send on \(record.topic)", now: now)]
+        }
+        let held = send.notBefore.map { $0 > now } ?? false
+        if try !SendsTable(db).insert(send, request: value, held: held, receivedAt: WireTime.format(now)) {
+            NotifierMetrics.duplicateSends.increment()
+        }
+        return []
+    }
+
+    static func deadLetter(_ record: KafkaRecord, reason: String, now: Date) -> PendingOutput {
+        .deadLetter(record, service: "notifier", reason: reason, at: now)
+    }
+
+    /// A delivery report read back: its target is finished, whichever instance finished it. Recorded in the ledger
+    /// (a new row, or a row not finished here), so that a replayed send does not reach that target again. A row still
+    /// `sending` here is finished too: its partition came back to this instance while an attempt was out, and that
+    /// attempt's answer came while the partition was away (reported late, read back now); the row would otherwise stay
+    /// `sending` until a restart made the attempt again. Reports that name no target of a send (a recipient's own
+    /// unsubscribe) and unreadable ones are left to the orchestrator.
+    static func applyReport(_ db: Database, record: KafkaRecord, now: Date) throws {
+        guard let value = record.value, let report = try? Wire.decode(DeliveryReport.self, from: value),
+            let sendID = report.sendID, let targetID = report.targetID ?? legacyTargetID(report, sendID: sendID)
+        else { return }
+        let state: LedgerState =
+            switch report.outcome {
+            case .sent: .sent
+            case .suppressed: .suppressed
+            default: .failed
+            }
+        try LedgerTable(db).finishedElsewhere(
+            sendID: sendID, targetID: targetID, channel: report.channel, profileKey: report.profileKey ?? record.keyString ?? "",
+            state: state, reason: report.reason, at: WireTime.format(now))
+    }
+
+    /// The target of a report written before `target_id` was a field: its id is `<send id>/<target id>/<outcome>`.
+    static func legacyTargetID(_ report: DeliveryReport, sendID: String) -> String? {
+        let prefix = sendID + "/"
+        let suffix = "/" + report.outcome.rawValue
+        guard report.id.hasPrefix(prefix), report.id.hasSuffix(suffix), report.id.count > prefix.count + suffix.count else { return nil }
+        return String(report.id.dropFirst(prefix.count).dropLast(suffix.count))
+    }
+}

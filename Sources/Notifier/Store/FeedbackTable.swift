@@ -1,0 +1,71 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// What a provider or a recipient taught this notifier (`feedback.kind`).
+enum FeedbackKind: String, Sendable {
+    /// A push token the provider said is dead.
+    case tokenInvalid = "token_invalid"
+    /// An email address that bounced.
+    case emailBounced = "email_bounced"
+    /// The recipient's latest email or SMS marketing state (`subscribed` or `unsubscribed`).
+    case emailMarketing = "email_marketing"
+    case smsMarketing = "sms_marketing"
+
+    static func marketing(_ channel: MessageChannel) -> FeedbackKind? {
+        switch channel {
+        case .email: .emailMarketing
+        case .sms: .smsMarketing
+        case .push: nil
+        }
+    }
+}
+
+/// What this notifier learnt from providers and recipients before the orchestrator's next snapshot says it: applied
+/// at once, so that a dead token or an unsubscribe stops the very next send.
+struct LocalFeedback: Sendable, Equatable {
+    var invalidTokens: Set<String> = []
+    var bouncedAddresses: Set<String> = []
+    /// The latest marketing change per channel (`email`, `sms`) made here, with its time.
+    var marketing: [String: (state: String, at: Date)] = [:]
+
+    static func == (lhs: LocalFeedback, rhs: LocalFeedback) -> Bool {
+        lhs.invalidTokens == rhs.invalidTokens && lhs.bouncedAddresses == rhs.bouncedAddresses
+            && lhs.marketing.mapValues(\.state) == rhs.marketing.mapValues(\.state)
+    }
+}
+
+/// `feedback`: `LocalFeedback` per profile, one row per kind and value (one per marketing kind: the latest).
+struct FeedbackTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    func feedback(_ key: String) throws -> LocalFeedback {
+        var feedback = LocalFeedback()
+        for row in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT kind, value, at FROM feedback WHERE profile_key = ?"), arguments: [key])
+        {
+            let value: String = row["value"]
+            switch FeedbackKind(rawValue: row["kind"]) {
+            case .tokenInvalid?: feedback.invalidTokens.insert(value)
+            case .emailBounced?: feedback.bouncedAddresses.insert(value)
+            case .emailMarketing?: feedback.marketing["email"] = (value, WireTime.parse(row["at"]) ?? .distantPast)
+            case .smsMarketing?: feedback.marketing["sms"] = (value, WireTime.parse(row["at"]) ?? .distantPast)
+            case nil: break
+            }
+        }
+        return feedback
+    }
+
+    /// Records feedback; a marketing state replaces the profile's previous one.
+    func record(_ key: String, _ kind: FeedbackKind, value: String, at: Date) throws {
+        if kind == .emailMarketing || kind == .smsMarketing {
+            try db.execute(sql: "DELETE FROM feedback WHERE profile_key = ? AND kind = ?", arguments: [key, kind.rawValue])
+        }
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO feedback (profile_key, kind, value, at) VALUES (?, ?, ?, ?)",
+            arguments: [key, kind.rawValue, value, WireTime.format(at)])
+    }
+}

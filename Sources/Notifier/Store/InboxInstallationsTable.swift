@@ -1,0 +1,35 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `installations` (the notifier's): which profile of this partition holds each installation, with its opt-out, kept in
+/// step with the contact snapshots (an inbox request names an installation).
+struct InboxInstallationsTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    /// The profile's installations are those of `contact` (nil: the profile is gone).
+    func index(_ key: String, contact: Contact?) throws {
+        try db.executeCached(sql: "DELETE FROM installations WHERE profile_key = ?", arguments: [key])
+        guard let contact else { return }
+        for installation in contact.installations {
+            try db.executeCached(
+                sql: "INSERT OR REPLACE INTO installations (project, installation_id, profile_key, opted_out) VALUES (?, ?, ?, ?)",
+                arguments: [contact.project, installation.id, key, installation.optedOut])
+        }
+    }
+
+    /// The installations the profile holds.
+    func ids(_ key: String) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT installation_id FROM installations WHERE profile_key = ?", arguments: [key])
+    }
+
+    /// Whether an installation known here opted out (nil: unknown here).
+    func optedOut(project: String, installationID: String) throws -> Bool? {
+        let flags = try Bool.fetchAll(
+            db, sql: "SELECT opted_out FROM installations WHERE project = ? AND installation_id = ?", arguments: [project, installationID])
+        return flags.isEmpty ? nil : flags.contains(true)
+    }
+}

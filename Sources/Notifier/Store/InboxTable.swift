@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `inbox`: the pushes delivered, one row per owner (an installation, or a custom ID) and notification, with their
+/// read, opened and deleted marks (docs/inbox.md).
+struct InboxTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    /// Keeps a notification for an owner; false when it has it (a replayed send).
+    func insert(_ owner: Inbox.Owner, _ entry: Inbox.Notification, payload: [UInt8]) throws -> Bool {
+        try db.executeCached(
+            sql: """
+                INSERT INTO inbox (project, app, owner_kind, owner_id, notification_id, send_id, installation_id, custom_id,
+                    sent_at, source, title, body, attachment_url, silent, payload)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                """,
+            arguments: [
+                owner.project, owner.app, owner.kind.rawValue, owner.id, entry.notificationID, entry.sendID, entry.installationID,
+                entry.customID, entry.sentAt, entry.source, entry.title, entry.body, entry.attachmentURL, entry.silent,
+                Data(payload),
+            ])
+        return db.changesCount > 0
+    }
+
+    /// Up to `limit` notifications older than `cursor`, newest first (deleted ones never; silent ones when asked).
+    func page(_ owner: Inbox.Owner, before cursor: Inbox.Cursor?, limit: Int, includeSilent: Bool) throws -> [Inbox.Notification] {
+        var sql = "SELECT * FROM inbox WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ? AND deleted = 0"
+        var arguments: StatementArguments = [owner.project, owner.app, owner.kind.rawValue, owner.id]
+        if !includeSilent { sql += " AND silent = 0" }
+        if let cursor {
+            sql += " AND (sent_at < ? OR (sent_at = ? AND notification_id < ?))"
+            arguments += [cursor.sentAt, cursor.sentAt, cursor.notificationID]
+        }
+        sql += " ORDER BY sent_at DESC, notification_id DESC LIMIT ?"
+        arguments += [limit]
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Inbox.Notification.init(row:))
+    }
+
+    /// Marks one notification; false when the owner has no such notification (or it was deleted).
+    func mark(_ owner: Inbox.Owner, notificationID: String, _ mark: Inbox.Mark) throws -> Bool {
+        let set = switch mark {
+        case .read: "read = 1"
+        case .opened: "opened = 1, read = 1"
+        case .deleted: "deleted = 1"
+        }
+        try db.execute(
+            sql: """
+                UPDATE inbox SET \(set) WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ?
+                    AND notification_id = ? AND deleted = 0
+                """, arguments: [owner.project, owner.app, owner.kind.rawValue, owner.id, notificationID])
+        return db.changesCount > 0
+    }
+
+    /// When one of the owner's notifications (deleted or not) was sent.
+    func sentAt(_ owner: Inbox.Owner, notificationID: String) throws -> Int64? {
+        try Int64.fetchOne(
+            db, sql: """
+                SELECT sent_at FROM inbox WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ? AND notification_id = ?
+                """, arguments: [owner.project, owner.app, owner.kind.rawValue, owner.id, notificationID])
+    }
+
+    /// Marks read every notification not newer than `until`; returns how many changed.
+    func markAllRead(_ owner: Inbox.Owner, until: Inbox.Cursor) throws -> Int {
+        try db.execute(
+            sql: """
+                UPDATE inbox SET read = 1 WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ? AND read = 0
+                    AND (sent_at < ? OR (sent_at = ? AND notification_id <= ?))
+                """,
+            arguments: [owner.project, owner.app, owner.kind.rawValue, owner.id, until.sentAt, until.sentAt, until.notificationID])
+        return db.changesCount
+    }
+
+    /// Every notification of an owner of any app (a deleted profile's).
+    func deleteOwner(project: String, kind: Inbox.Owner.Kind, id: String) throws {
+        try db.execute(
+            sql: "DELETE FROM inbox WHERE project = ? AND owner_kind = ? AND owner_id = ?", arguments: [project, kind.rawValue, id])
+    }
+
+    /// Deletes notifications sent before `cutoff` (microseconds); returns how many.
+    func purge(before cutoff: Int64) throws -> Int {
+        try db.execute(sql: "DELETE FROM inbox WHERE sent_at < ?", arguments: [cutoff])
+        return db.changesCount
+    }
+}
+
+extension Inbox.Notification {
+    init(row: Row) {
+        self.init(
+            notificationID: row["notification_id"], sendID: row["send_id"], installationID: row["installation_id"],
+            customID: row["custom_id"], sentAt: row["sent_at"], source: row["source"], title: row["title"], body: row["body"],
+            attachmentURL: row["attachment_url"], silent: row["silent"], payload: Array(row["payload"] as Data), read: row["read"],
+            opened: row["opened"])
+    }
+}

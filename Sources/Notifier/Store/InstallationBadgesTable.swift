@@ -1,0 +1,24 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `installation_badges`: the badge each installation shows, as the sends with a badge left it (`Badges`).
+struct InstallationBadgesTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    func count(project: String, installationID: String) throws -> Int? {
+        try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT count FROM installation_badges WHERE project = ? AND installation_id = ?"),
+            arguments: [project, installationID])
+    }
+
+    func set(project: String, installationID: String, count: Int, at time: String) throws {
+        try db.executeCached(sql: """
+                INSERT INTO installation_badges (project, installation_id, count, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (project, installation_id) DO UPDATE SET count = excluded.count, updated_at = excluded.updated_at
+                """, arguments: [project, installationID, count, time])
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// Where a received send stands (`sends.state`).
+enum SendState: String, Sendable {
+    /// Waiting to be fanned out into ledger rows (maybe for its contact: `check_at`).
+    case queued
+    /// Decided ahead of its time (`not_before`): queued at that time.
+    case held
+    /// Fanned out: its targets are ledger rows.
+    case resolved
+}
+
+/// `sends`: the send requests received, one per send id (a replayed send is dropped), queued until they are fanned out
+/// into ledger rows. The SQL names states through `SendState`, as literals (a partial index is used only then).
+struct SendsTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    /// Keeps a send received now (held until its `not_before`); false when its id was received before.
+    func insert(_ send: SendRequest, request: [UInt8], held: Bool, receivedAt now: String) throws -> Bool {
+        try db.executeCached(sql: """
+                INSERT INTO sends (send_id, channel, profile_key, request, state, received_at, not_before) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (send_id) DO NOTHING
+                """, arguments: [
+                    send.sendID, send.channel.rawValue, send.profileKey, Data(request),
+                    (held ? SendState.held : .queued).rawValue, now, held ? send.notBefore.map(WireTime.format) : nil,
+                ])
+        return db.changesCount > 0
+    }
+
+    private static let releaseHeldSQL = """
+        UPDATE sends SET state = '\(SendState.queued.rawValue)', received_at = not_before
+        WHERE channel = ? AND state = '\(SendState.held.rawValue)' AND not_before <= ?
+        """
+
+    /// Queues the held sends whose time came, as if received then.
+    func releaseHeld(channel: MessageChannel, at time: String) throws {
+        try db.executeCached(sql: Self.releaseHeldSQL, arguments: [channel.rawValue, time])
+    }
+
+    /// A queued send is looked at again from `time` on.
+    func checkAgain(_ sendID: String, at time: String) throws {
+        try db.executeCached(sql: "UPDATE sends SET check_at = ? WHERE send_id = ?", arguments: [time, sendID])
+    }
+
+    private static let releaseWaitingSQL =
+        "UPDATE sends SET check_at = '' WHERE profile_key = ? AND check_at > '' AND state = '\(SendState.queued.rawValue)'"
+
+    /// The profile's sends waiting for a snapshot are due now (`check_at` empty: before any time, and still saying that
+    /// the send waited).
+    func releaseWaiting(profile key: String) throws {
+        try db.executeCached(sql: Self.releaseWaitingSQL, arguments: [key])
+    }
+
+    private static let queuedSQL = """
+        SELECT send_id, request, received_at, check_at FROM sends
+        WHERE channel = ? AND state = '\(SendState.queued.rawValue)' AND (check_at IS NULL OR check_at <= ?) LIMIT ?
+        """
+
+    /// Up to `limit` queued sends of a channel due at `time` (those waiting for their contact once their check is
+    /// due), in arrival order.
+    func queued(channel: MessageChannel, at time: String, limit: Int) throws -> [(sendID: String, request: [UInt8], receivedAt: String, checkAt: String?)] {
+        try Row.fetchAll(db.cachedStatement(sql: Self.queuedSQL), arguments: [channel.rawValue, time, limit]).map {
+            ($0["send_id"], Array($0["request"] as Data), $0["received_at"], $0["check_at"])
+        }
+    }
+
+    private static let resolveSQL =
+        "UPDATE sends SET state = '\(SendState.resolved.rawValue)', check_at = NULL WHERE send_id = ?"
+
+    /// The send is fanned out (or unreadable): done with.
+    func resolve(_ sendID: String) throws {
+        try db.executeCached(sql: Self.resolveSQL, arguments: [sendID])
+    }
+
+    private static let hasWorkSQL = """
+        SELECT EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = '\(SendState.queued.rawValue)' AND (check_at IS NULL OR check_at <= ?2))
+            OR EXISTS (SELECT 1 FROM ledger WHERE channel = ?1 AND state = '\(LedgerState.pending.rawValue)' AND due_at <= ?2)
+            OR EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = '\(SendState.held.rawValue)' AND not_before <= ?2)
+        """
+
+    /// Whether a claim of the channel would find anything at `time`: a queued or held send due, or a due ledger row (a
+    /// read, cheaper than the claim's write transaction).
+    func hasWork(channel: MessageChannel, at time: String) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: Self.hasWorkSQL), arguments: [channel.rawValue, time]) ?? false
+    }
+
+    private static let pruneSQL = """
+        DELETE FROM sends WHERE send_id IN (
+            SELECT send_id FROM sends WHERE state = '\(SendState.resolved.rawValue)' AND received_at < ?
+            AND NOT EXISTS (SELECT 1 FROM ledger WHERE ledger.send_id = sends.send_id) LIMIT ?)
+        """
+
+    /// Deletes up to `limit` sends resolved before `cutoff` with no target still in the ledger; returns how many.
+    func pruneResolved(before cutoff: String, limit: Int) throws -> Int {
+        try db.execute(sql: Self.pruneSQL, arguments: [cutoff, limit])
+        return db.changesCount
+    }
+}
