@@ -50,7 +50,10 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // Kafka layer, config, logging, wire messages. No Hummingbird, GRDB or curl here.
+        // What the services share, by job in its folders: Kafka/ (the only code that touches librdkafka), Messages/ (one
+        // type per wire message, JSONValue, WireTime), Config/ (the configuration, with the segment language, templates
+        // and wall-clock time), Rules/ (the value rules the ingest and the configuration both check), Logging/. No
+        // Hummingbird, GRDB or curl here.
         .target(
             name: "Shared",
             dependencies: [
@@ -218,7 +221,9 @@ let package = Package(
         .testTarget(
             name: "OrchestratorTests",
             dependencies: [
-                "Orchestrator", "OrchestratorDomain", "PartitionStore", "Shared", "HeraldTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                // Ingest: the tests write profile edits and events as its validation makes them.
+                "Orchestrator", "OrchestratorDomain", "Ingest", "PartitionStore", "Shared", "HeraldTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

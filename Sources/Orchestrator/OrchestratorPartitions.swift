@@ -269,35 +269,3 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
 
     var openPartitions: [Int32] { get async { await owner.openPartitions } }
 }
-
-/// Runs due timers (segment time flips, campaign delays, schedules) and segment backfills: every 100 ms, or at once
-/// while work is left, so that a due timer runs well within a second.
-struct EngagementTicker: Service {
-    let manager: OrchestratorPartitions
-    var interval: Duration = .milliseconds(100)
-
-    func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            if await manager.tick() { continue }
-            try? await Task.sleep(for: interval)
-        }
-    }
-}
-
-/// Produces outbox records left behind (after a restart, or while the broker was down) once a second, and prunes the
-/// dedupe window every ten minutes, until shutdown.
-struct OutboxRelay: Service {
-    let manager: OrchestratorPartitions
-    var interval: Duration = .seconds(1)
-    var pruneEvery = 600
-
-    func run() async throws {
-        var round = 0
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            await manager.flushUnflushed()
-            if round % pruneEvery == 0 { await manager.applyRetention() }
-            round += 1
-            try? await Task.sleep(for: interval)
-        }
-    }
-}

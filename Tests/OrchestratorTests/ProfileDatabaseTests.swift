@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldTestSupport
+import Ingest
 import Shared
 import Testing
 

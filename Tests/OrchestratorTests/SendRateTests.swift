@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Ingest
 import Shared
 import Testing
 

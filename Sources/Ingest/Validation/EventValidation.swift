@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 
 /// An event's outcome: valid, or dropped with every problem found.
 package enum EventOutcome: Sendable, Equatable {
