@@ -2,8 +2,8 @@ import Foundation
 import Shared
 
 /// The configuration as the partitions apply it: segments per project with the fields they read, and campaigns per
-/// trigger. Built once per configuration change; shared by every partition.
-package struct EngagementRules: Sendable {
+/// trigger. Built once per configuration change; shared by every partition (a class: the stages each hold it).
+package final class EngagementRules: Sendable {
     package let config: HeraldConfiguration
     /// The clock segments and campaigns read (`now` in conditions, delays, schedules); tests move it by hand.
     package let clock: @Sendable () -> Date

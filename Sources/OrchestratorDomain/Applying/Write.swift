@@ -4,7 +4,8 @@ import PartitionStore
 import Shared
 
 /// One `herald.ingest` record, read (`IngestRecord`, the type the ingest writes with), with the Kafka record it came in.
-struct Write {
+/// A class: every stage holds it, and a reference is one retain where the record's fields were one each.
+final class Write {
     let record: KafkaRecord
     let ingest: IngestRecord
     /// `receivedAt` on the wire (formatted once: several rows of a write store it).

@@ -106,7 +106,7 @@ struct ProfileEdits {
     func applyEvent(_ key: String, _ event: ValidatedEvent, receivedAt: Date) throws -> JSONValue {
         let time = WireTime.format(event.time ?? receivedAt)
         let tags = event.tags.map { String(decoding: JSONValue.array($0.map(JSONValue.string)).serialized, as: UTF8.self) }
-        let attributes = AttributeValue.typedObject(event.attributes)
+        let attributes = event.attributesJSON
         try EventAggregatesTable(db).add(
             key,
             EventAggregate(

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A validated attribute value, with the type suffix used on the wire (`age.i`, as the SDK writes them).
-package indirect enum AttributeValue: Sendable, Equatable {
+package enum AttributeValue: Sendable, Equatable {
     case string(String)
     case integer(Int64)
     case double(Double)

@@ -9,7 +9,13 @@ package struct ValidatedEvent: Sendable, Equatable {
     package var label: String?
     /// Lowercased, deduplicated, in first-seen order.
     package var tags: [String]?
-    package var attributes: [(String, AttributeValue)]
+    package var attributes: [(String, AttributeValue)] { didSet { readAttributes = nil } }
+    /// The attributes as the record held them, when it was read from one (the same JSON `typedObject` writes: kept so
+    /// that the orchestrator stores and triggers on them without writing them again).
+    private var readAttributes: JSONValue?
+
+    /// The typed attributes as JSON: `{"price.f": 9.5, "tags.a": ["x"]}`.
+    package var attributesJSON: JSONValue { readAttributes ?? AttributeValue.typedObject(attributes) }
 
     /// `{"name": "PURCHASED", "id": …, "time": …, "label": …, "tags": […], "attributes": {"price.f": 9.5}}`.
     package var json: JSONValue {
@@ -18,7 +24,7 @@ package struct ValidatedEvent: Sendable, Equatable {
         if let time { members.append(JSONMember("time", .string(WireTime.format(time)))) }
         if let label { members.append(JSONMember("label", .string(label))) }
         if let tags { members.append(JSONMember("tags", .array(tags.map(JSONValue.string)))) }
-        members.append(JSONMember("attributes", AttributeValue.typedObject(attributes)))
+        members.append(JSONMember("attributes", attributesJSON))
         return .object(members)
     }
 
@@ -38,14 +44,52 @@ package struct ValidatedEvent: Sendable, Equatable {
 }
 
 extension ValidatedEvent {
-    /// Reads an event `json` wrote.
+    /// Reads an event `json` wrote (one pass over its members; a name given twice reads as its last value).
     package init(wire value: JSONValue, path: String) throws(WireError) {
-        let object = try WireObject(value, path: path)
+        guard case .object(let members) = value else { throw WireError(reason: "\(path): expected an object") }
+        var name: String?
+        var id: String?
+        var time: Date?
+        var label: String?
+        var tags: [String]?
+        var attributes: JSONValue?
+        func string(_ member: JSONMember) throws(WireError) -> String? {
+            switch member.value {
+            case .string(let text): return text
+            case .null: return nil
+            default: throw WireError(reason: "\(path).\(member.key): expected a string")
+            }
+        }
+        for member in members {
+            switch member.key {
+            case "name": name = try string(member)
+            case "id": id = try string(member)
+            case "label": label = try string(member)
+            case "time":
+                time = try string(member).map { text throws(WireError) in
+                    guard let date = WireTime.parse(text) else { throw WireError(reason: "\(path).time: expected an ISO-8601 time") }
+                    return date
+                }
+            case "tags":
+                switch member.value {
+                case .null: tags = nil
+                case .array(let items):
+                    tags = try items.enumerated().map { index, item throws(WireError) in
+                        guard case .string(let tag) = item else { throw WireError(reason: "\(path).tags[\(index)]: expected a string") }
+                        return tag
+                    }
+                default: throw WireError(reason: "\(path).tags: expected an array")
+                }
+            case "attributes": attributes = member.value
+            default: continue
+            }
+        }
+        guard let name else { throw WireError(reason: "\(path).name: missing") }
         self.init(
-            name: try object.string("name"), id: try object.optionalString("id"), time: try object.optionalDate("time"),
-            label: try object.optionalString("label"), tags: try object.optionalStrings("tags"),
-            attributes: try object.value("attributes").map { value throws(WireError) in
-                try AttributeValue.typedMembers(value, path: object.path("attributes"))
+            name: name, id: id, time: time, label: label, tags: tags,
+            attributes: try attributes.map { value throws(WireError) in
+                try AttributeValue.typedMembers(value, path: "\(path).attributes")
             } ?? [])
+        readAttributes = attributes
     }
 }
