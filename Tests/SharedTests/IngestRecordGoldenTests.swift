@@ -32,8 +32,10 @@ struct IngestRecordGoldenTests {
 
     @Test("every op has a golden record (install_drop, which carries no field, written here)")
     func everyOp() throws {
-        var ops = Set(IngestGoldens.ingestRecords.map { try! IngestRecord.read(Array($0.value.utf8)).op })
-        ops.formUnion(IngestGoldens.orchestratorRecords.map { try! IngestRecord.read(Array($0.value.utf8)).op })
+        var ops: Set<IngestOp> = []
+        for value in IngestGoldens.ingestRecords.map(\.value) + IngestGoldens.orchestratorRecords.map(\.value) {
+            ops.insert(try IngestRecord.read(Array(value.utf8)).op)
+        }
         #expect(Set(IngestOp.allCases).subtracting(ops) == [.installDrop])
         let drop = #"{"v":1,"kind":"ingest","op":"install_drop","id":"a12 home drop","project":"demo","source":"orchestrator","custom_id":"zoe","installation_id":"i-1","received_at":"2026-11-18T11:06:52.000Z"}"#
         let record = try IngestRecord.read(Array(drop.utf8))
