@@ -44,45 +44,13 @@ enum Orchestrator {
         }
 
         let router = Router(context: ServiceRequestContext.self)
-        // Read-only, for operators: a profile as the orchestrator holds it (404 when no partition of this instance has
-        // it), by custom ID, or an installation's anonymous profile.
-        @Sendable func profileResponse(_ key: String) async throws -> Response {
-            guard let json = try await manager.profile(key: key) else {
-                return .jsonError(.notFound, "not_found", "no such profile in this instance's partitions")
-            }
-            return .json(json)
-        }
-        @Sendable func decoded(_ context: ServiceRequestContext, _ name: String) -> String {
-            let raw = context.parameters.get(name) ?? ""
-            return raw.removingPercentEncoding ?? raw
-        }
-        router.get("v1/profiles/:project/:custom_id") { _, context in
-            try await profileResponse(ProfileKey.profile(decoded(context, "project"), decoded(context, "custom_id")))
-        }
-        router.get("v1/installations/:project/:installation_id") { _, context in
-            try await profileResponse(ProfileKey.home(decoded(context, "project"), decoded(context, "installation_id")))
-        }
-        // A Braze alias: its alias-only profile, or the custom ID of the profile that holds it.
-        router.get("v1/aliases/:project/:label/:name") { _, context -> Response in
-            let (project, alias) = (decoded(context, "project"), UserAlias(label: decoded(context, "label"), name: decoded(context, "name")))
-            guard let json = try await manager.find({ try ProfileView.alias($0, project: project, alias: alias) }) else {
-                return .jsonError(.notFound, "not_found", "no such alias in this instance's partitions")
-            }
-            return .json(json)
-        }
-        // The segments a profile is in now.
-        router.get("v1/profiles/:project/:custom_id/segments") { _, context in
-            let key = ProfileKey.profile(decoded(context, "project"), decoded(context, "custom_id"))
-            guard let segments = try await manager.segments(key: key) else { return try await profileResponse(key) }
-            return .json(.object([JSONMember("profile_key", .string(key)), JSONMember("segments", .array(segments.map(JSONValue.string)))]))
-        }
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",
             checks: [
                 HealthCheck("kafka") { await consumer.brokersReachable() }, HealthCheck("group") { consumer.hasJoinedGroup },
                 HealthCheck("partitions") { await manager.owner.pausedPartitions.isEmpty },
             ],
-            operatorPaths: ["/v1/"])
+            operatorRoutes: ProfileReadEndpoints(manager: manager).register)
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on
         // revocation), then the producer flushes.
         return [

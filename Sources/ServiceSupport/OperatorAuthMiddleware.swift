@@ -4,24 +4,21 @@ import Shared
 /// Operator endpoints (`/metrics`, the orchestrator's profile reads, which return emails, phones and tokens) answer
 /// only with `Authorization: Bearer <HERALD_OPERATOR_TOKEN>`, or, without a token, only to loopback peers (the
 /// machine's own `herald status`, the dev stack); the public APIs and the health checks are not affected.
+///
+/// It is attached to the operator routes themselves (`ServiceMain.httpApplication`'s group), never chosen by
+/// comparing paths: whatever spelling of a path the router matches to one of them (`//metrics`, `/metrics/`), the
+/// check runs, because it is part of that route's responder.
 package struct OperatorAuthMiddleware<Context: RequestContext>: RouterMiddleware {
     /// nil: no token is set, loopback peers only.
     let token: [UInt8]?
-    /// A path equal to one of these, or under one ending in `/`.
-    let paths: [String]
 
-    package init(token: String?, paths: [String]) {
+    package init(token: String?) {
         self.token = token.map { Array($0.utf8) }
-        self.paths = paths
     }
 
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        let path = request.uri.path
-        guard paths.contains(where: { path == $0 || ($0.hasSuffix("/") && path.hasPrefix($0)) }) else {
-            return try await next(request, context)
-        }
         guard let token else {
             guard (context as? any RemoteAddressRequestContext)?.remoteAddress?.isLoopback == true else {
                 return .jsonError(
@@ -38,18 +35,5 @@ package struct OperatorAuthMiddleware<Context: RequestContext>: RouterMiddleware
             return response
         }
         return try await next(request, context)
-    }
-}
-
-/// A router's responder with the operator check in front of every route.
-struct OperatorGuardedResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: RequestContext {
-    typealias Context = Inner.Context
-    let inner: Inner
-    let `guard`: OperatorAuthMiddleware<Inner.Context>
-
-    func respond(to request: Request, context: Context) async throws -> Response {
-        try await self.guard.handle(request, context: context) { request, context in
-            try await inner.respond(to: request, context: context)
-        }
     }
 }

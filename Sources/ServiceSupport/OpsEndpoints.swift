@@ -23,8 +23,9 @@ package enum OpsEndpoints {
     /// first assignment received and opened), else 503 `{"status":"unavailable",…}` naming the failing checks: what a
     /// load balancer should look at. `/health` is the readiness answer, as before the split. `/metrics` is the
     /// Prometheus text format.
-    package static func register(
-        on router: Router<some RequestContext>,
+    package static func register<Context: RequestContext>(
+        on router: Router<Context>,
+        operatorRoutes: RouterGroup<Context>,
         service: String,
         checks: [HealthCheck],
         registry: PrometheusCollectorRegistry
@@ -44,7 +45,7 @@ package enum OpsEndpoints {
         }
         router.get("health/ready") { _, _ in try await ready() }
         router.get("health") { _, _ in try await ready() }
-        router.get("metrics") { _, _ -> Response in
+        operatorRoutes.get("metrics") { _, _ -> Response in
             Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

@@ -106,24 +106,38 @@ package enum ServiceMain {
     }
 
     /// The service's HTTP application: `router` with `/health` (running `checks`) and `/metrics` added. `/metrics` and
-    /// the paths under `operatorPaths` are operator endpoints: behind `HERALD_OPERATOR_TOKEN` when it is set.
+    /// the routes `operatorRoutes` adds are operator endpoints: behind `HERALD_OPERATOR_TOKEN` when it is set, else
+    /// loopback peers only. They are registered on a group whose middleware is the check, so that the check is part of
+    /// each of those routes: no spelling of a path that reaches one of them (`//metrics`, `/metrics/`) walks around it.
     package static func httpApplication<Config, Context: RequestContext>(
         router: Router<Context>, context: ServiceContext<Config>, service: String, checks: [HealthCheck],
-        operatorPaths: [String] = []
+        operatorRoutes: (RouterGroup<Context>) -> Void = { _ in }
     ) -> some Service where Context.Source == ApplicationRequestContextSource {
-        OpsEndpoints.register(on: router, service: service, checks: checks, registry: context.registry)
-        let paths = ["/metrics"] + operatorPaths
         if context.common.operatorToken == nil {
             context.logger.warning(
-                "operator endpoints answer this machine only: set HERALD_OPERATOR_TOKEN to reach them from elsewhere (Prometheus, another container)",
-                metadata: ["paths": .string(paths.joined(separator: ","))])
+                "operator endpoints answer this machine only: set HERALD_OPERATOR_TOKEN to reach them from elsewhere (Prometheus, another container)")
         }
-        // In front of the whole router (a middleware added to a router applies only to the routes added after it).
-        let responder = OperatorGuardedResponder(
-            inner: MethodNotAllowedResponder(
-                inner: router.buildResponder(), routes: router.routes.map { ("\($0.path)", $0.method) }),
-            guard: OperatorAuthMiddleware(token: context.common.operatorToken, paths: paths))
+        let responder = responder(
+            router: router, operatorToken: context.common.operatorToken, registry: context.registry, service: service,
+            checks: checks, operatorRoutes: operatorRoutes)
         return httpApplication(responder: responder, common: context.common, service: service, logger: context.logger)
+    }
+
+    /// The responder of a service's HTTP application (what `httpApplication` serves; tests call it directly).
+    package static func responder<Context: RequestContext>(
+        router: Router<Context>, operatorToken: String?, registry: PrometheusCollectorRegistry, service: String,
+        checks: [HealthCheck], operatorRoutes: (RouterGroup<Context>) -> Void = { _ in }
+    ) -> some HTTPResponder<Context> {
+        let operatorGroup = operatorGroup(router, token: operatorToken)
+        OpsEndpoints.register(on: router, operatorRoutes: operatorGroup, service: service, checks: checks, registry: registry)
+        operatorRoutes(operatorGroup)
+        return MethodNotAllowedResponder(inner: router.buildResponder(), routes: router.routes.map { ("\($0.path)", $0.method) })
+    }
+
+    /// The group operator routes are added to: each of its routes answers only with the token (or, without one, to
+    /// loopback peers).
+    package static func operatorGroup<Context: RequestContext>(_ router: Router<Context>, token: String?) -> RouterGroup<Context> {
+        router.group().add(middleware: OperatorAuthMiddleware<Context>(token: token))
     }
 
     /// Two malloc arenas unless `MALLOC_ARENA_MAX` says otherwise. glibc gives each thread that meets contention an

@@ -11,15 +11,35 @@ struct DeployTests {
         let compose = ["/usr/bin/docker-compose", "/usr/local/bin/docker-compose"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let path = try #require(compose, "docker-compose is not installed (scripts/setup.sh installs it)")
         let file = repositoryFile("deploy/compose.yaml")
-        let (status, output) = try runCommand(path, ["-f", file, "config"])
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_APPS_FILE"] = "/srv/herald/apps.json"
+        environment["HERALD_OPERATOR_TOKEN"] = "operator-token-0123456789"
+        let (status, output) = try runCommand(path, ["-f", file, "config"], environment: environment)
         #expect(status == 0, "\(output)")
-        let (_, services) = try runCommand(path, ["-f", file, "config", "--services"])
+        let (_, services) = try runCommand(path, ["-f", file, "config", "--services"], environment: environment)
         #expect(Set(services.split(separator: "\n").map(String.init)) == ["kafka", "ingest", "orchestrator", "notifier", "config"])
         #expect(output.contains("KAFKA_PROCESS_ROLES: broker,controller"))
         #expect(output.contains("KAFKA_BOOTSTRAP_SERVERS: kafka:9092"))
         for target in ["ingest", "orchestrator", "notifier", "cli"] { #expect(output.contains("target: \(target)"), "\(target)") }
         #expect(output.contains("HERALD_DATA_DIR"))
         #expect(output.contains("condition: service_healthy"))
+        #expect(output.contains("/srv/herald/apps.json:/etc/herald/apps.json:ro"))
+    }
+
+    @Test(
+        "deploy/compose.yaml refuses to start without an apps file of one's own (the sample's keys are public) or an operator token",
+        arguments: ["HERALD_APPS_FILE", "HERALD_OPERATOR_TOKEN"])
+    func composeRequires(variable: String) throws {
+        let compose = ["/usr/bin/docker-compose", "/usr/local/bin/docker-compose"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let path = try #require(compose, "docker-compose is not installed (scripts/setup.sh installs it)")
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_APPS_FILE"] = "/srv/herald/apps.json"
+        environment["HERALD_OPERATOR_TOKEN"] = "operator-token-0123456789"
+        environment[variable] = nil
+        let (status, output) = try runCommand(path, ["-f", repositoryFile("deploy/compose.yaml"), "config"], environment: environment)
+        #expect(status != 0)
+        #expect(output.contains("set \(variable)"), "\(output)")
+        #expect(!output.contains("apps.sample.json"))
     }
 
     /// The Dockerfile, read as text: no engine here to build it, so its references are checked against the repository

@@ -188,9 +188,9 @@ func httpPost(_ url: String, headers: [String: String], body: String) async thro
 }
 
 /// Runs a command to completion and returns its exit status and output.
-func runCommand(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
+func runCommand(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (Int32, String) {
     let output = Locked([UInt8]())
-    let process = try Spawned(path, arguments: arguments, environment: nil) { chunk in
+    let process = try Spawned(path, arguments: arguments, environment: environment) { chunk in
         output.withLock { $0.append(contentsOf: chunk) }
     }
     let status = process.waitUntilExit()

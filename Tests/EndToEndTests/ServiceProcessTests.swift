@@ -171,6 +171,12 @@ struct ServiceProcessTests {
             let (allowed, _) = try await httpGet(base + path, headers: ["Authorization": "Bearer \(token)"])
             #expect(allowed == (path == "/metrics" ? 200 : 404), "\(path): \(allowed)")
         }
+        // The paths as an attacker writes them (curl --path-as-is: no client normalizes them away). The guard once
+        // compared the raw path while the router dropped empty segments: `//v1/profiles/…` answered 200.
+        for path in ["//v1/profiles/demo/paul", "/v1//profiles/demo/paul", "/v1/profiles/demo/paul/", "//metrics", "/metrics/"] {
+            let (_, code) = try runCommand("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--path-as-is", base + path])
+            #expect(code == "401", "\(path): \(code)")
+        }
         #expect(try await httpGet(base + "/health/live").0 == 200)
         #expect(process.logs("operator endpoints are open to anyone reaching this port: set HERALD_OPERATOR_TOKEN").isEmpty)
         process.signal(SIGTERM)

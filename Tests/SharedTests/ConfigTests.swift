@@ -12,7 +12,7 @@ struct ConfigTests {
         let ingest = try IngestConfig.fromEnvironment(Self.base)
         #expect(ingest.common.kafka.bootstrapServers == "kafka-1:9092,kafka-2:9092")
         #expect(ingest.common.httpPort == 8080)
-        #expect(ingest.common.httpHost == "0.0.0.0")
+        #expect(ingest.common.httpHost == "127.0.0.1")
         #expect(ingest.common.logLevel == .info)
         #expect(ingest.common.logFormat == .json)
         #expect(ingest.common.topicPartitions == 12)
@@ -28,6 +28,31 @@ struct ConfigTests {
         #expect(orchestrator.dataDirectory == "data/orchestrator")
         #expect(orchestrator.dedupeRetention == .seconds(30 * 86_400))
         #expect(orchestrator.sqliteMemoryMiB == 64)
+    }
+
+    @Test(
+        "listening beyond loopback without HERALD_OPERATOR_TOKEN is refused at start, unless HERALD_OPERATOR_WITHOUT_TOKEN=loopback says so",
+        arguments: [
+            ("127.0.0.1", nil, nil, true), ("127.8.9.10", nil, nil, true), ("localhost", nil, nil, true), ("::1", nil, nil, true),
+            ("[::1]", nil, nil, true), ("0.0.0.0", nil, nil, false), ("::", nil, nil, false), ("10.0.0.7", nil, nil, false),
+            ("127.0.0.1.example.com", nil, nil, false), ("128.0.0.1", nil, nil, false),
+            ("0.0.0.0", "operator-token-0123456789", nil, true), ("0.0.0.0", nil, "loopback", true),
+        ] as [(String, String?, String?, Bool)])
+    func operatorTokenBeyondLoopback(host: String, token: String?, withoutToken: String?, starts: Bool) throws {
+        var environment = Self.base.merging(["HERALD_HTTP_HOST": host]) { $1 }
+        environment["HERALD_OPERATOR_TOKEN"] = token
+        environment["HERALD_OPERATOR_WITHOUT_TOKEN"] = withoutToken
+        for read in [{ try IngestConfig.fromEnvironment($0).common }, { try OrchestratorConfig.fromEnvironment($0).common }] {
+            if starts {
+                #expect(try read(environment).httpHost == host)
+            } else {
+                let error = #expect(throws: ConfigError.self) { try read(environment) }
+                #expect(error?.variable == "HERALD_OPERATOR_TOKEN")
+                #expect(error?.problem.contains("HERALD_OPERATOR_WITHOUT_TOKEN=loopback") == true)
+            }
+        }
+        environment["HERALD_OPERATOR_WITHOUT_TOKEN"] = "yes"
+        #expect(throws: ConfigError.self) { try IngestConfig.fromEnvironment(environment) }
     }
 
     @Test("HERALD_SQLITE_MEMORY_MIB: 8 to 65536 MiB, anything else refused naming it")

@@ -19,7 +19,9 @@ package struct CommonConfig: Sendable, Equatable {
     /// `HERALD_` variables nobody reads (likely typos), reported as a warning at start.
     package var unknownVariables: [String]
     /// `HERALD_OPERATOR_TOKEN`: when set, operator endpoints (`/metrics`, the orchestrator's reads) need
-    /// `Authorization: Bearer <token>`; unset, they answer loopback peers only.
+    /// `Authorization: Bearer <token>`; unset, they answer loopback peers only, which a service listening beyond
+    /// loopback accepts only when told so (`HERALD_OPERATOR_WITHOUT_TOKEN=loopback`): every client of a proxy or
+    /// sidecar on the same host is a loopback peer.
     package var operatorToken: String? = nil
     /// `HERALD_HTTP_IDLE_TIMEOUT_SECONDS`: a connection that sends no request for this long is closed (one opened and
     /// left silent included), so that idle clients cannot hold connections without bound.
@@ -37,7 +39,7 @@ package struct CommonConfig: Sendable, Equatable {
             kafka: KafkaClientSettings(bootstrapServers: bootstrap, overrides: try kafkaOverrides(env.values)),
             logLevel: try env.oneOf("HERALD_LOG_LEVEL", default: Logger.Level.info),
             logFormat: try env.oneOf("HERALD_LOG_FORMAT", default: LogFormat.json),
-            httpHost: env.string("HERALD_HTTP_HOST", default: "0.0.0.0"),
+            httpHost: env.string("HERALD_HTTP_HOST", default: "127.0.0.1"),
             httpPort: try env.int("HERALD_HTTP_PORT", default: defaultPort, range: 0...65535),
             topicPartitions: Int32(try env.int("HERALD_TOPIC_PARTITIONS", default: 12, range: 1...10_000)),
             topicReplication: Int32(try env.int("HERALD_TOPIC_REPLICATION", default: -1, range: -1...32)),
@@ -46,8 +48,25 @@ package struct CommonConfig: Sendable, Equatable {
             unknownVariables: []
         )
         config.operatorToken = operatorToken.isEmpty ? nil : operatorToken
+        let withoutToken = env.string("HERALD_OPERATOR_WITHOUT_TOKEN", default: "")
+        guard withoutToken.isEmpty || withoutToken == "loopback" else {
+            throw ConfigError("HERALD_OPERATOR_WITHOUT_TOKEN", "the only value is \"loopback\", got \"\(withoutToken)\"")
+        }
+        if config.operatorToken == nil, withoutToken.isEmpty, !isLoopback(host: config.httpHost) {
+            throw ConfigError(
+                "HERALD_OPERATOR_TOKEN",
+                "required when HERALD_HTTP_HOST (\(config.httpHost)) is not a loopback address: without it, /metrics and the operator reads would answer every client of a proxy on this host; set it, or set HERALD_OPERATOR_WITHOUT_TOKEN=loopback to accept that")
+        }
         config.httpIdleTimeout = try env.int("HERALD_HTTP_IDLE_TIMEOUT_SECONDS", default: 60, range: 1...3600)
         return config
+    }
+
+    /// `localhost`, `127.0.0.0/8` or `::1`: an address only this machine reaches.
+    package static func isLoopback(host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare == "localhost" || bare == "::1" { return true }
+        let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part) != nil }
     }
 
     static func validateBootstrap(_ value: String) throws(ConfigError) {
