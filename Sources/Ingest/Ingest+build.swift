@@ -26,15 +26,16 @@ enum Ingest {
         return [producer, http]
     }
 
-    /// Signed identity is off by default (the source documents' apps write a custom ID with the app key alone): say
-    /// at every start which apps still let anyone holding their key write any custom ID.
+    /// Signed identity is the default; an entry that turned it off (`"require_signed_identity": false`) lets anyone
+    /// holding its key write any custom ID: say at every start which ones do.
     static func warnUnsignedIdentity(_ catalog: AppsCatalog, logger: Logger) {
         let open = catalog.projects.flatMap { project in
             project.apps.filter { !$0.requireSignedIdentity }.map { "\(project.id)/\($0.id)" }
+                + project.sources.filter { !$0.requireSignedIdentity }.map { "\(project.id)/\($0.id)" }
         }
         guard !open.isEmpty else { return }
         logger.warning(
-            "signed identity is off: anyone holding these apps' key can write any custom_id (set require_signed_identity and identity_secrets in the apps file, docs/security.md)",
+            "signed identity is off for these apps and sources (require_signed_identity: false): anyone holding their key can write any custom_id; keep such keys on your servers (docs/security.md)",
             metadata: ["apps": .string(open.joined(separator: ","))])
     }
 

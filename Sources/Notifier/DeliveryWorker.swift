@@ -75,8 +75,9 @@ final class DeliveryWorker: Service, @unchecked Sendable {
     }
 
     /// One line per provider call, with the correlation ids: the ingest request (`request_id`, as in the ingest's
-    /// request log), the triggering record (`event_id`) and the send. No custom ID, address or number (as the
-    /// ingest's request log): `herald tail herald.deliveries` has them for a send id.
+    /// request log), the triggering record (`event_id`) and the send, and the target's app and platform. No custom ID,
+    /// installation id, address or number (as the ingest's request log): an installation id opens that installation's
+    /// inbox and names its writes; `herald tail herald.deliveries` has them for a send id.
     private func log(_ attempt: DeliveryAttempt, provider: String, outcome: ProviderOutcome, duration: Duration) {
         let send = attempt.request
         var metadata: Logger.Metadata = [
@@ -84,7 +85,8 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             "provider": .string(provider), "attempt": .stringConvertible(attempt.attempt),
             "duration_ms": .stringConvertible(duration.milliseconds),
         ]
-        if let id = attempt.target.installationID { metadata["installation_id"] = .string(id) }
+        if let app = attempt.target.app { metadata["app"] = .string(app) }
+        if let platform = attempt.target.platform { metadata["platform"] = .string(platform) }
         if let id = send.requestID { metadata["request_id"] = .string(id) }
         if let id = send.trigger.eventID { metadata["event_id"] = .string(id) }
         switch outcome {

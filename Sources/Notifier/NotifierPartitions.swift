@@ -190,10 +190,11 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             guard handover[number] == nil else { continue }
             let left = limit - result.count
             do {
+                // Let in only while the partition runs; once in, the claim completes and its attempts are held, so a
+                // revocation that begins meanwhile waits for them (checking the state again after the read would only
+                // narrow the window: the write itself may wait for the writer while a revocation begins).
                 let claimed = try await owner.run(on: number) { database -> [SendClaims.Claimed] in
                     guard try await database.read({ db in try SendsTable(db).hasWork(channel: channel, at: WireTime.format(now)) }) else { return [] }
-                    // Checked again after the read: a revocation that began meanwhile claims nothing more.
-                    guard await owner.state(of: number) == .running else { return [] }
                     let (claimed, outbox) = try await database.writeWithOutbox { db in
                         try SendClaims.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
                     }

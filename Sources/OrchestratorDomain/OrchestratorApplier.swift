@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Metrics
 import PartitionStore
 import Shared
 
@@ -42,6 +43,9 @@ package enum OrchestratorApplier {
         switch try WriteRouter(db: db, write: write).route() {
         case .forward(let customID):
             return [forward(write, to: customID)]
+        case .refuse(let reason):
+            Counter(label: "herald_unsigned_writes_refused_total", dimensions: [("op", write.op.rawValue)]).increment()
+            return [deadLetter(record, reason: reason)]
         case .apply(let plan):
             // 2. Apply the op, once (a replayed id is a no-op).
             guard try write.firstTime(db) else { return [] }

@@ -91,7 +91,7 @@ struct CampaignEndToEndTests {
             body: #"[{"identifiers":{"custom_id":"paul"},"attributes":{"$language":"fr","first_name":"Paul"}}]"#)
         #expect(updated == 200, "\(updateBody)")
         let (posted, postBody) = try await httpPost(
-            "http://127.0.0.1:\(ingestPort)/v1/app/events", headers: ["X-Api-Key": "live_demo_ios_0123456789"],
+            "http://127.0.0.1:\(ingestPort)/v1/app/events", headers: signedAppHeaders("paul"),
             body: #"""
                 {"installation_id":"I-1","custom_id":"paul","events":[
                   {"name":"add_to_cart","id":"cheap","attributes":{"product":"Wax","price":5}},

@@ -83,6 +83,11 @@ struct CompatibilityClientTests {
             #expect(Self.installations(merged) == ["\(prefix)-anon"])
             let aliased = try await Self.profile(port, "profiles/demo/\(prefix)-3") { Self.count($0, "VIEWED_PRICING") == 1 }
             #expect(Self.installations(aliased) == ["\(prefix)-anon-b"])
+            // The website's public key: the signed messages arrive, the unsigned one and the email do not.
+            let web = try await Self.profile(port, "profiles/demo/\(prefix)-web") {
+                Self.count($0, "SIGNED_IN") == 1 && $0["custom"]?["c.plan"] == .string("web")
+            }
+            #expect(Self.count(web, "FORGED") == nil && web["email"]?["address"] != .string("evil@example.com"))
         }
         // The anonymous profiles are gone once merged.
         #expect(try await httpGet("http://127.0.0.1:\(port)/v1/installations/demo/sg-anon").0 == 404)

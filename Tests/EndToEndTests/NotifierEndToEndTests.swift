@@ -35,7 +35,7 @@ struct NotifierEndToEndTests {
         let notifierPort = try #require(notifier.logs("http listening").first?["port"] as? Int, "\(notifier.output.suffix(5))")
 
         // Paul's app: installation, notifications allowed, an APNs token; then the event that triggers the campaign.
-        let app = ["X-Api-Key": "live_demo_ios_0123456789"]
+        let app = signedAppHeaders("paul")
         let token = String(repeating: "5e", count: 32)
         let writes = [
             ("/v1/profiles/update", ["Authorization": "Bearer rest_demo_0123456789abcdef"],

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import HeraldTestSupport
@@ -175,6 +176,13 @@ func httpGet(_ url: String, headers: [String: String] = [:]) async throws -> (In
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     let (data, response) = try await URLSession.shared.data(for: request)
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+}
+
+/// The headers of an app's write that names `user`, as config/apps.sample.json's iOS app sends it: its key, and the
+/// proof its server gives it for that user (signed identity, `X-CustomID-Auth`).
+func signedAppHeaders(_ user: String, key: String = "live_demo_ios_0123456789", secret: String = "identity_secret_demo_ios") -> [String: String] {
+    let mac = HMAC<SHA256>.authenticationCode(for: Array((key + user).utf8), using: SymmetricKey(data: Array(secret.utf8)))
+    return ["X-Api-Key": key, "X-CustomID-Auth": mac.map { String(format: "%02x", $0) }.joined()]
 }
 
 /// A POST on loopback: status and body.

@@ -22,7 +22,7 @@ struct TransactionalPushEndToEndTests {
         let (simulators, apns) = try await startAPNsSimulator(work: work)
         let notifier = try startNotifierProcess(cluster, data: work + "/notifier", work: work, apnsURL: apns.url)
 
-        let app = ["X-Api-Key": "live_demo_ios_0123456789"]
+        let app = signedAppHeaders("paul")
         let rest = ["Authorization": "Bearer rest_demo_0123456789abcdef"]
         let token = String(repeating: "7c", count: 32)
         for (path, body) in [

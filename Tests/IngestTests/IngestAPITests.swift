@@ -56,10 +56,35 @@ struct Answer {
     }
 }
 
+/// The sample apps file as it was before signed identity was the default: apps and sources that say
+/// `"require_signed_identity": false`, sources that may set contact fields.
+func legacyCatalog() throws -> AppsCatalog {
+    var catalog = try AppsCatalog.load(path: sampleAppsFile)
+    for p in catalog.projects.indices {
+        for a in catalog.projects[p].apps.indices { catalog.projects[p].apps[a].requireSignedIdentity = false }
+        for s in catalog.projects[p].sources.indices {
+            catalog.projects[p].sources[s].requireSignedIdentity = false
+            catalog.projects[p].sources[s].contactFields = true
+        }
+    }
+    return catalog
+}
+
+/// The proof an app's server gives it for a custom ID (`X-CustomID-Auth`), under the app's first identity secret.
+func identityProof(_ customID: String, key: String, catalog: AppsCatalog) -> String? {
+    guard case .app(let project, let app, _)? = catalog.credential(for: key),
+        let secret = catalog.app(project: project, id: app)?.identitySecrets.first
+    else { return nil }
+    return CustomIDProof.make(apiKey: key, customID: customID, secret: secret)
+}
+
+/// Calls the ingest's router. An app write naming a `custom_id` (or a logout naming `from_custom_id`) carries that
+/// user's proof, as an app of a project with signed identity (the default) sends it, unless `signed` is false or the
+/// test gives its own `X-CustomID-Auth`.
 func call(
     _ uri: String, method: HTTPRequest.Method = .post, key: String? = nil, rest: Bool = false, body: String? = nil,
     headers extra: HTTPFields = [:], sink: FakeSink = FakeSink(), maxBody: Int = 1 << 20, catalog: AppsCatalog? = nil,
-    bytes: [UInt8]? = nil
+    bytes: [UInt8]? = nil, signed: Bool = true
 ) async throws -> Answer {
     let catalog = try catalog ?? AppsCatalog.load(path: sampleAppsFile)
     let router = Ingest.buildRouter(api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }))
@@ -67,6 +92,13 @@ func call(
     var headers = extra
     if let key {
         if rest { headers[.authorization] = "Bearer \(key)" } else { headers[HTTPField.Name("X-Api-Key")!] = key }
+    }
+    let proofHeader = HTTPField.Name("X-CustomID-Auth")!
+    if signed, !rest, let key, headers[proofHeader] == nil, let body, let json = try? JSONParser.parse(Array(body.utf8)),
+        let user = json["custom_id"]?.stringValue ?? json["from_custom_id"]?.stringValue,
+        let proof = identityProof(user, key: key, catalog: catalog)
+    {
+        headers[proofHeader] = proof
     }
     let requestHeaders = headers
     return try await app.test(.router) { client in
@@ -356,7 +388,7 @@ struct AppAPITests {
         func write(_ uri: String, _ body: String, key: String = iosKey, proof: String?) async throws -> Answer {
             var headers: HTTPFields = [:]
             if let proof { headers[HTTPField.Name("X-CustomID-Auth")!] = proof }
-            return try await call(uri, key: key, body: body, headers: headers, sink: sink, catalog: catalog)
+            return try await call(uri, key: key, body: body, headers: headers, sink: sink, catalog: catalog, signed: false)
         }
         let identify = #"{"installation_id":"INST-1","custom_id":"paul"}"#
         let email = #"{"installation_id":"INST-1","custom_id":"paul","attributes":{"$email_address":"attacker@example.com"}}"#
@@ -379,14 +411,54 @@ struct AppAPITests {
             try await write(
                 "/v1/app/events", #"{"installation_id":"INST-1","custom_id":"paul","events":[{"name":"open"}]}"#, key: iosDevKey,
                 proof: CustomIDProof.make(apiKey: iosDevKey, customID: "paul", secret: secrets[0])),
-            // Nothing to prove: an anonymous installation's write, a logout.
+            // Nothing to prove: an anonymous installation's write, a logout; they are flagged unsigned.
             try await write("/v1/app/events", #"{"installation_id":"INST-2","events":[{"name":"open"}]}"#, proof: nil),
             try await write("/v1/app/identify", #"{"installation_id":"INST-1","custom_id":null}"#, proof: nil),
+            // A logout naming the user it logs out from, with that user's proof: not unsigned.
+            try await write(
+                "/v1/app/identify", #"{"installation_id":"INST-1","custom_id":null,"from_custom_id":"paul"}"#,
+                proof: CustomIDProof.make(apiKey: iosKey, customID: "paul", secret: secrets[0])),
         ]
-        #expect(accepted.map(\.status) == [.ok, .ok, .ok, .ok, .ok], "\(accepted.map(\.json))")
-        #expect(sink.records.map(\.op) == [.identify, .profileUpdate, .event, .event, .logout])
-        // The same writes without the requirement (the sample apps file) need no proof.
-        #expect(try await call("/v1/app/profile", key: iosKey, body: email).status == .ok)
+        #expect(accepted.map(\.status) == [.ok, .ok, .ok, .ok, .ok, .ok], "\(accepted.map(\.json))")
+        #expect(sink.records.map(\.op) == [.identify, .profileUpdate, .event, .event, .logout, .logout])
+        #expect(sink.records.map(\.unsigned) == [false, false, false, true, true, false])
+        #expect(sink.records.last?.payload == .logout(fromCustomID: "paul"))
+        // A logout's from_custom_id is proven like a custom_id.
+        for proof in [nil, CustomIDProof.make(apiKey: iosKey, customID: "paula", secret: secrets[0])] {
+            let answer = try await write("/v1/app/identify", #"{"installation_id":"INST-1","custom_id":null,"from_custom_id":"paul"}"#, proof: proof)
+            #expect(answer.status == .unauthorized, "\(answer.json)")
+        }
+        let both = try await write(
+            "/v1/app/identify", #"{"installation_id":"INST-1","custom_id":"paul","from_custom_id":"paul"}"#,
+            proof: CustomIDProof.make(apiKey: iosKey, customID: "paul", secret: secrets[0]))
+        #expect(both.status.code == 422 && both.problems == ["from_custom_id unexpected_field"])
+        // The same writes for an app that says "require_signed_identity": false need no proof, and are not flagged.
+        let legacy = FakeSink()
+        #expect(try await call("/v1/app/profile", key: iosKey, body: email, sink: legacy, catalog: legacyCatalog(), signed: false).status == .ok)
+        #expect(try await call("/v1/app/events", key: iosKey, body: #"{"installation_id":"INST-2","events":[{"name":"open"}]}"#, sink: legacy, catalog: legacyCatalog()).status == .ok)
+        #expect(legacy.records.map(\.unsigned) == [false, false])
+    }
+
+    @Test("signed identity is the default: an app key alone cannot write a user's email, consent or attach an installation to them (issue 33's probe)")
+    func signedByDefault() async throws {
+        let sink = FakeSink()
+        // The attack of the probe: the public app key, a victim's custom ID, an email and a consent.
+        let attack = try await call(
+            "/v1/app/profile", key: iosKey,
+            body: #"{"installation_id":"AAAAAAAA-0000-4000-8000-000000000001","custom_id":"victim1","attributes":{"$email_address":"evil@example.com","$email_marketing":"subscribed"}}"#,
+            sink: sink, signed: false)
+        #expect(attack.status == .unauthorized && attack.code == "missing_custom_id_auth", "\(attack.json)")
+        let identify = try await call(
+            "/v1/app/identify", key: androidKey, body: #"{"installation_id":"AAAAAAAA-0000-4000-8000-000000000001","custom_id":"victim1"}"#,
+            sink: sink, signed: false)
+        #expect(identify.status == .unauthorized)
+        // Without a custom ID, email and phone were never writable; natives and attributes go to the anonymous profile.
+        let anonymous = try await call(
+            "/v1/app/profile", key: iosKey,
+            body: #"{"installation_id":"AAAAAAAA-0000-4000-8000-000000000001","attributes":{"$email_address":"evil@example.com","plan":"x"}}"#,
+            sink: sink, signed: false)
+        #expect(anonymous.problems == ["attributes.$email_address not_identified"], "\(anonymous.json)")
+        #expect(sink.records.count == 1 && sink.records[0].unsigned && sink.records[0].key == "demo/install/AAAAAAAA-0000-4000-8000-000000000001")
     }
 
     @Test("installation-scoped profile edits: email needs an identified user")

@@ -7,18 +7,50 @@ import Testing
 @testable import Ingest
 
 /// Every endpoint of the ingest writes the records it wrote before they had typed payloads (`IngestGoldens.ingest`,
-/// captured at 89ff821 by these same calls): the same keys, the same bytes.
+/// captured at 89ff821 by these same calls): the same keys, the same bytes, for an apps file of that time (signed
+/// identity turned off in so many words, sources that may set contact fields). With today's defaults the same calls
+/// write the same records but for `"unsigned":true` on the app writes that name no custom ID.
 @Suite("herald.ingest: the ingest writes the golden records")
 struct IngestGoldenRecordTests {
     @Test("every endpoint's records are the golden ones, byte for byte")
     func goldenRecords() async throws {
+        let lines = try await Self.captured(catalog: legacyCatalog())
+        let goldens = IngestGoldens.ingest.split(separator: "\n").map(String.init)
+        #expect(lines.count == goldens.count)
+        for (line, golden) in zip(lines, goldens) { #expect(line == golden) }
+    }
+
+    @Test("with signed identity (the default), the same records, and app writes without a custom ID flagged unsigned")
+    func signedDefaults() async throws {
+        var catalog = try AppsCatalog.load(path: sampleAppsFile)
+        catalog.projects[0].sources[0].contactFields = true
+        let signed = try await Self.captured(catalog: catalog, segmentSigned: true)
+        let goldens = IngestGoldens.ingest.split(separator: "\n").map(String.init)
+        #expect(signed.count == goldens.count)
+        var flagged: [String] = []
+        for (line, golden) in zip(signed, goldens) {
+            let name = String(golden.prefix { $0 != "\t" })
+            if line == golden { continue }
+            // The one difference: `"unsigned":true` after `received_at` and the payload.
+            #expect(line.replacingOccurrences(of: #","unsigned":true"#, with: "") == golden, "\(name)")
+            flagged.append(name)
+        }
+        #expect(
+            flagged == [
+                "app-logout#0", "app-profile-anonymous#0", "app-events#0", "app-events#1", "app-installation#0",
+                "app-installation-erase#0", "app-push-token#0", "app-location#0", "app-location-short#0", "app-opt-out#0",
+                "app-wipe#0", "segment-batch#1",
+            ])
+    }
+
+    static func captured(catalog: AppsCatalog, segmentSigned: Bool = false) async throws -> [String] {
         var lines: [String] = []
         func capture(_ name: String, _ uri: String, method: HTTPRequest.Method = .post, key: String? = nil, rest: Bool = false,
                      body: String? = nil, headers: HTTPFields = [:]) async throws {
             let sink = FakeSink()
             var all = headers
             all[HTTPField.Name("Idempotency-Key")!] = "golden-\(name)"
-            let answer = try await call(uri, method: method, key: key, rest: rest, body: body, headers: all, sink: sink)
+            let answer = try await call(uri, method: method, key: key, rest: rest, body: body, headers: all, sink: sink, catalog: catalog)
             #expect((200..<300).contains(Int(answer.status.code)), "\(name): \(answer.json)")
             #expect(!sink.records.isEmpty, "\(name)")
             for (index, record) in sink.records.enumerated() {
@@ -84,14 +116,14 @@ struct IngestGoldenRecordTests {
         try await capture("braze-identify", "/users/identify", key: restKey, rest: true, body: #"{"aliases_to_identify":[{"external_id":"ann","user_alias":{"alias_name":"42","alias_label":"crm"}}]}"#)
         try await capture("braze-alias-new", "/users/alias/new", key: restKey, rest: true, body: #"{"user_aliases":[{"alias_name":"7","alias_label":"web"},{"external_id":"ann","alias_name":"8","alias_label":"web"}]}"#)
         try await capture("braze-delete", "/users/delete", key: restKey, rest: true, body: #"{"external_ids":["ann"],"user_aliases":[{"alias_name":"7","alias_label":"web"}]}"#)
+        // Signed: the proof of `ann` under the web source's secret, where Segment's libraries carry a destination's options.
+        let proof = segmentSigned ? #","integrations":{"Herald":{"custom_id_auth":"\#(segmentProof("ann"))"}}"# : ""
         try await capture("segment-batch", "/v1/batch", body: #"""
-            {"batch":[{"type":"identify","userId":"ann","messageId":"m-1","traits":{"email":"ann@example.com","plan":"gold"},"timestamp":"2026-11-24T10:00:00Z"},
+            {"batch":[{"type":"identify","userId":"ann","messageId":"m-1","traits":{"email":"ann@example.com","plan":"gold"},"timestamp":"2026-11-24T10:00:00Z"\#(proof)},
                       {"type":"track","anonymousId":"anon-1","event":"Song Played","messageId":"m-2","properties":{"genre":"jazz"},"timestamp":"2026-11-24T10:00:00Z"},
-                      {"type":"track","userId":"ann","event":"Order Completed","messageId":"m-3","timestamp":"2026-11-24T10:00:00Z",
+                      {"type":"track","userId":"ann","event":"Order Completed","messageId":"m-3","timestamp":"2026-11-24T10:00:00Z"\#(proof),
                        "properties":{"currency":"EUR","products":[{"product_id":"p1","price":3,"quantity":2},{"product_id":"p2","price":1.5}]}}]}
             """#, headers: basic(writeKey))
-        let goldens = IngestGoldens.ingest.split(separator: "\n").map(String.init)
-        #expect(lines.count == goldens.count)
-        for (line, golden) in zip(lines, goldens) { #expect(line == golden) }
+        return lines
     }
 }

@@ -3,12 +3,21 @@ import Foundation
 import HTTPTypes
 import HeraldTestSupport
 import NIOCore
+import ServiceSupport
 import Shared
 import Testing
 
 @testable import Ingest
 
+/// The sample's website source: signed identity, no contact fields.
 let writeKey = "segment_demo_0123456789abcdef"
+/// The sample's backend source: `require_signed_identity: false`, contact fields allowed (its key stays on servers).
+let backendWriteKey = "segment_backend_demo_0123456789"
+
+/// The proof of a userId for the website source (`integrations.Herald.custom_id_auth`).
+func segmentProof(_ userID: String) -> String {
+    CustomIDProof.make(apiKey: writeKey, customID: userID, secret: "identity_secret_demo_web")
+}
 
 func basic(_ user: String) -> HTTPFields {
     [.authorization: "Basic " + Data("\(user):".utf8).base64EncodedString()]
@@ -23,7 +32,7 @@ func segment(_ body: String, path: String = "/v1/batch", gzip: Bool = false, sin
         let compressed = try buffer.compress(with: .gzip)
         bytes = Array(compressed.readableBytesView)
     }
-    return try await call(path, body: body, headers: headers, sink: sink, bytes: bytes)
+    return try await call(path, body: body, headers: headers, sink: sink, catalog: legacyCatalog(), bytes: bytes)
 }
 
 @Suite("Free-text names as Herald's (NameMapping)")
@@ -172,15 +181,44 @@ struct SegmentAPITests {
         #expect(none.status.code == 422 && none.json["code"] == .string("validation_failed"))
     }
 
-    @Test("a source with contact_fields false may not set email or phone; its other traits are kept")
+    @Test("a source sets email and phone only when it says contact_fields true (false by default: a website's key is public); its other traits are kept")
     func contactFields() async throws {
-        var catalog = try AppsCatalog.load(path: sampleAppsFile)
-        catalog.projects[0].sources[0].contactFields = false
         let sink = FakeSink()
         let answer = try await call(
-            "/v1/identify", body: #"{"userId":"u1","traits":{"email":"x@example.com","phone":"+33600000000","plan":"gold"}}"#,
-            headers: basic(writeKey), sink: sink, catalog: catalog)
+            "/v1/identify",
+            body: #"{"userId":"u1","traits":{"email":"x@example.com","phone":"+33600000000","plan":"gold"},"integrations":{"Herald":{"custom_id_auth":"\#(segmentProof("u1"))"}}}"#,
+            headers: basic(writeKey), sink: sink)
         #expect(answer.problems == ["traits.email not_allowed", "traits.phone not_allowed"])
         #expect(sink.records.first?.field("profile") == .object([JSONMember("custom_attributes", .object([JSONMember("plan.s", .string("gold"))]))]))
+        let backend = FakeSink()
+        let allowed = try await call(
+            "/v1/identify", body: #"{"userId":"u1","traits":{"email":"x@example.com","plan":"gold"}}"#, headers: basic(backendWriteKey), sink: backend)
+        #expect(allowed.problems.isEmpty && backend.records.first?.field("profile")?["email"] == .string("x@example.com"))
+    }
+
+    @Test("signed identity (the default): a userId needs its proof in integrations.Herald.custom_id_auth; anonymous messages are flagged unsigned")
+    func signedIdentity() async throws {
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/batch",
+            body: #"""
+                {"batch":[{"type":"track","userId":"u1","event":"a","messageId":"s-1"},
+                          {"type":"track","userId":"u1","event":"a","messageId":"s-2","integrations":{"Herald":{"custom_id_auth":"\#(segmentProof("u2"))"}}},
+                          {"type":"track","userId":"u1","event":"a","messageId":"s-3","integrations":{"Herald":{"custom_id_auth":"\#(CustomIDProof.make(apiKey: backendWriteKey, customID: "u1", secret: "identity_secret_demo_web"))"}}},
+                          {"type":"track","userId":"u1","event":"a","messageId":"s-4","integrations":{"Herald":{"custom_id_auth":"\#(segmentProof("u1"))"}}},
+                          {"type":"identify","userId":"u1","anonymousId":"anon-9","messageId":"s-5","integrations":{"Herald":{"custom_id_auth":"\#(segmentProof("u1"))"}}},
+                          {"type":"identify","userId":"u1","anonymousId":"anon-9","messageId":"s-6"},
+                          {"type":"track","anonymousId":"anon-9","event":"a","messageId":"s-7"}]}
+                """#,
+            headers: basic(writeKey), sink: sink)
+        #expect(answer.status == .ok)
+        #expect(answer.problems == ["batch[0] missing_custom_id_auth", "batch[1] invalid_custom_id_auth", "batch[2] invalid_custom_id_auth", "batch[5] missing_custom_id_auth"])
+        #expect(sink.records.map(\.id) == ["s-4", "s-5", "s-7"])
+        #expect(sink.records.map(\.unsigned) == [false, false, true])
+        // A server-side source that says so writes any userId, unflagged.
+        let backend = FakeSink()
+        _ = try await call("/v1/track", body: #"{"userId":"u1","event":"a"}"#, headers: basic(backendWriteKey), sink: backend)
+        _ = try await call("/v1/track", body: #"{"anonymousId":"anon-9","event":"a"}"#, headers: basic(backendWriteKey), sink: backend)
+        #expect(backend.records.count == 2 && backend.records.allSatisfy { !$0.unsigned })
     }
 }

@@ -56,10 +56,11 @@ struct InboxTests {
         }
     }
 
-    /// Calls the inbox API once.
+    /// Calls the inbox API once. An installation of paul's (every installation of these tests but where a test says
+    /// otherwise) is his: its inbox is read with his proof, as his app does.
     static func call(
         _ harness: NotifierHarness, _ uri: String, method: HTTPRequest.Method = .get, key: String? = liveKey,
-        customAuth: String? = nil
+        customAuth: String? = paulAuth()
     ) async throws -> Answer {
         let router = Router(context: ServiceRequestContext.self)
         InboxEndpoints(partitions: harness.partitions, catalog: NotifierHarness.catalog, logger: harness.logger).register(on: router)
@@ -105,7 +106,7 @@ struct InboxTests {
         #expect(try await Self.call(harness, "/v1/inbox/install/i-ios", key: "rest_demo_0123456789abcdef").code == "wrong_key_kind")
         #expect(try await Self.call(harness, "/v1/inbox/install/i-ios", key: "DEV_demo_ios_0123456789").code == "dev_api_key")
         #expect(try await Self.call(harness, "/v1/inbox/install/i-ios").ids == ["n1"])
-        #expect(try await Self.call(harness, "/v1/inbox/custom/paul").code == "missing_custom_id_auth")
+        #expect(try await Self.call(harness, "/v1/inbox/custom/paul", customAuth: nil).code == "missing_custom_id_auth")
         #expect(try await Self.call(harness, "/v1/inbox/custom/paul", customAuth: "00").status == .unauthorized)
         #expect(try await Self.call(harness, "/v1/inbox/custom/paul", customAuth: Self.paulAuth("anna")).code == "invalid_custom_id_auth")
         let other = CustomIDProof.make(apiKey: "live_demo_android_0123456789", customID: "paul", secret: Self.secret)
@@ -115,6 +116,30 @@ struct InboxTests {
         #expect(mine.item("n1")?["customId"]?.stringValue == "paul" && mine.item("n1")?["installId"]?.stringValue == "i-ios")
         // The Android app has no inbox secret: its inbox is off.
         #expect(try await Self.call(harness, "/v1/inbox/install/i-ios", key: "live_demo_android_0123456789").code == "inbox_not_enabled")
+        await harness.shutdown()
+    }
+
+    @Test("an installation that belongs to a user: its inbox needs that user's proof; an anonymous installation's, the key alone")
+    func linkedInstallation() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(Self.paul())
+        let anonymous = ContactSnapshot(
+            project: "demo", customID: nil, email: .init(address: nil, marketing: nil, marketingChangedAt: nil),
+            sms: .init(phoneNumber: nil, marketing: nil, marketingChangedAt: nil),
+            installations: [try JSONDecoder().decode(ContactSnapshot.Installation.self, from: Data(installationJSON("i-anon").utf8))],
+            updatedAt: Date(), revision: 0)
+        try await harness.contact(String(decoding: try Wire.encode(anonymous), as: UTF8.self), key: "demo/install/i-anon")
+        try await harness.startWorkers([.push])
+        try await Self.deliver(harness, ["n1"])
+        // The probe: an installation id alone once opened paul's notifications.
+        let alone = try await Self.call(harness, "/v1/inbox/install/i-ios", customAuth: nil)
+        #expect(alone.status == .unauthorized && alone.code == "missing_custom_id_auth" && alone.ids.isEmpty)
+        #expect(try await Self.call(harness, "/v1/inbox/install/i-ios", customAuth: Self.paulAuth("anna")).code == "invalid_custom_id_auth")
+        #expect(try await Self.call(harness, "/v1/inbox/install/i-ios/notifications/n1/read", method: .post, customAuth: nil).status == .unauthorized)
+        #expect(try await Self.call(harness, "/v1/inbox/install/i-ios").ids == ["n1"])
+        // Nobody's installation: the app key alone (an unknown one too: nothing in it).
+        #expect(try await Self.call(harness, "/v1/inbox/install/i-anon", customAuth: nil).status == .ok)
+        #expect(try await Self.call(harness, "/v1/inbox/install/i-unknown", customAuth: nil).status == .ok)
         await harness.shutdown()
     }
 

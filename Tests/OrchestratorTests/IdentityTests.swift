@@ -57,14 +57,16 @@ final class Cluster {
     }
 
     /// A write from an app (installation `installation`, identified as `customID` if given), a second after the last.
+    /// `unsigned`: the ingest's flag for a write of an app with signed identity that proves no custom ID.
     func app(
         _ op: IngestOp, _ id: String, installation: String, customID: String? = nil, at: Date? = nil, requestID: String? = nil,
-        _ fields: [JSONMember] = []
+        unsigned: Bool = false, _ fields: [JSONMember] = []
     ) {
         clock = at ?? clock + 1
-        let record = IngestRecord(
+        var record = IngestRecord(
             op: op, id: id, project: "demo", source: .app(id: "ios", dev: false), customID: customID,
             installationID: installation, receivedAt: clock, fields: fields)
+        record.unsigned = unsigned
         enqueue(topic: HeraldTopic.ingest.name, key: record.key, value: record.value, headers: record.headers(requestID: requestID))
     }
 

@@ -179,8 +179,12 @@ struct ConfigTests {
             (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"usd_rates":{"EUR":0}}]}"#, "projects[0].usd_rates.EUR: expected a positive number"),
             (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"sources":[{"id":"w","kind":"mixpanel","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].kind: expected \"segment\""),
             (#"{"projects":[{"id":"d","rest_api_keys":["seg_0123456789abcdef"],"apps":[],"sources":[{"id":"w","kind":"segment","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].write_key: this key is already used"),
-            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef"}],"sources":[{"id":"i","kind":"segment","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].id: \"i\" already names an app"),
-            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"sources":[{"id":"w","kind":"segment","write_key":"seg_0123456789abcdef","contact_fields":"no"}]}]}"#, "projects[0].sources[0].contact_fields: expected true or false"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef","require_signed_identity":false}],"sources":[{"id":"i","kind":"segment","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].id: \"i\" already names an app"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"sources":[{"id":"w","kind":"segment","write_key":"seg_0123456789abcdef","require_signed_identity":false,"contact_fields":"no"}]}]}"#, "projects[0].sources[0].contact_fields: expected true or false"),
+            // Signed identity is the default: an app or a source without secrets says so, or is refused.
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[{"id":"i","platform":"ios","api_key":"live_0123456789abcdef","dev_api_key":"DEV_0123456789abcdef"}]}]}"#, "projects[0].apps[0].identity_secrets: signed identity is the default"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"sources":[{"id":"w","kind":"segment","write_key":"seg_0123456789abcdef"}]}]}"#, "projects[0].sources[0].identity_secrets: signed identity is the default"),
+            (#"{"projects":[{"id":"d","rest_api_keys":[],"apps":[],"sources":[{"id":"w","kind":"segment","write_key":"seg_0123456789abcdef","identity_secrets":["short"]}]}]}"#, "projects[0].sources[0].identity_secrets[0]: secrets are at least 16"),
             ("{", "not JSON: line 1, column 2"),
         ])
     func catalogErrors(text: String, message: String) {
@@ -193,7 +197,13 @@ struct ConfigTests {
         let catalog = try AppsCatalog.load(path: sampleAppsFile)
         let demo = try #require(catalog.project("demo"))
         #expect(demo.compatibility == .braze && demo.usdRates["EUR"] == 1.08)
-        #expect(demo.sources == [AppsCatalog.Source(id: "demo-web", kind: "segment", writeKey: "segment_demo_0123456789abcdef")])
+        var web = AppsCatalog.Source(id: "demo-web", kind: "segment", writeKey: "segment_demo_0123456789abcdef")
+        web.identitySecrets = ["identity_secret_demo_web"]
+        var backend = AppsCatalog.Source(id: "demo-backend", kind: "segment", writeKey: "segment_backend_demo_0123456789")
+        (backend.requireSignedIdentity, backend.contactFields) = (false, true)
+        #expect(demo.sources == [web, backend])
+        #expect(web.requireSignedIdentity && !web.contactFields, "the defaults: signed identity, no contact fields")
         #expect(catalog.credential(for: "segment_demo_0123456789abcdef") == .source(project: "demo", source: "demo-web"))
+        #expect(demo.apps.allSatisfy { $0.requireSignedIdentity && !$0.identitySecrets.isEmpty })
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ServiceSupport
 import Shared
 
 /// Segment messages as Herald's writes (docs/ingest.md, "Segment"):
@@ -112,10 +113,25 @@ struct SegmentMessages {
         }
     }
 
-    /// `userId` and `anonymousId` (strings, or numbers as their text), `messageId`, `timestamp`.
+    /// `userId` and `anonymousId` (strings, or numbers as their text), `messageId`, `timestamp`. With signed identity
+    /// (the default), a `userId` comes with its proof, `integrations.Herald.custom_id_auth` (Segment's place for a
+    /// destination's options, which every library passes through): a website's write key is public.
     func envelope(_ message: JSONValue, type: String) throws(Violation) -> Envelope {
         var envelope = Envelope()
-        if let user = Self.idText(message["userId"]) { envelope.customID = try Rules.customID(user) }
+        if let user = Self.idText(message["userId"]) {
+            let customID = try Rules.customID(user)
+            if source.requireSignedIdentity {
+                guard case .string(let proof)? = message["integrations"]?["Herald"]?["custom_id_auth"], !proof.isEmpty else {
+                    throw Violation(
+                        "missing_custom_id_auth",
+                        "this source writes a userId only with its proof in integrations.Herald.custom_id_auth (signed identity)")
+                }
+                guard CustomIDProof.verify(proof, apiKey: source.writeKey, customID: customID, secrets: source.identitySecrets) else {
+                    throw Violation("invalid_custom_id_auth", "integrations.Herald.custom_id_auth does not match this userId and write key")
+                }
+            }
+            envelope.customID = customID
+        }
         if let anonymous = Self.idText(message["anonymousId"]) {
             do {
                 envelope.anonymousID = try Rules.installationID(anonymous)
@@ -162,11 +178,12 @@ struct SegmentMessages {
 
     mutating func append(_ payload: IngestPayload, _ envelope: Envelope) {
         let source: IngestSource = envelope.anonymousID == nil ? .server : .app(id: self.source.id, dev: false)
-        records.append(
-            IngestRecord(
-                payload,
-                id: api.recordID(client: envelope.id, op: payload.op, request: request, context: context, index: records.count),
-                project: project.id, source: source, customID: envelope.customID, installationID: envelope.anonymousID,
-                receivedAt: api.now()))
+        var record = IngestRecord(
+            payload,
+            id: api.recordID(client: envelope.id, op: payload.op, request: request, context: context, index: records.count),
+            project: project.id, source: source, customID: envelope.customID, installationID: envelope.anonymousID,
+            receivedAt: api.now())
+        record.unsigned = self.source.requireSignedIdentity && envelope.customID == nil
+        records.append(record)
     }
 }

@@ -31,6 +31,11 @@ struct AppController {
         var customID: String?
         var clientID: String?
         var fields: Fields
+        /// Signed identity applies to the app (its default): a write without a proven custom ID may change only
+        /// anonymous data (`IngestRecord.unsigned`).
+        var requiresProof: Bool
+        /// The secrets the app's proofs are made with.
+        var identitySecrets: [String]
     }
 
     /// Authenticates, parses, and reads `installation_id`, `custom_id` and `id` next to the endpoint's `known` fields.
@@ -66,13 +71,15 @@ struct AppController {
         }
         guard problems.isEmpty else { throw APIError.validation(problems + fields.problems) }
         let settings = api.catalog.app(project: project, id: app)
-        if let customID, let settings, settings.requireSignedIdentity {
-            try checkIdentityProof(request, customID: customID, secrets: settings.identitySecrets)
+        let requiresProof = settings?.requireSignedIdentity ?? true
+        if let customID, requiresProof {
+            try checkIdentityProof(request, customID: customID, secrets: settings?.identitySecrets ?? [])
         }
         let platform = settings?.platform ?? "ios"
         return Envelope(
             project: project, source: .app(id: app, dev: dev), platform: platform, installationID: installationID,
-            customID: customID, clientID: clientID, fields: fields)
+            customID: customID, clientID: clientID, fields: fields, requiresProof: requiresProof,
+            identitySecrets: settings?.identitySecrets ?? [])
     }
 
     /// Signed identity: a write that names `custom_id` carries `X-CustomID-Auth`, the proof the customer's server
@@ -90,21 +97,44 @@ struct AppController {
         }
     }
 
-    func record(_ payload: IngestPayload, _ envelope: Envelope, request: Request, context: IngestContext) -> IngestRecord {
-        IngestRecord(
-            payload, id: api.recordID(client: envelope.clientID, op: payload.op, request: request, context: context, index: 0),
+    func record(
+        _ payload: IngestPayload, _ envelope: Envelope, request: Request, context: IngestContext, index: Int = 0, id: String? = nil,
+        proven: Bool = false
+    ) -> IngestRecord {
+        var record = IngestRecord(
+            payload, id: id ?? api.recordID(client: envelope.clientID, op: payload.op, request: request, context: context, index: index),
             project: envelope.project, source: envelope.source, customID: envelope.customID,
             installationID: envelope.installationID, receivedAt: api.now())
+        record.unsigned = envelope.requiresProof && envelope.customID == nil && !proven
+        return record
     }
 
-    /// `POST /v1/app/identify {"installation_id", "custom_id": "…" | null}`: links the installation to a profile, or
-    /// (null) logs it out.
+    /// `POST /v1/app/identify {"installation_id", "custom_id": "…" | null, "from_custom_id"?}`: links the installation
+    /// to a profile, or (null) logs it out. With signed identity, a logout names the user it logs out from
+    /// (`from_custom_id`, with that user's `X-CustomID-Auth`): an installation linked to a profile is logged out only
+    /// by that profile's proof, and only from that profile.
     func identify(_ request: Request, context: IngestContext) async throws -> Response {
-        let envelope = try await envelope(request, context: context, known: [])
+        let envelope = try await envelope(request, context: context, known: ["from_custom_id"])
         guard envelope.fields["custom_id"] != nil else {
             throw APIError.validation([Violation("missing_field", "custom_id is required: a string, or null to log out").at("custom_id")])
         }
-        let record = record(envelope.customID == nil ? .logout : .identify, envelope, request: request, context: context)
+        guard envelope.customID == nil else {
+            if envelope.fields["from_custom_id"] != nil {
+                throw APIError.validation([Violation("unexpected_field", "from_custom_id goes with a logout (custom_id null)").at("from_custom_id")])
+            }
+            return try await api.store(
+                [record(.identify, envelope, request: request, context: context)], problems: envelope.fields.problems, context: context)
+        }
+        let from: String?
+        do throws(Violation) {
+            from = try envelope.fields.string("from_custom_id", Rules.customID)
+        } catch {
+            throw APIError.validation([error.at("from_custom_id")])
+        }
+        if let from, envelope.requiresProof {
+            try checkIdentityProof(request, customID: from, secrets: envelope.identitySecrets)
+        }
+        let record = record(.logout(fromCustomID: from), envelope, request: request, context: context, proven: from != nil)
         return try await api.store([record], problems: envelope.fields.problems, context: context)
     }
 
@@ -132,10 +162,9 @@ struct AppController {
         }
         let valid = validateEvents(events, path: "events", problems: &problems)
         let records = valid.enumerated().map { index, event in
-            IngestRecord(
-                .event(event), id: event.id ?? api.recordID(client: nil, op: .event, request: request, context: context, index: index),
-                project: envelope.project, source: envelope.source, customID: envelope.customID,
-                installationID: envelope.installationID, receivedAt: api.now())
+            record(
+                .event(event), envelope, request: request, context: context,
+                id: event.id ?? api.recordID(client: nil, op: .event, request: request, context: context, index: index))
         }
         return try await api.store(records, problems: problems, context: context)
     }

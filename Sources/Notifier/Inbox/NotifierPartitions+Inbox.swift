@@ -43,15 +43,19 @@ extension NotifierPartitions {
         return marked
     }
 
-    /// Whether an installation opted out, as the contacts of this instance's partitions say (nil: unknown here).
-    func installationOptedOut(project: String, installationID: String) async throws -> Bool? {
-        var known: Bool?
+    /// What this instance's partitions know of an installation (from the contact snapshots): whether it opted out (nil:
+    /// unknown here), and the custom IDs of the named profiles that hold it (none: it is anonymous, or unknown here).
+    func installation(project: String, installationID: String) async throws -> (optedOut: Bool?, users: [String]) {
+        var optedOut: Bool?
+        var users: [String] = []
         for (_, database) in await self.owner.openDatabases {
-            if let flag = try await database.read({ db in try InboxInstallationsTable(db).optedOut(project: project, installationID: installationID) }) {
-                known = (known ?? false) || flag
+            let holders = try await database.read { db in try InboxInstallationsTable(db).holders(project: project, installationID: installationID) }
+            for holder in holders {
+                optedOut = (optedOut ?? false) || holder.optedOut
+                if let customID = ProfileKey.customID(of: holder.profileKey, project: project) { users.append(customID) }
             }
         }
-        return known
+        return (optedOut, users)
     }
 
     /// Deletes inbox entries older than the retention; returns how many.

@@ -26,10 +26,11 @@ struct InboxInstallationsTable {
         try String.fetchAll(db, sql: "SELECT installation_id FROM installations WHERE profile_key = ?", arguments: [key])
     }
 
-    /// Whether an installation known here opted out (nil: unknown here).
-    func optedOut(project: String, installationID: String) throws -> Bool? {
-        let flags = try Bool.fetchAll(
-            db, sql: "SELECT opted_out FROM installations WHERE project = ? AND installation_id = ?", arguments: [project, installationID])
-        return flags.isEmpty ? nil : flags.contains(true)
+    /// The profiles known here to hold an installation, with its opt-out in each.
+    func holders(project: String, installationID: String) throws -> [(profileKey: String, optedOut: Bool)] {
+        try Row.fetchAll(
+            db, sql: "SELECT profile_key, opted_out FROM installations WHERE project = ? AND installation_id = ?",
+            arguments: [project, installationID]
+        ).map { ($0["profile_key"], $0["opted_out"]) }
     }
 }

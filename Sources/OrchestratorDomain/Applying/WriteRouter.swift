@@ -10,6 +10,9 @@ enum Route: Equatable {
     /// Re-produced to the profile `customID` (nil: back to the installation's or the alias's home): the installation or
     /// the alias belongs to another profile, or left this one since the write was forwarded here.
     case forward(to: String?)
+    /// Not applied, and dead-lettered with the reason: an unsigned write would reach a profile through a linked
+    /// installation (docs/security.md).
+    case refuse(reason: String)
 
     /// What applying the write here means.
     enum Plan: Equatable {
@@ -54,13 +57,17 @@ struct WriteRouter {
         if write.isApp, let installationID = write.installationID {
             if write.customID == nil {
                 // At the installation's home.
+                let linked = try InstallationLinksTable(db).link(project: write.project, installationID: installationID)?.customID
+                if let linked, write.ingest.unsigned, write.op != .optOut {
+                    // Without a proof, an app key writes only anonymous data: never a named profile's, nor its link.
+                    // An opt-out goes through: it only stops sends to the device that asks.
+                    return .refuse(reason: "unsigned_write_to_identified_profile: \(write.op.rawValue) names only an installation that belongs to a user, and carries no proof of that user (X-CustomID-Auth)")
+                }
                 switch write.op {
                 case .logout: return .apply(.logoutAtHome)
                 case .wipe: return .apply(.wipeAtHome)
                 default:
-                    if let linked = try InstallationLinksTable(db).link(project: write.project, installationID: installationID)?.customID {
-                        return .forward(to: linked)
-                    }
+                    if let linked { return .forward(to: linked) }
                 }
             } else if write.op != .identify {
                 // One read for both questions: is the installation in this profile, and is it opted out.

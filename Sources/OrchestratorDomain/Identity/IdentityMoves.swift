@@ -64,6 +64,9 @@ struct IdentityMoves {
             let link = try links.link(project: write.project, installationID: installationID),
             let customID = link.customID, write.time >= link.linkedAt
         else { return }
+        // A logout that names its profile (signed identity) undoes only a link to that profile: another user's proof
+        // cannot log this device out, and a late logout does not undo a later login.
+        if case .logout(let from?) = write.payload, from != customID { return }
         try links.setLink(project: write.project, installationID: installationID, customID: nil, at: write.time)
         effects.emit(.installDetach, suffix: "detach", key: ProfileKey.profile(write.project, customID), customID: customID)
     }

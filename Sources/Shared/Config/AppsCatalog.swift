@@ -10,9 +10,11 @@ package struct AppsCatalog: Sendable, Equatable {
         package var inboxSecret: String?
         /// iOS: the bundle id, sent as APNs' `apns-topic` (required to push to the app).
         package var bundleID: String? = nil
-        /// Signed identity (Braze's SDK Authentication): app writes that name a `custom_id` must carry
-        /// `X-CustomID-Auth` made under one of `identitySecrets` by the customer's server.
-        package var requireSignedIdentity = false
+        /// Signed identity (Braze's SDK Authentication), the default: app writes that name a `custom_id` must carry
+        /// `X-CustomID-Auth` made under one of `identitySecrets` by the customer's server, and writes without one
+        /// change only anonymous data (docs/security.md). An app accepts unsigned custom IDs only when its entry says
+        /// `"require_signed_identity": false`.
+        package var requireSignedIdentity = true
         /// The secrets a custom ID's proof may be made with (two while one is rotated out).
         package var identitySecrets: [String] = []
     }
@@ -23,10 +25,14 @@ package struct AppsCatalog: Sendable, Equatable {
         /// `segment`: the only kind so far.
         package var kind: String
         package var writeKey: String
-        /// Whether the source may set a profile's email and phone (`contact_fields`, true by default, as Segment's
-        /// API allows). A website's write key is public: set false there, or anyone holding it could change where a
-        /// user's login codes and emails go.
-        package var contactFields = true
+        /// Whether the source may set a profile's email and phone (`contact_fields`, false by default). A website's
+        /// write key is public: anyone holding it could otherwise change where a user's login codes and emails go. A
+        /// source whose key stays on the customer's servers may say true.
+        package var contactFields = false
+        /// As for an app: a message naming a `userId` carries its proof (`integrations.Herald.custom_id_auth`) made
+        /// under one of `identitySecrets`, unless the source says `"require_signed_identity": false`.
+        package var requireSignedIdentity = true
+        package var identitySecrets: [String] = []
     }
 
     /// Which vendor's rules a project's REST key may also write with (docs/ingest.md, "Compatibility").
@@ -137,7 +143,7 @@ package struct AppsCatalog: Sendable, Equatable {
                 }
                 var parsed = App(
                     id: appID, platform: platform, apiKey: live, devAPIKey: dev, inboxSecret: secret, bundleID: bundleID)
-                try parseSignedIdentity(app, path: appPath, into: &parsed)
+                (parsed.requireSignedIdentity, parsed.identitySecrets) = try parseSignedIdentity(app, path: appPath)
                 parsedApps.append(parsed)
             }
             var parsed = Project(id: id, restAPIKeys: restKeys, apps: parsedApps)
@@ -172,7 +178,8 @@ package struct AppsCatalog: Sendable, Equatable {
         }
     }
 
-    /// `sources`: `[{"id", "kind": "segment", "write_key", "contact_fields"?}]`. A source's id names it where an app's
+    /// `sources`: `[{"id", "kind": "segment", "write_key", "contact_fields"?, "require_signed_identity"?,
+    /// "identity_secrets"?}]`. A source's id names it where an app's
     /// would (the anonymous ids it sends are installation-like), so it may not be an app's id.
     private mutating func parseSources(_ project: JSONValue, path: String, into parsed: inout Project) throws(FormatError) {
         guard let value = project["sources"] else { return }
@@ -188,6 +195,7 @@ package struct AppsCatalog: Sendable, Equatable {
             let key = try Self.string(source["write_key"], path: "\(sourcePath).write_key")
             try register(key, .source(project: parsed.id, source: id), path: "\(sourcePath).write_key", dev: false)
             var parsedSource = Source(id: id, kind: kind, writeKey: key)
+            (parsedSource.requireSignedIdentity, parsedSource.identitySecrets) = try Self.parseSignedIdentity(source, path: sourcePath)
             switch source["contact_fields"] {
             case nil: break
             case .bool(let flag)?: parsedSource.contactFields = flag
@@ -197,24 +205,31 @@ package struct AppsCatalog: Sendable, Equatable {
         }
     }
 
-    /// `require_signed_identity` (a boolean, false when absent) and `identity_secrets` (secrets of at least 16
-    /// characters, required when the former is true).
-    private static func parseSignedIdentity(_ app: JSONValue, path: String, into parsed: inout App) throws(FormatError) {
-        switch app["require_signed_identity"] {
+    /// `require_signed_identity` (a boolean, true when absent) and `identity_secrets` (secrets of at least 16
+    /// characters). Signed identity is the default: an entry without secrets must say `"require_signed_identity":
+    /// false`, so that nobody ships an app key that writes any user's profile without having decided to.
+    private static func parseSignedIdentity(_ entry: JSONValue, path: String) throws(FormatError) -> (required: Bool, secrets: [String]) {
+        var required = true
+        switch entry["require_signed_identity"] {
         case nil: break
-        case .bool(let flag)?: parsed.requireSignedIdentity = flag
+        case .bool(let flag)?: required = flag
         default: throw FormatError(path: "\(path).require_signed_identity", message: "expected true or false")
         }
-        if app["identity_secrets"] != nil {
-            parsed.identitySecrets = try strings(app["identity_secrets"], path: "\(path).identity_secrets")
-            for (index, secret) in parsed.identitySecrets.enumerated() where secret.utf8.count < 16 {
+        var secrets: [String] = []
+        if entry["identity_secrets"] != nil {
+            secrets = try strings(entry["identity_secrets"], path: "\(path).identity_secrets")
+            for (index, secret) in secrets.enumerated() where secret.utf8.count < 16 {
                 throw FormatError(path: "\(path).identity_secrets[\(index)]", message: "secrets are at least 16 characters")
             }
         }
-        if parsed.requireSignedIdentity && parsed.identitySecrets.isEmpty {
+        if required && secrets.isEmpty {
             throw FormatError(
-                path: "\(path).identity_secrets", message: "require_signed_identity needs at least one secret to check proofs with")
+                path: "\(path).identity_secrets",
+                message: entry["require_signed_identity"] == nil
+                    ? "signed identity is the default: list the secrets your server signs custom IDs with (X-CustomID-Auth), or say \"require_signed_identity\": false to let anyone holding this key write any custom ID"
+                    : "require_signed_identity needs at least one secret to check proofs with")
         }
+        return (required, secrets)
     }
 
     private mutating func register(_ key: String, _ credential: Credential, path: String, dev: Bool) throws(FormatError) {

@@ -224,8 +224,23 @@ package final class KafkaConsumer: Sendable {
         }
     }
 
-    /// Moves an assigned partition's position; the next batches continue from `offset`.
+    /// Moves an assigned partition's position; the next batches continue from `offset`. librdkafka waits (up to 5 s) for
+    /// the partition's fetcher to take the seek; on a busy machine that wait can run out while the seek is still queued
+    /// (it was seen in a full test run). A seek to the same offset is harmless to repeat, and the caller must not go on
+    /// from the old position, so a timed-out seek is tried again, up to `seekAttempts` times.
     package func seek(_ partition: TopicPartition, to offset: KafkaStartOffset) async throws {
+        for attempt in 1...Self.seekAttempts {
+            do {
+                return try await seekOnce(partition, to: offset)
+            } catch let error as KafkaError where error.code == .timedOut && attempt < Self.seekAttempts {
+                logger.warning("seek timed out; trying again", metadata: ["partition": "\(partition)", "attempt": "\(attempt)"])
+            }
+        }
+    }
+
+    static let seekAttempts = 6
+
+    private func seekOnce(_ partition: TopicPartition, to offset: KafkaStartOffset) async throws {
         let entries = [(partition, offset.rawOffset)]
         try await runtime.perform { [runtime] in
             try withPartitionList(entries) { list in

@@ -36,6 +36,14 @@ package enum ProfileKey {
     /// The project of a key: what comes before its first slash.
     package static func project(of key: String) -> String { String(key.prefix { $0 != "/" }) }
 
+    /// The custom ID of a named profile's key (`<project>/<custom_id>`); nil for the other key spaces (an installation's
+    /// home, a token's, an alias's) and another project's keys.
+    package static func customID(of key: String, project: String) -> String? {
+        guard key.hasPrefix(project + "/") else { return nil }
+        let rest = String(key.dropFirst(project.count + 1))
+        return rest.isEmpty || collides(customID: rest) ? nil : rest
+    }
+
     /// Whether a custom ID would collide with another key space.
     package static func collides(customID: String) -> Bool {
         reservedPrefixes.contains { customID.hasPrefix($0) }

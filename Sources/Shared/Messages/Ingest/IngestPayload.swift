@@ -7,7 +7,9 @@ package enum IngestPayload: Sendable, Equatable {
     case profileUpdate(ProfileUpdate)
     case event(ValidatedEvent)
     case identify
-    case logout
+    /// An app's logout; `from_custom_id`: the profile it logs out from, proven by the app (signed identity): the link
+    /// is undone only if it still points there.
+    case logout(fromCustomID: String?)
     case installation(InstallationReport)
     case pushToken(PushTokenRegistration)
     case location(LocationReport)
@@ -81,7 +83,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .installation(let report): return [JSONMember("installation", report.json)]
         case .pushToken(let registration): return [JSONMember("push", registration.json)]
         case .location(let location): return [JSONMember("location", location.json)]
-        case .wipe(let from): return from.map { [JSONMember("from_custom_id", .string($0))] } ?? []
+        case .wipe(let from), .logout(let from): return from.map { [JSONMember("from_custom_id", .string($0))] } ?? []
         case .campaignTrigger(let trigger):
             return [JSONMember("campaign", .string(trigger.campaign)), JSONMember("trigger_properties", .object(trigger.properties))]
         case .purchase(let purchase): return [JSONMember("purchase", purchase.json)]
@@ -105,7 +107,7 @@ package enum IngestPayload: Sendable, Equatable {
             return [JSONMember("target_custom_id", .string(claim.targetCustomID)), JSONMember("merge", .bool(claim.merge))]
         case .aliasUnlink(let target): return [JSONMember("target_custom_id", .string(target))]
         case .aliasMove(let merge): return merge.map { [JSONMember("merge", $0.json)] } ?? []
-        case .identify, .logout, .optOut, .optIn, .profileDelete, .alias, .installDetach, .installDrop, .aliasRefused:
+        case .identify, .optOut, .optIn, .profileDelete, .alias, .installDetach, .installDrop, .aliasRefused:
             return []
         }
     }
@@ -121,7 +123,7 @@ package enum IngestPayload: Sendable, Equatable {
                 ProfileUpdate(profile: try fields.value("profile").map { value throws(WireError) in try ProfileEdit(wire: value, path: "profile") }, events: events))
         case .event: self = .event(try ValidatedEvent(wire: try Self.required(fields, "event"), path: "event"))
         case .identify: self = .identify
-        case .logout: self = .logout
+        case .logout: self = .logout(fromCustomID: try fields.optionalString("from_custom_id"))
         case .installation:
             self = .installation(try InstallationReport(wire: try Self.required(fields, "installation"), path: "installation"))
         case .pushToken: self = .pushToken(try PushTokenRegistration(wire: try Self.required(fields, "push"), path: "push"))

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// `{"v":1,"kind":"ingest","op":…,"id":…,"project":…,"source":"server"|"app"|"orchestrator","app":…,"dev":…,
 ///   "custom_id":…,"installation_id":…,"alias":…,"device_token":…,"received_at":…, <the op's fields>,
-///   "update_existing_only":…, "forwarded":…,"hops":…}`
+///   "update_existing_only":…, "unsigned":…, "forwarded":…,"hops":…}`
 package struct IngestRecord: Sendable, Equatable {
     package static let version = 1
 
@@ -24,6 +24,11 @@ package struct IngestRecord: Sendable, Equatable {
     package var receivedAt: Date
     /// Braze's `_update_existing_only`: the write changes a profile that exists, and never creates one.
     package var updateExistingOnly = false
+    /// An app's (or a Segment source's) write that names no proven custom ID although its app requires signed identity:
+    /// it may change only anonymous data, never a profile it reaches through a linked installation (docs/security.md).
+    /// Written only when true, so that records from before it, and from apps that accept unsigned identities, keep
+    /// their meaning.
+    package var unsigned = false
     /// Set on a write the orchestrator re-produced to another key (identity routing), with the number of times it did.
     package var forwarded = false
     package var hops = 0
@@ -83,6 +88,7 @@ package struct IngestRecord: Sendable, Equatable {
         members.append(JSONMember("received_at", .string(WireTime.format(receivedAt))))
         members += payload.members
         if updateExistingOnly { members.append(JSONMember("update_existing_only", .bool(true))) }
+        if unsigned { members.append(JSONMember("unsigned", .bool(true))) }
         if forwarded {
             members.append(JSONMember("forwarded", .bool(true)))
             members.append(JSONMember("hops", .number(String(hops))))
@@ -95,7 +101,7 @@ package struct IngestRecord: Sendable, Equatable {
     /// The envelope's members; every other member is one of the op's fields.
     static let envelope: Set<String> = [
         "v", "kind", "op", "id", "project", "source", "app", "dev", "custom_id", "installation_id", "alias",
-        "device_token", "received_at", "update_existing_only", "forwarded", "hops",
+        "device_token", "received_at", "update_existing_only", "unsigned", "forwarded", "hops",
     ]
 
     /// Reads a record value written by `value` (the ingest's, or the orchestrator's own).
@@ -134,6 +140,7 @@ package struct IngestRecord: Sendable, Equatable {
             alias: try value["alias"].map { value throws(WireError) in try UserAlias(wire: value, path: "alias") })
         record.deviceToken = value["device_token"]?.stringValue
         record.updateExistingOnly = value["update_existing_only"] == .bool(true)
+        record.unsigned = value["unsigned"] == .bool(true)
         record.forwarded = value["forwarded"] == .bool(true)
         if case .number(let literal)? = value["hops"] { record.hops = Int(literal) ?? 0 }
         return record
