@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import Shared
 
 /// One SQLite database per owned partition number (every topic a service reads shares the partition number). A batch
@@ -31,6 +32,8 @@ package struct PartitionDatabase: Sendable {
             // WAL with synchronous=NORMAL: a power loss may drop the last transactions, but then state, offsets and
             // outbox drop together and Kafka redelivers from the older offset. A process crash loses nothing.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // The changelog's capture triggers call it (`TableShape.imageJSON`).
+            db.add(function: ChangelogCapture.isUTF8)
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try migrator.migrate(pool)
@@ -158,7 +161,13 @@ package struct PartitionDatabase: Sendable {
     /// are decided again, with the same ids, and deduped downstream). The changelog goes one chunk per round, so that
     /// outputs written meanwhile go first: a burst of new profiles (nine changelog records each) does not hold the
     /// sends decided after it.
-    package func produceOutbox(with publisher: any OutboxPublisher, changelog: Bool = true) async throws {
+    ///
+    /// A record that can never be produced (too large, invalid) is replaced by `unproducible(record, error)`, a dead
+    /// letter without its value, so that it does not hold the partition's other outputs forever.
+    package func produceOutbox(
+        with publisher: any OutboxPublisher, changelog: Bool = true,
+        unproducible: (KafkaOutgoingRecord, KafkaError) -> KafkaOutgoingRecord = PartitionDatabase.defaultStub
+    ) async throws {
         let topic = changelog ? changelogTopic : nil
         while true {
             let (outboxEnd, changelogEnd) = try await pool.read { db in
@@ -170,30 +179,40 @@ package struct PartitionDatabase: Sendable {
                 while case let pending = try await pool.read({ db in try Outbox.pending(db, limit: 1000, through: outboxEnd) }),
                     !pending.isEmpty
                 {
-                    _ = try await publisher.publish(pending.map(\.outgoing))
+                    _ = try await publisher.publishOrStub(pending.map(\.outgoing), stub: unproducible)
                     try await markProduced(pending.map(\.id))
                     Outbox.countProduced(pending)
                 }
             }
             if let topic, let changelogEnd {
-                try await produceChangelogChunk(topic: topic, through: changelogEnd, with: publisher)
+                try await produceChangelogChunk(topic: topic, through: changelogEnd, with: publisher, unproducible: unproducible)
             }
         }
     }
 
     /// Produces the oldest changelog records up to `end`, at most one chunk.
-    private func produceChangelogChunk(topic: String, through end: Int64, with publisher: any OutboxPublisher) async throws {
+    private func produceChangelogChunk(
+        topic: String, through end: Int64, with publisher: any OutboxPublisher,
+        unproducible: (KafkaOutgoingRecord, KafkaError) -> KafkaOutgoingRecord
+    ) async throws {
         let (changes, writer) = try await pool.read { db in
             (try ChangelogCapture.pending(db, limit: 5000, through: end),
              try String.fetchOne(db, sql: "SELECT writer FROM changelog_state WHERE id = 0") ?? "")
         }
         guard let last = changes.last else { return }
         let produced = ChangelogCapture.lastImagePerTransaction(changes)
-        let reports = try await publisher.publish(
-            produced.map { ChangelogEntry($0.change, writer: writer).record(topic: topic, partition: partition) })
-        let next = (reports.map(\.offset).max() ?? -1) + 1
+        // A row image that can never be produced is lost to a restore (the row's next change carries it again); a dead
+        // letter says so rather than the partition's outputs stopping behind it.
+        let reports = try await publisher.publishOrStub(
+            produced.map { ChangelogEntry($0.change, writer: writer).record(topic: topic, partition: partition) }, stub: unproducible)
+        let next = (reports.compactMap { $0?.offset }.max() ?? -1) + 1
         try await pool.write { db in try ChangelogCapture.produced(db, through: last.seq, nextOffset: next) }
         Outbox.countProduced(produced.count, topic: topic)
+    }
+
+    /// The dead letter of an output that can never be produced, for callers that have no service name to give.
+    package static func defaultStub(_ record: KafkaOutgoingRecord, _ error: KafkaError) -> KafkaOutgoingRecord {
+        record.unproducibleStub(service: "herald", error: error, logger: Logger(label: "herald.partition-store"))
     }
 
     /// Whether the outbox or the changelog holds records not produced yet.

@@ -53,7 +53,8 @@ package actor PartitionOwner: KafkaRebalanceListener {
     private var work: [Int32: Int] = [:]
     private var workWaiters: [Int32: [CheckedContinuation<Void, Never>]] = [:]
     /// Partitions whose outbox still holds records (found on opening, or a produce failed): the relay flushes them.
-    private var unflushed: Set<Int32> = []
+    /// Partitions whose output a produce left behind, with when it first did (`herald_outbox_oldest_seconds`).
+    private var unflushed: [Int32: ContinuousClock.Instant] = [:]
     /// One flush task per partition at a time, run again while more flushes were asked for.
     private var flushTasks: [Int32: Task<Void, Never>] = [:]
     private var flushRequested: Set<Int32> = []
@@ -238,7 +239,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
         // Output committed before a crash or a revocation but not produced yet: flushed in the background, not here,
         // where a broker outage would hold the whole group's rebalance.
         if try await database.hasUnproduced() {
-            unflushed.insert(number)
+            markUnflushed(number)
             scheduleFlush(number)
         }
         return database
@@ -284,7 +285,8 @@ package actor PartitionOwner: KafkaRebalanceListener {
             if let task = flushTasks[number] { await task.value }
             changelogHeld.remove(number)
             guard let database = slots.removeValue(forKey: number)?.database else { continue }
-            unflushed.remove(number)
+            unflushed[number] = nil
+            Self.outboxAge(number).record(0)
             if !flushed {
                 logger.warning(
                     "partition released with output not produced; produced when a database with it owns the partition again",
@@ -417,21 +419,40 @@ package actor PartitionOwner: KafkaRebalanceListener {
     package func flush(_ number: Int32) async -> Bool {
         scheduleFlush(number)
         if let task = flushTasks[number] { await task.value }
-        return slots[number]?.database != nil && !unflushed.contains(number)
+        return slots[number]?.database != nil && unflushed[number] == nil
     }
 
-    /// The relay's round: every partition whose outbox a produce left behind.
+    /// The relay's round: every partition whose outbox a produce left behind, and, for each open partition, how long
+    /// its oldest output has waited (`herald_outbox_oldest_seconds{partition}`, 0 when nothing waits): an output that
+    /// cannot go out shows there, however its partition's other outputs fare.
     package func flushUnflushed() {
-        for number in unflushed.sorted() { scheduleFlush(number) }
+        for number in unflushed.keys.sorted() { scheduleFlush(number) }
+        let now = ContinuousClock.now
+        for number in slots.keys {
+            let waited = unflushed[number].map { now - $0 } ?? .zero
+            Self.outboxAge(number).record(Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18)
+        }
+    }
+
+    /// Seconds the partition's oldest unproduced output (outbox or changelog) has waited since a produce first left it.
+    static func outboxAge(_ partition: Int32) -> Gauge {
+        Gauge(label: "herald_outbox_oldest_seconds", dimensions: [("partition", "\(partition)")])
+    }
+
+    private func markUnflushed(_ number: Int32) {
+        if unflushed[number] == nil { unflushed[number] = ContinuousClock.now }
     }
 
     private func drainFlushes(_ number: Int32) async {
         while flushRequested.remove(number) != nil, let database = slots[number]?.database {
             do {
-                try await database.produceOutbox(with: publisher, changelog: !changelogHeld.contains(number))
-                unflushed.remove(number)
+                let (service, logger) = (self.service, self.logger)
+                try await database.produceOutbox(with: publisher, changelog: !changelogHeld.contains(number)) { record, error in
+                    record.unproducibleStub(service: service, error: error, logger: logger)
+                }
+                unflushed[number] = nil
             } catch {
-                unflushed.insert(number)
+                markUnflushed(number)
                 logger.warning(
                     "outbox not produced yet; retried by the relay", metadata: ["partition": "\(number)", "error": "\(error)"])
                 flushRequested.remove(number)

@@ -216,6 +216,48 @@ struct ChangelogTests {
         #expect(writers.count == 2)
     }
 
+    @Test("a BLOB holding JSON text goes to the changelog as that text (about its own size, not twice), any other as hex; both restored byte for byte")
+    func blobsWithoutDoubling() async throws {
+        let broker = MemoryBroker()
+        let first = owner(broker)
+        _ = try await first.partitionsAssigned(inputs)
+        let database = try #require(await first.database(0))
+        // A contact snapshot's shape: JSON text with quotes, escapes and non-ASCII; binary bytes; JSON text cut by a NUL.
+        let json = Array(#"{"installations":[{"token":"\#(String(repeating: "fcm-token-", count: 300))","name":"Zoë \"ß\" \\ é"}]}"#.utf8)
+        let documents: [(String, [UInt8])] = [
+            ("json", json), ("binary", [0, 1, 0xFE, 0xFF, 0x7B]), ("nul", Array(#"{"a":1}"#.utf8) + [0] + Array("x".utf8)),
+            ("number", Array("12".utf8)), ("not-utf8", Array(#"{"a":""#.utf8) + [0xFF, 0xC3] + Array(#""}"#.utf8)),
+        ]
+        try await database.write { db in
+            for (key, bytes) in documents {
+                try db.execute(
+                    sql: "INSERT INTO profiles (key, document, visits, score) VALUES (?, ?, 0, 0)", arguments: [key, Data(bytes)])
+            }
+        }
+        let expected = try await dump(database)
+        await first.partitionsRevoked(inputs, lost: false)
+        let images = Dictionary(
+            broker.records(TopicPartition(topic, 0)).compactMap { record -> (String, Int)? in
+                guard let key = record.keyString, key.hasPrefix("profiles/") else { return nil }
+                return (key, record.value?.count ?? 0)
+            }, uniquingKeysWith: { $1 })
+        let jsonImage = try #require(images[#"profiles/["json"]"#])
+        #expect(
+            jsonImage < json.count * 12 / 10,
+            "\(jsonImage) bytes for a \(json.count)-byte document (hex: twice): \(broker.records(TopicPartition(topic, 0)).last { $0.keyString == #"profiles/["json"]"# }.flatMap(\.value).map { String(decoding: $0.prefix(300), as: UTF8.self) } ?? "")")
+        let second = owner(broker)
+        _ = try await second.partitionsAssigned(inputs)
+        let database2 = try #require(await second.database(0))
+        #expect(try await dump(database2) == expected)
+        let stored = try await database2.read { db in
+            try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT key, document FROM profiles").map {
+                (String($0["key"] as String), Array(($0["document"] as Data?) ?? Data()))
+            })
+        }
+        for (key, bytes) in documents { #expect(stored[key] == bytes, "\(key)") }
+        await second.partitionsRevoked(inputs, lost: false)
+    }
+
     @Test("a restart on its own database finds only its own records past its position: nothing restored, nothing lost")
     func ownRecordsAfterCrash() async throws {
         let broker = MemoryBroker()

@@ -14,7 +14,11 @@ final class FakePublisher: OutboxPublisher {
         var calls = 0
         var gateOpen = true
         var failing = false
+        /// Values longer than this are refused as librdkafka refuses them (message.max.bytes): the others of the call
+        /// are published, and the call throws.
+        var maxValueBytes = Int.max
         var gateWaiters: [CheckedContinuation<Void, Never>] = []
+        var records: [KafkaOutgoingRecord] = []
     }
 
     private let state = Locked(State())
@@ -29,6 +33,9 @@ final class FakePublisher: OutboxPublisher {
     var calls: Int { state.withLock { $0.calls } }
 
     func setFailing(_ failing: Bool) { state.withLock { $0.failing = failing } }
+    func setMaxValueBytes(_ bytes: Int) { state.withLock { $0.maxValueBytes = bytes } }
+    /// Every record published, in order.
+    var records: [KafkaOutgoingRecord] { state.withLock { $0.records } }
 
     func openGate() {
         let waiters = state.withLock { state in
@@ -49,9 +56,18 @@ final class FakePublisher: OutboxPublisher {
             if open { continuation.resume() }
         }
         if state.withLock({ $0.failing }) { throw KafkaError(code: .brokerUnavailable, reason: "the test's broker is down") }
-        let keys = records.map { String(decoding: $0.key ?? [], as: UTF8.self) }
-        state.withLock { $0.published += keys }
+        let limit = state.withLock { $0.maxValueBytes }
+        let fitting = records.filter { ($0.value?.count ?? 0) <= limit }
+        let keys = fitting.map { String(decoding: $0.key ?? [], as: UTF8.self) }
+        state.withLock {
+            $0.published += keys
+            $0.records += fitting
+        }
         events.withLock { $0 += keys.map { "published \($0)" } }
+        if fitting.count < records.count {
+            // What the producer throws for RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE.
+            throw KafkaError(code: .messageTooLarge, reason: "produce to \(records[0].topic): Broker: Message size too large", rdCode: 10)
+        }
         return records.enumerated().map { KafkaDeliveryReport(topic: $1.topic, partition: $1.partition ?? 0, offset: Int64($0)) }
     }
 }
@@ -315,6 +331,32 @@ struct PartitionFailureTests {
         let path = (directory as NSString).appendingPathComponent(PartitionDatabase.fileName(partition: partition))
         try Data(repeating: 0x78, count: 4096).write(to: URL(fileURLWithPath: path))
         return (try await Fixture(directory: directory), path)
+    }
+
+    @Test("an output that can never be produced (too large) becomes a dead letter without its value; the others go out, nothing is left behind")
+    func unproducibleOutput() async throws {
+        let fixture = try await Fixture()
+        fixture.publisher.setMaxValueBytes(1_000)
+        _ = try await fixture.database.writeWithOutbox { _ in
+            ((), [
+                PendingOutput(topic: "t", key: "a", value: [1]), PendingOutput(topic: "t", key: "big", value: Array(repeating: 9, count: 5_000)),
+                PendingOutput(topic: "t", key: "c", value: [2]),
+            ])
+        }
+        #expect(await fixture.owner.flush(0))
+        #expect(try await fixture.database.hasUnproduced() == false)
+        let published = fixture.publisher.records
+        // The others of the batch went out (again, one at a time, while the culprit was found: outputs are deduped).
+        #expect(Set(published.filter { $0.topic == "t" }.map { String(decoding: $0.key ?? [], as: UTF8.self) }) == ["a", "c"])
+        let stub = try #require(published.first { $0.topic == HeraldTopic.dlq.name })
+        let letter = try Wire.decode(DeadLetter.self, from: try #require(stub.value))
+        #expect(letter.service == "test" && letter.topic == "t" && letter.key == "big" && letter.value == nil)
+        #expect(letter.reason.contains("5000 bytes") && letter.reason.contains("not produced"), "\(letter.reason)")
+        // Later outputs are not held behind it.
+        try await output(fixture.database, "d")
+        #expect(await fixture.owner.flush(0))
+        #expect(fixture.publisher.published.last == "d")
+        await fixture.owner.partitionsRevoked(partition0, lost: false)
     }
 
     @Test("a record the code rejects goes to the dead letters in its place; the batch's others are applied, the partition goes on")

@@ -21,6 +21,14 @@ package enum ChangelogCapture {
         INSERT OR IGNORE INTO changelog_state (id) VALUES (0);
         """
 
+    /// `herald_is_utf8(blob)`: 1 when the bytes are valid UTF-8 (SQLite does not check: a BLOB cast to TEXT keeps any
+    /// bytes, and JSON built from it would carry them, then read back as U+FFFD). Registered on every connection of a
+    /// partition database; deterministic, so SQLite may call it in triggers.
+    static let isUTF8 = DatabaseFunction("herald_is_utf8", argumentCount: 1, pure: true) { values in
+        guard case .blob(let data) = values[0].storage else { return 0 }
+        return data.withUnsafeBytes { String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self) != nil } ? 1 : 0
+    }
+
     /// The tables whose rows are captured, with their columns and primary key.
     static func capturedTables(_ db: Database) throws -> [TableShape] {
         let names = try String.fetchAll(
@@ -155,7 +163,12 @@ struct TableShape: Sendable {
     func imageJSON(_ row: String) -> String {
         let members = imageColumns.map { column in
             let value = "\(row).\(quote(column))"
-            return "'\(column)', CASE typeof(\(value)) WHEN 'blob' THEN json_object('$b', hex(\(value))) "
+            // A BLOB that holds JSON text (the notifier's contacts, send requests and inbox payloads) goes as that
+            // text, `{"$t": …}`, about its own size; any other BLOB as hex, `{"$b": …}`, twice its size. Text means
+            // valid UTF-8 without NUL, which SQLite's cast does not check (`herald_is_utf8`).
+            return "'\(column)', CASE typeof(\(value)) WHEN 'blob' THEN "
+                + "CASE WHEN instr(\(value), x'00') = 0 AND herald_is_utf8(\(value)) AND json_valid(CAST(\(value) AS TEXT)) "
+                + "THEN json_object('$t', CAST(\(value) AS TEXT)) ELSE json_object('$b', hex(\(value))) END "
                 + "WHEN 'real' THEN json_object('$r', printf('%!.17g', \(value))) ELSE \(value) END"
         }
         return "json_object(\(members.joined(separator: ", ")))"

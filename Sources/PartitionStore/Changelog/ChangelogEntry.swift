@@ -2,8 +2,8 @@ import Shared
 
 /// One record of a service's changelog topic (`herald.state.<service>`), on the partition number of the database it
 /// comes from. A row record is keyed `<table>/<primary key as a JSON array>` and holds the row's image (a JSON object of
-/// its columns; a BLOB as `{"$b":"<hex>"}` and a REAL as `{"$r":"<17 digits>"}`, since SQLite 3.40's JSON keeps only
-/// 15), or is a tombstone when the row was deleted: compaction keeps each row's
+/// its columns; a BLOB as `{"$t":"<its text>"}` when it holds JSON text, else `{"$b":"<hex>"}`, and a REAL as
+/// `{"$r":"<17 digits>"}`, since SQLite 3.40's JSON keeps only 15), or is a tombstone when the row was deleted: compaction keeps each row's
 /// last image. A commit record (key `~commit`) ends each transaction: a restore applies a transaction's rows only once
 /// it has read its commit. Every record names the database that wrote it (`herald-writer`), so that an instance can
 /// tell its own records from another owner's.

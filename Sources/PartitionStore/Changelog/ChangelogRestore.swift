@@ -191,6 +191,7 @@ struct ChangelogApplier: Sendable {
         case .object(let members):
             if members.count == 1, case .string(let text) = members[0].value {
                 if members[0].key == "$b", let data = Data(hexadecimal: text) { return data.databaseValue }
+                if members[0].key == "$t" { return Data(text.utf8).databaseValue }
                 if members[0].key == "$r", let real = Double(text) { return real.databaseValue }
             }
             return String(decoding: value.serialized, as: UTF8.self).databaseValue

@@ -36,6 +36,20 @@ package struct KafkaError: Error, CustomStringConvertible, Sendable, Equatable {
         }
     }
 
+    /// Whether the record itself can never be produced as it is, however often it is tried: too large for the client
+    /// or the broker, or refused as invalid. Not a missing topic or a missing permission, which an operator fixes.
+    package var isPermanentForRecord: Bool {
+        if code == .messageTooLarge { return true }
+        guard let rdCode else { return false }
+        return Self.permanentRecordCodes.contains(rdCode)
+    }
+
+    static let permanentRecordCodes: Set<Int32> = [
+        RD_KAFKA_RESP_ERR_INVALID_MSG.rawValue, RD_KAFKA_RESP_ERR_INVALID_MSG_SIZE.rawValue,
+        RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION.rawValue, RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE.rawValue,
+        RD_KAFKA_RESP_ERR_INVALID_RECORD.rawValue,
+    ]
+
     package init(code: Code, reason: String, rdCode: Int32? = nil) {
         self.code = code
         self.reason = reason
@@ -61,7 +75,7 @@ package struct KafkaError: Error, CustomStringConvertible, Sendable, Equatable {
             .brokerUnavailable
         case RD_KAFKA_RESP_ERR__TIMED_OUT:
             .timedOut
-        case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+        case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RD_KAFKA_RESP_ERR_INVALID_MSG_SIZE, RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
             .messageTooLarge
         case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC,
             RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
