@@ -9,7 +9,7 @@ struct APIError: Error, HTTPResponseError {
     var status: HTTPResponse.Status
     var code: String
     var message: String
-    var details: [Problem] = []
+    var details = ProblemList()
     var headers: HTTPFields = [:]
     var dialect: Dialect = .herald
 
@@ -45,7 +45,7 @@ struct APIError: Error, HTTPResponseError {
         case .braze:
             body = .object([
                 JSONMember("message", .string(message)), JSONMember("code", .string(code)),
-                JSONMember("errors", .array(details.prefix([Problem].reportedMax).map(Self.brazeError))),
+                JSONMember("errors", .array(details.kept.map(Self.brazeError))),
             ])
         case .segment:
             body = .object([JSONMember("code", .string(code)), JSONMember("message", .string(message)), JSONMember("details", list)])
@@ -73,10 +73,12 @@ struct APIError: Error, HTTPResponseError {
     }
 
     static func badRequest(_ code: String, _ message: String, details: [Problem] = []) -> APIError {
-        APIError(status: .badRequest, code: code, message: message, details: details)
+        APIError(status: .badRequest, code: code, message: message, details: ProblemList(details))
     }
 
-    static func validation(_ problems: [Problem]) -> APIError {
+    static func validation(_ problems: [Problem]) -> APIError { validation(ProblemList(problems)) }
+
+    static func validation(_ problems: ProblemList) -> APIError {
         APIError(
             status: .unprocessableContent, code: "validation_failed",
             message: "nothing was stored: every write in the request is invalid", details: problems)

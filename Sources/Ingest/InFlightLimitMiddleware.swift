@@ -2,31 +2,48 @@ import Hummingbird
 import Metrics
 import Synchronization
 
-/// At most `limit` requests handled at once: beyond it, 503 `overloaded` with `Retry-After: 1`, before the body is read.
-/// Each request may hold its parsed body while it waits for the broker (up to `HERALD_PRODUCE_TIMEOUT_MS`), so without
-/// a cap a Kafka outage or a flood of slow clients grows memory without bound.
+/// At most `limit` requests, and at most `byteLimit` bytes of their bodies, handled at once: beyond either, 503
+/// `overloaded` with `Retry-After: 1`, before the body is read. Each request may hold its parsed body (several times
+/// its bytes) while it waits for the broker (up to `HERALD_PRODUCE_TIMEOUT_MS`), so without a cap a Kafka outage or a
+/// flood of slow clients grows memory without bound; counting requests alone let 256 bodies of 2 MiB in at once. A
+/// request reserves its `Content-Length`, or the body limit when it has none (a chunked body), and releases it when
+/// answered; one request always gets in, so that a body up to the limit can be sent to an idle ingest.
 struct InFlightLimitMiddleware: RouterMiddleware {
     typealias Context = IngestContext
 
     let limit: Int
-    private let inFlight = Counter()
+    let byteLimit: Int
+    let maxBodyBytes: Int
+    private let inFlight = Counters()
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, byteLimit: Int = .max, maxBodyBytes: Int = .max) {
+        self.limit = limit
+        self.byteLimit = byteLimit
+        self.maxBodyBytes = maxBodyBytes
+    }
 
-    final class Counter: Sendable {
-        let value = Atomic<Int>(0)
+    final class Counters: Sendable {
+        let requests = Atomic<Int>(0)
+        let bytes = Atomic<Int>(0)
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        let (_, now) = inFlight.value.add(1, ordering: .relaxed)
-        defer { inFlight.value.subtract(1, ordering: .relaxed) }
-        guard now <= limit else {
+        let declared = request.headers[.contentLength].flatMap { Int($0) }
+        let reserved = min(declared ?? maxBodyBytes, maxBodyBytes)
+        let (_, requests) = inFlight.requests.add(1, ordering: .relaxed)
+        let (_, bytes) = inFlight.bytes.add(reserved, ordering: .relaxed)
+        defer {
+            inFlight.requests.subtract(1, ordering: .relaxed)
+            inFlight.bytes.subtract(reserved, ordering: .relaxed)
+        }
+        guard requests <= limit, bytes <= byteLimit || requests == 1 else {
             Metrics.Counter(label: "herald_ingest_overloaded_total").increment()
+            let what = requests > limit ? "\(limit) requests" : "\(byteLimit) bytes of request bodies"
             throw APIError(
                 status: .serviceUnavailable, code: "overloaded",
-                message: "this ingest is handling \(limit) requests already; retry shortly", headers: [.retryAfter: "1"])
+                message: "this ingest is handling \(what) already; retry shortly", headers: [.retryAfter: "1"])
         }
         return try await next(request, context)
     }

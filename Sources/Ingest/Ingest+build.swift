@@ -19,7 +19,10 @@ enum Ingest {
             api: IngestAPI(
                 catalog: context.config.catalog, sink: KafkaRecordSink(producer: producer),
                 maxBodyBytes: context.config.maxBodyBytes, now: { Date() }, bodyTimeout: context.config.bodyTimeout),
-            maxInFlight: context.config.maxInFlight)
+            maxInFlight: context.config.maxInFlight, maxInFlightBytes: context.config.maxInFlightBytes,
+            rateLimits: RateLimits(
+                perAddress: context.config.rateLimitPerAddress, perKey: context.config.rateLimitPerKey,
+                trustedProxies: context.config.trustedProxies))
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "ingest",
             checks: [HealthCheck("kafka") { await producer.brokersReachable() }])
@@ -40,11 +43,14 @@ enum Ingest {
     }
 
     /// The API's routes; tests build it with a fake sink.
-    static func buildRouter(api: IngestAPI, maxInFlight: Int = 256) -> Router<IngestContext> {
+    static func buildRouter(
+        api: IngestAPI, maxInFlight: Int = 256, maxInFlightBytes: Int = 32 << 20, rateLimits: RateLimits = .off
+    ) -> Router<IngestContext> {
         let router = Router(context: IngestContext.self)
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(RequestLogMiddleware())
-        router.middlewares.add(InFlightLimitMiddleware(limit: maxInFlight))
+        router.middlewares.add(RateLimitMiddleware(catalog: api.catalog, limits: rateLimits))
+        router.middlewares.add(InFlightLimitMiddleware(limit: maxInFlight, byteLimit: maxInFlightBytes, maxBodyBytes: api.maxBodyBytes))
         router.middlewares.add(IdempotencyKeyMiddleware())
         ServerController(api: api).register(on: router)
         AppController(api: api).register(on: router)

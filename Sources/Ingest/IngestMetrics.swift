@@ -25,10 +25,8 @@ enum IngestMetrics {
 
     /// Rejected values or operations by the rule's code (a closed set; the path, which names client fields, is not a
     /// label).
-    static func rejected(_ problems: [Problem]) {
-        var counts: [String: Int] = [:]
-        for problem in problems { counts[problem.code, default: 0] += 1 }
-        for (code, count) in counts {
+    static func rejected(_ problems: ProblemList) {
+        for (code, count) in problems.counts {
             Counter(label: "herald_ingest_rejections_total", dimensions: [("code", code)]).increment(by: count)
         }
     }

@@ -19,17 +19,33 @@ enum NotifierApplier {
             guard let value = record.value else {
                 try ContactsTable(db).delete(key)
                 try Inbox.forget(db, key: key)
-                try InboxInstallationsTable(db).index(key, contact: nil)
+                try forgetInstallations(db, key: key, keeping: nil)
                 return []
             }
             guard let contact = Contact.parse(value) else { return [deadLetter(record, reason: "not a contact snapshot", now: now)] }
-            try InboxInstallationsTable(db).index(key, contact: contact)
+            try forgetInstallations(db, key: key, keeping: contact)
             try SendsTable(db).releaseWaiting(profile: key)
             try ContactsTable(db).set(key, contact, snapshot: value, at: WireTime.format(now))
             return []
         default:
             return try applySend(db, record: record, now: now)
         }
+    }
+
+    /// The profile's installations are now those of `contact` (nil: the profile is gone): one that no profile of this
+    /// partition holds any more takes its badge count along (one that moved to another profile here keeps it), and the
+    /// feedback the snapshot made moot goes (docs/retention.md). Both grew without bound before: a user looping new
+    /// installations and tokens on one profile left a row for each.
+    private static func forgetInstallations(_ db: Database, key: String, keeping contact: Contact?) throws {
+        let installations = InboxInstallationsTable(db)
+        let kept = Set(contact?.installations.map(\.id) ?? [])
+        let project = contact?.project ?? ProfileKey.project(of: key)
+        let gone = try installations.ids(key).filter { !kept.contains($0) }
+        try installations.index(key, contact: contact)
+        for installationID in gone where try installations.holders(project: project, installationID: installationID).isEmpty {
+            try InstallationBadgesTable(db).delete(project: project, installationID: installationID)
+        }
+        try FeedbackTable(db).prune(key, keeping: contact)
     }
 
     /// A send request: queued once per send id (a replayed outbox or a redelivered batch is not queued again), or held

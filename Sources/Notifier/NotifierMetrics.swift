@@ -25,14 +25,20 @@ enum NotifierMetrics {
     }
 
     /// Trigger (or, after a campaign's delay, the time it was due) → provider acceptance, per channel and campaign
-    /// (`<project>/<campaign>`, as the orchestrator's `herald_campaign_decisions_total` names it).
+    /// (`<project>/<campaign>`, as the orchestrator's `herald_campaign_decisions_total` names it; a configured campaign,
+    /// so the series are bounded by the configuration). Transactional pushes are `<project>/transactional`, whatever
+    /// label their caller gave (it is in their reports and logs).
     static func latency(send: SendRequest, at: Date) {
         let seconds = latencySeconds(send: send, at: at)
         Timer(
             label: "herald_delivery_latency_seconds",
-            dimensions: [("channel", send.channel.rawValue), ("campaign", "\(send.project)/\(send.campaign)")],
+            dimensions: [("channel", send.channel.rawValue), ("campaign", campaignLabel(send))],
             preferredDisplayUnit: .seconds
         ).recordNanoseconds(Int64(seconds * 1e9))
+    }
+
+    static func campaignLabel(_ send: SendRequest) -> String {
+        "\(send.project)/\(send.transactional == true ? "transactional" : send.campaign)"
     }
 
     static func latencySeconds(send: SendRequest, at: Date) -> Double {

@@ -190,13 +190,16 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             guard handover[number] == nil else { continue }
             let left = limit - result.count
             do {
-                // Let in only while the partition runs; once in, the claim completes and its attempts are held, so a
-                // revocation that begins meanwhile waits for them (checking the state again after the read would only
-                // narrow the window: the write itself may wait for the writer while a revocation begins).
+                // Let in only while the partition runs, and it claims only if the partition still runs when its write
+                // transaction starts (`isRunning`, read inside it): a revocation, drained or lost, that begins while the
+                // claim reads or waits for the writer leaves the sends pending for the next owner. A check between the
+                // read and the write left the write's own wait open; without any, a lost partition's old owner sent
+                // what it had claimed after the loss, and the new owner sent it again (StateMoveTests).
                 let claimed = try await owner.run(on: number) { database -> [SendClaims.Claimed] in
                     guard try await database.read({ db in try SendsTable(db).hasWork(channel: channel, at: WireTime.format(now)) }) else { return [] }
                     let (claimed, outbox) = try await database.writeWithOutbox { db in
-                        try SendClaims.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
+                        guard owner.isRunning(number) else { return ([SendClaims.Claimed](), [PendingOutput]()) }
+                        return try SendClaims.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
                     }
                     // Held before this claim's own work ends: a drain never sees a moment with neither.
                     await owner.hold(claimed.count, on: number)

@@ -47,13 +47,18 @@ package actor PartitionOwner: KafkaRebalanceListener {
         var database: PartitionDatabase?
     }
 
-    private var slots: [Int32: Slot] = [:]
+    private var slots: [Int32: Slot] = [:] {
+        didSet { running.withLock { $0 = Set(slots.filter { $0.value.state == .running }.keys) } }
+    }
+    /// The running partitions, readable without the actor: a write transaction checks it as it starts
+    /// (`isRunning(_:)`), so that work let in before a revocation does nothing once the revocation has begun.
+    private let running = Mutex(Set<Int32>())
     /// Units of work in progress per partition number (`hold`/`release`). Kept across openings: attempts a drain did
     /// not wait for end after the partition went, maybe after it came back.
     private var work: [Int32: Int] = [:]
     private var workWaiters: [Int32: [CheckedContinuation<Void, Never>]] = [:]
-    /// Partitions whose outbox still holds records (found on opening, or a produce failed): the relay flushes them.
-    /// Partitions whose output a produce left behind, with when it first did (`herald_outbox_oldest_seconds`).
+    /// Partitions whose outbox still holds records (found on opening, or a produce failed), with when a produce first
+    /// left them (`herald_outbox_oldest_seconds`): the relay flushes them.
     private var unflushed: [Int32: ContinuousClock.Instant] = [:]
     /// One flush task per partition at a time, run again while more flushes were asked for.
     private var flushTasks: [Int32: Task<Void, Never>] = [:]
@@ -110,6 +115,10 @@ package actor PartitionOwner: KafkaRebalanceListener {
     }
 
     package var openPartitions: [Int32] { openDatabases.map(\.partition) }
+
+    /// Whether the partition is running here, now: callable from inside a database transaction (a synchronous closure),
+    /// where the actor cannot be asked. A revocation (drained or lost) makes it false before anything else.
+    package nonisolated func isRunning(_ partition: Int32) -> Bool { running.withLock { $0.contains(partition) } }
 
     /// The running partitions, in order: where `run(on:)` is let in.
     package var runningPartitions: [Int32] { slots.filter { $0.value.state == .running }.keys.sorted() }

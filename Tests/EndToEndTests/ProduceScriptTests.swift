@@ -7,7 +7,8 @@ import Testing
 struct ProduceScriptTests {
     @Test("the demo scenario over HTTP and generated records straight into herald.ingest land on the topic; a rejected write exits 1 naming it")
     func produce() async throws {
-        let (cluster, ingest, port) = try await startIngest()
+        // The script sends every user's app writes from this one address.
+        let (cluster, ingest, port) = try await startIngest(environment: ["HERALD_RATE_LIMIT_PER_ADDRESS": "0"])
         let script = repositoryFile("scripts/produce")
         // The scenario, printed: how many records each item makes (one per profile, event, recipient; else one).
         let (dry, items) = try runCommand(script, ["--generate", "5", "--dry-run"])

@@ -494,10 +494,19 @@ struct AppAPITests {
         #expect(view["time"] == .string("2026-11-22T09:00:00.000Z"))
     }
 
-    @Test("140,000 attribute names in one request: duplicates resolved, caps checked first, problems listed up to 100 and counted")
+    @Test("hostile sizes: an object past 1,000 members refused while parsing; at the cap, duplicates resolved and caps checked first; problems kept up to 100 and counted")
     func hostileSizes() async throws {
-        // Names given twice (the second, in capitals, wins): every one kept once, in the order of its last write.
-        let names = 70_000
+        // 140,000 names in one object (once answered after 36 s, then in linear time): refused by the parser itself.
+        let huge = (0..<140_000).map { #""a\#($0)":1"# }.joined(separator: ",")
+        let parsed = try await call(
+            "/v1/app/profile", key: iosKey, body: #"{"installation_id":"I","attributes":{\#(huge)}}"#, maxBody: 8 << 20)
+        #expect(parsed.status == .badRequest && parsed.code == "body_too_complex", "\(parsed.json)")
+        let longArray = "[" + Array(repeating: "1", count: 10_001).joined(separator: ",") + "]"
+        let array = try await call("/v1/profiles/update", key: restKey, rest: true, body: longArray, maxBody: 8 << 20)
+        #expect(array.status == .badRequest && array.code == "body_too_complex")
+
+        // At the cap: names given twice (the second, in capitals, wins): every one kept once, in the order of its last write.
+        let names = 499
         let twice = (0..<names).map { #""a\#($0)":1"# }.joined(separator: ",") + "," + (0..<names).map { #""A\#($0)":2"# }.joined(separator: ",")
         let sink = FakeSink()
         let kept = try await call(
@@ -510,22 +519,35 @@ struct AppAPITests {
         #expect(attributes.count == names)
         #expect(attributes.first == JSONMember("a0.i", .number("2")) && attributes.last == JSONMember("a\(names - 1).i", .number("2")))
 
-        // Every name invalid: 100 problems listed, the rest counted.
-        let invalid = (0..<140_000).map { #""bad-\#($0)":1"# }.joined(separator: ",")
-        let refused = try await call(
-            "/v1/app/profile", key: iosKey, body: #"{"installation_id":"I","attributes":{\#(invalid)}}"#, maxBody: 8 << 20)
+        // 200 updates of 999 invalid names each: 199,800 problems, 100 listed, the rest counted (and only counted: a
+        // request's problems are kept up to what its answer lists).
+        let invalid = (0..<999).map { #""bad-\#($0)":1"# }.joined(separator: ",")
+        let updates = (0..<200).map { #"{"identifiers":{"custom_id":"u\#($0)"},"attributes":{\#(invalid)}}"# }.joined(separator: ",")
+        let refused = try await call("/v1/profiles/update", key: restKey, rest: true, body: "[\(updates)]", maxBody: 8 << 20)
         #expect(refused.status == .unprocessableContent)
-        #expect(refused.problems.count == 100 && refused.problems.first == "attributes.bad-0 invalid_name")
-        #expect(refused.json["error"]?["details_omitted"] == .number("139900"))
+        #expect(refused.problems.count == 100 && refused.problems.first == "[0].attributes.bad-0 invalid_name")
+        #expect(refused.json["error"]?["details_omitted"] == .number("199700"))
 
-        // An event over the 20-attribute cap is refused by the cap alone, not by 140,000 value checks.
-        let many = (0..<140_000).map { #""k\#($0)":"x""# }.joined(separator: ",")
+        // An event over the 20-attribute cap is refused by the cap alone, not by 999 value checks.
+        let many = (0..<999).map { #""k\#($0)":"x""# }.joined(separator: ",")
         let event = try await call(
             "/v1/app/events", key: iosKey, body: #"{"installation_id":"I","events":[{"name":"e","attributes":{\#(many)}}]}"#,
             maxBody: 8 << 20)
         #expect(event.status == .unprocessableContent)
         #expect(event.problems == ["events[0].attributes too_many_attributes"])
         #expect(event.json["error"]?["details_omitted"] == nil)
+    }
+
+    @Test("a request's problems are kept up to what its answer lists, and all counted (by code for the metric)")
+    func problemList() {
+        var list = ProblemList()
+        for index in 0..<250 { list.append(Problem(path: "p\(index)", code: index % 2 == 0 ? "even" : "odd", message: "m")) }
+        var other = ProblemList()
+        other += [Problem(path: "q", code: "odd", message: "m")]
+        list += other
+        #expect(list.count == 251 && list.kept.count == 100 && list.kept.last?.path == "p99")
+        #expect(list.counts == ["even": 125, "odd": 126])
+        #expect(list.reported.omitted == 151)
     }
 
     @Test("push tokens: APNs hex normalised for iOS apps, opaque for Android; environment required")
@@ -674,6 +696,58 @@ struct BoundedTests {
             #expect(try await second.0 == .ok)
             // Room again once they are done.
             #expect(try await post().0 == .ok)
+        }
+    }
+
+    @Test("bodies in flight are counted in bytes too: past the budget, 503 before the body is read; one request always gets in")
+    func inFlightBytes() async throws {
+        let sink = GatedSink()
+        let catalog = try AppsCatalog.load(path: sampleAppsFile)
+        let router = Ingest.buildRouter(
+            api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: 1 << 20, now: { fixedNow }), maxInFlight: 100,
+            maxInFlightBytes: 2_500)
+        let app = Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        // About 1,000 bytes each: two fit in 2,500, a third does not.
+        let padding = String(repeating: "x", count: 300)
+        let body = #"{"installation_id":"I","events":[{"name":"open","attributes":{"a":"\#(padding)","b":"\#(padding)","c":"\#(padding)"}}]}"#
+        try await app.test(.router) { client in
+            @Sendable func post(_ body: String) async throws -> (HTTPResponse.Status, String?) {
+                try await client.execute(
+                    uri: "/v1/app/events", method: .post,
+                    headers: [HTTPField.Name("X-Api-Key")!: iosKey, .contentLength: "\(body.utf8.count)"],
+                    body: ByteBuffer(string: body)
+                ) { ($0.status, $0.headers[.retryAfter]) }
+            }
+            async let first = post(body)
+            async let second = post(body)
+            try await waitUntil("two requests in flight") { sink.waiting.withLock { $0 } == 2 }
+            // Answered at once (without the byte budget it would wait with the others: the gate opens after 10 s).
+            let third = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String?)?.self) { group in
+                group.addTask { try await post(body) }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(10))
+                    return nil
+                }
+                let answer = try await group.next()!
+                if answer == nil { sink.open() }
+                group.cancelAll()
+                return answer
+            }
+            #expect(third?.0 == .serviceUnavailable && third?.1 == "1", "\(String(describing: third))")
+            sink.open()
+            #expect(try await first.0 == .ok)
+            #expect(try await second.0 == .ok)
+            #expect(try await post(body).0 == .ok)
+        }
+        // Alone, a body larger than the budget is taken (the body limit still applies).
+        let lone = Ingest.buildRouter(
+            api: IngestAPI(catalog: catalog, sink: FakeSink(), maxBodyBytes: 1 << 20, now: { fixedNow }), maxInFlightBytes: 100)
+        try await Application(router: lone, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })).test(.router) { client in
+            let status = try await client.execute(
+                uri: "/v1/app/events", method: .post, headers: [HTTPField.Name("X-Api-Key")!: iosKey, .contentLength: "\(body.utf8.count)"],
+                body: ByteBuffer(string: body)
+            ) { $0.status }
+            #expect(status == .ok)
         }
     }
 }

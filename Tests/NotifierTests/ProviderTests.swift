@@ -122,6 +122,15 @@ struct ProviderTests {
         #expect(NotifierMetrics.latencySeconds(send: send, at: triggered + 3599) == 0)  // early clocks count as 0
     }
 
+    @Test("the latency's campaign label: a configured campaign's name, never a transactional push's free label")
+    func campaignLabel() {
+        var send = sendRequest()
+        #expect(NotifierMetrics.campaignLabel(send) == "demo/\(send.campaign)")
+        send.campaign = "order-83712-receipt"
+        send.transactional = true
+        #expect(NotifierMetrics.campaignLabel(send) == "demo/transactional")
+    }
+
     @Test("backoff doubles per attempt with full jitter, is capped, and never undercuts Retry-After")
     func backoff() {
         var policy = RetryPolicy(maxAttempts: 5, base: .seconds(1), cap: .seconds(10), random: { 1 })

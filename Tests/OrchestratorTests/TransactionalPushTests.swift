@@ -35,6 +35,7 @@ struct TransactionalPushTests {
         #expect(key == "demo/paul" && send.profileKey == "demo/paul" && send.customID == "paul")
         #expect(send.installationID == "I" && send.app == "ios" && send.token == nil && !send.marketing)
         #expect(send.campaign == "receipts" && send.content == ["body": "Your order shipped", "badge": "+1"])
+        #expect(send.transactional == true, "its free label is never a metric label")
         #expect(send.payload == ["order": .number("42")])
         #expect(send.contactRevision != nil && send.contactRevision == cluster.contacts["demo/paul"]??["revision"].flatMap { if case .number(let n) = $0 { Int(n) } else { nil } })
         #expect(cluster.deadLetters.isEmpty)

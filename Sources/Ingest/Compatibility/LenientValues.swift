@@ -15,7 +15,7 @@ struct LenientValues {
     static let reservedPropertyKeys: Set<String> = ["time", "product_id", "quantity", "event_name", "price", "currency"]
 
     /// What was dropped (each with why).
-    var problems: [Problem] = []
+    var problems = ProblemList()
     /// What was kept changed (a string cut to 255 characters, an array cut, a name shortened).
     var adjusted: [Problem] = []
     /// Braze mode: the reserved property keys are refused.

@@ -156,7 +156,7 @@ struct AppController {
     /// invalid event is dropped whole and reported with all its problems.
     func events(_ request: Request, context: IngestContext) async throws -> Response {
         let envelope = try await envelope(request, context: context, known: ["events"])
-        var problems = envelope.fields.problems
+        var problems = ProblemList(envelope.fields.problems)
         guard let events = envelope.fields["events"] else {
             throw APIError.validation([Violation("missing_field", "events is required").at("events")])
         }

@@ -145,7 +145,7 @@ struct BrazeController {
             request, context: context, arrays: ["attributes", "events", "purchases"], limit: Self.maxTrackObjects)
         var values = LenientValues()
         values.reservesBrazeKeys = true
-        values.problems = topProblems
+        values.problems = ProblemList(topProblems)
         var records: [IngestRecord] = []
         var counts: [String: Int] = [:]
         func add(_ payload: IngestPayload, _ target: Target) {
@@ -191,7 +191,7 @@ struct BrazeController {
     static func report(_ values: LenientValues) -> [JSONMember] {
         var members: [JSONMember] = []
         if !values.problems.isEmpty {
-            members.append(JSONMember("errors", .array(values.problems.prefix([Problem].reportedMax).map(APIError.brazeError))))
+            members.append(JSONMember("errors", .array(values.problems.kept.map(APIError.brazeError))))
         }
         if !values.adjusted.isEmpty {
             members.append(JSONMember("adjusted", values.adjusted.reported.list))
@@ -213,6 +213,7 @@ struct BrazeController {
             return nil
         }
         var edit = ProfileEditBuilder()
+        let problemsBefore = values.problems.count
         for member in members where !Self.identifierFields.contains(member.key) {
             let memberPath = "\(path).\(member.key)"
             if let native = BrazeAttributes.natives[member.key] {
@@ -244,7 +245,7 @@ struct BrazeController {
         }
         let built = edit.edit
         guard !built.isEmpty else {
-            if !values.problems.contains(where: { $0.path == path || $0.path.hasPrefix(path + ".") }) {
+            if values.problems.count == problemsBefore {
                 values.drop(path, "empty_update", "an attributes object needs at least one attribute besides its identifier")
             }
             return nil
@@ -349,7 +350,7 @@ struct BrazeController {
         let project = try project(request)
         let (arrays, problems) = try await body(request, context: context, arrays: [array], limit: Self.maxAliasObjects)
         var values = LenientValues()
-        values.problems = problems
+        values.problems = ProblemList(problems)
         var records: [IngestRecord] = []
         for (index, object) in (arrays[array] ?? []).enumerated() {
             do throws(Violation) {
@@ -373,7 +374,7 @@ struct BrazeController {
         let (arrays, problems) = try await body(
             request, context: context, arrays: ["external_ids", "user_aliases", "braze_ids"], limit: Self.maxAliasObjects)
         var values = LenientValues()
-        values.problems = problems
+        values.problems = ProblemList(problems)
         if arrays["braze_ids"] != nil {
             values.drop("braze_ids", "unsupported_identifier", "braze_id is Braze's own id; name users by external_ids or user_aliases")
         }

@@ -15,13 +15,15 @@ struct Fields {
             return
         }
         isObject = true
+        // One message for the object's unknown members (it names the known ones): built once, shared by each problem.
+        var unknown: String?
         for member in members {
             if known.contains(member.key) {
                 values[member.key] = member.value
             } else {
-                let list = known.sorted().joined(separator: ", ")
-                problems.append(
-                    Violation("unknown_field", "unknown field (known: \(list))").at(path.isEmpty ? member.key : "\(path).\(member.key)"))
+                let message = unknown ?? "unknown field (known: \(known.sorted().joined(separator: ", ")))"
+                unknown = message
+                problems.append(Violation("unknown_field", message).at(path.isEmpty ? member.key : "\(path).\(member.key)"))
             }
         }
     }

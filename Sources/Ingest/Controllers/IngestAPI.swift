@@ -20,6 +20,11 @@ struct IngestAPI: Sendable {
 
     enum KeyKind { case rest, app }
 
+    /// A request body's objects and arrays, while it is parsed: above any rule's own limit (Segment's 2,500 messages
+    /// per batch, 200 profile updates, Braze's 75 per array, 20 attributes per event object), so that only a body built
+    /// to use memory meets them. Its tree once cost tens of times its bytes: 2 MiB of repeated keys, ~100 MB.
+    static let bodyLimits = JSONParser.Limits(members: 1_000, elements: 10_000)
+
     /// Who is calling. Server endpoints take `Authorization: Bearer <REST key>`, app endpoints `X-Api-Key: <app key>`.
     func authenticate(_ request: Request, as kind: KeyKind) throws(APIError) -> AppsCatalog.Credential {
         let key: String?
@@ -107,7 +112,9 @@ struct IngestAPI: Sendable {
             }
         }
         do {
-            return try JSONParser.parse(Array(buffer.readableBytesView))
+            return try JSONParser.parse(Array(buffer.readableBytesView), limits: Self.bodyLimits)
+        } catch where error.overLimit {
+            throw APIError.badRequest("body_too_complex", "\(error) (refused while parsing)")
         } catch {
             throw APIError.badRequest("malformed_json", "the body is not valid JSON: \(error)")
         }
@@ -117,6 +124,10 @@ struct IngestAPI: Sendable {
     /// `Prefer: handling=strict`, any problem refuses the whole request (422) and nothing is stored. Answers
     /// `{"accepted": n, "ids": […], "rejected": […]}`.
     func store(_ records: [IngestRecord], problems: [Problem], context: IngestContext) async throws -> Response {
+        try await store(records, problems: ProblemList(problems), context: context)
+    }
+
+    func store(_ records: [IngestRecord], problems: ProblemList, context: IngestContext) async throws -> Response {
         try await persist(records, problems: problems, context: context)
         let (rejected, omitted) = problems.reported
         var members = [
@@ -129,7 +140,7 @@ struct IngestAPI: Sendable {
 
     /// Stores the records, waiting for the broker; throws (nothing promised) when there is nothing to store, when
     /// strict handling meets a problem, or when the broker does not take them. Each API answers in its own shape.
-    func persist(_ records: [IngestRecord], problems: [Problem], context: IngestContext) async throws {
+    func persist(_ records: [IngestRecord], problems: ProblemList, context: IngestContext) async throws {
         let logger = context.logger
         IngestMetrics.rejected(problems)
         if context.strict && !problems.isEmpty { throw APIError.validation(problems) }

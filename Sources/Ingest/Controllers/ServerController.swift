@@ -121,7 +121,7 @@ struct ServerController {
                 "too_many_updates", "at most \(Limits.profileUpdatesPerRequest) updates per request (got \(updates.count))")
         }
         var records: [IngestRecord] = []
-        var problems: [Problem] = []
+        var problems = ProblemList()
         let receivedAt = api.now()
         for (index, update) in updates.enumerated() {
             let path = "[\(index)]"
@@ -194,7 +194,7 @@ struct ServerController {
 }
 
 /// Validates an array of events; returns the valid ones and reports the others (each with all its problems).
-func validateEvents(_ value: JSONValue, path: String, problems: inout [Problem]) -> [ValidatedEvent] {
+func validateEvents(_ value: JSONValue, path: String, problems: inout ProblemList) -> [ValidatedEvent] {
     guard case .array(let items) = value else {
         problems.append(Violation("invalid_type", "events is an array").at(path))
         return []

@@ -68,4 +68,27 @@ struct FeedbackTable {
             sql: "INSERT OR REPLACE INTO feedback (profile_key, kind, value, at) VALUES (?, ?, ?, ?)",
             arguments: [key, kind.rawValue, value, WireTime.format(at)])
     }
+
+    /// Forgets what the profile's snapshot made moot: dead tokens it no longer holds, a bounce of an address it no
+    /// longer has (nil: the profile is gone, and every row of it). What the orchestrator has not caught up with yet (a
+    /// token still in the snapshot, the same address) stays, so that it still stops the next send. Without it, rows
+    /// grew with every token a device ever had.
+    func prune(_ key: String, keeping contact: Contact?) throws {
+        guard let contact else {
+            try db.execute(sql: "DELETE FROM feedback WHERE profile_key = ?", arguments: [key])
+            return
+        }
+        let tokens = Set(contact.installations.compactMap(\.token))
+        for row in try Row.fetchAll(
+            db, sql: "SELECT kind, value FROM feedback WHERE profile_key = ? AND kind IN (?, ?)",
+            arguments: [key, FeedbackKind.tokenInvalid.rawValue, FeedbackKind.emailBounced.rawValue])
+        {
+            let (kind, value): (String, String) = (row["kind"], row["value"])
+            let moot = kind == FeedbackKind.tokenInvalid.rawValue ? !tokens.contains(value) : value != contact.email.address
+            if moot {
+                try db.execute(
+                    sql: "DELETE FROM feedback WHERE profile_key = ? AND kind = ? AND value = ?", arguments: [key, kind, value])
+            }
+        }
+    }
 }

@@ -15,6 +15,12 @@ struct InstallationBadgesTable {
             arguments: [project, installationID])
     }
 
+    /// Forgets an installation's count (it left the profiles of this partition, or was deleted with its profile).
+    func delete(project: String, installationID: String) throws {
+        try db.executeCached(
+            sql: "DELETE FROM installation_badges WHERE project = ? AND installation_id = ?", arguments: [project, installationID])
+    }
+
     func set(project: String, installationID: String, count: Int, at time: String) throws {
         try db.executeCached(sql: """
                 INSERT INTO installation_badges (project, installation_id, count, updated_at) VALUES (?, ?, ?, ?)

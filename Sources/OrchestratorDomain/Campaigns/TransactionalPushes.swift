@@ -29,6 +29,7 @@ struct TransactionalPushes {
             trigger: SendRequest.Trigger(type: "api", eventID: write.id, at: write.receivedAt), decidedAt: write.receivedAt,
             expiresAt: nil)
         send.requestID = write.requestID
+        send.transactional = true
         if let token = write.ingest.deviceToken, let app {
             send.token = SendRequest.RawToken(token: token, app: app, environment: push.environment)
         } else {

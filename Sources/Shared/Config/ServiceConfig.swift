@@ -114,6 +114,15 @@ package struct IngestConfig: Sendable, Equatable {
     /// Requests handled at once; more get 503 with `Retry-After` (memory stays bounded: each may hold a body while
     /// it waits for the broker).
     package var maxInFlight: Int = 256
+    /// The bytes of request bodies handled at once (each request reserves its `Content-Length`, or the body limit);
+    /// more get 503 with `Retry-After`: a parsed body costs several times its bytes.
+    package var maxInFlightBytes: Int = 32 << 20
+    /// `HERALD_RATE_LIMIT_PER_ADDRESS`: requests a second per client address with a key that ships in apps or web
+    /// pages, or none (0: no limit); `HERALD_RATE_LIMIT_PER_KEY`: per API key, any kind. Bursts of twice as many.
+    package var rateLimitPerAddress: Double = 50
+    package var rateLimitPerKey: Double = 5_000
+    /// `HERALD_TRUSTED_PROXIES`: the proxies (addresses or CIDR ranges) whose `X-Forwarded-For` names the client.
+    package var trustedProxies: [AddressRange] = []
     /// How long a request's body may take to arrive whole; a slower one gets 408 (a client trickling its body would
     /// otherwise hold a request slot, and its memory, for as long as it likes).
     package var bodyTimeout: Duration = .seconds(30)
@@ -125,12 +134,27 @@ package struct IngestConfig: Sendable, Equatable {
         let appsFile = try env.required("HERALD_APPS_FILE", hint: "JSON file of projects, apps and keys, see config/apps.sample.json")
         let maxBody = try env.int("HERALD_MAX_BODY_BYTES", default: 2 << 20, range: 1024...(64 << 20))
         let maxInFlight = try env.int("HERALD_MAX_IN_FLIGHT_REQUESTS", default: 256, range: 1...100_000)
+        let maxInFlightBytes = try env.int("HERALD_MAX_IN_FLIGHT_BYTES", default: 32 << 20, range: maxBody...(64 << 30))
+        let perAddress = try env.int("HERALD_RATE_LIMIT_PER_ADDRESS", default: 50, range: 0...10_000_000)
+        let perKey = try env.int("HERALD_RATE_LIMIT_PER_KEY", default: 5_000, range: 0...10_000_000)
+        var proxies: [AddressRange] = []
+        for entry in env.string("HERALD_TRUSTED_PROXIES", default: "").split(separator: ",") {
+            let text = entry.trimmingCharacters(in: .whitespaces)
+            guard let range = AddressRange(text) else {
+                throw ConfigError("HERALD_TRUSTED_PROXIES", "expected addresses or CIDR ranges separated by commas, got \"\(text)\"")
+            }
+            proxies.append(range)
+        }
         let bodyTimeout = try env.int("HERALD_HTTP_BODY_TIMEOUT_SECONDS", default: 30, range: 1...3600)
         common.unknownVariables = env.unknownHeraldVariables
         var config = IngestConfig(
             common: common, produceTimeout: .milliseconds(timeout), catalog: try AppsCatalog.load(path: appsFile),
             maxBodyBytes: maxBody)
         config.maxInFlight = maxInFlight
+        config.maxInFlightBytes = maxInFlightBytes
+        config.rateLimitPerAddress = Double(perAddress)
+        config.rateLimitPerKey = Double(perKey)
+        config.trustedProxies = proxies
         config.bodyTimeout = .seconds(bodyTimeout)
         return config
     }

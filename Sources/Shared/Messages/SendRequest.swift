@@ -56,6 +56,9 @@ package struct SendRequest: WireMessage {
     package var notBefore: Date? = nil
     /// Push: the buttons of the notification's `category`, by app, for the apps whose configuration defines it.
     package var actions: [String: [PushAction]]? = nil
+    /// A transactional push of `POST /v1/sends/push` (true), not a campaign's message: its `campaign` is the caller's
+    /// free label, kept in reports and logs but never a metric label (one series per label the API was given, forever).
+    package var transactional: Bool? = nil
 
     package struct RawToken: Codable, Sendable, Equatable {
         package var token: String
@@ -121,6 +124,6 @@ package struct SendRequest: WireMessage {
         case project, channel, marketing, app, campaign, step, occurrence, template, language, content, payload, trigger
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
         case expiresAt = "expires_at", test, token, installationID = "installation_id", requestID = "request_id"
-        case dueAt = "due_at", contactRevision = "contact_revision", notBefore = "not_before", actions
+        case dueAt = "due_at", contactRevision = "contact_revision", notBefore = "not_before", actions, transactional
     }
 }

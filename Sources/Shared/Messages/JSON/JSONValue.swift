@@ -52,6 +52,8 @@ package struct JSONParseError: Error, Equatable, CustomStringConvertible {
     package var line: Int
     package var column: Int
     package var message: String
+    /// The document is JSON, but an object or an array is larger than the parser's `Limits`.
+    package var overLimit = false
 
     package var description: String { "line \(line), column \(column): \(message)" }
 }
@@ -61,10 +63,25 @@ package struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
     private let maxDepth: Int
+    private let limits: Limits
+
+    /// How large one object or array may be: checked while parsing, so that a document of a million members costs no
+    /// more than the first ones past the limit (a request body's tree is many times its bytes).
+    package struct Limits: Sendable {
+        package var members: Int
+        package var elements: Int
+
+        package init(members: Int, elements: Int) {
+            self.members = members
+            self.elements = elements
+        }
+
+        package static let none = Limits(members: .max, elements: .max)
+    }
 
     /// Parses a whole document; anything but whitespace after the value is an error.
-    package static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+    package static func parse(_ bytes: [UInt8], maxDepth: Int = 64, limits: Limits = .none) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth, limits: limits)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -72,9 +89,10 @@ package struct JSONParser {
         return value
     }
 
-    private init(bytes: [UInt8], maxDepth: Int) {
+    private init(bytes: [UInt8], maxDepth: Int, limits: Limits) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.limits = limits
     }
 
     private func error(_ message: String, at position: Int? = nil) -> JSONParseError {
@@ -133,6 +151,11 @@ package struct JSONParser {
             let key = try parseString()
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw error("expected ':' after the key \"\(key)\"") }
+            guard members.count < limits.members else {
+                var failure = error("an object has at most \(limits.members) members")
+                failure.overLimit = true
+                throw failure
+            }
             index += 1
             skipWhitespace()
             members.append(JSONMember(key, try parseValue(depth: depth)))
@@ -158,6 +181,11 @@ package struct JSONParser {
         }
         while true {
             skipWhitespace()
+            guard elements.count < limits.elements else {
+                var failure = error("an array has at most \(limits.elements) elements")
+                failure.overLimit = true
+                throw failure
+            }
             elements.append(try parseValue(depth: depth))
             skipWhitespace()
             switch current {
