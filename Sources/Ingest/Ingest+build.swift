@@ -50,7 +50,8 @@ enum Ingest {
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(RequestLogMiddleware())
         router.middlewares.add(RateLimitMiddleware(catalog: api.catalog, limits: rateLimits))
-        router.middlewares.add(InFlightLimitMiddleware(limit: maxInFlight, byteLimit: maxInFlightBytes, maxBodyBytes: api.maxBodyBytes))
+        router.middlewares.add(
+            InFlightLimitMiddleware<IngestContext>(service: "ingest", limit: maxInFlight, byteLimit: maxInFlightBytes, maxBodyBytes: api.maxBodyBytes))
         router.middlewares.add(IdempotencyKeyMiddleware())
         ServerController(api: api).register(on: router)
         AppController(api: api).register(on: router)

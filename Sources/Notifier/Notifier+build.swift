@@ -36,7 +36,8 @@ enum Notifier {
         let partitions = NotifierPartitions(
             directory: settings.service.dataDirectory, producer: producer,
             changelog: ChangelogSettings(topic: HeraldTopic.stateNotifier.name, source: restoreReader),
-            catalog: settings.catalog, logger: logger, drainTimeout: settings.drainTimeout)
+            catalog: settings.catalog, logger: logger, drainTimeout: settings.drainTimeout,
+            attemptsInDoubt: settings.longestAttempt + NotifierSettings.attemptMargin)
         let driver = CurlDriver(caFile: settings.caFile)
         let providers = try makeProviders(settings, driver: driver)
         logger.info(
@@ -78,10 +79,12 @@ enum Notifier {
         }
 
         let router = Router(context: ServiceRequestContext.self)
+        router.middlewares.add(InFlightLimitMiddleware<ServiceRequestContext>(service: "notifier", limit: settings.maxInFlightRequests))
         RecipientEndpoints(
             partitions: partitions, producer: producer, publicURL: settings.publicURL,
             links: settings.unsubscribeSecret.map { UnsubscribeLinks(secret: $0, publicURL: settings.publicURL) },
-            smsWebhookToken: settings.smsWebhookToken, logger: logger
+            smsWebhookToken: settings.smsWebhookToken, smsSenders: SMSSenders(settings), bodyTimeout: settings.bodyTimeout,
+            logger: logger
         ).register(on: router)
         InboxEndpoints(partitions: partitions, catalog: settings.catalog, logger: logger).register(on: router)
         let http = ServiceMain.httpApplication(
@@ -127,7 +130,7 @@ enum Notifier {
             providers.email = SMTPProvider(
                 driver: driver, settings: smtp, links: UnsubscribeLinks(secret: secret, publicURL: settings.publicURL))
         }
-        if let sms = settings.sms { providers.sms = SMSProvider(driver: driver, settings: sms) }
+        if let sms = settings.sms { providers.sms = SMSProvider(driver: driver, settings: sms, senders: SMSSenders(settings)) }
         return providers
     }
 }

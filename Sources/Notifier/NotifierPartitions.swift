@@ -14,6 +14,9 @@ import Shared
 /// the database is closed. An outcome that arrives later still goes to `herald.deliveries`, straight to the broker, so
 /// that the next owner's ledger handover learns it (docs/partitions.md).
 actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
+    /// How long an attempt found `sending` at an opening is in doubt (the longest provider attempt and a margin): it is
+    /// made again only after that, since another instance may still answer it and report the outcome.
+    let attemptsInDoubt: Duration
     let owner: PartitionOwner
     private let logger: Logger
     /// `project/app` → platform, for push fan-out.
@@ -33,8 +36,10 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
 
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, catalog: AppsCatalog,
-        logger: Logger, drainTimeout: Duration = .seconds(15), clock: @escaping @Sendable () -> Date = { Date() }
+        logger: Logger, drainTimeout: Duration = .seconds(35), attemptsInDoubt: Duration = .zero,
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.attemptsInDoubt = attemptsInDoubt
         self.owner = PartitionOwner(
             directory: directory, service: "notifier", migrator: NotifierSchema.migrator, publisher: producer,
             changelog: changelog, drainTimeout: drainTimeout, logger: logger)
@@ -82,7 +87,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         // Rows left `sending` by a stop are attempted again. Not while this process still has calls out for the
         // partition (it came back before a drain that timed out was over): their answers finish those rows.
         let stillOut = await attemptsInFlight(number)
-        let recovered = stillOut > 0 ? 0 : try await database.write { db in try LedgerTable(db).recoverInFlight() }
+        let inDoubt = attemptsInDoubt
+        let recovered = stillOut > 0 ? 0 : try await database.write { db in try LedgerTable(db).recoverInFlight(inDoubt: inDoubt) }
         if stillOut > 0 {
             logger.info(
                 "partition back with attempts still in flight; their answers finish them",
@@ -90,7 +96,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         }
         if recovered > 0 {
             logger.warning(
-                "attempts in flight at the last stop are made again", metadata: ["partition": "\(number)", "attempts": "\(recovered)"])
+                "attempts in flight at the last stop are made again once their answer can no longer come",
+                metadata: ["partition": "\(number)", "attempts": "\(recovered)", "in_doubt_seconds": "\(inDoubt.components.seconds)"])
         }
         // The reports written since this database last read them (all of them for a new database), and the contact
         // snapshots: until both are applied up to where they ended now, the partition's sends wait. Without the

@@ -21,8 +21,29 @@ struct NotifierSettings: Sendable {
     /// How long inbox entries are kept, and how often older ones are deleted.
     var inboxRetention: Duration = .seconds(90 * 86_400)
     var inboxPurgeInterval: Duration = .seconds(3600)
-    /// How long a revoked partition waits for its provider calls in flight before it is released.
-    var drainTimeout: Duration = .seconds(15)
+    /// How long a revoked partition waits for its provider calls in flight before it is released: at least the
+    /// longest attempt of the configured providers (an SMTP transfer may take 30 s; a drain of 15 s released the
+    /// partition while one was out, and the next owner sent it again).
+    var drainTimeout: Duration = .seconds(35)
+    /// The notifier's HTTP endpoints (inbox, unsubscribe, SMS webhook): requests handled at once
+    /// (`HERALD_MAX_IN_FLIGHT_REQUESTS`, 256; beyond, 503 `overloaded`) and how long a body may take to arrive
+    /// (`HERALD_HTTP_BODY_TIMEOUT_SECONDS`, 30), as the ingest's.
+    var maxInFlightRequests = 256
+    var bodyTimeout: Duration = .seconds(30)
+
+    /// The longest one attempt of a configured provider may take (its timeouts): what a drain waits at least, and how
+    /// long an attempt found `sending` at an opening is in doubt.
+    var longestAttempt: Duration {
+        var longest = Duration.zero
+        if let apns { longest = max(longest, apns.settings.timeout) }
+        if fcm != nil { longest = max(longest, FCMProvider.longestAttempt) }
+        if let smtp { longest = max(longest, smtp.timeout) }
+        if let sms { longest = max(longest, sms.timeout) }
+        return longest
+    }
+
+    /// What is added to the longest attempt: its answer still has to be recorded and reported.
+    static let attemptMargin: Duration = .seconds(5)
 
     struct APNs: Sendable {
         var keyPEM: String
@@ -118,6 +139,13 @@ struct NotifierSettings: Sendable {
                 maxInFlight: try env.int("HERALD_SMS_MAX_IN_FLIGHT", default: 10, range: 1...1000))
         }
 
+        // Unsubscribe links and the SMS webhook's signature name this address: a default of localhost would send every
+        // recipient a link to their own machine and refuse every signed reply.
+        if (smtp != nil || sms != nil) && env.optional("HERALD_PUBLIC_URL") == nil {
+            throw ConfigError(
+                "HERALD_PUBLIC_URL",
+                "is required with HERALD_SMTP_URL or HERALD_SMS_URL: the notifier's address as recipients and the SMS provider reach it (unsubscribe links, SMS reply signatures)")
+        }
         let publicURL = try env.url("HERALD_PUBLIC_URL", default: "http://localhost:\(service.common.httpPort)")
         let secret = env.optional("HERALD_UNSUBSCRIBE_SECRET")
         if let secret, secret.utf8.count < 16 {
@@ -139,7 +167,17 @@ struct NotifierSettings: Sendable {
             unsubscribeSecret: secret, smsWebhookToken: webhookToken, retry: retry, caFile: caFile)
         result.inboxRetention = .seconds(try env.int("HERALD_INBOX_RETENTION_DAYS", default: 90, range: 1...3650) * 86_400)
         result.inboxPurgeInterval = .seconds(try env.int("HERALD_INBOX_PURGE_INTERVAL_SECONDS", default: 3600, range: 1...86_400))
-        result.drainTimeout = .milliseconds(try env.int("HERALD_DRAIN_TIMEOUT_MS", default: 15_000, range: 0...600_000))
+        result.maxInFlightRequests = try env.int("HERALD_MAX_IN_FLIGHT_REQUESTS", default: 256, range: 1...100_000)
+        result.bodyTimeout = .seconds(try env.int("HERALD_HTTP_BODY_TIMEOUT_SECONDS", default: 30, range: 1...3600))
+        let floor = result.longestAttempt
+        let drainDefault = Int((floor + Self.attemptMargin).milliseconds)
+        let drain = try env.int("HERALD_DRAIN_TIMEOUT_MS", default: drainDefault, range: 0...600_000)
+        guard drain >= Int(floor.milliseconds) else {
+            throw ConfigError(
+                "HERALD_DRAIN_TIMEOUT_MS",
+                "at least the longest provider attempt configured (\(floor.milliseconds) ms): a partition released while a call is out is sent again by its next owner; the default is \(drainDefault)")
+        }
+        result.drainTimeout = .milliseconds(drain)
         result.service.common.unknownVariables = env.unknownHeraldVariables
         return result
     }

@@ -13,6 +13,10 @@ struct RecipientEndpoints: Sendable {
     let publicURL: String
     let links: UnsubscribeLinks?
     let smsWebhookToken: String?
+    /// Whose a reply is, by the number it was sent to.
+    let smsSenders: SMSSenders
+    /// How long a body may take to arrive (then the connection is closed).
+    var bodyTimeout: Duration = .seconds(30)
     let logger: Logger
 
     func register(on router: Router<ServiceRequestContext>) {
@@ -28,13 +32,13 @@ struct RecipientEndpoints: Sendable {
         }
         router.post("v1/unsubscribe/:token") { request, context in
             guard let claim = links?.verify(context.parameters.get("token") ?? "") else { return Self.invalidLink }
-            _ = try await request.body.collect(upTo: 64 * 1024)
+            guard try await body(request, context) != nil else { return Self.bodyTimedOut }
             try await unsubscribe(claim)
             return Self.html(.ok, "<!doctype html><meta charset=\"utf-8\"><p>You will not receive marketing email any more.</p>")
         }
-        router.post("v1/webhooks/sms") { request, _ in
-            let body = Array(buffer: try await request.body.collect(upTo: 64 * 1024))
-            let form = FormEncoding.decode(body)
+        router.post("v1/webhooks/sms") { request, context in
+            guard let body = try await body(request, context) else { return Self.bodyTimedOut }
+            let form = FormEncoding.decode(Array(buffer: body))
             // Never unsigned: anyone reaching this port could otherwise STOP or START any number.
             guard let token = smsWebhookToken else {
                 return Response.jsonError(
@@ -47,14 +51,23 @@ struct RecipientEndpoints: Sendable {
             guard let from = form.first(where: { $0.0 == "From" })?.1, from.hasPrefix("+"), from.count >= 2 else {
                 return Response.jsonError(.badRequest, "invalid_field", "From: expected an E.164 phone number")
             }
+            guard let to = form.first(where: { $0.0 == "To" })?.1, (try? Rules.phone(to)) != nil else {
+                return Response.jsonError(.badRequest, "invalid_field", "To: expected the E.164 number the reply was sent to")
+            }
             let text = form.first(where: { $0.0 == "Body" })?.1 ?? ""
             if let outcome = SMSReplies.outcome(text) {
-                let recorded = try await partitions.recordRecipientFeedback(
-                    key: nil, phoneNumber: from, channel: .sms, outcome: outcome, address: from,
+                // Only the projects that send from the number replied to: the same person may hear from several.
+                let projects = smsSenders.projects(sendingFrom: to)
+                let recorded = projects.isEmpty ? 0 : try await partitions.recordRecipientFeedback(
+                    key: nil, phoneNumber: from, projects: projects, channel: .sms, outcome: outcome, address: from,
                     reason: "reply \(text.trimmingCharacters(in: .whitespacesAndNewlines).uppercased())", at: Date())
                 logger.info(
                     "sms reply", metadata: ["outcome": "\(outcome.rawValue)", "profiles": "\(recorded)"])
-                if recorded == 0 {
+                if projects.isEmpty {
+                    logger.warning(
+                        "sms reply to a number no project sends from (HERALD_SMS_FROM, a project's sms_from): ignored",
+                        metadata: ["outcome": "\(outcome.rawValue)"])
+                } else if recorded == 0 {
                     logger.warning("sms reply from a number no partition of this instance knows", metadata: ["outcome": "\(outcome.rawValue)"])
                 }
             }
@@ -67,7 +80,7 @@ struct RecipientEndpoints: Sendable {
     /// Local state at once when this instance holds the profile; the report to the orchestrator either way.
     private func unsubscribe(_ claim: UnsubscribeLinks.Claim) async throws {
         let recorded = try await partitions.recordRecipientFeedback(
-            key: claim.profileKey, phoneNumber: nil, channel: .email, outcome: .unsubscribed, address: claim.address,
+            key: claim.profileKey, phoneNumber: nil, projects: nil, channel: .email, outcome: .unsubscribed, address: claim.address,
             reason: "one-click unsubscribe", at: Date())
         guard recorded == 0 else { return }
         let report = DeliveryReport.recipientFeedback(
@@ -76,6 +89,15 @@ struct RecipientEndpoints: Sendable {
         _ = try await producer.send([
             KafkaOutgoingRecord(topic: HeraldTopic.deliveries.name, key: Array(claim.profileKey.utf8), value: try Wire.encode(report))
         ])
+    }
+
+    /// The body, up to 64 KiB, or nil when it did not arrive within `bodyTimeout` (the connection is then closed).
+    private func body(_ request: Request, _ context: ServiceRequestContext) async throws -> ByteBuffer? {
+        try await BodyDeadline.collect(request, upTo: 64 * 1024, within: bodyTimeout, channel: context.channel)
+    }
+
+    static var bodyTimedOut: Response {
+        .jsonError(.requestTimeout, "body_timeout", "the body did not arrive in time")
     }
 
     static var invalidLink: Response { .jsonError(.notFound, "invalid_link", "this unsubscribe link is not valid") }

@@ -6,16 +6,19 @@ import Shared
 /// once, in whichever partitions of this instance hold the profile, and a report for the orchestrator.
 extension NotifierPartitions {
     /// Records a recipient's feedback arriving over HTTP (an SMS reply, an email unsubscribe): local state at once, and
-    /// a report for the orchestrator. Returns whether a partition of this instance holds the profile.
+    /// a report for the orchestrator, for the profile `key` or those of `phoneNumber` in `projects` (nil: any). Returns
+    /// how many profiles this instance's partitions hold.
     func recordRecipientFeedback(
-        key: String?, phoneNumber: String?, channel: MessageChannel, outcome: DeliveryReport.Outcome, address: String?,
+        key: String?, phoneNumber: String?, projects: Set<String>?, channel: MessageChannel, outcome: DeliveryReport.Outcome, address: String?,
         reason: String, at: Date
     ) async throws -> Int {
         var recorded = 0
         for (number, database) in await owner.openDatabases {
             let keys: [String] = try await database.read { db in
                 if let key { return try ContactsTable(db).contact(key) != nil ? [key] : [] }
-                return try ContactsTable(db).profiles(phoneNumber: phoneNumber ?? "")
+                return try ContactsTable(db).profiles(phoneNumber: phoneNumber ?? "").filter { key in
+                    projects.map { $0.contains(ProfileKey.project(of: key)) } ?? true
+                }
             }
             guard !keys.isEmpty else { continue }
             _ = try await database.writeWithOutbox { db in

@@ -56,8 +56,10 @@ package enum ServiceMain {
             "starting",
             metadata: [
                 "kafka": .string(commonConfig.kafka.bootstrapServers),
+                "librdkafka": .string(LibRdKafka.version),
                 "http": .string("\(commonConfig.httpHost):\(commonConfig.httpPort)"),
             ])
+        if let warning = LibRdKafka.startupWarning { logger.warning("\(warning)") }
         do {
             try await TopicSetup.prepare(commonConfig, logger: logger)
             let context = ServiceContext(config: config, common: commonConfig, logger: logger, registry: registry)

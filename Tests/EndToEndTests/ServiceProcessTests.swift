@@ -91,6 +91,37 @@ struct ServiceProcessTests {
         _ = try await process.waitForExit()
     }
 
+    /// A raw connection to `port` that sends `request` (headers and part of a body), then nothing.
+    static func partialRequest(_ request: String, port: Int) throws -> Int32 {
+        let fd = try rawConnection(port: port)
+        let sent = request.withCString { send(fd, $0, strlen($0), 0) }
+        #expect(sent == request.utf8.count)
+        return fd
+    }
+
+    /// The whole answer to `request` (which says `Connection: close`) over a connection of its own.
+    static func answer(to request: String, port: Int) throws -> String {
+        let fd = try partialRequest(request, port: port)
+        defer { close(fd) }
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let read = recv(fd, &chunk, chunk.count, 0)
+            guard read > 0 else { break }
+            answer += chunk[..<read]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+
+    /// Expects the server to close `fd` (a read gives 0 bytes) within `limit`.
+    static func expectClosed(_ fd: Int32, within limit: Duration) {
+        let started = ContinuousClock.now
+        var answer = [UInt8](repeating: 0, count: 4096)
+        let read = recv(fd, &answer, answer.count, 0)
+        #expect(read == 0, "\(read) bytes after \(ContinuousClock.now - started): the connection is still open")
+        #expect(ContinuousClock.now - started < limit)
+    }
+
     /// A TCP connection to 127.0.0.1:`port` whose reads give up after 10 s.
     static func rawConnection(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -111,21 +142,59 @@ struct ServiceProcessTests {
     @Test("a body that arrives too slowly closes its connection after HERALD_HTTP_BODY_TIMEOUT_SECONDS, logged as 408 body_timeout")
     func slowBody() async throws {
         let (cluster, process, port) = try await Self.listeningIngest(["HERALD_HTTP_BODY_TIMEOUT_SECONDS": "1"])
-        let fd = try Self.rawConnection(port: port)
-        defer { close(fd) }
         // The headers and a tenth of the body, then nothing (the idle timeout, 60 s, would not end it).
-        let request = "POST /v1/app/events HTTP/1.1\r\nHost: x\r\nX-Api-Key: live_demo_ios_0123456789\r\n"
-            + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"installa"
-        let sent = request.withCString { send(fd, $0, strlen($0), 0) }
-        #expect(sent == request.utf8.count)
-        let started = ContinuousClock.now
-        var answer = [UInt8](repeating: 0, count: 4096)
-        let read = recv(fd, &answer, answer.count, 0)
-        #expect(read == 0, "\(read) bytes after \(ContinuousClock.now - started): the connection is still open")
-        #expect(ContinuousClock.now - started < .seconds(5))
+        let fd = try Self.partialRequest(
+            "POST /v1/app/events HTTP/1.1\r\nHost: x\r\nX-Api-Key: live_demo_ios_0123456789\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"installa", port: port)
+        defer { close(fd) }
+        Self.expectClosed(fd, within: .seconds(5))
         try await waitUntil("the request logged as 408 body_timeout") {
             process.logs("request").contains { "\($0["status"] ?? "")" == "408" && $0["error_code"] as? String == "body_timeout" }
         }
+        process.signal(SIGKILL)
+        _ = try await process.waitForExit()
+        await cluster.shutdown()
+    }
+
+    @Test("the notifier's endpoints: a request past HERALD_MAX_IN_FLIGHT_REQUESTS is 503, a body too slow closes its connection")
+    func notifierBounded() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-e2e-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let process = try ChildProcess(
+            "herald-notifier",
+            environment: [
+                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
+                "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data.path, "HERALD_APPS_FILE": sampleAppsFile,
+                "HERALD_MAX_IN_FLIGHT_REQUESTS": "1", "HERALD_HTTP_BODY_TIMEOUT_SECONDS": "6",
+            ])
+        try await waitUntil("herald-notifier to listen") { !process.logs("http listening").isEmpty }
+        let port = try #require(process.logs("http listening").first?["port"] as? Int)
+        // The headers and part of the body, then nothing: the request holds the one slot until its deadline (6 s: long
+        // enough for the requests below to meet it taken on a busy machine, short of the raw connection's 10 s read).
+        let fd = try Self.partialRequest(
+            "POST /v1/webhooks/sms HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                + "Content-Length: 100\r\n\r\nFrom=%2B3361", port: port)
+        defer { close(fd) }
+        // Whole requests over connections of their own (a shared URLSession's may queue behind other tests').
+        let reply = "From=%2B33612345678&To=%2B1555&Body=STOP"
+        let whole = "POST /v1/webhooks/sms HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(reply.utf8.count)\r\n\r\n\(reply)"
+        let last = Locked<String>("")
+        do {
+            try await waitUntil("the slot taken") {
+                let answer = try Self.answer(to: whole, port: port)
+                last.withLock { $0 = answer }
+                return answer.hasPrefix("HTTP/1.1 503") && answer.contains("overloaded")
+            }
+        } catch {
+            Issue.record("the last answer: \(last.withLock { $0 })")
+            throw error
+        }
+        Self.expectClosed(fd, within: .seconds(10))
+        // The slot is free again: the next request is answered (refused for want of a webhook token, as configured).
+        try await waitUntil("the slot given back") { try Self.answer(to: whole, port: port).hasPrefix("HTTP/1.1 403") }
         process.signal(SIGKILL)
         _ = try await process.waitForExit()
         await cluster.shutdown()

@@ -656,6 +656,22 @@ final class GatedSink: RecordSink {
             return waiters ?? []
         }) { continuation.resume() }
     }
+
+    /// `request`'s answer if it comes while the gate is shut; nil if it waited 10 s for the gate like the writes held
+    /// (the gate is then opened, so that it ends).
+    func answeredBeforeOpening<T: Sendable>(_ request: @escaping @Sendable () async throws -> T) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await request() }
+            group.addTask {
+                try await Task.sleep(for: .seconds(10))
+                return nil
+            }
+            let answer = try await group.next()!
+            if answer == nil { open() }
+            group.cancelAll()
+            return answer
+        }
+    }
 }
 
 @Suite("Ingest API: bounded", .timeLimit(.minutes(1)))
@@ -679,17 +695,7 @@ struct BoundedTests {
             async let second = post()
             try await waitUntil("two requests in flight") { sink.waiting.withLock { $0 } == 2 }
             // The third is answered at once (without the cap it would wait with the others: the gate opens after 10 s).
-            let third = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String?)?.self) { group in
-                group.addTask { try await post() }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(10))
-                    return nil
-                }
-                let answer = try await group.next()!
-                if answer == nil { sink.open() }
-                group.cancelAll()
-                return answer
-            }
+            let third = try await sink.answeredBeforeOpening { try await post() }
             #expect(third?.0 == .serviceUnavailable && third?.1 == "1", "\(String(describing: third))")
             sink.open()
             #expect(try await first.0 == .ok)
@@ -722,17 +728,7 @@ struct BoundedTests {
             async let second = post(body)
             try await waitUntil("two requests in flight") { sink.waiting.withLock { $0 } == 2 }
             // Answered at once (without the byte budget it would wait with the others: the gate opens after 10 s).
-            let third = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String?)?.self) { group in
-                group.addTask { try await post(body) }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(10))
-                    return nil
-                }
-                let answer = try await group.next()!
-                if answer == nil { sink.open() }
-                group.cancelAll()
-                return answer
-            }
+            let third = try await sink.answeredBeforeOpening { try await post(body) }
             #expect(third?.0 == .serviceUnavailable && third?.1 == "1", "\(String(describing: third))")
             sink.open()
             #expect(try await first.0 == .ok)

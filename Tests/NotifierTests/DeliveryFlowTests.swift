@@ -30,6 +30,9 @@ final class NotifierHarness: @unchecked Sendable {
     private var workers: [Task<Void, Never>] = []
     private var offsets: [String: Int64] = [:]
     private var inspector: KafkaGroupInspector?
+    /// Reads `herald.deliveries` by assignment (no group to join for each look), and what it has read so far.
+    private let deliveriesReader: KafkaPartitionReader
+    private let deliveries = Locked<(next: Int64, reports: [DeliveryReport])>((0, []))
     /// Every record fed so far, in order: what a new owner of the partition replays.
     private(set) var history: [(HeraldTopic, String, [UInt8]?)] = []
     let retry: RetryPolicy
@@ -54,6 +57,9 @@ final class NotifierHarness: @unchecked Sendable {
             configuration: KafkaProducerConfiguration(
                 client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "notifier-test"),
             logger: logger)
+        deliveriesReader = try KafkaPartitionReader(
+            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "test-deliveries",
+            groupID: "test-deliveries-\(UUID().uuidString)", logger: logger)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-notifier-\(UUID().uuidString)").path
         // APNs over TLS, as in production: libcurl multiplexes its streams on one connection.
         let tls = try SimulatorTLS.selfSigned()
@@ -81,10 +87,11 @@ final class NotifierHarness: @unchecked Sendable {
     }
 
     /// A process stop: the partitions are dropped without finishing anything, then opened again by a new owner.
-    func restart() async throws {
+    func restart(attemptsInDoubt: Duration = .zero) async throws {
         await stopWorkers()
         await partitions.partitionsRevoked(topicPartitions, lost: true)
-        partitions = NotifierPartitions(directory: directory, producer: producer, catalog: Self.catalog, logger: logger)
+        partitions = NotifierPartitions(
+            directory: directory, producer: producer, catalog: Self.catalog, logger: logger, attemptsInDoubt: attemptsInDoubt)
         try await open()
     }
 
@@ -182,12 +189,25 @@ final class NotifierHarness: @unchecked Sendable {
         try await feed([(request.channel.topic, request.profileKey, try Wire.encode(request))])
     }
 
-    /// Reports on `herald.deliveries` once `enough` holds.
+    /// Every report on `herald.deliveries` once `enough` holds for them. Each look reads what was added since the last
+    /// one, up to the end, by assignment: a fresh consumer group per look (a join each time, seconds on a busy machine)
+    /// once made a test time out while its reports were there. The wait is for the condition; its bound only ends a
+    /// test whose reports never come.
     func reports(until enough: @escaping @Sendable ([DeliveryReport]) -> Bool) async throws -> [DeliveryReport] {
-        let records = try await readTopic(HeraldTopic.deliveries.name, bootstrap: cluster.bootstrapServers, logger: logger) { records in
-            enough(records.compactMap { $0.value.flatMap { try? Wire.decode(DeliveryReport.self, from: $0) } })
+        let partition = TopicPartition(HeraldTopic.deliveries.name, 0)
+        try await waitUntil("reports on herald.deliveries", timeout: .seconds(120)) { [self] in
+            let end = try await deliveriesReader.watermarks(partition).high
+            let start = deliveries.withLock { $0.next }
+            try await deliveriesReader.read(partition, from: start, until: end) { records in
+                let reports = records.compactMap { $0.value.flatMap { try? Wire.decode(DeliveryReport.self, from: $0) } }
+                deliveries.withLock { read in
+                    read.reports += reports
+                    read.next = (records.last?.offset ?? read.next - 1) + 1
+                }
+            }
+            return enough(deliveries.withLock { $0.reports })
         }
-        return records.compactMap { $0.value.flatMap { try? Wire.decode(DeliveryReport.self, from: $0) } }
+        return deliveries.withLock { $0.reports }
     }
 
     func shutdown() async {
@@ -199,6 +219,7 @@ final class NotifierHarness: @unchecked Sendable {
         driver.shutdown()
         await producer.shutdown()
         await inspector?.shutdown()
+        await deliveriesReader.shutdown()
         await cluster.shutdown()
         try? FileManager.default.removeItem(atPath: caFile)
     }
@@ -206,13 +227,13 @@ final class NotifierHarness: @unchecked Sendable {
 
 /// A contact snapshot as the orchestrator publishes it (through the wire type both sides use).
 func contactJSON(
-    email: String? = "paul@example.com", emailMarketing: String? = "subscribed", phone: String? = "+33612345678",
+    project: String = "demo", email: String? = "paul@example.com", emailMarketing: String? = "subscribed", phone: String? = "+33612345678",
     smsMarketing: String? = "subscribed", installations: [String] = [], changedAt: String = "2026-01-01T00:00:00Z",
     revision: Int = 0
 ) -> String {
     let changed = WireTime.parse(changedAt)
     let snapshot = ContactSnapshot(
-        project: "demo", customID: "paul",
+        project: project, customID: "paul",
         email: .init(address: email, marketing: emailMarketing, marketingChangedAt: changed),
         sms: .init(phoneNumber: phone, marketing: smsMarketing, marketingChangedAt: changed),
         installations: installations.map { try! JSONDecoder().decode(ContactSnapshot.Installation.self, from: Data($0.utf8)) },
@@ -368,7 +389,7 @@ struct DeliveryFlowTests {
         try await harness.send(sendRequest(id: "sms-1", channel: .sms, content: ["text": "Sale"]))
         _ = try await harness.reports { $0.contains { $0.sendID == "sms-1" } && $0.contains { $0.sendID == "mail-2" } }
         let recorded = try await harness.partitions.recordRecipientFeedback(
-            key: nil, phoneNumber: "+33612345678", channel: .sms, outcome: .unsubscribed, address: "+33612345678", reason: "reply STOP",
+            key: nil, phoneNumber: "+33612345678", projects: nil, channel: .sms, outcome: .unsubscribed, address: "+33612345678", reason: "reply STOP",
             at: Date())
         #expect(recorded == 1)
         try await harness.send(sendRequest(id: "sms-2", channel: .sms, content: ["text": "Sale"]))
@@ -675,6 +696,35 @@ struct DeliveryFlowTests {
         await harness.shutdown()
     }
 
+    @Test("an attempt found `sending` at an opening is in doubt until its answer can no longer come: its report read meanwhile finishes it, never a second call")
+    func inDoubtAfterStop() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        try await harness.send(sendRequest(id: "doubt-1"))
+        try await harness.send(sendRequest(id: "doubt-2"))
+        // Both claimed (committed `sending`), then the instance stops: another one (here, the test) still has the calls out.
+        #expect(await harness.partitions.claim(.push, limit: 10).count == 2)
+        try await harness.restart(attemptsInDoubt: .seconds(3))
+        try await harness.startWorkers([.push])
+        // The old owner's answer to doubt-1 arrives while it is in doubt: read back from herald.deliveries, it finishes
+        // the row. doubt-2's never comes: it is made again once the doubt is over.
+        var report = DeliveryReport(
+            id: "doubt-1/i-ios/sent", sendID: "doubt-1", project: "demo", customID: "paul", installationID: "i-ios", channel: .push,
+            outcome: .sent, at: Date())
+        report.targetID = "i-ios"
+        report.profileKey = "demo/paul"
+        try await harness.partitions.apply(KafkaBatch(records: [
+            KafkaRecord(
+                topic: HeraldTopic.deliveries.name, partition: 0, offset: 10_000, key: Array("demo/paul".utf8), value: try Wire.encode(report)),
+        ]))
+        #expect(harness.simulators.count("apns") == 0, "nothing made again while in doubt")
+        let reports = try await harness.reports { $0.contains { $0.sendID == "doubt-2" && $0.outcome == .sent } }
+        #expect(reports.filter { $0.sendID == "doubt-2" }.map(\.attempts) == [2])
+        #expect(harness.simulators.received("apns").count == 1, "doubt-1 is never sent again")
+        #expect(try await harness.partitions.ledger(sendID: "doubt-1").map(\.state) == ["sent"])
+        await harness.shutdown()
+    }
+
     @Test("badges: +1 counts per installation across sends, a number sets the count; an attempt repeated after a crash shows the same number")
     func badges() async throws {
         let harness = try await NotifierHarness()
@@ -799,6 +849,29 @@ struct TransportTests {
         driver.shutdown()
         await apns.stop()
         try? FileManager.default.removeItem(atPath: caFile)
+    }
+
+    @Test("an answer's body is kept up to 64 KiB, the rest read and dropped: the status still counts")
+    func answerSizeLimited() async throws {
+        let state = SimulatorState()
+        let port = Locked<Int?>(nil)
+        let http = HTTPSimulators.application(state: state) { bound in port.withLock { $0 = bound } }
+        let group = ServiceGroup(configuration: .init(services: [.init(service: http)], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        try await waitUntil("the HTTP simulators") { port.withLock { $0 } != nil }
+        // The FCM simulator puts a fault's reason in its answer: 4 MB of it.
+        state.setFault("fcm", .init(status: 400, reason: String(repeating: "x", count: 4_000_000)))
+        let driver = CurlDriver()
+        let result = await driver.perform(HTTPRequest(
+            url: "http://127.0.0.1:\(port.withLock { $0 }!)/v1/projects/p/messages:send",
+            headers: [("authorization", "Bearer sim-token-1"), ("content-type", "application/json")],
+            body: Array(#"{"message":{"token":"t"}}"#.utf8)))
+        let answer = try result.get()
+        #expect(answer.status == 400)
+        #expect(answer.body.count == CurlDriver.maxResponseBytes)
+        driver.shutdown()
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
     }
 
     @Test("a certificate the CA file does not vouch for is refused")

@@ -15,7 +15,9 @@ struct NotifierSettingsTests {
         return path
     }()
 
-    static let base = ["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_APPS_FILE": sampleAppsFile]
+    static let base = [
+        "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_APPS_FILE": sampleAppsFile, "HERALD_PUBLIC_URL": "https://notify.example.com",
+    ]
     static let apns = [
         "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456",
     ]
@@ -52,6 +54,25 @@ struct NotifierSettingsTests {
         #expect(read(secure) == nil)
     }
 
+    @Test("HERALD_PUBLIC_URL is required with email or SMS: unsubscribe links and reply signatures must not name localhost")
+    func publicURLRequired() throws {
+        func without(_ parts: [String: String]...) -> ConfigError? {
+            let values = parts.reduce(Self.base.merging(["HERALD_ALLOW_PLAIN_HTTP": "true", "HERALD_SMTP_STARTTLS": "required"]) { $1 }) {
+                $0.merging($1) { $1 }
+            }
+            do {
+                _ = try NotifierSettings.fromEnvironment(values.filter { $0.key != "HERALD_PUBLIC_URL" })
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(without(Self.smtp)?.variable == "HERALD_PUBLIC_URL")
+        #expect(without(Self.sms)?.variable == "HERALD_PUBLIC_URL")
+        #expect(without(Self.apns) == nil)
+        #expect(read(Self.smtp, ["HERALD_SMTP_STARTTLS": "required"]) == nil)
+    }
+
     @Test("SMTP credentials only over TLS: smtp:// with STARTTLS off or attempted is refused, simulators or not")
     func smtpCredentials() {
         for startTLS in ["off", "attempt"] {
@@ -62,5 +83,22 @@ struct NotifierSettingsTests {
         #expect(read(Self.smtp, ["HERALD_SMTP_URL": "smtps://127.0.0.1:4650", "HERALD_SMTP_STARTTLS": "off"]) == nil)
         // Without credentials there is nothing to protect: a local sink without TLS is fine.
         #expect(read(Self.smtp.filter { !$0.key.hasPrefix("HERALD_SMTP_USER") && $0.key != "HERALD_SMTP_PASSWORD" }, ["HERALD_SMTP_STARTTLS": "off"]) == nil)
+    }
+
+    @Test("the drain waits at least the longest attempt of the configured providers: by default a margin more; less is refused naming the variable")
+    func drainCoversTheLongestAttempt() throws {
+        func settings(_ parts: [String: String]...) throws -> NotifierSettings {
+            try NotifierSettings.fromEnvironment(parts.reduce(Self.base.merging(["HERALD_ALLOW_PLAIN_HTTP": "true"]) { $1 }) { $0.merging($1) { $1 } })
+        }
+        // APNs alone: 10 s; with FCM, a token fetch and a send (20 s); with SMTP, its 30 s transfer.
+        #expect(try settings(Self.apns).longestAttempt == .seconds(10))
+        #expect(try settings(Self.apns).drainTimeout == .seconds(15))
+        let smtp = try settings(Self.apns, Self.smtp, ["HERALD_SMTP_STARTTLS": "required"])
+        #expect(smtp.longestAttempt == .seconds(30) && smtp.drainTimeout == .seconds(35))
+        #expect(try settings(Self.apns, Self.smtp, ["HERALD_SMTP_STARTTLS": "required", "HERALD_DRAIN_TIMEOUT_MS": "30000"]).drainTimeout == .seconds(30))
+        // The old default of 15 s with SMTP configured: an SMTP transfer could outlast the drain.
+        let refused = read(Self.apns, Self.smtp, ["HERALD_ALLOW_PLAIN_HTTP": "true", "HERALD_SMTP_STARTTLS": "required", "HERALD_DRAIN_TIMEOUT_MS": "15000"])
+        #expect(refused?.variable == "HERALD_DRAIN_TIMEOUT_MS")
+        #expect(refused?.problem.contains("30000 ms") == true, "\(String(describing: refused))")
     }
 }

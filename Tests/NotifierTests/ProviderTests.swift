@@ -184,6 +184,13 @@ struct ProviderTests {
         #expect(throws: APNsProvider.APNsRequestProblem.self) {
             try APNsProvider.request(DeliveryAttempt(request: huge, target: target, attempt: 1), topic: "t", jwt: "a.b.c", settings: .init())
         }
+        // A collapse id is a header value: a line break in it would add a header of the sender's choosing.
+        for collapse in ["cart\r\napns-priority: 10", "cart\nx", "cart\u{0}"] {
+            let injected = sendRequest(content: ["body": "B", "collapse_id": collapse])
+            #expect(throws: APNsProvider.APNsRequestProblem.self) {
+                try APNsProvider.request(DeliveryAttempt(request: injected, target: target, attempt: 1), topic: "t", jwt: "a.b.c", settings: .init())
+            }
+        }
     }
 
     @Test("the APNs provider token is an ES256 JWT that verifies, reused until it is refreshed")

@@ -17,11 +17,14 @@ struct RecipientEndpointTests {
     static let publicURL = "https://notify.example.com"
     static let links = UnsubscribeLinks(secret: "0123456789abcdef-secret", publicURL: publicURL)
 
+    /// The sending numbers: `demo` sends from the notifier's number (`HERALD_SMS_FROM`), `shop` from its own.
+    static let senders = SMSSenders(defaultFrom: "+15550001111", own: ["shop": "+15550002222"], projects: ["demo", "shop"])
+
     func application(_ harness: NotifierHarness, smsToken: String? = "sms-token") -> some ApplicationProtocol {
         let router = Router(context: ServiceRequestContext.self)
         RecipientEndpoints(
             partitions: harness.partitions, producer: harness.producer, publicURL: Self.publicURL, links: Self.links,
-            smsWebhookToken: smsToken, logger: harness.logger
+            smsWebhookToken: smsToken, smsSenders: Self.senders, logger: harness.logger
         ).register(on: router)
         return Application(router: router)
     }
@@ -122,6 +125,9 @@ struct RecipientEndpointTests {
             #expect(unsigned.0 == .forbidden && unsigned.1.contains("invalid_signature"))
             let wrong = try await Self.postSMS(stop, signature: SMSReplies.signature(url: url, parameters: stop, token: "other"), client: client)
             #expect(wrong.0 == .forbidden)
+            let noTo = [("From", "+33612345678"), ("Body", "STOP")]
+            let withoutTo = try await Self.postSMS(noTo, signature: SMSReplies.signature(url: url, parameters: noTo, token: "sms-token"), client: client)
+            #expect(withoutTo.0 == .badRequest && withoutTo.1.contains("To"))
             let noFrom = [("Body", "STOP")]
             let missing = try await Self.postSMS(noFrom, signature: SMSReplies.signature(url: url, parameters: noFrom, token: "sms-token"), client: client)
             #expect(missing.0 == .badRequest && missing.1.contains("From"))
@@ -131,7 +137,7 @@ struct RecipientEndpointTests {
         try await harness.startWorkers([.sms])
         try await harness.send(sendRequest(id: "sms-1", channel: .sms, content: ["text": "Sale"]))
         _ = try await harness.reports { $0.contains { $0.sendID == "sms-1" } }
-        let start = [("From", "+33612345678"), ("Body", "START")]
+        let start = [("From", "+33612345678"), ("To", "+15550001111"), ("Body", "START")]
         try await application(harness).test(.router) { client in
             let accepted = try await Self.postSMS(start, signature: SMSReplies.signature(url: url, parameters: start, token: "sms-token"), client: client)
             #expect(accepted.0 == .ok)
@@ -143,6 +149,34 @@ struct RecipientEndpointTests {
         #expect(reports.first { $0.sendID == "sms-2" }?.outcome == .sent)
         #expect(reports.filter { $0.channel == .sms && $0.sendID == nil }.map(\.outcome) == [.unsubscribed, .subscribed])
         #expect(harness.simulators.count("sms") == 1)
+        await harness.shutdown()
+    }
+
+    @Test("a STOP stops the project that sends from the number replied to, not every project that has the phone number")
+    func smsReplyScopedByProject() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON())
+        try await harness.contact(contactJSON(project: "shop"), key: "shop/paul")
+        let url = "\(Self.publicURL)/v1/webhooks/sms"
+        let toShop = [("From", "+33612345678"), ("To", "+15550002222"), ("Body", "STOP")]
+        let elsewhere = [("From", "+33612345678"), ("To", "+15559999999"), ("Body", "STOP")]
+        try await application(harness).test(.router) { client in
+            let accepted = try await Self.postSMS(toShop, signature: SMSReplies.signature(url: url, parameters: toShop, token: "sms-token"), client: client)
+            #expect(accepted.0 == .ok)
+            // A number no project sends from: answered, and nobody is unsubscribed.
+            let ignored = try await Self.postSMS(elsewhere, signature: SMSReplies.signature(url: url, parameters: elsewhere, token: "sms-token"), client: client)
+            #expect(ignored.0 == .ok)
+        }
+        try await harness.startWorkers([.sms])
+        try await harness.send(sendRequest(id: "demo-sms", channel: .sms, content: ["text": "Sale"]))
+        var shop = sendRequest(id: "shop-sms", channel: .sms, content: ["text": "Sale"])
+        shop.project = "shop"
+        shop.profileKey = "shop/paul"
+        try await harness.send(shop)
+        let reports = try await harness.reports { $0.contains { $0.sendID == "demo-sms" } && $0.contains { $0.sendID == "shop-sms" } }
+        #expect(reports.first { $0.sendID == "demo-sms" }?.outcome == .sent)
+        #expect(reports.first { $0.sendID == "shop-sms" }?.outcome == .suppressed)
+        #expect(reports.filter { $0.channel == .sms && $0.sendID == nil }.map(\.profileKey) == ["shop/paul"])
         await harness.shutdown()
     }
 }

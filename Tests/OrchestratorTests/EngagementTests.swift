@@ -297,6 +297,22 @@ struct CampaignTests {
         #expect(harness.deadLetters.contains { $0.reason.contains("mail.default.subject: a line break in a header field") })
     }
 
+    @Test("push: a line break rendered into collapse_id (the apns-collapse-id header) fails the send")
+    func collapseIDInjection() async throws {
+        let harness = try EngagementHarness(try configuration(
+            demoProject,
+            #"{"kind":"template","id":"note","project":"demo","channel":"push","variants":{"default":{"body":"Hi","collapse_id":"cart-{{ c.first_name }}"}}}"#,
+            #"{"kind":"campaign","id":"now","project":"demo","trigger":{"event":"ADD_TO_CART"},"reeligibility":"always","messages":[{"channel":"push","template":"note"}]}"#))
+        try await harness.apply([
+            try harness.writer.update(id: "1", #"{"first_name":"Paul"}"#),
+            try harness.writer.event(id: "cart-1", #"{"name":"add_to_cart"}"#),
+            try harness.writer.update(id: "2", #"{"first_name":"Paul\r\napns-priority: 10"}"#),
+            try harness.writer.event(id: "cart-2", #"{"name":"add_to_cart"}"#),
+        ])
+        #expect(try harness.sends().map { $0.content["collapse_id"] } == ["cart-Paul"])
+        #expect(harness.deadLetters.contains { $0.reason.contains("note.default.collapse_id: a line break in a header field") })
+    }
+
     @Test("a late decision is dropped after the expiry")
     func expiry() async throws {
         let harness = try EngagementHarness(try cartCampaign())

@@ -1,6 +1,5 @@
 import CompressNIO
 import Foundation
-import Synchronization
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -53,29 +52,6 @@ struct IngestAPI: Sendable {
         }
     }
 
-    /// The body, or nil when it has not arrived whole within `limit`: then the connection is closed (a timer on the
-    /// connection's event loop; a task group racing a sleep per request cost the ingest 15–20 % of its throughput).
-    static func collectBody(
-        _ request: Request, upTo maxBytes: Int, within limit: Duration, channel: any Channel
-    ) async throws -> ByteBuffer? {
-        var request = request
-        let expired = ExpiryFlag()
-        let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(limit.timeInterval * 1e9))) {
-            expired.value.store(true, ordering: .relaxed)
-            channel.close(promise: nil)
-        }
-        defer { timer.cancel() }
-        do {
-            return try await request.collectBody(upTo: maxBytes)
-        } catch where expired.value.load(ordering: .relaxed) {
-            return nil
-        }
-    }
-
-    final class ExpiryFlag: Sendable {
-        let value = Atomic<Bool>(false)
-    }
-
     /// The request body as JSON: 413 over the size limit, 400 saying where it is malformed; a body that has not arrived
     /// whole within `bodyTimeout` closes the connection (logged as 408 `body_timeout`). With `acceptsGzip` (Segment's
     /// endpoints), a `Content-Encoding: gzip` body is inflated first, bounded by the same limit; another encoding is 415.
@@ -89,7 +65,7 @@ struct IngestAPI: Sendable {
         }
         var buffer: ByteBuffer
         do {
-            guard let collected = try await Self.collectBody(
+            guard let collected = try await BodyDeadline.collect(
                 request, upTo: maxBodyBytes, within: bodyTimeout, channel: context.channel)
             else {
                 throw APIError(

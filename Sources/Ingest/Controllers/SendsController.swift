@@ -101,7 +101,7 @@ struct SendsController {
         let push = TransactionalPush(
             campaign: campaign, notification: content.keys.sorted().map { JSONMember($0, .string(content[$0]!)) },
             payload: payload.map { payload in payload.keys.sorted().map { JSONMember($0, payload[$0]!) } }, app: app?.id,
-            environment: environment)
+            environment: environment, sendIDVersion: TransactionalPush.currentSendIDVersion)
         var record = IngestRecord(
             .pushSend(push), id: api.recordID(client: clientID, op: .pushSend, request: request, context: context, index: 0),
             project: project, source: .server, customID: nil, installationID: installationID, receivedAt: api.now())

@@ -10,7 +10,8 @@ struct HTTPRequest: Sendable {
     var headers: [(String, String)] = []
     var body: [UInt8] = []
     /// The whole transfer, connection included.
-    var timeout: Duration = .seconds(10)
+    var timeout: Duration = Self.defaultTimeout
+    static let defaultTimeout: Duration = .seconds(10)
     /// HTTP/2 (APNs): multiplexed on one connection; over `http://` with prior knowledge (h2c), as the simulator and
     /// h2load speak it.
     var http2 = false
@@ -61,6 +62,10 @@ struct TransferError: Error, Sendable, CustomStringConvertible {
 /// share a connection (multiplexed streams), HTTP/1.1 and SMTP connections are kept and reused, and no Swift task ever
 /// blocks on I/O. Callers `await` their transfer; bounding concurrency per provider is the caller's job.
 final class CurlDriver: @unchecked Sendable {
+    /// How much of an answer's body is kept: providers answer a few hundred bytes (an error's JSON); whoever answers in
+    /// their place (a proxy, a captive portal, an attacker on a plain-HTTP simulator URL) cannot make it more.
+    static let maxResponseBytes = 64 * 1024
+
     private struct State {
         var incoming: [Transfer] = []
         var stopping = false
@@ -184,6 +189,7 @@ private final class Transfer: @unchecked Sendable {
     private var strings: [UnsafeMutablePointer<CChar>] = []
     var requestBody: [UInt8] = []
     var readOffset = 0
+    /// The first `CurlDriver.maxResponseBytes` of the answer's body.
     var responseBody: [UInt8] = []
     var responseHeaders: [String: String] = [:]
     var started = ContinuousClock.now
@@ -316,9 +322,13 @@ private func transfer(_ pointer: UnsafeMutableRawPointer?) -> Transfer {
 private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
     data, size, count, user in
     let bytes = size * count
-    if let data, bytes > 0 {
-        data.withMemoryRebound(to: UInt8.self, capacity: bytes) { pointer in
-            transfer(user).responseBody.append(contentsOf: UnsafeBufferPointer(start: pointer, count: bytes))
+    let transfer = transfer(user)
+    // Past the limit the rest is read and dropped: the status still counts, and a provider (or whoever answers in its
+    // place) cannot make the notifier hold an answer of any size.
+    let kept = min(bytes, CurlDriver.maxResponseBytes - transfer.responseBody.count)
+    if let data, kept > 0 {
+        data.withMemoryRebound(to: UInt8.self, capacity: kept) { pointer in
+            transfer.responseBody.append(contentsOf: UnsafeBufferPointer(start: pointer, count: kept))
         }
     }
     return bytes

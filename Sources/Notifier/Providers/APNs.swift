@@ -126,6 +126,10 @@ struct APNsProvider: DeliveryProvider {
         guard collapse.utf8.count <= 64 else {
             throw APNsRequestProblem(reason: "BadCollapseId: collapse_id is \(collapse.utf8.count) bytes, at most 64")
         }
+        // A header value: a line break or another control character would end it and start another header.
+        guard !collapse.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw APNsRequestProblem(reason: "BadCollapseId: collapse_id holds a control character (a line break?)")
+        }
         headers.append(("apns-collapse-id", collapse))
         return HTTPRequest(
             method: "POST", url: "\(host)/3/device/\(attempt.target.address)", headers: headers, body: payload,

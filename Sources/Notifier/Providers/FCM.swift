@@ -117,7 +117,10 @@ struct FCMProvider: DeliveryProvider {
     /// `https://fcm.googleapis.com` (or the simulator).
     let baseURL: String
     let maxInFlight: Int
-    var timeout: Duration = .seconds(10)
+    var timeout: Duration = HTTPRequest.defaultTimeout
+
+    /// The longest one attempt may take: an OAuth token fetched first (its request's timeout), then the send's.
+    static var longestAttempt: Duration { HTTPRequest.defaultTimeout * 2 }
 
     func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
         let accessToken: String

@@ -19,13 +19,15 @@ struct SMSProvider: DeliveryProvider {
     let name = "sms"
     let driver: CurlDriver
     let settings: Settings
+    /// A project's own sending number (`sms_from`), else `settings.from`.
+    var senders: SMSSenders?
     var maxInFlight: Int { settings.maxInFlight }
 
     func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
         let request = HTTPRequest(
             url: settings.url, headers: [("content-type", "application/x-www-form-urlencoded")],
             body: FormEncoding.encode([
-                ("To", attempt.target.address), ("From", settings.from), ("Body", attempt.request.content["text"] ?? ""),
+                ("To", attempt.target.address), ("From", senders?.from(project: attempt.request.project) ?? settings.from), ("Body", attempt.request.content["text"] ?? ""),
             ]),
             timeout: settings.timeout, user: settings.account, password: settings.token)
         switch await driver.perform(request) {

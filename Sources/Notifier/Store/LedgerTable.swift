@@ -52,12 +52,17 @@ struct LedgerTable {
             arguments: [sendID, targetID, channel.rawValue, profileKey, state.rawValue, time, reason, time])
     }
 
-    private static let recoverSQL =
-        "UPDATE ledger SET state = '\(LedgerState.pending.rawValue)' WHERE state = '\(LedgerState.sending.rawValue)'"
+    private static let recoverSQL = """
+        UPDATE ledger SET state = '\(LedgerState.pending.rawValue)',
+            due_at = max(due_at, strftime('%Y-%m-%dT%H:%M:%fZ', updated_at, ?))
+        WHERE state = '\(LedgerState.sending.rawValue)'
+        """
 
-    /// Rows left `sending` by a stop are attempted again; returns how many.
-    func recoverInFlight() throws -> Int {
-        try db.execute(sql: Self.recoverSQL)
+    /// Rows left `sending` by a stop are attempted again, not before `inDoubt` after their attempt began: its answer
+    /// may still come (the other instance that made it, restored from the changelog, may be alive and report it, which
+    /// finishes the row), and only once the provider's timeout has passed can nobody be waiting for it. Returns how many.
+    func recoverInFlight(inDoubt: Duration) throws -> Int {
+        try db.execute(sql: Self.recoverSQL, arguments: ["+\(Double(inDoubt.milliseconds) / 1000) seconds"])
         return db.changesCount
     }
 

@@ -17,12 +17,14 @@ struct OpApplier {
     static let updateOnlyDropped = Counter(label: "herald_update_only_dropped_total")
 
     private var identity: IdentityMoves { IdentityMoves(db: db, write: write) }
+    private var caps: ProfileCaps { ProfileCaps(db: db, limits: config.projects[write.project]?.profileLimits ?? ProfileLimits()) }
 
     func apply(_ plan: Route.Plan, _ effects: inout WriteEffects) throws {
         switch plan {
         case .op(let attach, let optedOut):
             guard try !skipsMissingProfile() else { return }
             if attach {
+                guard try admitsInstallation(&effects) else { return }
                 try identity.attach(&effects)
                 effects.changed([.everything])
             }
@@ -50,6 +52,17 @@ struct OpApplier {
         }
     }
 
+    /// Whether the write's installation may join its profile (`profile_limits.installations`); else the write is
+    /// refused whole, with a dead letter.
+    private func admitsInstallation(_ effects: inout WriteEffects) throws -> Bool {
+        guard let installationID = write.installationID else { return true }
+        guard try caps.admitsInstallation(installationID, key: write.profileKey) else {
+            effects.output(caps.refusal(write, .installations, [installationID]))
+            return false
+        }
+        return true
+    }
+
     /// Braze's "update only" mode: a write flagged `update_existing_only` for a profile that does not exist is dropped
     /// (counted), never creating it.
     private func skipsMissingProfile() throws -> Bool {
@@ -72,25 +85,38 @@ struct OpApplier {
         let installation = InstallationWrites(db: db, write: write)
         switch write.payload {
         case .identify:
+            guard try admitsInstallation(&effects) else { return }
             try identity.attach(&effects)
             effects.changed([.everything])
         case .profileUpdate(let update):
             try touch(&effects)
             let edits = ProfileEdits(db)
             if let profile = update.profile {
+                let (admitted, refused) = try caps.admit(profile, key: key)
+                if !refused.isEmpty { effects.output(caps.refusal(write, .attributes, refused)) }
                 let limits = config.projects[write.project]?.arrayLimits ?? [:]
-                if try edits.applyProfile(key, profile, at: write.receivedAt, arrayLimits: limits) { effects.contactChanged(key) }
-                effects.changed(ProfileEdits.changeKeys(profile))
+                if try edits.applyProfile(key, admitted, at: write.receivedAt, arrayLimits: limits) { effects.contactChanged(key) }
+                effects.changed(ProfileEdits.changeKeys(admitted))
             }
+            var refusedEvents: [String] = []
             for (index, event) in (update.events ?? []).enumerated() {
+                guard try caps.admitsEvent(event.name, key: key) else {
+                    refusedEvents.append(event.name)
+                    continue
+                }
                 let attributes = try edits.applyEvent(key, event, receivedAt: write.receivedAt)
                 effects.eventApplied(name: event.name, attributes: attributes, label: event.label, index: index)
             }
+            if !refusedEvents.isEmpty { effects.output(caps.refusal(write, .eventNames, refusedEvents)) }
         case .event(let event):
+            guard try caps.admitsEvent(event.name, key: key) else { return effects.output(caps.refusal(write, .eventNames, [event.name])) }
             try touch(&effects)
             let attributes = try ProfileEdits(db).applyEvent(key, event, receivedAt: write.receivedAt)
             effects.eventApplied(name: event.name, attributes: attributes, label: event.label, index: nil)
         case .purchase(let purchase):
+            guard try caps.admitsProduct(purchase.productID, key: key) else {
+                return effects.output(caps.refusal(write, .productIDs, [purchase.productID]))
+            }
             try touch(&effects)
             let attributes = try Purchases(db).apply(key, purchase, receivedAt: write.receivedAt)
             effects.eventApplied(name: Purchases.eventName, attributes: attributes, label: nil, index: nil)

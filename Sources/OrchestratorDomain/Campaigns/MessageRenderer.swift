@@ -10,10 +10,9 @@ struct MessageRenderer {
     let rules: EngagementRules
     let now: Date
 
-    /// 32 hex characters of SHA-256 over campaign, step, profile and occurrence.
+    /// 32 hex characters of SHA-256 over campaign, step, profile and occurrence (`SendIDDerivation.campaign`).
     static func sendID(campaign: String, step: String, profileKey: String, occurrence: String) -> String {
-        let digest = SHA256.hash(data: Data("\(campaign)\u{0}\(step)\u{0}\(profileKey)\u{0}\(occurrence)".utf8))
-        return digest.prefix(16).hexString
+        SendIDDerivation.campaign(campaign: campaign, step: step, profileKey: profileKey, occurrence: occurrence)
     }
 
     /// The send request of one message, whole: every placeholder has a value or a default, or nothing is sent.
@@ -44,7 +43,7 @@ struct MessageRenderer {
                 throw TemplateError(offset: 0, message: "\(field): \(error.message)")
             }
             // A line break in a header field would start another header (a `Bcc:` added by a profile value).
-            if message.channel == .email, Self.headerFields.contains(name), rendered.contains(where: \.isNewline) {
+            if Self.headerFields[message.channel]?.contains(name) == true, rendered.contains(where: \.isNewline) {
                 throw TemplateError(offset: 0, message: "\(field): a line break in a header field")
             }
             content[name] = rendered
@@ -88,8 +87,8 @@ struct MessageRenderer {
         return send
     }
 
-    /// Email fields that become message headers.
-    static let headerFields: Set<String> = ["subject", "from", "reply_to"]
+    /// Fields that become message or request headers: an email's, and a push's `apns-collapse-id`.
+    static let headerFields: [MessageChannel: Set<String>] = [.email: ["subject", "from", "reply_to"], .push: ["collapse_id"]]
 
     func failure(_ campaign: CampaignDefinition, step: String, key: String, occurrence: String, reason: String) -> PendingOutput {
         Logger(label: "herald.campaigns").warning(

@@ -22,7 +22,7 @@ struct TransactionalPushes {
         let payload = push.payload.map { members in Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 }) }
         let app = push.app
         var send = SendRequest(
-            sendID: MessageRenderer.sendID(campaign: "push_send", step: "push", profileKey: key, occurrence: write.id),
+            sendID: SendIDDerivation.of(push, receivedAt: write.receivedAt).transactional(key: key, recordID: write.id),
             project: write.project, profileKey: key, customID: write.customID, channel: .push,
             marketing: false, app: app, campaign: push.campaign ?? "transactional", step: "push",
             occurrence: write.id, template: "api", language: "default", content: content, payload: payload,

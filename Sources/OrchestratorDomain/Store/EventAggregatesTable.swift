@@ -53,6 +53,17 @@ struct EventAggregatesTable {
             ])
     }
 
+    /// How many event names the profile has.
+    func count(_ key: String) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM event_aggregates WHERE profile_key = ?"), arguments: [key]) ?? 0
+    }
+
+    func has(_ key: String, name: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM event_aggregates WHERE profile_key = ? AND name = ?)"),
+            arguments: [key, name]) ?? false
+    }
+
     func get(_ key: String, name: String) throws -> EventAggregate? {
         try Row.fetchOne(
             db.cachedStatement(sql: "SELECT * FROM event_aggregates WHERE profile_key = ? AND name = ?"), arguments: [key, name]

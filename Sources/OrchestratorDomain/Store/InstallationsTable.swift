@@ -139,6 +139,11 @@ struct InstallationsTable {
     // MARK: A profile's installations
 
     /// The profile's installation ids, in order.
+    /// How many installations the profile holds.
+    func count(_ key: String) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM installations WHERE profile_key = ?"), arguments: [key]) ?? 0
+    }
+
     func ids(_ key: String) throws -> [String] {
         try String.fetchAll(
             db.cachedStatement(sql: "SELECT installation_id FROM installations WHERE profile_key = ? ORDER BY installation_id"),

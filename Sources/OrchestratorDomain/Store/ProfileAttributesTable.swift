@@ -32,6 +32,17 @@ struct ProfileAttributesTable {
             arguments: [key, name, type, value, time])
     }
 
+    /// How many attributes the profile has.
+    func count(_ key: String) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM profile_attributes WHERE profile_key = ?"), arguments: [key]) ?? 0
+    }
+
+    func has(_ key: String, name: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM profile_attributes WHERE profile_key = ? AND name = ?)"),
+            arguments: [key, name]) ?? false
+    }
+
     func delete(_ key: String, name: String) throws {
         try db.executeCached(sql: "DELETE FROM profile_attributes WHERE profile_key = ? AND name = ?", arguments: [key, name])
     }

@@ -44,6 +44,17 @@ struct PurchaseAggregatesTable {
             ])
     }
 
+    /// How many products the profile bought.
+    func count(_ key: String) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM purchase_aggregates WHERE profile_key = ?"), arguments: [key]) ?? 0
+    }
+
+    func has(_ key: String, product: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM purchase_aggregates WHERE profile_key = ? AND product_id = ?)"),
+            arguments: [key, product]) ?? false
+    }
+
     /// Every product's aggregate of a profile, in product order.
     func all(_ key: String) throws -> [PurchaseAggregate] {
         try Row.fetchAll(

@@ -51,6 +51,9 @@ package struct AppsCatalog: Sendable, Equatable {
         /// US dollars per unit of a currency (ISO 4217), for the revenue of purchases; USD is 1.
         package var usdRates: [String: Double] = [:]
         package var sources: [Source] = []
+        /// The number this project's SMS are sent from (E.164), when not the notifier's `HERALD_SMS_FROM`. A reply
+        /// (STOP, START) changes the subscription of the projects that send from the number it was sent to.
+        package var smsFrom: String?
     }
 
     /// Who a key belongs to.
@@ -148,6 +151,14 @@ package struct AppsCatalog: Sendable, Equatable {
             }
             var parsed = Project(id: id, restAPIKeys: restKeys, apps: parsedApps)
             try parseCompatibility(project, path: path, into: &parsed)
+            if let value = project["sms_from"] {
+                let number = try string(value, path: "\(path).sms_from")
+                do {
+                    parsed.smsFrom = try Rules.phone(number)
+                } catch {
+                    throw FormatError(path: "\(path).sms_from", message: error.message)
+                }
+            }
             try catalog.parseSources(project, path: path, into: &parsed)
             catalog.projects.append(parsed)
         }

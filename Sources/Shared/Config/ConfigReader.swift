@@ -24,7 +24,7 @@ struct ConfigReader {
         }
         guard let kind = string(node, "kind") else { return nil }
         let known: [String: [String]] = [
-            "project": ["name", "default_language", "timezone", "quiet_hours", "frequency_caps", "array_limits"],
+            "project": ["name", "default_language", "timezone", "quiet_hours", "frequency_caps", "array_limits", "profile_limits"],
             "app": ["project", "platform", "bundle_id", "categories"],
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
@@ -58,6 +58,7 @@ struct ConfigReader {
             if let window = node["quiet_hours"] { project.quietHours = quietHours(window) }
             if let caps = node["frequency_caps"] { project.frequencyCaps = frequencyCaps(caps) }
             if let limits = node["array_limits"] { project.arrayLimits = arrayLimits(limits) }
+            if let limits = node["profile_limits"] { project.profileLimits = profileLimits(limits) }
             return .project(project)
         case "app":
             guard let platform = string(node, "platform") else { return nil }
@@ -425,6 +426,29 @@ struct ConfigReader {
                 continue
             }
             limits[member.key] = Int(count)
+        }
+        return limits
+    }
+
+    /// `{attributes: 500, event_names: 500, product_ids: 1000, installations: 100}`: how much one profile may hold (each
+    /// 1 to 100,000; the others keep their default).
+    mutating func profileLimits(_ node: ConfigNode) -> ProfileLimits {
+        var limits = ProfileLimits()
+        guard case .object = node.value else {
+            fail(node, "profile_limits: expected a mapping of limits (\(ProfileLimits.Kind.allCases.map(\.rawValue).joined(separator: ", "))), found \(node.typeName)")
+            return limits
+        }
+        for member in node.members {
+            guard let kind = ProfileLimits.Kind(rawValue: member.key) else {
+                fail(member.node, "profile_limits.\(member.key): expected one of \(ProfileLimits.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                continue
+            }
+            guard case .number(let count) = member.node.value, count == count.rounded(), (1...Double(ProfileLimits.largest)).contains(count)
+            else {
+                fail(member.node, "profile_limits.\(member.key): expected a whole number, 1 to \(ProfileLimits.largest)")
+                continue
+            }
+            limits[kind] = Int(count)
         }
         return limits
     }

@@ -170,6 +170,8 @@ package struct ProjectDefinition: Sendable {
     package var frequencyCaps: [FrequencyCap] = []
     /// The most items an array attribute keeps, where it is not 25 (`array_limits`, Braze's per-attribute maximum).
     package var arrayLimits: [String: Int] = [:]
+    /// How much one profile may hold (`profile_limits`).
+    package var profileLimits = ProfileLimits()
     package static let defaultArrayLimit = 25
     package static let largestArrayLimit = 100
     package var origin: ConfigOrigin

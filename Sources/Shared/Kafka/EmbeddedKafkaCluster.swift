@@ -52,6 +52,27 @@ package final class EmbeddedKafkaCluster: Sendable {
         for spec in specs { try createTopic(spec) }
     }
 
+    /// The Kafka protocol's request kinds whose answers a test may replace with errors.
+    package enum RequestKind: Int16, Sendable {
+        case produce = 0
+        case joinGroup = 11
+        case syncGroup = 14
+    }
+
+    /// Errors a test may answer requests with (Kafka protocol error codes).
+    package enum RequestError: Int32, Sendable {
+        case notCoordinator = 16
+        case rebalanceInProgress = 27
+    }
+
+    /// Answers the next `count` requests of `kind`, to any broker, with `error`.
+    package func pushRequestErrors(_ kind: RequestKind, _ error: RequestError, count: Int) {
+        var errors = [rd_kafka_resp_err_t](repeating: rd_kafka_resp_err_t(rawValue: error.rawValue), count: count)
+        errors.withUnsafeMutableBufferPointer { buffer in
+            rd_kafka_mock_push_request_errors_array(cluster.pointer, kind.rawValue, buffer.count, buffer.baseAddress)
+        }
+    }
+
     /// Disconnects a broker and refuses new connections to it, until `setBrokerUp`.
     ///
     /// librdkafka 2.0.2's mock closes the broker's listener and binds its port again at once (to keep it), and aborts

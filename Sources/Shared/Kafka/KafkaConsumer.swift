@@ -54,6 +54,8 @@ package final class KafkaConsumer: Sendable {
     private struct State {
         var assignment: Set<TopicPartition> = []
         var joined = false
+        /// An assignment event has come, so librdkafka has its assignor's state (confluentinc/librdkafka#4312).
+        var assignmentReceived = false
         var pending: [RawEvent] = []
         var stopRequested = false
         var iterating = false
@@ -298,9 +300,21 @@ package final class KafkaConsumer: Sendable {
         } catch {
             logger.warning("consumer did not leave the group cleanly", metadata: ["error": "\(error)"])
         }
+        keepHandleIfDestroyWouldAbort()
         await runtime.stop()
         await reporter?.shutdown()
         logger.info("consumer closed")
+    }
+
+    /// librdkafka before 2.3.0 aborts when a cooperative-sticky consumer that joined its group but never received an
+    /// assignment is destroyed (confluentinc/librdkafka#4312: a notifier stopping while the broker went away died of
+    /// SIGABRT). Such a handle, already closed, is left to the process's exit instead (`KafkaTests/closeBeforeAssignment`).
+    private func keepHandleIfDestroyWouldAbort() {
+        guard LibRdKafka.destroyBeforeAssignmentAborts, !state.withLock({ $0.assignmentReceived }) else { return }
+        logger.warning(
+            "consumer closed before its first assignment: its handle is not destroyed (librdkafka#4312)",
+            metadata: ["librdkafka": .string(LibRdKafka.version)])
+        runtime.keepHandleAtStop()
     }
 
     // MARK: Iteration
@@ -371,6 +385,7 @@ package final class KafkaConsumer: Sendable {
     }
 
     private func handleAssign(_ partitions: [TopicPartition]) async throws {
+        state.withLock { $0.assignmentReceived = true }
         let added = expand(partitions)
         let starts = try await listener.partitionsAssigned(added)
         let entries = added.map { ($0, (starts[$0] ?? .committed).rawOffset) }
@@ -394,6 +409,7 @@ package final class KafkaConsumer: Sendable {
     /// An assignment that comes while the consumer closes: accepted without opening anything (the group's protocol
     /// needs the answer), and revoked by the close that follows.
     private func acknowledgeWhileClosing(_ partitions: [TopicPartition]) async {
+        state.withLock { $0.assignmentReceived = true }
         let added = expand(partitions)
         do {
             try await runtime.perform { [runtime] in

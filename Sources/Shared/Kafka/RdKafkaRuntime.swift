@@ -84,6 +84,8 @@ final class RdKafkaRuntime: @unchecked Sendable {
         var leases = 0
         /// Set under the lock before the queues and handle are freed: nobody touches them after that.
         var destroying = false
+        /// The handle is left to the process's exit instead of destroyed (`keepHandleAtStop`).
+        var keepHandle = false
     }
 
     /// Creates the handle. `events` is the `rd_kafka_conf_set_events` mask; logs always go through `logger`.
@@ -184,6 +186,10 @@ final class RdKafkaRuntime: @unchecked Sendable {
         }
     }
 
+    /// Makes `stop()` leave the handle undestroyed, for a handle whose destruction would abort the process (a consumer
+    /// of a librdkafka with #4312 that never received an assignment: `LibRdKafka.destroyBeforeAssignmentAborts`).
+    func keepHandleAtStop() { state.withLock { $0.keepHandle = true } }
+
     /// Wakes the runtime thread's poll (and a command blocked on an extra queue). Safe at any time.
     func wake() {
         state.withLock { state in
@@ -227,7 +233,9 @@ final class RdKafkaRuntime: @unchecked Sendable {
         state.withLock { $0.destroying = true }
         for queue in wakeQueues { rd_kafka_queue_destroy(queue) }
         rd_kafka_queue_destroy(mainQueue)
-        if destroyFlags != 0 {
+        if state.withLock({ $0.keepHandle }) {
+            // Left to the process's exit (`keepHandleAtStop`): its threads stay until then, idle once closed.
+        } else if destroyFlags != 0 {
             rd_kafka_destroy_flags(handle, destroyFlags)
         } else {
             rd_kafka_destroy(handle)

@@ -100,16 +100,23 @@ package struct TransactionalPush: Sendable, Equatable {
     package var app: String?
     /// A raw token's APNs environment.
     package var environment: String?
+    /// How the send id is derived from the record (`send_id_version`, written by the ingest since version 2): a record
+    /// applied again after an upgrade that changed the derivation still gets the id it had, so the notifier's ledger
+    /// dedupes it. nil on records written before the field: their receipt time says which (`SendIDDerivation`).
+    package var sendIDVersion: Int?
+    /// What the ingest writes now (the orchestrator's `SendIDDerivation` has every version).
+    package static let currentSendIDVersion = 2
 
     package init(
         campaign: String?, notification: [JSONMember], payload: [JSONMember]? = nil, app: String? = nil,
-        environment: String? = nil
+        environment: String? = nil, sendIDVersion: Int? = nil
     ) {
         self.campaign = campaign
         self.notification = notification
         self.payload = payload
         self.app = app
         self.environment = environment
+        self.sendIDVersion = sendIDVersion
     }
 }
 
@@ -176,6 +183,7 @@ extension TransactionalPush {
         if let payload { members.append(JSONMember("payload", .object(payload))) }
         if let app { members.append(JSONMember("app", .string(app))) }
         if let environment { members.append(JSONMember("environment", .string(environment))) }
+        if let sendIDVersion { members.append(JSONMember("send_id_version", .number(String(sendIDVersion)))) }
         return .object(members)
     }
 
@@ -188,6 +196,6 @@ extension TransactionalPush {
         self.init(
             campaign: try object.optionalString("campaign"), notification: notification.members,
             payload: try object.optionalObject("payload")?.members, app: try object.optionalString("app"),
-            environment: try object.optionalString("environment"))
+            environment: try object.optionalString("environment"), sendIDVersion: try object.optionalInt("send_id_version"))
     }
 }

@@ -56,6 +56,17 @@ package struct WireObject {
         }
     }
 
+    /// A whole number (absent or null: nil).
+    package func optionalInt(_ name: String) throws(WireError) -> Int? {
+        switch value(name) {
+        case nil, .null?: return nil
+        case .number(let literal)?:
+            guard let number = Int(literal) else { throw mismatch(name, "a whole number") }
+            return number
+        default: throw mismatch(name, "a whole number")
+        }
+    }
+
     package func double(_ name: String) throws(WireError) -> Double {
         guard let number = try optionalDouble(name) else { throw WireError(reason: "\(path(name)): missing") }
         return number

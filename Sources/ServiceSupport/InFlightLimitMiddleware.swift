@@ -8,18 +8,23 @@ import Synchronization
 /// flood of slow clients grows memory without bound; counting requests alone let 256 bodies of 2 MiB in at once. A
 /// request reserves its `Content-Length`, or the body limit when it has none (a chunked body), and releases it when
 /// answered; one request always gets in, so that a body up to the limit can be sent to an idle ingest.
-struct InFlightLimitMiddleware: RouterMiddleware {
-    typealias Context = IngestContext
-
+///
+/// Every service's HTTP endpoints have one (the ingest's writes; the notifier's inbox, unsubscribe and SMS webhook).
+package struct InFlightLimitMiddleware<Context: RequestContext>: RouterMiddleware {
     let limit: Int
     let byteLimit: Int
     let maxBodyBytes: Int
+    /// Counts the requests refused (`herald_ingest_overloaded_total`, `herald_notifier_overloaded_total`).
+    let refusals: Metrics.Counter
+    let service: String
     private let inFlight = Counters()
 
-    init(limit: Int, byteLimit: Int = .max, maxBodyBytes: Int = .max) {
+    package init(service: String, limit: Int, byteLimit: Int = .max, maxBodyBytes: Int = .max) {
         self.limit = limit
         self.byteLimit = byteLimit
         self.maxBodyBytes = maxBodyBytes
+        self.service = service
+        refusals = Metrics.Counter(label: "herald_\(service)_overloaded_total")
     }
 
     final class Counters: Sendable {
@@ -27,7 +32,7 @@ struct InFlightLimitMiddleware: RouterMiddleware {
         let bytes = Atomic<Int>(0)
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         let declared = request.headers[.contentLength].flatMap { Int($0) }
@@ -39,11 +44,11 @@ struct InFlightLimitMiddleware: RouterMiddleware {
             inFlight.bytes.subtract(reserved, ordering: .relaxed)
         }
         guard requests <= limit, bytes <= byteLimit || requests == 1 else {
-            Metrics.Counter(label: "herald_ingest_overloaded_total").increment()
+            refusals.increment()
             let what = requests > limit ? "\(limit) requests" : "\(byteLimit) bytes of request bodies"
-            throw APIError(
-                status: .serviceUnavailable, code: "overloaded",
-                message: "this ingest is handling \(what) already; retry shortly", headers: [.retryAfter: "1"])
+            var response = Response.jsonError(.serviceUnavailable, "overloaded", "this \(service) is handling \(what) already; retry shortly")
+            response.headers[.retryAfter] = "1"
+            return response
         }
         return try await next(request, context)
     }
