@@ -35,6 +35,10 @@ package actor PartitionOwner: KafkaRebalanceListener {
     private let logger: Logger
     /// How long a revocation waits for the partition's work in progress (nil: until it is done).
     private let drainTimeout: Duration?
+    /// The most one assignment spends restoring inside the rebalance callback: the consumer does not poll meanwhile,
+    /// and past `max.poll.interval.ms` (300 s) the group would drop the member. Partitions still restoring then are
+    /// assigned held, and their restores go on outside the callback (`restoreLater`).
+    private let restoreBudget: Duration
     private nonisolated let hooksBox = Mutex(WeakHooks())
     private var hooks: (any PartitionHooks)? { hooksBox.withLock { $0.hooks } }
 
@@ -67,6 +71,8 @@ package actor PartitionOwner: KafkaRebalanceListener {
     private let changelog: ChangelogSettings?
     /// Partitions whose restore should stop (revoked while restoring; read by the restore between transactions).
     private nonisolated let restoreStops = RestoreStops()
+    /// Restores going on outside the rebalance callback (`restoreLater`), until they end.
+    private var laterRestores: [Int32: Task<Void, Never>] = [:]
     /// Lost partitions: their outbox is still produced, but not their changelog (the new owner writes it now).
     private var changelogHeld: Set<Int32> = []
     /// The failures of paused partitions, and when each is tried again.
@@ -77,8 +83,10 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     package init(
         directory: String, service: String, migrator: DatabaseMigrator, publisher: any OutboxPublisher,
-        changelog: ChangelogSettings? = nil, drainTimeout: Duration? = nil, logger: Logger
+        changelog: ChangelogSettings? = nil, drainTimeout: Duration? = nil, restoreBudget: Duration = .seconds(60),
+        logger: Logger
     ) {
+        self.restoreBudget = restoreBudget
         self.directory = directory
         self.service = service
         self.migrator = migrator
@@ -195,11 +203,15 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     package func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
         var starts: [TopicPartition: KafkaStartOffset] = [:]
+        let deadline = ContinuousClock.now + restoreBudget
         for number in Set(partitions.map(\.partition)).sorted() {
             let assigned = partitions.filter { $0.partition == number }
             do {
-                let database = try await openPartition(number, assigned: assigned)
+                let database = try await openPartition(number, assigned: assigned, restoreUntil: deadline)
                 starts.merge(try await Self.starts(of: assigned, in: database)) { $1 }
+            } catch is RestoreDeferred {
+                for tp in assigned { starts[tp] = .held }
+                restoreLater(number)
             } catch let error as RestoreInterrupted {
                 logger.info("partition restore interrupted", metadata: ["partition": "\(error.partition)"])
             } catch {
@@ -216,18 +228,30 @@ package actor PartitionOwner: KafkaRebalanceListener {
     }
 
     /// The partition's database, restored, opened and handed to the service's hooks, then running (unless it was
-    /// open already).
-    private func openPartition(_ number: Int32, assigned: [TopicPartition]) async throws -> PartitionDatabase {
+    /// open already). A restore still running at `restoreUntil` stops there (what it applied saved) and throws
+    /// `RestoreDeferred`: the partition stays `restoring`.
+    private func openPartition(
+        _ number: Int32, assigned: [TopicPartition], restoreUntil deadline: ContinuousClock.Instant? = nil
+    ) async throws -> PartitionDatabase {
         if let open = slots[number]?.database {
             slots[number]?.topics = assigned
             return open
         }
+        // A restore of this number still ending outside the callback (revoked, then assigned again): the database is
+        // one file, restored by one at a time.
+        if deadline != nil, let earlier = laterRestores[number] { await earlier.value }
         slots[number] = Slot(state: changelog == nil ? .opening : .restoring, topics: assigned)
         let database: PartitionDatabase
         do {
-            database = try await openCaughtUp(number)
+            database = try await openCaughtUp(number, until: deadline)
         } catch {
-            if error is RestoreInterrupted { slots.removeValue(forKey: number) }
+            if error is RestoreInterrupted {
+                // Still assigned (a revocation removes the slot): it was the budget that ended it.
+                if let deadline, slots[number]?.state == .restoring, ContinuousClock.now >= deadline {
+                    throw RestoreDeferred(partition: number)
+                }
+                slots.removeValue(forKey: number)
+            }
             throw error
         }
         guard slots[number] != nil else {
@@ -254,8 +278,9 @@ package actor PartitionOwner: KafkaRebalanceListener {
         return database
     }
 
-    /// Opens a partition's database; with a changelog, level with it first (`PartitionCatchUp`).
-    private func openCaughtUp(_ number: Int32) async throws -> PartitionDatabase {
+    /// Opens a partition's database; with a changelog, level with it first (`PartitionCatchUp`), stopping at
+    /// `deadline` if it comes first.
+    private func openCaughtUp(_ number: Int32, until deadline: ContinuousClock.Instant?) async throws -> PartitionDatabase {
         guard let changelog else {
             return try PartitionDatabase.open(directory: directory, partition: number, migrator: migrator)
         }
@@ -263,7 +288,47 @@ package actor PartitionOwner: KafkaRebalanceListener {
         defer { restoreStops.set.withLock { _ = $0.remove(number) } }
         let stops = restoreStops
         let catchUp = PartitionCatchUp(directory: directory, migrator: migrator, changelog: changelog, logger: logger)
-        return try await catchUp.open(number) { stops.set.withLock { $0.contains(number) } }
+        return try await catchUp.open(number) {
+            stops.set.withLock { $0.contains(number) } || deadline.map { ContinuousClock.now >= $0 } == true
+        }
+    }
+
+    /// A restore the rebalance callback had no time for goes on here, outside it, while the consumer polls the
+    /// member's other partitions; once open, the partition is resumed from its stored offsets between two batches. A
+    /// revocation meanwhile stops it as it stops any restore; a database that fails is paused and retried.
+    private func restoreLater(_ number: Int32) {
+        logger.info("partition restore goes on outside the rebalance", metadata: ["partition": "\(number)"])
+        laterRestores[number] = Task {
+            await self.finishRestore(number)
+            await self.restoreEnded(number)
+        }
+    }
+
+    private func restoreEnded(_ number: Int32) { laterRestores[number] = nil }
+
+    private func finishRestore(_ number: Int32) async {
+        guard let slot = slots[number], slot.state == .restoring else { return }
+        let topics = slot.topics
+        do {
+            let database = try await openPartition(number, assigned: topics)
+            let starts = try await Self.starts(of: topics, in: database)
+            flow?.betweenBatches { await self.resumeRestored(number, topics: topics, at: starts) }
+        } catch is RestoreInterrupted {
+            logger.info("partition restore interrupted", metadata: ["partition": "\(number)"])
+        } catch {
+            slots[number] = Slot(state: .paused, topics: topics, database: slots[number]?.database)
+            paused(number, error: error)
+        }
+    }
+
+    private func resumeRestored(_ number: Int32, topics: [TopicPartition], at starts: [TopicPartition: KafkaStartOffset]) async {
+        guard slots[number]?.state == .running, slots[number]?.topics == topics else { return }
+        do {
+            try await flow?.resume(topics, at: starts)
+            logger.info("partition restored outside the rebalance, resumed", metadata: ["partition": "\(number)"])
+        } catch {
+            await pause(number, error: error)
+        }
     }
 
     package func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
@@ -480,4 +545,9 @@ package actor PartitionOwner: KafkaRebalanceListener {
 /// The partitions whose restore should stop (read by the restore between its transactions).
 private final class RestoreStops: Sendable {
     let set = Mutex(Set<Int32>())
+}
+
+/// A restore stopped by the rebalance callback's budget, the partition still assigned: it goes on outside the callback.
+struct RestoreDeferred: Error {
+    var partition: Int32
 }

@@ -38,6 +38,56 @@ final class InMemoryChangelog: OutboxPublisher, ChangelogSource {
     }
 }
 
+/// A changelog as Kafka's log cleaner leaves a compacted topic: the newest record of each key, at its offset, and no
+/// tombstones. Every commit record shares one key, so one is left.
+final class CompactedChangelog: ChangelogSource {
+    let records: [KafkaRecord]
+    let end: Int64
+
+    init(_ log: [KafkaRecord]) {
+        var newest: [[UInt8]: Int64] = [:]
+        for record in log { newest[record.key ?? []] = record.offset }
+        records = log.filter { newest[$0.key ?? []] == $0.offset && $0.value != nil }
+        end = (log.last?.offset ?? -1) + 1
+    }
+
+    func watermarks(_ partition: TopicPartition) async throws -> (low: Int64, high: Int64) { (0, end) }
+
+    func read(_ partition: TopicPartition, from start: Int64, until end: Int64, _ body: ([KafkaRecord]) async throws -> Void)
+        async throws
+    {
+        // The first record at or after `start` (offsets grow, with gaps).
+        var low = 0
+        var high = records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if records[middle].offset < start { low = middle + 1 } else { high = middle }
+        }
+        var index = low
+        while index < records.count, records[index].offset < end {
+            var chunkEnd = index
+            while chunkEnd < records.count, chunkEnd - index < 5000, records[chunkEnd].offset < end { chunkEnd += 1 }
+            try await body(Array(records[index..<chunkEnd]))
+            index = chunkEnd
+        }
+    }
+}
+
+/// This process's resident memory and its peak (`VmRSS`, `VmHWM`), in MiB; `resetPeak` starts the peak again from now
+/// (`/proc/self/clear_refs`), so that one step's peak can be read.
+enum ResidentMemory {
+    static func read() -> (current: Double, peak: Double) {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> Double {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
+            return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+        }
+        return (field("VmRSS"), field("VmHWM"))
+    }
+
+    static func resetPeak() { try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8) }
+}
+
 /// Not a test: figures for scripts/bench/restore (runs only with HERALD_BENCH=1, in release).
 @Suite("Restore benchmark", .enabled(if: ProcessInfo.processInfo.environment["HERALD_BENCH"] != nil), .serialized)
 struct RestoreBenchmark {
@@ -125,6 +175,27 @@ struct RestoreBenchmark {
         printFigure("changelog_bytes_per_profile", Double(bytes / Self.profiles), unit: "bytes", goal: "-")
         printFigure("takeover_seconds_\(Self.profiles)", takeoverSeconds, unit: "s", goal: "-")
         await owner.partitionsRevoked([TopicPartition(HeraldTopic.ingest.name, 0)], lost: false)
+
+        // The same partition from the log as a compacted topic keeps it: memory the restore takes above what the
+        // process held before it (the logs themselves are in memory here, before and after).
+        let compacted = CompactedChangelog(records)
+        let rowRecords = compacted.records.filter { $0.keyString != ChangelogEntry.commitKey }.count
+        for (name, source) in [("compacted", compacted as any ChangelogSource), ("whole", log as any ChangelogSource)] {
+            let restorer = PartitionOwner(
+                directory: temporaryDirectory(), service: "orchestrator", migrator: OrchestratorSchema.migrator, publisher: log,
+                changelog: ChangelogSettings(topic: Self.topic, source: source), logger: Self.logger)
+            let before = ResidentMemory.read().current
+            ResidentMemory.resetPeak()
+            let started = ContinuousClock.now
+            _ = try await restorer.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
+            let seconds = (ContinuousClock.now - started).timeInterval
+            let peak = ResidentMemory.read().peak - before
+            let restoredRows = try await restorer.database(0)!.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM profiles") ?? 0 }
+            #expect(restoredRows == Self.profiles)
+            print("  restore of the \(name) log     \(name == "compacted" ? rowRecords : records.count) records in \(String(format: "%.1f", seconds)) s, peak \(Int(peak)) MiB above the process before it")
+            printFigure("restore_peak_mib_\(name)_\(Self.profiles)", peak, unit: "MiB", goal: "-")
+            await restorer.partitionsRevoked([TopicPartition(HeraldTopic.ingest.name, 0)], lost: false)
+        }
 
         try await Self.throughBroker(records)
     }

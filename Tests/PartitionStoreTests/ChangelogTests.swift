@@ -13,6 +13,8 @@ import Testing
 final class MemoryBroker: OutboxPublisher, ChangelogSource {
     private struct State {
         var logs: [TopicPartition: [KafkaRecord]] = [:]
+        /// The next offset of each log (compaction leaves gaps: it is not the count).
+        var ends: [TopicPartition: Int64] = [:]
         var firstKept: [TopicPartition: Int64] = [:]
         var holdReadsAfter: Int?
         var readsHeld = false
@@ -25,7 +27,8 @@ final class MemoryBroker: OutboxPublisher, ChangelogSource {
         state.withLock { state in
             records.map { record in
                 let partition = TopicPartition(record.topic, record.partition ?? 0)
-                let offset = Int64(state.logs[partition]?.count ?? 0)
+                let offset = state.ends[partition] ?? 0
+                state.ends[partition] = offset + 1
                 state.logs[partition, default: []].append(KafkaRecord(
                     topic: record.topic, partition: partition.partition, offset: offset, key: record.key, value: record.value,
                     headers: record.headers))
@@ -35,6 +38,17 @@ final class MemoryBroker: OutboxPublisher, ChangelogSource {
     }
 
     func records(_ partition: TopicPartition) -> [KafkaRecord] { state.withLock { $0.logs[partition] ?? [] } }
+
+    /// What Kafka's log cleaner leaves of a compacted topic: the newest record of each key at its offset, and no
+    /// tombstones (deleted once `delete.retention.ms` has passed). The embedded broker never compacts.
+    func compact(_ partition: TopicPartition) {
+        state.withLock { state in
+            let log = state.logs[partition] ?? []
+            var newest: [[UInt8]: Int64] = [:]
+            for record in log { newest[record.key ?? []] = record.offset }
+            state.logs[partition] = log.filter { newest[$0.key ?? []] == $0.offset && $0.value != nil }
+        }
+    }
 
     func deleteBefore(_ offset: Int64, _ partition: TopicPartition) { state.withLock { $0.firstKept[partition] = offset } }
 
@@ -52,7 +66,7 @@ final class MemoryBroker: OutboxPublisher, ChangelogSource {
 
     func watermarks(_ partition: TopicPartition) async throws -> (low: Int64, high: Int64) {
         state.withLock { state in
-            let high = Int64(state.logs[partition]?.count ?? 0)
+            let high = state.ends[partition] ?? 0
             return (min(state.firstKept[partition] ?? 0, high), high)
         }
     }
@@ -118,6 +132,16 @@ private func owner(_ broker: MemoryBroker, _ directory: String = temporaryDirect
     PartitionOwner(
         directory: directory, service: "test", migrator: migrator, publisher: broker,
         changelog: ChangelogSettings(topic: topic, source: broker), logger: logger)
+}
+
+/// An owner with no time to restore inside the rebalance callback: every restore goes on outside it, then resumes the
+/// partition through `flow`.
+private func ownerWithoutRestoreBudget(_ broker: MemoryBroker, _ directory: String = temporaryDirectory(), flow: FakeFlow) -> PartitionOwner {
+    let owner = PartitionOwner(
+        directory: directory, service: "test", migrator: migrator, publisher: broker,
+        changelog: ChangelogSettings(topic: topic, source: broker), restoreBudget: .zero, logger: logger)
+    owner.setFlow(flow)
+    return owner
 }
 
 /// Every row of the service's tables, as text, in key order.
@@ -320,6 +344,81 @@ struct ChangelogTests {
         let (start, rows) = try await takeOver(broker)
         #expect(start == .offset(6))
         #expect(rows == expected)
+    }
+
+    @Test("a compacted changelog (the newest record of each key, one commit record left) is restored in chunks, each saving its progress, to the same rows")
+    func compactedChangelog() async throws {
+        let broker = MemoryBroker()
+        let expected = try await written(broker, offsets: 0..<1500, keys: 40)
+        let log = TopicPartition(topic, 0)
+        let before = broker.records(log).count
+        broker.compact(log)
+        let kept = broker.records(log)
+        #expect(kept.filter { $0.keyString == ChangelogEntry.commitKey }.count == 1)
+        #expect(kept.count > 3000 && kept.count < before)
+
+        // Interrupted part-way: the chunks it applied are saved (grouping rows by the commits after them held all of
+        // them until the one commit left, at the end, and saved nothing).
+        let directory = temporaryDirectory()
+        let second = owner(broker, directory)
+        broker.holdReads(after: 2500)
+        let assigning = Task { try await second.partitionsAssigned(inputs) }
+        try await waitUntil("the restore to hold") { broker.readsHeld }
+        await second.partitionsRevoked(inputs, lost: false)
+        broker.releaseReads()
+        #expect(try await assigning.value.isEmpty)
+        let partial = try PartitionDatabase.open(directory: directory, partition: 0, migrator: migrator, changelog: topic)
+        let position = try await partial.changelogPosition()
+        #expect(position.restoring && position.nextOffset >= 2000, "\(position)")
+        try partial.close()
+
+        // The next assignment goes on from there and ends with the rows the writer had.
+        #expect(try await second.partitionsAssigned(inputs) == [TopicPartition("in", 0): .offset(1500)])
+        #expect(try await dump(try #require(await second.database(0))) == expected)
+        await second.partitionsRevoked(inputs, lost: false)
+        // And a restore from the start agrees.
+        #expect(try await takeOver(broker).rows == expected)
+    }
+
+    @Test("a restore longer than the rebalance callback's budget goes on outside it: assigned held, then resumed from the restored offsets")
+    func restoreOutsideCallback() async throws {
+        let broker = MemoryBroker()
+        let expected = try await written(broker, offsets: 0..<300, keys: 40)
+        let events = Locked<[String]>([])
+        let flow = FakeFlow(events: events)
+        let taker = ownerWithoutRestoreBudget(broker, flow: flow)
+        // The callback returns at once: the consumer goes on polling the member's other partitions.
+        #expect(try await taker.partitionsAssigned(inputs) == [TopicPartition("in", 0): .held])
+        try await waitUntil("the partition resumed") { events.withLock { $0 }.contains { $0.hasPrefix("resume") } }
+        #expect(events.withLock { $0 }.count == 1)
+        #expect(events.withLock { $0 }.first?.contains("300") == true, "\(events.withLock { $0 })")
+        #expect(await taker.state(of: 0) == .running)
+        #expect(try await dump(try #require(await taker.database(0))) == expected)
+        await taker.partitionsRevoked(inputs, lost: false)
+    }
+
+    @Test("a restore going on outside the callback stops at a revocation; a later assignment waits for it, then finishes it")
+    func restoreOutsideCallbackRevoked() async throws {
+        let broker = MemoryBroker()
+        let expected = try await written(broker, offsets: 0..<1500, keys: 40)
+        let directory = temporaryDirectory()
+        let events = Locked<[String]>([])
+        let flow = FakeFlow(events: events)
+        let taker = ownerWithoutRestoreBudget(broker, directory, flow: flow)
+        broker.holdReads(after: 2500)
+        #expect(try await taker.partitionsAssigned(inputs) == [TopicPartition("in", 0): .held])
+        try await waitUntil("the restore outside the callback to hold") { broker.readsHeld }
+        await taker.partitionsRevoked(inputs, lost: false)
+        broker.releaseReads()
+        #expect(await taker.state(of: 0) == nil)
+        // Assigned again (budget zero again: held, then resumed once the restore ends): it waits for the first one to
+        // stop, and goes on from what it saved.
+        let starts = try await taker.partitionsAssigned(inputs)
+        #expect(starts == [TopicPartition("in", 0): .held])
+        try await waitUntil("the partition resumed") { events.withLock { $0 }.contains { $0.hasPrefix("resume") } }
+        #expect(events.withLock { $0 }.filter { $0.hasPrefix("resume") }.count == 1)
+        #expect(try await dump(try #require(await taker.database(0))) == expected)
+        await taker.partitionsRevoked(inputs, lost: false)
     }
 
     @Test("a restore interrupted by a revocation stops between transactions; the next assignment goes on from there")

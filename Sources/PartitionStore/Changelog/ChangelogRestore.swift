@@ -53,11 +53,18 @@ extension PartitionDatabase {
         }
     }
 
-    /// Applies the changelog from `start` up to `end` on this database, one committed transaction group at a time,
-    /// without capturing what it writes. `shouldStop` is asked between groups; `progress` gets the records applied and
-    /// the offset reached.
+    /// Applies the changelog from `start` up to `end` on this database, without capturing what it writes, in chunks
+    /// of `chunkSize` records, each one SQLite transaction that also saves how far it got. `shouldStop` is asked
+    /// between chunks; `progress` gets the records applied and the offset reached.
+    ///
+    /// Every row record before the log's last commit record is applied: it was committed, or it belongs to a
+    /// transaction whose writer stopped half-way, and then the next owner's restore wrote each of its keys again
+    /// (below) before committing, so a later record of the same key supersedes it. Only the rows after the last commit
+    /// wait for a commit that never came. This holds for a compacted log, where every commit record but the newest is
+    /// gone (they share the key `~commit`): grouping rows by the commits that follow them held the whole compacted
+    /// prefix in memory and wrote it in one transaction, saving progress only at the end.
     package func restore(
-        from source: any ChangelogSource, topic: String, start: Int64, end: Int64,
+        from source: any ChangelogSource, topic: String, start: Int64, end: Int64, chunkSize: Int = 2000,
         shouldStop: @escaping @Sendable () -> Bool,
         progress: @escaping @Sendable (_ records: Int, _ offset: Int64) -> Void
     ) async throws -> RestoreSummary {
@@ -67,16 +74,18 @@ extension PartitionDatabase {
                 sql: "UPDATE changelog_state SET writer = NULL, restoring = 1, next_offset = ? WHERE id = 0",
                 arguments: [start])
         }
-        var applier = ChangelogApplier()
-        var tail: [(Int64, ChangelogEntry)] = []
-        var ready: [ChangelogEntry] = []
-        var readyThrough: Int64 = start
-        var applied = 0
         let partition = self.partition
-        func applyReady() async throws {
-            guard readyThrough > start || !ready.isEmpty else { return }
-            let batch = ready
-            let next = readyThrough
+        let lastCommit = try await Self.lastCommit(in: source, TopicPartition(topic, partition), from: start, until: end)
+        var applier = ChangelogApplier()
+        var tail: [ChangelogEntry] = []
+        var chunk: [ChangelogEntry] = []
+        var through = start
+        var applied = 0
+        func applyChunk() async throws {
+            guard through > start || !chunk.isEmpty else { return }
+            if shouldStop() { throw RestoreInterrupted(partition: partition) }
+            let batch = chunk
+            let next = through
             let shapes = applier
             applier = try await writeRestoring { db in
                 var applier = shapes
@@ -85,31 +94,26 @@ extension PartitionDatabase {
                 return applier
             }
             applied += batch.count
-            ready.removeAll(keepingCapacity: true)
+            chunk.removeAll(keepingCapacity: true)
             progress(applied, next)
         }
         try await source.read(TopicPartition(topic, partition), from: start, until: end) { records in
             for record in records {
                 let entry = try ChangelogEntry.read(record)
-                if entry.change == .commit {
-                    ready.append(contentsOf: tail.map(\.1))
-                    tail.removeAll(keepingCapacity: true)
-                    readyThrough = record.offset + 1
-                } else {
-                    tail.append((record.offset, entry))
+                guard let lastCommit, record.offset <= lastCommit else {
+                    if entry.change != .commit { tail.append(entry) }
+                    continue
                 }
-            }
-            if ready.count >= 2000 {
-                if shouldStop() { throw RestoreInterrupted(partition: partition) }
-                try await applyReady()
+                if entry.change != .commit { chunk.append(entry) }
+                through = record.offset + 1
+                if chunk.count >= chunkSize { try await applyChunk() }
             }
         }
-        if shouldStop() { throw RestoreInterrupted(partition: partition) }
-        try await applyReady()
+        try await applyChunk()
         // The writer of the incomplete tail stopped in the middle of a transaction: its rows are not applied, and
         // their keys are written again as this database holds them, so that a later restore, which will read that
         // tail too, ends where this one does.
-        let tailKeys = tail.compactMap { _, entry -> (String, String)? in
+        let tailKeys = tail.compactMap { entry -> (String, String)? in
             if case .row(let table, let key, _) = entry.change { return (table, key) }
             return nil
         }
@@ -122,6 +126,28 @@ extension PartitionDatabase {
             try ChangelogCapture.startWriter(db, at: end)
         }
         return RestoreSummary(records: applied, incompleteTail: tail.count)
+    }
+
+    /// The offset of the last commit record from `start` to `end`, nil when there is none: read backwards in growing
+    /// windows from the end, where the newest transactions' commits are (a compacted log keeps only the newest).
+    static func lastCommit(in source: any ChangelogSource, _ partition: TopicPartition, from start: Int64, until end: Int64)
+        async throws -> Int64?
+    {
+        var windowEnd = end
+        var size: Int64 = 1000
+        while windowEnd > start {
+            let windowStart = max(start, windowEnd - size)
+            var found: Int64?
+            try await source.read(partition, from: windowStart, until: windowEnd) { records in
+                for record in records where record.keyString == ChangelogEntry.commitKey {
+                    found = max(found ?? record.offset, record.offset)
+                }
+            }
+            if let found { return found }
+            windowEnd = windowStart
+            size *= 4
+        }
+        return nil
     }
 }
 
