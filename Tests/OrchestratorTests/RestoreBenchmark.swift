@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import GRDB
 import HeraldTestSupport
 import Logging
@@ -73,19 +76,21 @@ final class CompactedChangelog: ChangelogSource {
     }
 }
 
-/// This process's resident memory and its peak (`VmRSS`, `VmHWM`), in MiB; `resetPeak` starts the peak again from now
-/// (`/proc/self/clear_refs`), so that one step's peak can be read.
-enum ResidentMemory {
-    static func read() -> (current: Double, peak: Double) {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        func field(_ name: String) -> Double {
-            let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
-            return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
-        }
-        return (field("VmRSS"), field("VmHWM"))
+/// How much this process's resident size grew at most while `body` ran, in MiB (`VmHWM` after
+/// `/proc/self/clear_refs` reset it, less `VmRSS` before). The heap the steps before freed is returned to the system
+/// first (`malloc_trim`): reused without growing the process, it would hide the restore's own memory.
+func peakResidentGrowth<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
+    typealias Trim = @convention(c) (Int) -> Int32
+    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
+    func status(_ name: String) -> Double {
+        let text = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
+        return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
     }
-
-    static func resetPeak() { try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8) }
+    let before = status("VmRSS")
+    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    let result = try await body()
+    return (result, status("VmHWM") - before)
 }
 
 /// Not a test: figures for scripts/bench/restore (runs only with HERALD_BENCH=1, in release).
@@ -184,15 +189,14 @@ struct RestoreBenchmark {
             let restorer = PartitionOwner(
                 directory: temporaryDirectory(), service: "orchestrator", migrator: OrchestratorSchema.migrator, publisher: log,
                 changelog: ChangelogSettings(topic: Self.topic, source: source), logger: Self.logger)
-            let before = ResidentMemory.read().current
-            ResidentMemory.resetPeak()
             let started = ContinuousClock.now
-            _ = try await restorer.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
+            let (_, peak) = try await peakResidentGrowth {
+                try await restorer.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
+            }
             let seconds = (ContinuousClock.now - started).timeInterval
-            let peak = ResidentMemory.read().peak - before
             let restoredRows = try await restorer.database(0)!.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM profiles") ?? 0 }
             #expect(restoredRows == Self.profiles)
-            print("  restore of the \(name) log     \(name == "compacted" ? rowRecords : records.count) records in \(String(format: "%.1f", seconds)) s, peak \(Int(peak)) MiB above the process before it")
+            print("  restore of the \(name) log     \(name == "compacted" ? rowRecords : records.count) records in \(String(format: "%.1f", seconds)) s, the process grew by \(Int(peak)) MiB at most")
             printFigure("restore_peak_mib_\(name)_\(Self.profiles)", peak, unit: "MiB", goal: "-")
             await restorer.partitionsRevoked([TopicPartition(HeraldTopic.ingest.name, 0)], lost: false)
         }
