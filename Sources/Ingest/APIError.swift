@@ -1,11 +1,12 @@
 import Foundation
 import Hummingbird
+import ServiceSupport
 import Shared
 
 /// Every error the API returns. Herald's own endpoints answer in one shape:
 /// `{"error":{"code":…,"message":…,"details":[{"path","code","message"}]}}`; the compatibility endpoints in their
 /// vendor's, which its client libraries read (`Dialect`).
-struct APIError: Error, HTTPResponseError {
+struct APIError: Error, HTTPResponseError, CodedError {
     var status: HTTPResponse.Status
     var code: String
     var message: String

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceSupport
 import Shared
 
 /// Gives every request an id (the caller's `X-Request-Id` if sane, else a new one), returns it, and logs one JSON line
@@ -47,7 +48,7 @@ struct RequestLogMiddleware: RouterMiddleware {
             log(request, context: context, status: error.status.code, started: started, code: error.code)
             throw error
         } catch let error as any HTTPResponseError {
-            log(request, context: context, status: error.status.code, started: started)
+            log(request, context: context, status: error.status.code, started: started, code: (error as? any CodedError)?.code)
             throw error
         } catch {
             log(request, context: context, status: 500, started: started)

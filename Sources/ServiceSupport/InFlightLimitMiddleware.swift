@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import Metrics
 import Synchronization
@@ -46,10 +47,26 @@ package struct InFlightLimitMiddleware<Context: RequestContext>: RouterMiddlewar
         guard requests <= limit, bytes <= byteLimit || requests == 1 else {
             refusals.increment()
             let what = requests > limit ? "\(limit) requests" : "\(byteLimit) bytes of request bodies"
-            var response = Response.jsonError(.serviceUnavailable, "overloaded", "this \(service) is handling \(what) already; retry shortly")
-            response.headers[.retryAfter] = "1"
-            return response
+            throw OverloadedError(message: "this \(service) is handling \(what) already; retry shortly")
         }
         return try await next(request, context)
+    }
+}
+
+/// An error with the API's code, which request logs name (`error_code`).
+package protocol CodedError: Error {
+    var code: String { get }
+}
+
+/// 503 `overloaded` with `Retry-After: 1`, in the API's one error shape.
+package struct OverloadedError: HTTPResponseError, CodedError {
+    package let message: String
+    package var status: HTTPResponse.Status { .serviceUnavailable }
+    package var code: String { "overloaded" }
+
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
+        var response = Response.jsonError(status, code, message)
+        response.headers[.retryAfter] = "1"
+        return response
     }
 }
