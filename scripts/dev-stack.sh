@@ -83,9 +83,13 @@ export KAFKA_BOOTSTRAP_SERVERS="$(cat "$run_dir/bootstrap")"
 # latency (measured: p50 3.4 s → 1.8 s for a burst of 50 new users). A real cluster answers as soon as records come.
 export KAFKA_FETCH_WAIT_MAX_MS="${KAFKA_FETCH_WAIT_MAX_MS:-50}"
 export HERALD_HTTP_HOST=127.0.0.1 HERALD_LOG_FORMAT="$log_format"
+# The sample apps file's keys are published (config/apps.sample.json): the services start with them only when told
+# that this is a trial on loopback.
+allow_sample_keys="${HERALD_ALLOW_SAMPLE_KEYS:-true}"
 # The demo feed writes every user's app requests from this one address: no per-address rate limit here (it is 50
 # requests a second by default, for the keys that ship in apps).
 HERALD_HTTP_PORT="${INGEST_PORT:-8080}" HERALD_APPS_FILE="${HERALD_APPS_FILE:-config/apps.sample.json}" \
+    HERALD_ALLOW_SAMPLE_KEYS="$allow_sample_keys" \
     HERALD_RATE_LIMIT_PER_ADDRESS="${HERALD_RATE_LIMIT_PER_ADDRESS:-0}" start ingest "$bin/herald-ingest"
 # Segments, campaigns and templates (config-as-code) go to herald.config before the orchestrator reads it.
 config_dir="${HERALD_CONFIG_DIR:-config/example}"
@@ -134,7 +138,8 @@ export HERALD_APNS_KEY_FILE="${HERALD_APNS_KEY_FILE:-$keys/apns.p8}" HERALD_APNS
     HERALD_PUBLIC_URL="${HERALD_PUBLIC_URL:-http://127.0.0.1:${NOTIFIER_PORT:-8082}}" \
     HERALD_ALLOW_PLAIN_HTTP="${HERALD_ALLOW_PLAIN_HTTP:-true}"
 HERALD_HTTP_PORT="${NOTIFIER_PORT:-8082}" HERALD_DATA_DIR="$run_dir/data/notifier" \
-    HERALD_APPS_FILE="${HERALD_APPS_FILE:-config/apps.sample.json}" start notifier "$bin/herald-notifier"
+    HERALD_APPS_FILE="${HERALD_APPS_FILE:-config/apps.sample.json}" HERALD_ALLOW_SAMPLE_KEYS="$allow_sample_keys" \
+    start notifier "$bin/herald-notifier"
 
 ingest_url="http://127.0.0.1:${INGEST_PORT:-8080}"
 orchestrator_url="http://127.0.0.1:${ORCHESTRATOR_PORT:-8081}"

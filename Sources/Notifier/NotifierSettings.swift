@@ -62,8 +62,7 @@ struct NotifierSettings: Sendable {
     static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> NotifierSettings {
         var env = EnvironmentReader(values)
         let service = try StatefulServiceConfig.read(&env, service: "notifier", defaultPort: 8082)
-        let appsFile = try env.required("HERALD_APPS_FILE", hint: "JSON file of projects and apps, see config/apps.sample.json")
-        let catalog = try AppsCatalog.load(path: appsFile)
+        let catalog = try AppsCatalog.read(&env, hint: "JSON file of projects and apps, see config/apps.sample.json")
         // Provider calls carry credentials (a JWT, an OAuth token, basic auth) and messages: never over plain HTTP,
         // unless this says the providers are local simulators.
         let allowPlainHTTP = try env.bool("HERALD_ALLOW_PLAIN_HTTP", default: false)

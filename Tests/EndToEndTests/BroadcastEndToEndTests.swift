@@ -44,7 +44,7 @@ struct BroadcastEndToEndTests {
                       default: {text: The sale starts now}
                     """
             ], to: config)
-        let (applied, plan) = try runCommand(herald, ["config", "apply", config, "--bootstrap", cluster.bootstrapServers])
+        let (applied, plan) = try await runCommand(herald, ["config", "apply", config, "--bootstrap", cluster.bootstrapServers])
         #expect(applied == 0, "\(plan)")
         let (first, port) = try await OrchestratorEndToEndTests.start(cluster, data: data)
 
@@ -81,7 +81,7 @@ struct BroadcastEndToEndTests {
                     messages: [{channel: sms, template: sale}]
                     """
             ], to: config)
-        let (reapplied, replan) = try runCommand(herald, ["config", "apply", config, "--bootstrap", cluster.bootstrapServers])
+        let (reapplied, replan) = try await runCommand(herald, ["config", "apply", config, "--bootstrap", cluster.bootstrapServers])
         #expect(reapplied == 0, "\(replan)")
         try await waitUntil("part of the broadcast decided", timeout: .seconds(60)) { first.logs("send decided").count >= 20 }
         first.signal(SIGKILL)

@@ -19,13 +19,13 @@ struct CLITests {
         }
         _ = try await producer.send(reports)
 
-        let (status, topics) = try runCommand(Self.herald, ["topics"] + bootstrap)
+        let (status, topics) = try await runCommand(Self.herald, ["topics"] + bootstrap)
         #expect(status == 0, "\(topics)")
         for topic in HeraldTopic.allCases { #expect(topics.contains(topic.name), "\(topic.name) in \(topics)") }
         let deliveries = try #require(topics.split(separator: "\n").first { $0.hasPrefix("herald.deliveries ") })
         #expect(deliveries.split(separator: " ", omittingEmptySubsequences: true).prefix(3) == ["herald.deliveries", "4", "3"])
 
-        let (tailed, lines) = try runCommand(Self.herald, ["tail", "herald.deliveries", "--key", "demo/paul"] + bootstrap)
+        let (tailed, lines) = try await runCommand(Self.herald, ["tail", "herald.deliveries", "--key", "demo/paul"] + bootstrap)
         #expect(tailed == 0, "\(lines)")
         let records = lines.split(separator: "\n").map { try? JSONParser.parse(Array($0.utf8)) }
         #expect(records.count == 2)
@@ -35,11 +35,11 @@ struct CLITests {
         #expect(records.last??["headers"]?["herald-request-id"]?.stringValue == "r-1", "\(lines)")
         #expect(records.last??["headers"]?["raw"]?["base64"]?.stringValue == "/wA=", "\(lines)")
 
-        let (unknown, message) = try runCommand(Self.herald, ["tail", "herald.nope"] + bootstrap)
+        let (unknown, message) = try await runCommand(Self.herald, ["tail", "herald.nope"] + bootstrap)
         #expect(unknown == 1)
         #expect(message.split(separator: "\n").count == 1 && message.hasPrefix("herald: no topic herald.nope"), "\(message)")
         // Usage errors too: one line naming the problem and where the help is, exit 64.
-        let (usageStatus, usageLine) = try runCommand(Self.herald, ["tail", "--limit", "x"] + bootstrap)
+        let (usageStatus, usageLine) = try await runCommand(Self.herald, ["tail", "--limit", "x"] + bootstrap)
         #expect(usageStatus == 64, "\(usageLine)")
         #expect(usageLine.split(separator: "\n").count == 1 && usageLine.hasPrefix("herald: ") && usageLine.contains("(herald tail --help)"), "\(usageLine)")
 
@@ -56,20 +56,20 @@ struct CLITests {
             break
         }
         try await waitUntil("the commit") {
-            let (_, lag) = try runCommand(Self.herald, ["lag", "--group", "lag-test.offsets"] + bootstrap)
+            let (_, lag) = try await runCommand(Self.herald, ["lag", "--group", "lag-test.offsets"] + bootstrap)
             return lag.contains("lag-test.offsets: total lag 2")
         }
         consumer.stop()
         await consumer.close()
 
-        let (sent, line) = try runCommand(Self.herald, ["send-test", "demo", "--installation", "I-1", "--custom-id", "paul"] + bootstrap)
+        let (sent, line) = try await runCommand(Self.herald, ["send-test", "demo", "--installation", "I-1", "--custom-id", "paul"] + bootstrap)
         #expect(sent == 0, "\(line)")
         let sends = try await readTopic(HeraldTopic.sendsPush.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) { !$0.isEmpty }
         let send = try Wire.decode(SendRequest.self, from: try #require(sends.first?.value))
         #expect(send.test == true && send.installationID == "I-1" && send.profileKey == "demo/paul" && !send.marketing)
         #expect(line.contains(send.sendID))
 
-        let (help, usage) = try runCommand(Self.herald, ["--help"])
+        let (help, usage) = try await runCommand(Self.herald, ["--help"])
         #expect(help == 0)
         for command in ["config", "status", "topics", "tail", "lag", "profile", "send-test"] { #expect(usage.contains(command), "\(command)") }
         await producer.shutdown()

@@ -48,16 +48,16 @@ struct CampaignEndToEndTests {
     }
 
     @Test("config/example validates; a time of day in YAML is text (21:00 is not YAML 1.1's base-60 number 1260)")
-    func exampleValidates() throws {
+    func exampleValidates() async throws {
         let herald = binDirectory.appendingPathComponent("herald").path
-        let (status, output) = try runCommand(herald, ["config", "validate", repositoryFile("config/example")])
+        let (status, output) = try await runCommand(herald, ["config", "validate", repositoryFile("config/example")])
         #expect(status == 0, "\(output)")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-config-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try "kind: project\nid: demo\ntimezone: Mars/Olympus\nquiet_hours: {from: 21:00, to: 24:00, action: hold}\n"
             .write(toFile: directory + "/project.yaml", atomically: true, encoding: .utf8)
-        let (refused, problems) = try runCommand(herald, ["config", "validate", directory])
+        let (refused, problems) = try await runCommand(herald, ["config", "validate", directory])
         #expect(refused == 1)
         #expect(problems.contains(#"project.yaml:3: timezone: "Mars/Olympus" is not an IANA time zone name"#), "\(problems)")
         #expect(problems.contains(#"project.yaml:4: quiet_hours.to: expected a time of day HH:MM (00:00 to 23:59), found "24:00""#), "\(problems)")
@@ -70,13 +70,13 @@ struct CampaignEndToEndTests {
         let directory = try Self.configDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
-        let (validated, summary) = try runCommand(herald, ["config", "validate", directory])
+        let (validated, summary) = try await runCommand(herald, ["config", "validate", directory])
         #expect(validated == 0, "\(summary)")
-        let (applied, plan) = try runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
+        let (applied, plan) = try await runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
         #expect(applied == 0, "\(plan)")
         #expect(plan.contains("+ campaign/demo/cart-now (cart.yaml)"), "\(plan)")
         // Applying again changes nothing.
-        let (_, again) = try runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
+        let (_, again) = try await runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
         #expect(again.contains("herald.config is up to date (4 objects)"), "\(again)")
 
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-orch-e2e-\(UUID().uuidString)").path

@@ -50,7 +50,7 @@ struct CompatibilityClientTests {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let (orchestrator, port) = try await OrchestratorEndToEndTests.start(cluster, data: data)
         for library in ["braze", "segment", "rudder"] {
-            let (status, output) = try runCommand(Self.python, [Self.driver, library, "http://127.0.0.1:\(ingestPort)"])
+            let (status, output) = try await runCommand(Self.python, [Self.driver, library, "http://127.0.0.1:\(ingestPort)"])
             #expect(status == 0, "\(library): \(output)")
         }
 

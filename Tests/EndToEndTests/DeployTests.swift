@@ -7,16 +7,16 @@ import Testing
 @Suite("Deployment files")
 struct DeployTests {
     @Test("deploy/compose.yaml is a valid compose file: Kafka in KRaft mode, the three services with volumes, the config job")
-    func composeFile() throws {
+    func composeFile() async throws {
         let compose = ["/usr/bin/docker-compose", "/usr/local/bin/docker-compose"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let path = try #require(compose, "docker-compose is not installed (scripts/setup.sh installs it)")
         let file = repositoryFile("deploy/compose.yaml")
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_APPS_FILE"] = "/srv/herald/apps.json"
         environment["HERALD_OPERATOR_TOKEN"] = "operator-token-0123456789"
-        let (status, output) = try runCommand(path, ["-f", file, "config"], environment: environment)
+        let (status, output) = try await runCommand(path, ["-f", file, "config"], environment: environment)
         #expect(status == 0, "\(output)")
-        let (_, services) = try runCommand(path, ["-f", file, "config", "--services"], environment: environment)
+        let (_, services) = try await runCommand(path, ["-f", file, "config", "--services"], environment: environment)
         #expect(Set(services.split(separator: "\n").map(String.init)) == ["kafka", "ingest", "orchestrator", "notifier", "config"])
         #expect(output.contains("KAFKA_PROCESS_ROLES: broker,controller"))
         #expect(output.contains("KAFKA_BOOTSTRAP_SERVERS: kafka:9092"))
@@ -29,14 +29,14 @@ struct DeployTests {
     @Test(
         "deploy/compose.yaml refuses to start without an apps file of one's own (the sample's keys are public) or an operator token",
         arguments: ["HERALD_APPS_FILE", "HERALD_OPERATOR_TOKEN"])
-    func composeRequires(variable: String) throws {
+    func composeRequires(variable: String) async throws {
         let compose = ["/usr/bin/docker-compose", "/usr/local/bin/docker-compose"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let path = try #require(compose, "docker-compose is not installed (scripts/setup.sh installs it)")
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_APPS_FILE"] = "/srv/herald/apps.json"
         environment["HERALD_OPERATOR_TOKEN"] = "operator-token-0123456789"
         environment[variable] = nil
-        let (status, output) = try runCommand(path, ["-f", repositoryFile("deploy/compose.yaml"), "config"], environment: environment)
+        let (status, output) = try await runCommand(path, ["-f", repositoryFile("deploy/compose.yaml"), "config"], environment: environment)
         #expect(status != 0)
         #expect(output.contains("set \(variable)"), "\(output)")
         #expect(!output.contains("apps.sample.json"))
@@ -116,7 +116,7 @@ struct DeployTests {
     }
 
     @Test("the runtime image installs the Debian package of every shared library the executables need")
-    func runtimeLibraries() throws {
+    func runtimeLibraries() async throws {
         let dockerfile = try Dockerfile()
         // Ubuntu 24.04 renamed the libraries whose ABI has a 64-bit time_t (libcurl4 is libcurl4t64 there): this
         // machine's Debian names the package without the suffix.
@@ -125,7 +125,7 @@ struct DeployTests {
         // In the base image already (apt needs them; zlib1g is a required package).
         let base: Set<String> = ["libc6", "libgcc-s1", "libstdc++6", "zlib1g"]
         for executable in Set(dockerfile.entrypoints.values.map { URL(fileURLWithPath: $0).lastPathComponent }) {
-            let (status, dynamic) = try runCommand("/usr/bin/readelf", ["-d", binDirectory.appendingPathComponent(executable).path])
+            let (status, dynamic) = try await runCommand("/usr/bin/readelf", ["-d", binDirectory.appendingPathComponent(executable).path])
             #expect(status == 0, "\(dynamic)")
             let needed = dynamic.split(separator: "\n").compactMap { line -> String? in
                 guard line.contains("(NEEDED)"), let open = line.lastIndex(of: "["), let close = line.lastIndex(of: "]") else { return nil }
@@ -135,7 +135,7 @@ struct DeployTests {
             // The Swift runtime and Foundation are linked in by --static-swift-stdlib in the image's release build.
             for library in needed
             where !library.hasPrefix("libswift") && !library.hasPrefix("libFoundation") && !["libdispatch.so", "libBlocksRuntime.so"].contains(library) {
-                let (found, owner) = try runCommand("/usr/bin/dpkg", ["-S", "*/\(library)"])
+                let (found, owner) = try await runCommand("/usr/bin/dpkg", ["-S", "*/\(library)"])
                 #expect(found == 0, "\(executable): no Debian package has \(library): \(owner)")
                 let packages = Set(owner.split(separator: "\n").compactMap { $0.split(separator: ":").first.map(String.init) })
                 #expect(!packages.isDisjoint(with: installed.union(base)), "\(executable): \(library) comes from \(packages), not installed by the runtime image")

@@ -45,7 +45,7 @@ struct MemoryBenchmark {
     func memory() async throws {
         let (stack, _, apns) = try await StateMoveTests.makeStack()
         defer { try? FileManager.default.removeItem(atPath: stack.work) }
-        try stack.applyConfiguration(StateMoveTests.configuration(broadcastAt: nil))
+        try await stack.applyConfiguration(StateMoveTests.configuration(broadcastAt: nil))
         // A line per decision and per delivery would be a million lines kept by this process: only the rest is kept.
         let keep: @Sendable (String) -> Bool = { !$0.contains(#""msg":"delivery""#) && !$0.contains(#""msg":"send decided""#) }
         let orchestrator = try stack.orchestrator("o1", environment: Self.environment, keep: keep)
@@ -96,7 +96,7 @@ struct MemoryBenchmark {
         let afterProfiles = snapshot()
 
         // The broadcast: to every reachable profile, a few seconds from now.
-        try stack.applyConfiguration(StateMoveTests.configuration(broadcastAt: Date().addingTimeInterval(5)))
+        try await stack.applyConfiguration(StateMoveTests.configuration(broadcastAt: Date().addingTimeInterval(5)))
         let broadcastStarted = ContinuousClock.now
         var answered = 0.0
         last = ContinuousClock.now

@@ -22,7 +22,7 @@ struct NotifierEndToEndTests {
             try? FileManager.default.removeItem(atPath: directory)
             try? FileManager.default.removeItem(atPath: work)
         }
-        let (applied, plan) = try runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
+        let (applied, plan) = try await runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
         #expect(applied == 0, "\(plan)")
         let (orchestrator, orchestratorPort) = try await OrchestratorEndToEndTests.start(cluster, data: work + "/orchestrator")
 
@@ -102,7 +102,7 @@ struct NotifierEndToEndTests {
         #expect(configLag.map(\.value) == [0], "\(orchestratorMetrics)")
 
         // The one-screen view: the write accepted, the campaign decided once and delivered once, push sent once.
-        let (statusCode, board) = try runCommand(
+        let (statusCode, board) = try await runCommand(
             herald,
             ["status", "--ingest", "http://127.0.0.1:\(ingestPort)", "--orchestrator", "http://127.0.0.1:\(orchestratorPort)",
              "--notifier", "http://127.0.0.1:\(notifierPort)"])
@@ -112,7 +112,7 @@ struct NotifierEndToEndTests {
         #expect(lines.contains { $0.hasPrefix("demo/cart-now 1 1 ") }, "\(board)")  // sent 1, delivered 1, then p50/p99
         #expect(lines.contains("push 1 0 0 0"), "\(board)")
         #expect(lines.contains { $0.hasPrefix("PROCESSED") && $0.hasSuffix("dead letters 0") }, "\(board)")
-        let (downCode, down) = try runCommand(
+        let (downCode, down) = try await runCommand(
             herald, ["status", "--ingest", "http://127.0.0.1:1", "--orchestrator", "http://127.0.0.1:1", "--notifier", "http://127.0.0.1:1"])
         #expect(downCode == 1 && down.contains("ingest http://127.0.0.1:1 DOWN"), "\(down)")
 
@@ -161,7 +161,7 @@ func startNotifierProcess(_ cluster: EmbeddedKafkaCluster, data: String, work: S
         environment: [
             "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
             "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data, "HERALD_SESSION_TIMEOUT_MS": "3000",
-            "HERALD_APPS_FILE": sampleAppsFile, "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
+            "HERALD_APPS_FILE": sampleAppsFile, "HERALD_ALLOW_SAMPLE_KEYS": "true", "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
             "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apnsURL, "HERALD_APNS_SANDBOX_URL": apnsURL,
             "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
         ])

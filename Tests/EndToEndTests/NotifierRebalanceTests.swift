@@ -11,6 +11,15 @@ import Testing
 struct NotifierRebalanceTests {
     static let profiles = 2_000
     static let sendsPerProfile = 5
+    /// The embedded broker gives a rebalance round the session timeout minus 1 s (a real broker gives it the
+    /// members' `max.poll.interval.ms`, 300 s): a member still in its rebalance callback when the round ends is left
+    /// out of it, and loses its assignment at its next heartbeat (ILLEGAL_GENERATION). Here a revocation drains pushes
+    /// that APNs answers after 3 s, and an assignment restores the partition's state first: with a 3 s session (2 s
+    /// rounds) one run in three lost an assignment. librdkafka's debug log of one: the joining member got its partition
+    /// at 34.33, was restoring it when the next round began (its heartbeat at 35.39 said "rebalance in progress",
+    /// which librdkafka skips while the assign call is awaited), called assign at 35.88, and its next heartbeat at
+    /// 36.87 was of a generation that had ended. 8 s gives each callback 7 s.
+    static let sessionTimeoutMs = 8_000
 
     @Test("a third notifier joins, then leaves, during a 10,000-push burst: every push delivered once, none twice")
     func joinAndLeaveDuringBurst() async throws {
@@ -34,8 +43,9 @@ struct NotifierRebalanceTests {
                 "herald-notifier",
                 environment: [
                     "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
-                    "HERALD_TOPIC_PARTITIONS": "6", "HERALD_DATA_DIR": "\(work)/\(name)", "HERALD_SESSION_TIMEOUT_MS": "3000",
-                    "HERALD_INSTANCE_ID": name, "HERALD_APPS_FILE": sampleAppsFile, "HERALD_APNS_KEY_FILE": work + "/apns.p8",
+                    "HERALD_TOPIC_PARTITIONS": "6", "HERALD_DATA_DIR": "\(work)/\(name)",
+                    "HERALD_SESSION_TIMEOUT_MS": "\(Self.sessionTimeoutMs)", "HERALD_INSTANCE_ID": name,
+                    "HERALD_APPS_FILE": sampleAppsFile, "HERALD_ALLOW_SAMPLE_KEYS": "true", "HERALD_APNS_KEY_FILE": work + "/apns.p8",
                     "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apns.url,
                     "HERALD_APNS_SANDBOX_URL": apns.url, "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
                 ])
@@ -70,7 +80,7 @@ struct NotifierRebalanceTests {
         _ = try await producer.send(sends)
 
         // A third member joins once the burst is under way, and leaves (gracefully) before it is over.
-        try await waitUntil("the burst under way", timeout: .seconds(60)) { simulators.count("apns") >= total / 5 }
+        try await waitUntil("the burst under way", timeout: .seconds(60)) { simulators.count("apns") >= total / 10 }
         let third = try startNotifier("n3")
         try await waitUntil("the third notifier to own partitions", timeout: .seconds(60)) {
             !third.logs("partitions assigned").isEmpty || third.exitCode != nil
@@ -93,13 +103,7 @@ struct NotifierRebalanceTests {
         #expect(notifiers.contains { !$0.logs("partition drained").isEmpty })
         let revocations = (notifiers + [third]).flatMap { $0.logs("partitions revoked") }
         #expect(!revocations.isEmpty)
-        // Known and open (issue 33, item 8): now and then a member loses its assignment during the burst (2 of 7 runs
-        // of make test, 1 of 3 alone with a 5 s session). Every push still goes once (above); which member and why is
-        // not known yet. Recorded as an intermittent known issue, not hidden: it shows in the test's output when it
-        // happens.
-        withKnownIssue("a member lost its assignment during the burst", isIntermittent: true) {
-            #expect(revocations.allSatisfy { $0["lost"] as? Bool == false }, "\(revocations)")
-        }
+        #expect(revocations.allSatisfy { $0["lost"] as? Bool == false }, "\(revocations)")
 
         for notifier in notifiers { notifier.signal(SIGTERM) }
         for notifier in notifiers { #expect(try await notifier.waitForExit(timeout: .seconds(60)) == 0) }

@@ -131,13 +131,13 @@ struct OrchestratorEndToEndTests {
         #expect(try await httpGet("http://127.0.0.1:\(port)/v1/installations/demo/I-1").0 == 404)
 
         let herald = binDirectory.appendingPathComponent("herald").path
-        let (status, output) = try runCommand(herald, ["profile", "show", "demo", "paul", "--data-dir", data])
+        let (status, output) = try await runCommand(herald, ["profile", "show", "demo", "paul", "--data-dir", data])
         #expect(status == 0)
         #expect(output.trimmingCharacters(in: .newlines) == body)
-        let (missing, message) = try runCommand(herald, ["profile", "show", "demo", "nobody", "--data-dir", data])
+        let (missing, message) = try await runCommand(herald, ["profile", "show", "demo", "nobody", "--data-dir", data])
         #expect(missing == 1)
         #expect(message.contains("no profile demo/nobody"))
-        let (usage, _) = try runCommand(herald, ["profile", "show", "demo", "--data-dir", data])
+        let (usage, _) = try await runCommand(herald, ["profile", "show", "demo", "--data-dir", data])
         #expect(usage != 0)
 
         process.signal(SIGTERM)

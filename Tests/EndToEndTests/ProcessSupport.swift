@@ -29,8 +29,7 @@ let quietLogger = Logger(label: "e2e", factory: { _ in SwiftLogNoOpLogHandler() 
 /// need nothing of it.
 final class Spawned: Sendable {
     let pid: pid_t
-    private let exit = Locked<Int32?>(nil)
-    private let ended = DispatchSemaphore(value: 0)
+    private let exit = Locked<(code: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
 
     /// Starts `path` with exactly `environment` (nothing inherited, as `Process.environment` did); `onOutput` gets the
     /// output as it comes, on the reader thread.
@@ -72,27 +71,35 @@ final class Spawned: Sendable {
             close(readFD)
             outputDone.signal()
         }
-        Thread.detachNewThread { [exit, ended] in
+        Thread.detachNewThread { [exit] in
             var status: Int32 = 0
             while waitpid(child, &status, 0) == -1 && errno == EINTR {}
             // The output written before the exit is read first (unless something else holds the pipe open).
             _ = outputDone.wait(timeout: .now() + 2)
             let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
-            exit.withLock { $0 = code }
-            ended.signal()
+            let waiters = exit.withLock { state in
+                state.code = code
+                defer { state.waiters.removeAll() }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume(returning: code) }
         }
     }
 
     /// The exit status, or the number of the signal that ended it (as `Process.terminationStatus`); nil while it runs.
-    var exitCode: Int32? { exit.withLock { $0 } }
+    var exitCode: Int32? { exit.withLock { $0.code } }
 
     func signal(_ signal: Int32) { kill(pid, signal) }
 
-    /// Blocks until the process has exited and its output is read.
-    func waitUntilExit() -> Int32 {
-        ended.wait()
-        ended.signal()
-        return exitCode ?? -1
+    /// Suspends (without holding a thread of the cooperative pool) until the process has exited and its output is read.
+    func exited() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let code = exit.withLock { state -> Int32? in
+                if state.code == nil { state.waiters.append(continuation) }
+                return state.code
+            }
+            if let code { continuation.resume(returning: code) }
+        }
     }
 }
 
@@ -153,6 +160,9 @@ final class ChildProcess: Sendable {
     }
 }
 
+/// The sample apps file (config/apps.sample.json), whose published keys a trial must allow.
+let sampleApps = ["HERALD_APPS_FILE": sampleAppsFile, "HERALD_ALLOW_SAMPLE_KEYS": "true"]
+
 /// An embedded cluster with Herald's topics (4 partitions) and an ingest process started against it, listening.
 func startIngest(environment extra: [String: String] = [:]) async throws -> (EmbeddedKafkaCluster, ChildProcess, Int) {
     let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
@@ -161,8 +171,8 @@ func startIngest(environment extra: [String: String] = [:]) async throws -> (Emb
         "herald-ingest",
         environment: [
             "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
-            "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_APPS_FILE": sampleAppsFile,
-        ].merging(extra) { $1 })
+            "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4",
+        ].merging(sampleApps) { $1 }.merging(extra) { $1 })
     try await waitUntil("ingest to listen") { !ingest.logs("http listening").isEmpty || ingest.exitCode != nil }
     guard let port = ingest.logs("http listening").first?["port"] as? Int else {
         throw TimedOut(what: "ingest to listen (it exited: \(ingest.output.suffix(3)))")
@@ -196,11 +206,13 @@ func httpPost(_ url: String, headers: [String: String], body: String) async thro
 }
 
 /// Runs a command to completion and returns its exit status and output.
-func runCommand(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (Int32, String) {
+func runCommand(_ path: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> (Int32, String) {
     let output = Locked([UInt8]())
     let process = try Spawned(path, arguments: arguments, environment: environment) { chunk in
         output.withLock { $0.append(contentsOf: chunk) }
     }
-    let status = process.waitUntilExit()
+    // Awaited, not blocked on: the tests run on a pool as wide as the machine's cores (two here), and a few commands
+    // blocking it (pip, kcat, the herald CLI) held every other test's waits meanwhile.
+    let status = await process.exited()
     return (status, String(decoding: output.withLock { $0 }, as: UTF8.self))
 }

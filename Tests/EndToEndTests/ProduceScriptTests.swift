@@ -11,7 +11,7 @@ struct ProduceScriptTests {
         let (cluster, ingest, port) = try await startIngest(environment: ["HERALD_RATE_LIMIT_PER_ADDRESS": "0"])
         let script = repositoryFile("scripts/produce")
         // The scenario, printed: how many records each item makes (one per profile, event, recipient; else one).
-        let (dry, items) = try runCommand(script, ["--generate", "5", "--dry-run"])
+        let (dry, items) = try await runCommand(script, ["--generate", "5", "--dry-run"])
         #expect(dry == 0, "\(items)")
         let lines = items.split(separator: "\n")
         var expected = 0
@@ -28,11 +28,11 @@ struct ProduceScriptTests {
             }
         }
         #expect(paths.isSuperset(of: ["/v1/profiles/update", "/v1/app/installation", "/v1/app/push-token", "/v1/app/events"]))
-        let (http, httpOutput) = try runCommand(
+        let (http, httpOutput) = try await runCommand(
             script, ["--generate", "5", "--rate", "0", "--concurrency", "2", "--http", "http://127.0.0.1:\(port)"])
         #expect(http == 0, "\(httpOutput)")
         #expect(httpOutput.contains("\(lines.count) sent") && httpOutput.contains("0 errors"), "\(httpOutput)")
-        let (kafka, kafkaOutput) = try runCommand(script, ["--generate", "7", "--rate", "0", "--kafka", cluster.bootstrapServers])
+        let (kafka, kafkaOutput) = try await runCommand(script, ["--generate", "7", "--rate", "0", "--kafka", cluster.bootstrapServers])
         #expect(kafka == 0, "\(kafkaOutput)")
         // Every item over HTTP (validated: iOS and Android keys, the campaign API) and the 7 records from kcat.
         let total = expected + 7
@@ -51,7 +51,7 @@ struct ProduceScriptTests {
         try #"{"path":"/v1/app/events","body":{"installation_id":"x","events":[{"name":"bad name!"}]}}"#.write(
             toFile: bad, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: bad) }
-        let (rejected, message) = try runCommand(script, ["--file", bad, "--http", "http://127.0.0.1:\(port)"])
+        let (rejected, message) = try await runCommand(script, ["--file", bad, "--http", "http://127.0.0.1:\(port)"])
         #expect(rejected == 1)
         #expect(message.contains("422") && message.contains("events[0].name"), "\(message)")
         ingest.signal(SIGTERM)

@@ -23,7 +23,7 @@ struct ServiceProcessTests {
                 "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
                 "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data.path,
                 "HERALD_SESSION_TIMEOUT_MS": "3000", "HERALD_CREATE_TOPICS": "false",
-            ].merging(executable != "herald-orchestrator" ? ["HERALD_APPS_FILE": sampleAppsFile] : [:]) { $1 })
+            ].merging(executable != "herald-orchestrator" ? sampleApps : [:]) { $1 })
         try await waitUntil("\(executable) to listen") { !process.logs("http listening").isEmpty }
         let port = try #require(process.logs("http listening").first?["port"] as? Int)
 
@@ -64,6 +64,7 @@ struct ServiceProcessTests {
             "herald-ingest",
             environment: [
                 "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_PORT": "0", "HERALD_APPS_FILE": sampleAppsFile,
+                "HERALD_ALLOW_SAMPLE_KEYS": "true",
             ].merging(environment) { $1 })
         return (cluster, process)
     }
@@ -174,6 +175,7 @@ struct ServiceProcessTests {
             environment: [
                 "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
                 "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data.path, "HERALD_APPS_FILE": sampleAppsFile,
+                "HERALD_ALLOW_SAMPLE_KEYS": "true",
                 "HERALD_MAX_IN_FLIGHT_REQUESTS": "1", "HERALD_HTTP_BODY_TIMEOUT_SECONDS": "8",
             ])
         try await waitUntil("herald-notifier to listen") { !process.logs("http listening").isEmpty }
@@ -246,7 +248,7 @@ struct ServiceProcessTests {
         // The paths as an attacker writes them (curl --path-as-is: no client normalizes them away). The guard once
         // compared the raw path while the router dropped empty segments: `//v1/profiles/…` answered 200.
         for path in ["//v1/profiles/demo/paul", "/v1//profiles/demo/paul", "/v1/profiles/demo/paul/", "//metrics", "/metrics/"] {
-            let (_, code) = try runCommand("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--path-as-is", base + path])
+            let (_, code) = try await runCommand("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--path-as-is", base + path])
             #expect(code == "401", "\(path): \(code)")
         }
         #expect(try await httpGet(base + "/health/live").0 == 200)
@@ -265,6 +267,10 @@ struct ServiceProcessTests {
             (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_LOG_LEVEL": "loud"], "HERALD_LOG_LEVEL"),
             (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "KAFKA_ACKS": "1"], "KAFKA_ACKS"),
             (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092"], "HERALD_APPS_FILE"),
+            // The sample file's keys are published: a trial says so.
+            (["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_APPS_FILE": sampleAppsFile], "HERALD_APPS_FILE"),
+            (sampleApps.merging(["KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_ALLOW_SAMPLE_KEYS": "maybe"]) { $1 },
+             "HERALD_ALLOW_SAMPLE_KEYS"),
         ])
     func badConfiguration(environment: [String: String], variable: String) async throws {
         let process = try ChildProcess("herald-ingest", environment: environment)
@@ -295,7 +301,7 @@ struct ServiceProcessTests {
         let kcat = try #require(
             ["/usr/bin/kcat", "/usr/local/bin/kcat"].first { FileManager.default.isExecutableFile(atPath: $0) },
             "kcat is installed by scripts/setup.sh")
-        let (status, listing) = try runCommand(kcat, ["-b", bootstrap, "-L", "-m", "10"])
+        let (status, listing) = try await runCommand(kcat, ["-b", bootstrap, "-L", "-m", "10"])
         #expect(status == 0)
         #expect(listing.contains(" 2 brokers:"))
         for topic in HeraldTopic.allCases {

@@ -158,6 +158,7 @@ struct StateMoveTests {
                     "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
                     "HERALD_TOPIC_PARTITIONS": "\(StateMoveTests.partitions)", "HERALD_DATA_DIR": "\(work)/\(name)",
                     "HERALD_SESSION_TIMEOUT_MS": "3000", "HERALD_INSTANCE_ID": name, "HERALD_APPS_FILE": sampleAppsFile,
+                    "HERALD_ALLOW_SAMPLE_KEYS": "true",
                     "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
                     "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apnsURL, "HERALD_APNS_SANDBOX_URL": apnsURL,
                     "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
@@ -170,16 +171,16 @@ struct StateMoveTests {
                 environment: [
                     "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
                     "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "\(StateMoveTests.partitions)",
-                    "HERALD_APPS_FILE": sampleAppsFile,
+                    "HERALD_APPS_FILE": sampleAppsFile, "HERALD_ALLOW_SAMPLE_KEYS": "true",
                 ].merging(extra) { $1 })
         }
 
-        func applyConfiguration(_ text: String) throws {
+        func applyConfiguration(_ text: String) async throws {
             let directory = work + "/config"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try text.write(toFile: directory + "/all.yaml", atomically: true, encoding: .utf8)
             let herald = binDirectory.appendingPathComponent("herald").path
-            let (status, output) = try runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
+            let (status, output) = try await runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
             guard status == 0 else { throw TimedOut(what: "herald config apply: \(output)") }
         }
 
@@ -251,7 +252,7 @@ struct StateMoveTests {
     func killAndRestartEmpty() async throws {
         let (stack, simulators, apns) = try await Self.makeStack()
         defer { try? FileManager.default.removeItem(atPath: stack.work) }
-        try stack.applyConfiguration(Self.configuration(broadcastAt: nil))
+        try await stack.applyConfiguration(Self.configuration(broadcastAt: nil))
 
         let o1 = try stack.orchestrator("o1")
         let n1 = try stack.notifier("n1")
@@ -294,7 +295,7 @@ struct StateMoveTests {
                     Issue.record("no welcome reached APNs for \(missing.count) users: \(missing.prefix(20).map { "u\($0)" })")
                     throw error
                 }
-                try stack.applyConfiguration(Self.configuration(broadcastAt: Date() + 8))
+                try await stack.applyConfiguration(Self.configuration(broadcastAt: Date() + 8))
                 try await stack.produce(Self.feed(phase: 2))
             }
             try await Task.sleep(for: .seconds(4))
@@ -413,7 +414,7 @@ struct StateMoveTests {
         // The same feed, one orchestrator, nothing killed.
         let (reference, _, referenceAPNs) = try await Self.makeStack()
         defer { try? FileManager.default.removeItem(atPath: reference.work) }
-        try reference.applyConfiguration(Self.configuration(broadcastAt: nil))
+        try await reference.applyConfiguration(Self.configuration(broadcastAt: nil))
         try await reference.produce(Self.feed(phase: 1) + Self.feed(phase: 2))
         let single = try reference.orchestrator("single")
         let singlePort = try await Self.port(single)

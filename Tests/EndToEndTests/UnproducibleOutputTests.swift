@@ -18,7 +18,7 @@ struct UnproducibleOutputTests {
             try? FileManager.default.removeItem(atPath: data)
             try? FileManager.default.removeItem(atPath: config)
         }
-        let (applied, plan) = try runCommand(
+        let (applied, plan) = try await runCommand(
             binDirectory.appendingPathComponent("herald").path, ["config", "apply", config, "--bootstrap", cluster.bootstrapServers])
         #expect(applied == 0, "\(plan)")
         let (orchestrator, orchestratorPort) = try await OrchestratorEndToEndTests.start(cluster, data: data)

@@ -62,7 +62,7 @@ struct WholePathBenchmark {
     func wholePath() async throws {
         let (stack, simulators, apns) = try await StateMoveTests.makeStack()
         defer { try? FileManager.default.removeItem(atPath: stack.work) }
-        try stack.applyConfiguration(Self.configuration)
+        try await stack.applyConfiguration(Self.configuration)
         let kafka = ["KAFKA_FETCH_WAIT_MAX_MS": String(Self.fetchWait)].merging(StateMoveTests.benchEnvironment) { $1 }
         let orchestrator = try stack.orchestrator("o1", environment: kafka)
         let notifier = try stack.notifier("n1", environment: kafka)

@@ -16,7 +16,8 @@ struct NotifierSettingsTests {
     }()
 
     static let base = [
-        "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_APPS_FILE": sampleAppsFile, "HERALD_PUBLIC_URL": "https://notify.example.com",
+        "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_APPS_FILE": sampleAppsFile, "HERALD_ALLOW_SAMPLE_KEYS": "true",
+        "HERALD_PUBLIC_URL": "https://notify.example.com",
     ]
     static let apns = [
         "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456",
@@ -38,6 +39,15 @@ struct NotifierSettingsTests {
         } catch {
             return error
         }
+    }
+
+    @Test("the sample apps file's published keys are refused unless HERALD_ALLOW_SAMPLE_KEYS says a trial")
+    func publishedSampleKeys() {
+        var values = Self.base
+        values["HERALD_ALLOW_SAMPLE_KEYS"] = nil
+        let error = #expect(throws: ConfigError.self) { _ = try NotifierSettings.fromEnvironment(values) }
+        #expect(error?.variable == "HERALD_APPS_FILE")
+        #expect(read() == nil)
     }
 
     @Test(

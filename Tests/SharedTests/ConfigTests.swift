@@ -1,3 +1,4 @@
+import Foundation
 import HeraldTestSupport
 import Logging
 @testable import Shared
@@ -5,7 +6,10 @@ import Testing
 
 @Suite("Environment configuration")
 struct ConfigTests {
-    static let base = ["KAFKA_BOOTSTRAP_SERVERS": "kafka-1:9092,kafka-2:9092", "HERALD_APPS_FILE": sampleAppsFile]
+    static let base = [
+        "KAFKA_BOOTSTRAP_SERVERS": "kafka-1:9092,kafka-2:9092", "HERALD_APPS_FILE": sampleAppsFile,
+        "HERALD_ALLOW_SAMPLE_KEYS": "true",
+    ]
 
     @Test("defaults when only the bootstrap list is set")
     func defaults() throws {
@@ -148,6 +152,7 @@ struct ConfigTests {
     func unknownVariables() throws {
         var orchestrator = Self.base
         orchestrator["HERALD_APPS_FILE"] = nil
+        orchestrator["HERALD_ALLOW_SAMPLE_KEYS"] = nil
         orchestrator["HERALD_HTTP_PROT"] = "1"
         orchestrator["HOME"] = "/root"
         #expect(try OrchestratorConfig.fromEnvironment(orchestrator).common.unknownVariables == ["HERALD_HTTP_PROT"])
@@ -156,7 +161,42 @@ struct ConfigTests {
         ingest["HERALD_HTTP_PROT"] = "1"
         ingest["HERALD_DATA_DIR"] = "/data"
         #expect(try IngestConfig.fromEnvironment(ingest).common.unknownVariables == ["HERALD_DATA_DIR", "HERALD_HTTP_PROT"])
-        #expect(try OrchestratorConfig.fromEnvironment(Self.base).common.unknownVariables == ["HERALD_APPS_FILE"])
+        #expect(
+            try OrchestratorConfig.fromEnvironment(Self.base).common.unknownVariables
+                == ["HERALD_ALLOW_SAMPLE_KEYS", "HERALD_APPS_FILE"])
+    }
+
+    @Test("an apps file with a key or secret of config/apps.sample.json is refused unless HERALD_ALLOW_SAMPLE_KEYS says a trial")
+    func publishedSampleKeys() throws {
+        var production = Self.base
+        production["HERALD_ALLOW_SAMPLE_KEYS"] = nil
+        let error = #expect(throws: ConfigError.self) { try IngestConfig.fromEnvironment(production) }
+        #expect(error?.variable == "HERALD_APPS_FILE")
+        #expect(error?.problem.contains("published in config/apps.sample.json (demo rest_api_keys, demo/demo-ios api_key, demo/demo-ios dev_api_key and 8 more)") == true, "\(String(describing: error))")
+        production["HERALD_ALLOW_SAMPLE_KEYS"] = "false"
+        #expect(throws: ConfigError.self) { try IngestConfig.fromEnvironment(production) }
+
+        // Every key and secret of the sample file is listed as published, so that a new one cannot be forgotten.
+        let sample = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sampleAppsFile)))
+        var credentials: [String] = []
+        func collect(_ value: Any, field: String) {
+            switch value {
+            case let object as [String: Any]: for (key, member) in object { collect(member, field: key) }
+            case let array as [Any]: for item in array { collect(item, field: field) }
+            case let text as String where field.hasSuffix("key") || field.hasSuffix("keys") || field.contains("secret"):
+                credentials.append(text)
+            default: break
+            }
+        }
+        collect(sample, field: "")
+        #expect(credentials.count == 11)
+        #expect(Set(credentials) == PublishedSampleKeys.values)
+
+        // One published value among the operator's own is enough, and the line says where it is.
+        let own = #"{"projects":[{"id":"shop","rest_api_keys":["shop_rest_0123456789abcdef"],"apps":[{"id":"ios","platform":"ios","api_key":"shop_live_0123456789","dev_api_key":"DEV_shop_0123456789","identity_secrets":["identity_secret_demo_ios"]}]}]}"#
+        #expect(PublishedSampleKeys.uses(in: try AppsCatalog.parse(Array(own.utf8))) == ["shop/ios identity_secrets"])
+        let clean = own.replacingOccurrences(of: "identity_secret_demo_ios", with: "shop_identity_0123456789")
+        #expect(PublishedSampleKeys.uses(in: try AppsCatalog.parse(Array(clean.utf8))).isEmpty)
     }
 
     @Test(

@@ -131,7 +131,7 @@ package struct IngestConfig: Sendable, Equatable {
         var env = EnvironmentReader(values)
         var common = try CommonConfig.read(&env, defaultPort: 8080, service: "ingest")
         let timeout = try env.int("HERALD_PRODUCE_TIMEOUT_MS", default: 10_000, range: 100...300_000)
-        let appsFile = try env.required("HERALD_APPS_FILE", hint: "JSON file of projects, apps and keys, see config/apps.sample.json")
+        let catalog = try AppsCatalog.read(&env, hint: "JSON file of projects, apps and keys, see config/apps.sample.json")
         let maxBody = try env.int("HERALD_MAX_BODY_BYTES", default: 2 << 20, range: 1024...(64 << 20))
         let maxInFlight = try env.int("HERALD_MAX_IN_FLIGHT_REQUESTS", default: 256, range: 1...100_000)
         let maxInFlightBytes = try env.int("HERALD_MAX_IN_FLIGHT_BYTES", default: 32 << 20, range: maxBody...(64 << 30))
@@ -148,7 +148,7 @@ package struct IngestConfig: Sendable, Equatable {
         let bodyTimeout = try env.int("HERALD_HTTP_BODY_TIMEOUT_SECONDS", default: 30, range: 1...3600)
         common.unknownVariables = env.unknownHeraldVariables
         var config = IngestConfig(
-            common: common, produceTimeout: .milliseconds(timeout), catalog: try AppsCatalog.load(path: appsFile),
+            common: common, produceTimeout: .milliseconds(timeout), catalog: catalog,
             maxBodyBytes: maxBody)
         config.maxInFlight = maxInFlight
         config.maxInFlightBytes = maxInFlightBytes
