@@ -32,12 +32,12 @@ struct RecipientEndpoints: Sendable {
         }
         router.post("v1/unsubscribe/:token") { request, context in
             guard let claim = links?.verify(context.parameters.get("token") ?? "") else { return Self.invalidLink }
-            guard try await body(request, context) != nil else { return Self.bodyTimedOut }
+            _ = try await body(request, context)
             try await unsubscribe(claim)
             return Self.html(.ok, "<!doctype html><meta charset=\"utf-8\"><p>You will not receive marketing email any more.</p>")
         }
         router.post("v1/webhooks/sms") { request, context in
-            guard let body = try await body(request, context) else { return Self.bodyTimedOut }
+            let body = try await body(request, context)
             let form = FormEncoding.decode(Array(buffer: body))
             // Never unsigned: anyone reaching this port could otherwise STOP or START any number.
             guard let token = smsWebhookToken else {
@@ -92,12 +92,8 @@ struct RecipientEndpoints: Sendable {
     }
 
     /// The body, up to 64 KiB, or nil when it did not arrive within `bodyTimeout` (the connection is then closed).
-    private func body(_ request: Request, _ context: ServiceRequestContext) async throws -> ByteBuffer? {
+    private func body(_ request: Request, _ context: ServiceRequestContext) async throws -> ByteBuffer {
         try await BodyDeadline.collect(request, upTo: 64 * 1024, within: bodyTimeout, channel: context.channel)
-    }
-
-    static var bodyTimedOut: Response {
-        .jsonError(.requestTimeout, "body_timeout", "the body did not arrive in time")
     }
 
     static var invalidLink: Response { .jsonError(.notFound, "invalid_link", "this unsubscribe link is not valid") }

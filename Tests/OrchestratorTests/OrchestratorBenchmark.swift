@@ -132,6 +132,7 @@ struct OrchestratorBenchmark {
             outbox += try await database.applyBatch(batch, apply: OrchestratorApplier.apply).count
         }
         let seconds = Self.seconds(ContinuousClock.now - start)
+        let capsSeconds = try await Self.profileLimitChecks(database, records: workload.count)
 
         let rawRate = Double(workload.count) / rawSeconds
         let rate = Double(workload.count) / seconds
@@ -141,9 +142,45 @@ struct OrchestratorBenchmark {
               profile writes applied   \(Int(rate)) records/s   (60% events, 20% attributes, 15% installation/token/location, 5% email; \(outbox) outbox records)
               raw SQLite inserts       \(Int(rawRate)) rows/s
               ratio applied / raw      \(String(format: "%.2f", rate / rawRate))
+              profile_limits checks    \(String(format: "%.2f", capsSeconds / Double(workload.count) * 1e6)) µs per write, \(String(format: "%.1f", capsSeconds / seconds * 100)) % of the apply time
             """)
         printFigure("orchestrator_apply", rate, unit: "writes/s", ceiling: rawRate, goal: ">=50000/s_and_>=0.5x_raw_SQLite")
         #expect(outbox > 0)
+    }
+
+    /// The queries `ProfileCaps` adds to the workload's writes, run alone against the applied database, batch by batch
+    /// as the applier would: every app write checks its installation (a row, else a count), every event its name (an
+    /// aggregate row, else a count), every attribute update the profile's attribute count. Their time, in seconds.
+    static func profileLimitChecks(_ database: PartitionDatabase, records: Int) async throws -> Double {
+        let keys = try await database.read { db in
+            try (0..<2000).map { index in
+                try String.fetchOne(db, sql: "SELECT profile_key FROM profiles WHERE custom_id = ?", arguments: ["user-\(index)"])!
+            }
+        }
+        let eventNames = ["viewed_item", "added_to_cart", "purchased", "app_open"].map { $0.uppercased() }
+        let start = ContinuousClock.now
+        for batchStart in stride(from: 0, to: records, by: batchSize) {
+            let batchEnd = min(batchStart + batchSize, records)
+            let admitted = try await database.read { db in
+                let caps = ProfileCaps(db: db, limits: ProfileLimits())
+                var admitted = 0
+                for index in batchStart..<batchEnd {
+                    let key = keys[index % 2000]
+                    let kind = index % 20
+                    if kind % 2 == 0 || (16..<19).contains(kind) {
+                        admitted += try caps.admitsInstallation("inst-user-\(index % 2000)", key: key) ? 1 : 0
+                    }
+                    if kind < 12 {
+                        admitted += try caps.admitsEvent(eventNames[index % 4], key: key) ? 1 : 0
+                    } else if kind < 16 {
+                        admitted += try ProfileAttributesTable(db).count(key) + 3 <= ProfileLimits().attributes ? 1 : 0
+                    }
+                }
+                return admitted
+            }
+            precondition(admitted > 0)
+        }
+        return Self.seconds(ContinuousClock.now - start)
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -65,14 +65,7 @@ struct IngestAPI: Sendable {
         }
         var buffer: ByteBuffer
         do {
-            guard let collected = try await BodyDeadline.collect(
-                request, upTo: maxBodyBytes, within: bodyTimeout, channel: context.channel)
-            else {
-                throw APIError(
-                    status: .requestTimeout, code: "body_timeout",
-                    message: "the body did not arrive within \(bodyTimeout.components.seconds) s")
-            }
-            buffer = collected
+            buffer = try await BodyDeadline.collect(request, upTo: maxBodyBytes, within: bodyTimeout, channel: context.channel)
         } catch is NIOTooManyBytesError {
             throw APIError(
                 status: .contentTooLarge, code: "body_too_large", message: "request bodies are at most \(maxBodyBytes) bytes")
