@@ -31,6 +31,14 @@ final class Spawned: Sendable {
     let pid: pid_t
     private let exit = Locked<(code: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not
+    /// declare.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(
+            symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
     /// Starts `path` with exactly `environment` (nothing inherited, as `Process.environment` did); `onOutput` gets the
     /// output as it comes, on the reader thread.
     init(_ path: String, arguments: [String], environment: [String: String]?, onOutput: @escaping @Sendable ([UInt8]) -> Void) throws {
@@ -44,11 +52,17 @@ final class Spawned: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        // Nothing else of this process goes with the child, not even until its exec: close-on-exec descriptors are
+        // closed after posix_spawn has returned, and an embedded broker's listener kept open in a child for that
+        // moment made the broker's re-bind fail (`EmbeddedKafkaCluster.setBrokerDown`).
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        // posix_spawn returns once the child has exec'd (glibc's vfork-style clone), so the child's copies of this
+        // process's descriptors are closed by then (close-on-exec) and an embedded broker may re-bind its port.
+        let status = EmbeddedKafkaCluster.spawningProcess { posix_spawn(&pid, path, &actions, nil, argv, envp) }
         close(fds[1])
         guard status == 0 else {
             close(fds[0])

@@ -1,5 +1,6 @@
 import CRdKafka
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -76,14 +77,27 @@ package final class EmbeddedKafkaCluster: Sendable {
     /// Disconnects a broker and refuses new connections to it, until `setBrokerUp`.
     ///
     /// librdkafka 2.0.2's mock closes the broker's listener and binds its port again at once (to keep it), and aborts
-    /// the process if that bind fails. With no connection open to the broker, the port is free for that instant, and
-    /// another process's outgoing connection may take it as its local port (seen once in `make test`): a connection the
-    /// broker accepted, held across the call, keeps the port bound.
+    /// the process if that bind fails (`Failed to-create mock broker listener`, seen twice in `make test`). Two things
+    /// can hold the port at that instant:
+    /// - a child this process is spawning: between its fork and its exec it holds a copy of every descriptor, the
+    ///   listener's too (close-on-exec closes it only at the exec), so the old listener is still listening. Spawns go
+    ///   through `spawningProcess`, which this call excludes;
+    /// - another process's outgoing connection taking the freed port as its local one: a connection the broker
+    ///   accepted, held across the call, keeps the port bound.
     package func setBrokerDown(_ id: Int32) throws(KafkaError) {
         let held = Self.acceptedConnection(to: address(of: id))
         defer { if let held { close(held) } }
-        let err = rd_kafka_mock_broker_set_down(cluster.pointer, id)
+        let err = Self.listenersChanging.withLock { _ in rd_kafka_mock_broker_set_down(cluster.pointer, id) }
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context: "set broker \(id) down") }
+    }
+
+    /// Taken while a broker's listener is closed and bound again (`setBrokerDown`), and by `spawningProcess`.
+    private static let listenersChanging = Mutex<Void>(())
+
+    /// Runs `spawn` (a `fork`/`posix_spawn` and its `exec`) when no embedded broker of this process is re-binding its
+    /// listener: a process that hosts embedded brokers and starts children spawns through this (the tests do).
+    package static func spawningProcess<T>(_ spawn: () throws -> T) rethrows -> T {
+        try listenersChanging.withLock { _ in try spawn() }
     }
 
     /// A broker's `host:port` (the bootstrap list names the brokers in id order).
@@ -101,7 +115,7 @@ package final class EmbeddedKafkaCluster: Sendable {
         peer.sin_family = sa_family_t(AF_INET)
         peer.sin_port = port.bigEndian
         guard inet_pton(AF_INET, String(address[..<colon]), &peer.sin_addr) == 1 else { return nil }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
