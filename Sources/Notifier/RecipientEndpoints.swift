@@ -91,7 +91,8 @@ struct RecipientEndpoints: Sendable {
         ])
     }
 
-    /// The body, up to 64 KiB, or nil when it did not arrive within `bodyTimeout` (the connection is then closed).
+    /// The body, up to 64 KiB; `BodyTimeoutError` when it did not arrive within `bodyTimeout` (the connection is then
+    /// closed).
     private func body(_ request: Request, _ context: ServiceRequestContext) async throws -> ByteBuffer {
         try await BodyDeadline.collect(request, upTo: 64 * 1024, within: bodyTimeout, channel: context.channel)
     }

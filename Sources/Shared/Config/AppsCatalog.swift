@@ -280,3 +280,23 @@ package struct AppsCatalog: Sendable, Equatable {
         return result
     }
 }
+
+extension AppsCatalog {
+    /// `HERALD_APPS_FILE`, read and checked, and refused when it uses a published sample key without
+    /// `HERALD_ALLOW_SAMPLE_KEYS=true`.
+    package static func read(_ env: inout EnvironmentReader, hint: String) throws(ConfigError) -> AppsCatalog {
+        let path = try env.required("HERALD_APPS_FILE", hint: hint)
+        let allowSamples = try env.bool("HERALD_ALLOW_SAMPLE_KEYS", default: false)
+        let catalog = try load(path: path)
+        let uses = PublishedSampleKeys.uses(in: catalog)
+        guard allowSamples || uses.isEmpty else {
+            let listed = uses.prefix(3).joined(separator: ", ") + (uses.count > 3 ? " and \(uses.count - 3) more" : "")
+            throw ConfigError(
+                "HERALD_APPS_FILE",
+                "\(path) uses keys published in config/apps.sample.json (\(listed)): anyone can write to your "
+                    + "profiles with them; make your own, or set HERALD_ALLOW_SAMPLE_KEYS=true to try Herald where "
+                    + "nobody else can reach it")
+        }
+        return catalog
+    }
+}
