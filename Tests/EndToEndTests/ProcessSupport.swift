@@ -60,8 +60,8 @@ final class Spawned: Sendable {
         let envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
-        // posix_spawn returns once the child has exec'd (glibc's vfork-style clone), so the child's copies of this
-        // process's descriptors are closed by then (close-on-exec) and an embedded broker may re-bind its port.
+        // posix_spawn returns when the child execs (glibc's vfork-style clone), after its file actions above closed its
+        // copies of this process's descriptors: an embedded broker may re-bind its port after that, not during it.
         let status = EmbeddedKafkaCluster.spawningProcess { posix_spawn(&pid, path, &actions, nil, argv, envp) }
         close(fds[1])
         guard status == 0 else {
