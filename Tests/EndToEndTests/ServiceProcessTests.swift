@@ -155,7 +155,7 @@ struct ServiceProcessTests {
             "POST /v1/app/events HTTP/1.1\r\nHost: x\r\nX-Api-Key: live_demo_ios_0123456789\r\n"
                 + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"installa", port: port)
         defer { close(fd) }
-        await Self.expectClosed(fd, within: .seconds(5))
+        await Self.expectClosed(fd, within: .seconds(9))
         try await waitUntil("the request logged as 408 body_timeout") {
             process.logs("request").contains { "\($0["status"] ?? "")" == "408" && $0["error_code"] as? String == "body_timeout" }
         }
@@ -215,7 +215,7 @@ struct ServiceProcessTests {
         // A raw TCP connection, left silent: the server closes it (recv returns 0) within a few seconds.
         let fd = try Self.rawConnection(port: port)
         defer { close(fd) }
-        await Self.expectClosed(fd, within: .seconds(5))
+        await Self.expectClosed(fd, within: .seconds(9))
         process.signal(SIGKILL)
         _ = try await process.waitForExit()
         await cluster.shutdown()

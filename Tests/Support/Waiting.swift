@@ -42,7 +42,7 @@ package func repositoryFile(_ path: String) -> String {
 
 /// Reads `topic` from the beginning with a fresh group until `enough` holds for what was read, then leaves.
 package func readTopic(
-    _ topic: String, bootstrap: String, logger: Logger, timeout: Duration = .seconds(30),
+    _ topic: String, bootstrap: String, logger: Logger, timeout: Duration = .seconds(90),
     until enough: @escaping @Sendable ([KafkaRecord]) -> Bool
 ) async throws -> [KafkaRecord] {
     var configuration = KafkaConsumerConfiguration(
