@@ -161,8 +161,8 @@ func startNotifierProcess(_ cluster: EmbeddedKafkaCluster, data: String, work: S
         environment: [
             "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
             "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data, "HERALD_SESSION_TIMEOUT_MS": "3000",
-            "HERALD_APPS_FILE": sampleAppsFile, "HERALD_ALLOW_SAMPLE_KEYS": "true", "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
+            "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
             "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apnsURL, "HERALD_APNS_SANDBOX_URL": apnsURL,
             "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
-        ])
+        ].merging(sampleApps) { $1 })
 }

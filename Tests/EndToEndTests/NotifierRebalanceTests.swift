@@ -45,10 +45,10 @@ struct NotifierRebalanceTests {
                     "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
                     "HERALD_TOPIC_PARTITIONS": "6", "HERALD_DATA_DIR": "\(work)/\(name)",
                     "HERALD_SESSION_TIMEOUT_MS": "\(Self.sessionTimeoutMs)", "HERALD_INSTANCE_ID": name,
-                    "HERALD_APPS_FILE": sampleAppsFile, "HERALD_ALLOW_SAMPLE_KEYS": "true", "HERALD_APNS_KEY_FILE": work + "/apns.p8",
+                    "HERALD_APNS_KEY_FILE": work + "/apns.p8",
                     "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apns.url,
                     "HERALD_APNS_SANDBOX_URL": apns.url, "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
-                ])
+                ].merging(sampleApps) { $1 })
         }
 
         // Every profile's contact first (one iOS installation each), then the sends.

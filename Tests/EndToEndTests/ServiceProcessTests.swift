@@ -63,9 +63,8 @@ struct ServiceProcessTests {
         let process = try ChildProcess(
             "herald-ingest",
             environment: [
-                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_PORT": "0", "HERALD_APPS_FILE": sampleAppsFile,
-                "HERALD_ALLOW_SAMPLE_KEYS": "true",
-            ].merging(environment) { $1 })
+                "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_PORT": "0",
+            ].merging(sampleApps) { $1 }.merging(environment) { $1 })
         return (cluster, process)
     }
 
@@ -174,10 +173,9 @@ struct ServiceProcessTests {
             "herald-notifier",
             environment: [
                 "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
-                "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data.path, "HERALD_APPS_FILE": sampleAppsFile,
-                "HERALD_ALLOW_SAMPLE_KEYS": "true",
+                "HERALD_TOPIC_PARTITIONS": "4", "HERALD_DATA_DIR": data.path,
                 "HERALD_MAX_IN_FLIGHT_REQUESTS": "1", "HERALD_HTTP_BODY_TIMEOUT_SECONDS": "8",
-            ])
+            ].merging(sampleApps) { $1 })
         try await waitUntil("herald-notifier to listen") { !process.logs("http listening").isEmpty }
         let port = try #require(process.logs("http listening").first?["port"] as? Int)
         // The headers and part of the body, then nothing: the request holds the one slot until its deadline (8 s: long

@@ -157,12 +157,11 @@ struct StateMoveTests {
                 environment: [
                     "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1", "HERALD_HTTP_PORT": "0",
                     "HERALD_TOPIC_PARTITIONS": "\(StateMoveTests.partitions)", "HERALD_DATA_DIR": "\(work)/\(name)",
-                    "HERALD_SESSION_TIMEOUT_MS": "3000", "HERALD_INSTANCE_ID": name, "HERALD_APPS_FILE": sampleAppsFile,
-                    "HERALD_ALLOW_SAMPLE_KEYS": "true",
+                    "HERALD_SESSION_TIMEOUT_MS": "3000", "HERALD_INSTANCE_ID": name,
                     "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
                     "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apnsURL, "HERALD_APNS_SANDBOX_URL": apnsURL,
                     "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
-                ].merging(extra) { $1 }, keep: keep)
+                ].merging(sampleApps) { $1 }.merging(extra) { $1 }, keep: keep)
         }
 
         func ingest(environment extra: [String: String] = [:]) throws -> ChildProcess {
@@ -171,8 +170,7 @@ struct StateMoveTests {
                 environment: [
                     "KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "HERALD_HTTP_HOST": "127.0.0.1",
                     "HERALD_HTTP_PORT": "0", "HERALD_TOPIC_PARTITIONS": "\(StateMoveTests.partitions)",
-                    "HERALD_APPS_FILE": sampleAppsFile, "HERALD_ALLOW_SAMPLE_KEYS": "true",
-                ].merging(extra) { $1 })
+                ].merging(sampleApps) { $1 }.merging(extra) { $1 })
         }
 
         func applyConfiguration(_ text: String) async throws {
