@@ -91,9 +91,16 @@ struct BroadcastEndToEndTests {
 
         let (second, _) = try await OrchestratorEndToEndTests.start(cluster, data: data)
         func sends() async throws -> [SendRequest] {
-            try await readTopic(HeraldTopic.sendsSMS.name, bootstrap: cluster.bootstrapServers, logger: quietLogger, timeout: .seconds(90)) {
-                Set($0.compactMap(\.value)).count >= Self.members
-            }.map { try Wire.decode(SendRequest.self, from: $0.value!) }
+            do {
+                return try await readTopic(HeraldTopic.sendsSMS.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) {
+                    Set($0.compactMap(\.value)).count >= Self.members
+                }.map { try Wire.decode(SendRequest.self, from: $0.value!) }
+            } catch {
+                // What the restarted orchestrator did instead (its decisions counted, its other lines as they are).
+                let lines = second.output.filter { !$0.contains("\"send decided\"") && !$0.contains("\"debug\"") }
+                Issue.record("\(second.logs("send decided").count) decided after the restart, \(decidedBefore) before; the restarted orchestrator's last lines:\n\(lines.suffix(40).joined(separator: "\n"))")
+                throw error
+            }
         }
         _ = try await sends()
         // Two pages' time more: nothing else is decided.

@@ -169,8 +169,15 @@ final class ChildProcess: Sendable {
         return exitCode!
     }
 
+    /// With HERALD_TEST_LOGS set, every child's output is kept there when the test lets it go (to read a failure):
+    /// `<executable>-<pid>.log`.
     deinit {
         if process.exitCode == nil { process.signal(SIGTERM) }
+        if let directory = ProcessInfo.processInfo.environment["HERALD_TEST_LOGS"] {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try? output.joined(separator: "\n").write(
+                toFile: "\(directory)/\(name)-\(pid).log", atomically: true, encoding: .utf8)
+        }
     }
 }
 

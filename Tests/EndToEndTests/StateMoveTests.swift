@@ -265,16 +265,6 @@ struct StateMoveTests {
 
         var killed: [ChildProcess] = []
         var notifierKills: [Date] = []
-        /// With HERALD_TEST_LOGS set, every process's output is kept there (to read a failure), whenever the test ends.
-        func keepLogs(_ processes: [ChildProcess]) {
-            guard let directory = ProcessInfo.processInfo.environment["HERALD_TEST_LOGS"] else { return }
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            for (index, process) in processes.enumerated() {
-                let name = "\(directory)/\(index)-\(process.logs("partitions assigned").first?["kafka.client"] ?? process.name).log"
-                try? process.output.joined(separator: "\n").write(toFile: name, atomically: true, encoding: .utf8)
-            }
-        }
-        defer { keepLogs(killed + [o1, o2, n1, n2]) }
         for round in 1...3 {
             try await Task.sleep(for: .seconds(6))
             o2.signal(SIGKILL)

@@ -57,7 +57,8 @@ package func readTopic(
     } catch {
         consumer.stop()
         await consumer.close()
-        throw error
+        // How far it got: nothing read at all (the reader never got the partitions) reads differently from too few.
+        throw TimedOut(what: "records on \(topic) (\(records.withLock { $0.count }) read, not enough)")
     }
     consumer.stop()
     try await reading.value
