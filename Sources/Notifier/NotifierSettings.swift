@@ -82,6 +82,8 @@ struct NotifierSettings: Sendable {
             settings.productionURL = try secure("HERALD_APNS_URL", try env.url("HERALD_APNS_URL", default: settings.productionURL))
             settings.sandboxURL = try secure("HERALD_APNS_SANDBOX_URL", try env.url("HERALD_APNS_SANDBOX_URL", default: settings.sandboxURL))
             settings.maxInFlight = try env.int("HERALD_APNS_MAX_STREAMS", default: 500, range: 1...5000)
+            // An answer later than this is a timeout, and the push is attempted again (docs/notifier.md).
+            settings.timeout = .seconds(try env.int("HERALD_APNS_TIMEOUT_SECONDS", default: 10, range: 1...120))
             let refresh = try env.int(
                 "HERALD_APNS_TOKEN_REFRESH_MINUTES", default: 40,
                 range: APNsTokenSigner.refreshRange.lowerBound / 60...APNsTokenSigner.refreshRange.upperBound / 60)

@@ -48,6 +48,10 @@ struct NotifierRebalanceTests {
                     "HERALD_APNS_KEY_FILE": work + "/apns.p8",
                     "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apns.url,
                     "HERALD_APNS_SANDBOX_URL": apns.url, "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
+                    // Duplicates here must come from rebalances only. With two CPU burners beside the run (fresh clone
+                    // fc12), the simulator's 3 s answers took past APNs' default 10 s timeout, and a timed-out push is
+                    // attempted again (at least once, docs/notifier.md): 32 copies in a run, every one a `timeout` retry.
+                    "HERALD_APNS_TIMEOUT_SECONDS": "60",
                 ].merging(sampleApps) { $1 })
         }
 

@@ -103,6 +103,11 @@ struct NotifierSettingsTests {
         // APNs alone: 10 s; with FCM, a token fetch and a send (20 s); with SMTP, its 30 s transfer.
         #expect(try settings(Self.apns).longestAttempt == .seconds(10))
         #expect(try settings(Self.apns).drainTimeout == .seconds(15))
+        // A longer APNs timeout (HERALD_APNS_TIMEOUT_SECONDS, 1–120) is the longest attempt, and the drain follows it.
+        let slowAPNs = try settings(Self.apns, ["HERALD_APNS_TIMEOUT_SECONDS": "60"])
+        #expect(slowAPNs.longestAttempt == .seconds(60) && slowAPNs.drainTimeout == .seconds(65))
+        #expect(read(Self.apns, ["HERALD_APNS_TIMEOUT_SECONDS": "0"])?.variable == "HERALD_APNS_TIMEOUT_SECONDS")
+        #expect(read(Self.apns, ["HERALD_APNS_TIMEOUT_SECONDS": "121"])?.variable == "HERALD_APNS_TIMEOUT_SECONDS")
         let smtp = try settings(Self.apns, Self.smtp, ["HERALD_SMTP_STARTTLS": "required"])
         #expect(smtp.longestAttempt == .seconds(30) && smtp.drainTimeout == .seconds(35))
         #expect(try settings(Self.apns, Self.smtp, ["HERALD_SMTP_STARTTLS": "required", "HERALD_DRAIN_TIMEOUT_MS": "30000"]).drainTimeout == .seconds(30))
