@@ -98,7 +98,11 @@ struct BroadcastEndToEndTests {
             } catch {
                 // What the restarted orchestrator did instead (its decisions counted, its other lines as they are).
                 let lines = second.output.filter { !$0.contains("\"send decided\"") && !$0.contains("\"debug\"") }
-                Issue.record("\(second.logs("send decided").count) decided after the restart, \(decidedBefore) before; the restarted orchestrator's last lines:\n\(lines.suffix(40).joined(separator: "\n"))")
+                Issue.record("""
+                    \(second.logs("send decided").count) decided after the restart, \(decidedBefore) before; \
+                    the restarted orchestrator's last lines:
+                    \(lines.suffix(40).joined(separator: "\n"))
+                    """)
                 throw error
             }
         }
