@@ -23,11 +23,11 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     /// The keyed topics' partition count (HERALD_TOPIC_PARTITIONS): campaigns' rate limits are shared by them.
     private let partitions: Int
 
-    /// A partition's backfill: the segments left (the first in progress, from `after`), and progress for the logs.
+    /// A partition's backfill: the segments left (the first in progress; where it stands is in the database), and
+    /// progress for the logs.
     struct Backfill {
         var segments: [String]
         var total: Int
-        var after: String?
         var evaluated = 0
         var started = ContinuousClock.now
         var lastReport = ContinuousClock.now
@@ -125,23 +125,25 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         let deadline = ContinuousClock.now + budget
         for number in backfills.keys.sorted() {
             while var job = backfills[number], let segment = job.segments.first, ContinuousClock.now < deadline {
-                let after = job.after
+                var done = true
                 do {
                     guard let chunk = try await owner.run(on: number, { database in
-                        try await database.backfill(rules: rules, segment: segment, after: after)
+                        try await database.backfill(rules: rules, segment: segment)
                     }) else { break }  // not running: the partition's next opening asks again
-                    job.after = chunk.last
+                    done = chunk.done
                     job.evaluated += chunk.evaluated
+                    // Not started for this configuration yet (its reconcile is on its way): the next tick asks again.
+                    if !done && chunk.evaluated == 0 { break }
                 } catch {
-                    // Left as is: the next configuration change (or the partition's next opening) asks again.
+                    // Left as is (schedules over it wait): the next configuration change (or the partition's next
+                    // opening) asks again.
                     logger.error(
                         "segment backfill failed",
                         metadata: ["partition": "\(number)", "segment": "\(segment)", "error": "\(error)"])
-                    job.after = nil
                 }
                 // Revoked and closed once the chunk was done: its next opening asks again.
                 guard backfills[number] != nil else { break }
-                if job.after == nil { job.segments.removeFirst() }
+                if done { job.segments.removeFirst() }
                 if job.segments.isEmpty {
                     backfills.removeValue(forKey: number)
                     logger.info("segment backfill done", metadata: job.metadata.merging(["partition": "\(number)"]) { $1 })

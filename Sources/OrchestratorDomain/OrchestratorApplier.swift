@@ -38,6 +38,7 @@ package enum OrchestratorApplier {
         case .success(let read): write = read
         case .failure(let failure): return [deadLetter(record, reason: failure.reason)]
         }
+        let now = rules.clock()
         // 1. Route.
         var effects = WriteEffects(write: write)
         switch try WriteRouter(db: db, write: write).route() {
@@ -49,13 +50,14 @@ package enum OrchestratorApplier {
         case .apply(let plan):
             // 2. Apply the op, once (a replayed id is a no-op).
             guard try write.firstTime(db) else { return [] }
+            // A segment being backfilled that has not reached the profile learns its membership before the write.
+            if rules.isActive { try SegmentBackfill(db: db, rules: rules, now: now).evaluateAhead(key: write.profileKey) }
             try OpApplier(db: db, write: write, config: rules.config).apply(plan, &effects)
         }
         let outputs = try effects.outputsWithContacts(db)
         guard rules.isActive else { return outputs }
         // 3. Segments of the profiles that changed (first: an audience is up to date for the campaigns), and
         // 4. the campaigns their entries and exits, the events and the API triggers start.
-        let now = rules.clock()
         let segments = SegmentEvaluator(db: db, rules: rules, now: now)
         var campaigns = CampaignDecider(db: db, rules: rules, now: now)
         for (key, changes) in effects.changes {
@@ -79,13 +81,16 @@ package enum OrchestratorApplier {
         } catch {
             return [deadLetter(record, reason: error.description)]
         }
+        let now = rules.clock()
         var outputs: [PendingOutput] = []
+        if rules.isActive, let key = record.keyString {
+            try SegmentBackfill(db: db, rules: rules, now: now).evaluateAhead(key: key)
+        }
         if let applied = try DeliveryFeedback(db: db).apply(report), applied.reachabilityChanged {
             outputs.append(try ContactSnapshots.output(db, key: applied.key))
         }
         guard rules.isActive, let key = record.keyString else { return outputs }
         // Feedback changes reachability (tokens, bounces, marketing states) and the last push date.
-        let now = rules.clock()
         var campaigns = CampaignDecider(db: db, rules: rules, now: now)
         let transitions = try SegmentEvaluator(db: db, rules: rules, now: now).profileChanged(
             key: key, changes: [.namespace(.native), .namespace(.push), .namespace(.email), .namespace(.sms)],

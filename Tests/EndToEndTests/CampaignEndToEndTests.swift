@@ -118,4 +118,86 @@ struct CampaignEndToEndTests {
         _ = try await ingest.waitForExit()
         await cluster.shutdown()
     }
+
+    /// Issue 34: a local-time schedule published in the same apply as its new audience segment used to find the segment
+    /// before its backfill and mark its day done (0 to 31 of 38 members reached). Every member now gets it.
+    @Test("a local-time schedule published with its new audience segment in one apply reaches every member")
+    func scheduleOverNewSegment() async throws {
+        let (cluster, ingest, ingestPort) = try await startIngest()
+        let herald = binDirectory.appendingPathComponent("herald").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-config-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func write(_ name: String, _ text: String) throws {
+            try text.write(toFile: (directory as NSString).appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        func apply() async throws {
+            let (applied, plan) = try await runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
+            #expect(applied == 0, "\(plan)")
+        }
+        try write("project.yaml", "kind: project\nid: demo\n")
+        try await apply()
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-orch-e2e-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (orchestrator, port) = try await OrchestratorEndToEndTests.start(cluster, data: data)
+        try await waitUntil("the configuration loaded") { !orchestrator.logs("configuration loaded").isEmpty }
+
+        // 40 members and 10 others, in four zones at UTC+0 all year, written before the segment exists.
+        let zones = ["UTC", "Africa/Abidjan", "Atlantic/Reykjavik", "Africa/Accra"]
+        let people = (0..<50).map { "user\($0)" }
+        let objects = people.enumerated().map { index, id in
+            #"{"identifiers":{"custom_id":"\#(id)"},"attributes":{"$timezone":"\#(zones[index % 4])","member":\#(index < 40)}}"#
+        }
+        let (updated, body) = try await httpPost(
+            "http://127.0.0.1:\(ingestPort)/v1/profiles/update", headers: ["Authorization": "Bearer rest_demo_0123456789abcdef"],
+            body: "[\(objects.joined(separator: ","))]")
+        #expect(updated == 200, "\(body)")
+        try await waitUntil("every profile applied", timeout: .seconds(60)) {
+            for id in people where try await httpGet("http://127.0.0.1:\(port)/v1/profiles/demo/\(id)").0 != 200 { return false }
+            return true
+        }
+
+        // A minute or two ahead, on the wall clock of those zones: released (decided) a minute before its time.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let seconds = (Date().timeIntervalSince1970 + 61).rounded(.up)
+        let at = Date(timeIntervalSince1970: (seconds / 60).rounded(.up) * 60)
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: at)
+        let day = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+        try write(
+            "launch.yaml",
+            """
+            kind: segment
+            id: members
+            project: demo
+            condition: c.member = true
+            ---
+            kind: template
+            id: hello
+            project: demo
+            channel: sms
+            variants: {default: {text: Hello}}
+            ---
+            kind: campaign
+            id: launch
+            project: demo
+            trigger: {schedule: {at: "\(String(format: "%02d:%02d", parts.hour!, parts.minute!))", timezone: local, on: "\(day)"}}
+            audience: members
+            messages: [{channel: sms, template: hello}]
+            """)
+        try await apply()
+        let sends = try await readTopic(
+            HeraldTopic.sendsSMS.name, bootstrap: cluster.bootstrapServers, logger: quietLogger, timeout: .seconds(150)
+        ) { $0.count >= 40 }
+        let recipients = try sends.map { try Wire.decode(SendRequest.self, from: try #require($0.value)).customID ?? "" }
+        #expect(recipients.sorted() == people.prefix(40).sorted())
+        #expect(try sends.allSatisfy { try Wire.decode(SendRequest.self, from: try #require($0.value)).notBefore == at })
+        #expect(!orchestrator.logs("segment backfill done").isEmpty)
+
+        orchestrator.signal(SIGTERM)
+        #expect(try await orchestrator.waitForExit() == 0)
+        ingest.signal(SIGTERM)
+        _ = try await ingest.waitForExit()
+        await cluster.shutdown()
+    }
 }

@@ -54,7 +54,7 @@ struct CampaignTimingTests {
 
     @Test("held in the profile's own, its installation's or the project's time zone, released at its window's end, after a restart")
     func holdAndRelease() async throws {
-        let harness = try EngagementHarness(try Self.config())
+        let harness = try await EngagementHarness(try Self.config())
         try await people(harness)
         // 21:30 UTC: 22:30 in Paris (quiet), 06:30 the next day in Tokyo (quiet), 16:30 in New York (not).
         let at = Self.utc("2026-11-18T21:30:00Z")
@@ -86,7 +86,7 @@ struct CampaignTimingTests {
             (#","quiet_hours":false"#, true),
             (#","quiet_hours":"off""#, true),
         ] {
-            let harness = try EngagementHarness(try Self.config(campaign: extra))
+            let harness = try await EngagementHarness(try Self.config(campaign: extra))
             try await people(harness)
             harness.clock.set(at)
             try await harness.apply(opened(harness, ["paul"], at: at))
@@ -99,7 +99,7 @@ struct CampaignTimingTests {
 
     @Test("transactional sends are never held")
     func transactional() async throws {
-        let harness = try EngagementHarness(try Self.config(type: "transactional"))
+        let harness = try await EngagementHarness(try Self.config(type: "transactional"))
         try await people(harness)
         let at = Self.utc("2026-11-18T21:30:00Z")
         harness.clock.set(at)
@@ -115,7 +115,7 @@ struct CampaignTimingTests {
         let vip = #"{"kind":"segment","id":"vip","project":"demo","condition":"c.vip = true"}"#
 
         // Left the audience while held.
-        var harness = try EngagementHarness(try Self.config(campaign: #","audience":"vip""#, segments: [vip]))
+        var harness = try await EngagementHarness(try Self.config(campaign: #","audience":"vip""#, segments: [vip]))
         try await people(harness)
         try await harness.apply([harness.writer.record(.profileUpdate, id: "v", fields: [
             JSONMember("profile", try JSONParser.parse(Array(#"{"custom_attributes":{"vip.b":true}}"#.utf8)))])])
@@ -128,7 +128,7 @@ struct CampaignTimingTests {
         #expect(try harness.sends().isEmpty)
 
         // Expired: held for 9.5 hours, the campaign expires after 3.
-        harness = try EngagementHarness(try Self.config(campaign: #","expires_after":"3h""#))
+        harness = try await EngagementHarness(try Self.config(campaign: #","expires_after":"3h""#))
         try await people(harness)
         harness.clock.set(at)
         try await harness.apply(opened(harness, ["paul"], at: at))
@@ -136,7 +136,7 @@ struct CampaignTimingTests {
         #expect(try harness.sends().isEmpty)
 
         // Cancelled: the delay ended in quiet hours, then the cancelling event came.
-        harness = try EngagementHarness(try Self.config(campaign: #","delay":"10m","cancel_on":["PURCHASED"]"#))
+        harness = try await EngagementHarness(try Self.config(campaign: #","delay":"10m","cancel_on":["PURCHASED"]"#))
         try await people(harness)
         harness.clock.set(at)
         try await harness.apply(opened(harness, ["paul"], at: at))
@@ -151,7 +151,7 @@ struct CampaignTimingTests {
         #expect(try harness.sends().isEmpty)
 
         // Disabled while held.
-        harness = try EngagementHarness(try Self.config())
+        harness = try await EngagementHarness(try Self.config())
         try await people(harness)
         harness.clock.set(at)
         try await harness.apply(opened(harness, ["paul"], at: at))
@@ -163,7 +163,7 @@ struct CampaignTimingTests {
 
     @Test("b.timezone in segments: the profile's own, else its installation's, else the project's")
     func timeZoneInSegments() async throws {
-        let harness = try EngagementHarness(try Self.config(segments: [
+        let harness = try await EngagementHarness(try Self.config(segments: [
             #"{"kind":"segment","id":"east","project":"demo","condition":"b.timezone = \"America/New_York\""}"#,
             #"{"kind":"segment","id":"tokyo","project":"demo","condition":"b.timezone = \"Asia/Tokyo\""}"#,
         ]))

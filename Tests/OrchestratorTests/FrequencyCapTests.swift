@@ -36,7 +36,7 @@ struct FrequencyCapTests {
 
     @Test("at the boundary: the 3rd send in 24 h passes, the 4th is capped, one 24 h + 1 ms after the first passes")
     func boundary() async throws {
-        let harness = try EngagementHarness(try Self.config(caps: #"[{"max":3,"per":"24h","channel":"push"}]"#, [Self.campaign("news")]))
+        let harness = try await EngagementHarness(try Self.config(caps: #"[{"max":3,"per":"24h","channel":"push"}]"#, [Self.campaign("news")]))
         for hours in 0..<3 { try await open(harness, at: t0 + Double(hours) * 3600) }
         #expect(try sent(harness) == 3)
         try await open(harness, at: t0 + 3 * 3600)
@@ -49,13 +49,13 @@ struct FrequencyCapTests {
 
     @Test("two campaigns deciding at once cannot both take the last slot; a channel's cap leaves other channels alone")
     func lastSlot() async throws {
-        var harness = try EngagementHarness(try Self.config(caps: #"[{"max":1,"per":"1d"}]"#, [
+        var harness = try await EngagementHarness(try Self.config(caps: #"[{"max":1,"per":"1d"}]"#, [
             Self.campaign("first"), Self.campaign("second", channel: "email"),
         ]))
         try await open(harness, at: t0)
         #expect(try harness.sends(.push).count == 1 && harness.sends(.email).isEmpty)
 
-        harness = try EngagementHarness(try Self.config(caps: #"[{"max":1,"per":"1d","channel":"push"}]"#, [
+        harness = try await EngagementHarness(try Self.config(caps: #"[{"max":1,"per":"1d","channel":"push"}]"#, [
             Self.campaign("first"), Self.campaign("second"), Self.campaign("mail", channel: "email"),
         ]))
         try await open(harness, at: t0)
@@ -64,7 +64,7 @@ struct FrequencyCapTests {
 
     @Test("transactional campaigns are neither capped nor counted; ignore_frequency_cap passes but counts")
     func exempt() async throws {
-        var harness = try EngagementHarness(try Self.config(caps: #"[{"max":1,"per":"1d"}]"#, [
+        var harness = try await EngagementHarness(try Self.config(caps: #"[{"max":1,"per":"1d"}]"#, [
             Self.campaign("a-receipt", extra: #","type":"transactional""#), Self.campaign("b-news"),
         ]))
         try await open(harness, at: t0)
@@ -72,7 +72,7 @@ struct FrequencyCapTests {
         // The receipt twice; the news once (the receipt did not take its slot).
         #expect(try harness.sends(.push).map(\.campaign) == ["a-receipt", "b-news", "a-receipt"])
 
-        harness = try EngagementHarness(try Self.config(caps: #"[{"max":1,"per":"1d"}]"#, [
+        harness = try await EngagementHarness(try Self.config(caps: #"[{"max":1,"per":"1d"}]"#, [
             Self.campaign("a-alert", extra: #","ignore_frequency_cap":true"#), Self.campaign("b-news"),
         ]))
         try await open(harness, at: t0)
@@ -95,7 +95,7 @@ struct FrequencyCapTests {
 
     @Test("a send reported not made frees its slot; one reported made keeps it, even after another target failed")
     func settledByReports() async throws {
-        let harness = try EngagementHarness(try Self.config(caps: #"[{"max":1,"per":"1d"}]"#, [Self.campaign("news")]))
+        let harness = try await EngagementHarness(try Self.config(caps: #"[{"max":1,"per":"1d"}]"#, [Self.campaign("news")]))
         try await open(harness, at: t0)
         let first = try #require(try harness.sends().first)
         try await report(harness, sendID: first.sendID, .suppressed, at: t0 + 1)
@@ -110,7 +110,7 @@ struct FrequencyCapTests {
 
     @Test("the log is kept as long as the longest cap")
     func retention() async throws {
-        let harness = try EngagementHarness(try Self.config(caps: #"[{"max":5,"per":"2d"},{"max":9,"per":"7d"}]"#, [Self.campaign("news")]))
+        let harness = try await EngagementHarness(try Self.config(caps: #"[{"max":5,"per":"2d"},{"max":9,"per":"7d"}]"#, [Self.campaign("news")]))
         try await open(harness, at: t0)
         try await open(harness, at: t0 + 3 * 86_400)
         #expect(try await harness.database.pruneFrequencyLog(rules: harness.rules, now: t0 + 7 * 86_400 + 1) == 1)

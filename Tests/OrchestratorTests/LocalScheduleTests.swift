@@ -47,7 +47,7 @@ struct LocalScheduleTests {
 
     @Test("09:00 local from UTC−10 to UTC+14: each member at their 09:00, one timer per instant, none twice after a restart")
     func eachAtTheirNine() async throws {
-        let harness = try EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"local","on":"2026-12-01"}"#))
+        let harness = try await EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"local","on":"2026-12-01"}"#))
         try await members(harness, Self.zones.map(\.name))
         _ = try await harness.database.reconcile(rules: harness.rules)
         // Prepared an hour before the first 09:00 anywhere (UTC+14).
@@ -79,7 +79,7 @@ struct LocalScheduleTests {
     func missed() async throws {
         for (missed, expected) in [("next", ["Asia/Tokyo": [Self.utc("2026-12-02T00:00:00Z")], "Europe/Paris": [Self.utc("2026-12-01T08:00:00Z")]]),
                                    ("skip", ["Europe/Paris": [Self.utc("2026-12-01T08:00:00Z")]])] {
-            let harness = try EngagementHarness(
+            let harness = try await EngagementHarness(
                 try Self.config(#"{"at":"09:00","timezone":"local","on":"2026-12-01","missed":"\#(missed)"}"#))
             try await members(harness, ["Asia/Tokyo", "Europe/Paris"])
             // Applied at 05:00 UTC: 14:00 in Tokyo, 06:00 in Paris.
@@ -95,7 +95,7 @@ struct LocalScheduleTests {
 
     @Test("every day: each member once a day at their 09:00; a fixed zone sends to everyone at its 09:00")
     func recurringAndFixedZone() async throws {
-        var harness = try EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"local","on":"2026-12-01","every":"1d"}"#))
+        var harness = try await EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"local","on":"2026-12-01","every":"1d"}"#))
         try await members(harness, ["Asia/Tokyo", "America/New_York"])
         _ = try await harness.database.reconcile(rules: harness.rules)
         var clock = Self.utc("2026-11-30T00:00:00Z")
@@ -108,7 +108,7 @@ struct LocalScheduleTests {
             "America/New_York": ["2026-12-01T14:00:00Z", "2026-12-02T14:00:00Z"].map(Self.utc),
         ])
 
-        harness = try EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"Asia/Tokyo","on":"2026-12-01"}"#))
+        harness = try await EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"Asia/Tokyo","on":"2026-12-01"}"#))
         try await members(harness, ["Asia/Tokyo", "America/New_York"])
         _ = try await harness.database.reconcile(rules: harness.rules)
         try await harness.advance(to: Self.utc("2026-11-30T23:00:00Z"))
@@ -118,7 +118,7 @@ struct LocalScheduleTests {
 
     @Test("02:30 on the spring-forward day in Paris is released when the clocks jump to 03:00")
     func springForward() async throws {
-        let harness = try EngagementHarness(try Self.config(#"{"at":"02:30","timezone":"local","on":"2026-03-29"}"#))
+        let harness = try await EngagementHarness(try Self.config(#"{"at":"02:30","timezone":"local","on":"2026-03-29"}"#))
         harness.clock.set(Self.utc("2026-03-01T00:00:00Z"))
         try await members(harness, ["Europe/Paris"])
         _ = try await harness.database.reconcile(rules: harness.rules)
@@ -135,7 +135,7 @@ struct LocalScheduleTests {
             #"{"kind":"segment","id":"members","project":"demo","condition":"c.member = true"}"#,
             #"{"kind":"template","id":"hi","project":"demo","channel":"sms","variants":{"default":{"text":"Good morning"}}}"#,
             #"{"kind":"campaign","id":"morning","project":"demo","type":"transactional","trigger":{"schedule":{"at":"09:00","timezone":"local","on":"2026-12-01"}},"audience":"members","reeligibility":"always","messages":[{"channel":"sms","template":"hi"}]}"#)
-        let harness = try EngagementHarness(config)
+        let harness = try await EngagementHarness(config)
         let member = try JSONParser.parse(Array(#"{"custom_attributes":{"member.b":true}}"#.utf8))
         try await harness.apply([
             harness.writer.record(.profileUpdate, id: "a", customID: "anna", fields: [JSONMember("profile", member)]),
@@ -157,7 +157,7 @@ struct LocalScheduleTests {
 
     @Test("a large audience is prepared and released a page per transaction")
     func paged() async throws {
-        let harness = try EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"local","on":"2026-12-01"}"#))
+        let harness = try await EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"local","on":"2026-12-01"}"#))
         let count = ScheduledRuns.page + 10
         try await harness.apply(try (0..<count).map { index in
             let (edit, _) = ProfileValidation.validate(

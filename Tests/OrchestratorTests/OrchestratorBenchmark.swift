@@ -268,13 +268,13 @@ struct SegmentBenchmark {
         let backfillRules = EngagementRules(config: newSegment, clock: { t0 })
         let pending = try await big.reconcile(rules: backfillRules)
         let backfillStart = ContinuousClock.now
-        var after: String?
         var evaluated = 0
+        var done = false
         repeat {
-            let chunk = try await big.backfill(rules: backfillRules, segment: pending[0], after: after)
-            after = chunk.last
+            let chunk = try await big.backfill(rules: backfillRules, segment: pending[0])
+            done = chunk.done
             evaluated += chunk.evaluated
-        } while after != nil
+        } while !done
         let backfillSeconds = OrchestratorBenchmark.seconds(ContinuousClock.now - backfillStart)
         // The ceiling: a SQLite scan of the same rows (profiles and their attributes, in key order), each row read.
         let scanStart = ContinuousClock.now

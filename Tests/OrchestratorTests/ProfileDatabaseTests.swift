@@ -42,11 +42,11 @@ struct Writer {
             value: ingest.value)
     }
 
-    mutating func update(id: String, _ attributes: String, at: Date = t0) throws -> KafkaRecord {
+    mutating func update(id: String, _ attributes: String, customID: String = "paul", at: Date = t0) throws -> KafkaRecord {
         let (edit, problems) = ProfileValidation.validate(
             try JSONParser.parse(Array(attributes.utf8)), path: "a", identified: true)
         precondition(problems.isEmpty, "\(problems)")
-        return record(.profileUpdate, id: id, at: at, fields: [JSONMember("profile", edit.json)])
+        return record(.profileUpdate, id: id, customID: customID, at: at, fields: [JSONMember("profile", edit.json)])
     }
 
     mutating func event(id: String, _ event: String, at: Date = t0) throws -> KafkaRecord {

@@ -30,7 +30,7 @@ struct RetentionSoakTests {
             #"{"kind":"campaign","id":"cart","project":"demo","trigger":{"event":"ADD_TO_CART"},"delay":"1h","reeligibility":"always","messages":[{"channel":"push","template":"cart"}]}"#,
             #"{"kind":"campaign","id":"daily","project":"demo","trigger":{"event":"OPENED"},"reeligibility":{"max":1,"per":"1d"},"messages":[{"channel":"push","template":"cart"}]}"#,
             #"{"kind":"campaign","id":"welcome","project":"demo","trigger":{"event":"OPENED"},"reeligibility":"once","messages":[{"channel":"push","template":"cart"}]}"#)
-        let harness = try EngagementHarness(config)
+        let harness = try await EngagementHarness(config)
         let window: TimeInterval = 3 * 86_400
         let users = 20
         var days: [[String: Int]] = []

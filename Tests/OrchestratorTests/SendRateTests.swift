@@ -35,7 +35,7 @@ struct SendRateTests {
 
     /// A partition with `count` members and the campaign at 09:00 UTC with `rate`, reconciled a minute before.
     func started(_ rate: String, members count: Int) async throws -> EngagementHarness {
-        let harness = try EngagementHarness(try Self.config(trigger: #"{"at":"2026-12-01T09:00:00Z"}"#, rate: rate))
+        let harness = try await EngagementHarness(try Self.config(trigger: #"{"at":"2026-12-01T09:00:00Z"}"#, rate: rate))
         try await members(harness, count)
         harness.clock.set(Self.start - 60)
         _ = try await harness.database.reconcile(rules: harness.rules)
@@ -85,7 +85,7 @@ struct SendRateTests {
 
     @Test("the limit counts messages and is shared by the partitions: 240 a minute over 4 partitions, 2 channels")
     func sharedAndPerMessage() async throws {
-        let harness = try EngagementHarness(
+        let harness = try await EngagementHarness(
             try Self.config(trigger: #"{"at":"2026-12-01T09:00:00Z"}"#, rate: #"{"max":240,"per":"1m"}"#, channels: ["sms", "email"]))
         harness.rules = EngagementRules(config: harness.rules.config, clock: harness.rules.clock, partitions: 4)
         try await members(harness, 6)
@@ -117,7 +117,7 @@ struct SendRateTests {
 
     @Test("a local-time release is spread too, instants that overlap sharing the campaign's rate")
     func localRelease() async throws {
-        let harness = try EngagementHarness(
+        let harness = try await EngagementHarness(
             try Self.config(trigger: #"{"at":"09:00","timezone":"local","on":"2026-12-01"}"#, rate: #"{"max":1,"per":"20m"}"#))
         try await members(harness, 4, zone: "UTC")
         try await members(harness, 3, zone: "Atlantic/Cape_Verde")  // UTC−1: its 09:00 is 10:00Z, while UTC's still goes

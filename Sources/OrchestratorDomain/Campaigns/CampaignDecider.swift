@@ -101,7 +101,10 @@ struct CampaignDecider {
             return
         }
         if let audience = campaign.audience {
-            guard try SegmentMembersTable(db).contains(segment: "\(campaign.project)/\(audience)", key: key) else {
+            // A segment still being backfilled is evaluated for the profile now.
+            guard let segment = rules.segment("\(campaign.project)/\(audience)"),
+                try SegmentBackfill(db: db, rules: rules, now: now).isMember(key, of: segment)
+            else {
                 CampaignMetrics.decision(campaign, "not_in_audience")
                 return
             }

@@ -57,6 +57,14 @@ struct LocalTimeRuns {
         guard let audience = campaign.audience else { return }
         let page = ScheduledRuns.page
         let timers = TimersTable(db)
+        var payload: [JSONMember] = [JSONMember("day", .string(day.description))]
+        // Members are listed once the audience's backfill is done here: until then, the preparation waits for it
+        // (a day marked prepared with its members not listed yet would be lost).
+        if try SegmentBackfill(db: db, rules: rules, now: now).isBackfilling(audience: audience, of: campaign) {
+            if let after { payload.append(JSONMember("after", .string(after))) }
+            let retry = WireTime.format(now.addingTimeInterval(SegmentBackfill.retry))
+            return try timers.set(key: "", kind: .schedule, ref: campaign.key, due: retry, payload: .object(payload))
+        }
         // Each member's time zone as ProfileValues resolves it (own, latest installation's, the project's), read for
         // the whole page in one statement.
         let rows = try SegmentMembersTable(db).pageWithTimeZones(segment: "\(campaign.project)/\(audience)", after: after, limit: page)
@@ -98,7 +106,6 @@ struct LocalTimeRuns {
             try timers.set(key: "", kind: .local, ref: ref, due: due)
         }
         if missed > 0 { CampaignMetrics.decision(campaign, "missed_local_time", by: missed) }
-        let payload: [JSONMember] = [JSONMember("day", .string(day.description))]
         if rows.count == page, let last = rows.last?.key {
             try timers.set(
                 key: "", kind: .schedule, ref: campaign.key, due: due, payload: .object(payload + [JSONMember("after", .string(last))]))

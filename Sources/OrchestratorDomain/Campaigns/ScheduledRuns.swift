@@ -32,6 +32,10 @@ struct ScheduledRuns {
             if let after { payload.append(JSONMember("after", .string(after))) }
             try timers.set(key: "", kind: .schedule, ref: campaign.key, due: due, payload: .object(payload))
         }
+        // Members are listed once the audience's backfill is done here: until then, the run waits for it.
+        if try SegmentBackfill(db: db, rules: rules, now: now).isBackfilling(audience: audience, of: campaign) {
+            return try again(now.addingTimeInterval(SegmentBackfill.retry), after: after)
+        }
         let pacing = SendPacing(db: db, rules: rules, now: now)
         let (page, waitUntil) = try pacing.pageAllowed(campaign)
         if let waitUntil { return try again(waitUntil, after: after) }

@@ -34,12 +34,11 @@ extension PartitionDatabase {
         }
     }
 
-    /// One chunk of a segment's backfill (its own transaction, so writes go on between chunks).
-    package func backfill(rules: EngagementRules, segment: String, after: String?, limit: Int = 2000) async throws
-        -> (last: String?, evaluated: Int)
-    {
+    /// One chunk of a segment's backfill, from where it stands (its own transaction, so writes go on between chunks);
+    /// returns whether it is finished.
+    package func backfill(rules: EngagementRules, segment: String, limit: Int = 2000) async throws -> (done: Bool, evaluated: Int) {
         try await write { db in
-            try SegmentBackfill(db: db, rules: rules, now: rules.clock()).run(segmentKey: segment, after: after, limit: limit)
+            try SegmentBackfill(db: db, rules: rules, now: rules.clock()).run(segmentKey: segment, limit: limit)
         }
     }
 

@@ -141,6 +141,15 @@ package enum OrchestratorSchema {
                     PRIMARY KEY (project, label, name)) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v10: segment backfills in progress") { db in
+            // A segment being backfilled in this partition and how far (docs/campaigns.md, "Backfill"): the profiles
+            // up to `after` have been evaluated; the others are not known yet. Removed when the backfill is done
+            // (`segment_state` then holds the condition).
+            try db.execute(sql: """
+                CREATE TABLE segment_backfills (
+                    segment_key TEXT PRIMARY KEY, condition TEXT NOT NULL, after TEXT) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -19,6 +19,12 @@ struct SegmentStateTable {
         return stored
     }
 
+    /// The condition a segment was last backfilled with in this partition (nil: never, or forgotten since).
+    func condition(of segment: String) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT condition FROM segment_state WHERE segment_key = ?"), arguments: [segment])
+    }
+
     func backfilled(_ segment: String, condition: String, at time: String) throws {
         try db.execute(
             sql: """
