@@ -2,13 +2,12 @@ import ArgumentParser
 import Foundation
 import Logging
 import Shared
-import Yams
 
 /// `herald config validate DIR` and `herald config apply DIR` (docs/configuration.md).
 struct ConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config", abstract: "Check and publish the configuration directory (segments, campaigns, templates).",
-        subcommands: [Validate.self, Apply.self])
+        subcommands: [Validate.self, Show.self, Apply.self])
 
     struct Validate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -21,6 +20,28 @@ struct ConfigCommand: AsyncParsableCommand {
         func run() async throws {
             let config = try ConfigDirectory.load(directory)
             print(config.summary)
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate DIR, then print each object as apply would publish it: one JSON line per object, by key.",
+            discussion: """
+                Shows what the files say once read: YAML 1.2 (`NO`, `on` and `21:00` are text, `true` and `false` \
+                booleans). Each line: {"key": …, "file": …, "object": …}.
+                """)
+
+        @Argument(help: "The configuration directory.")
+        var directory: String
+
+        func run() async throws {
+            let loaded = try ConfigDirectory.load(directory)
+            for (key, object) in loaded.objects.sorted(by: { $0.key < $1.key }) {
+                let line = JSONValue.object([
+                    JSONMember("key", .string(key)), JSONMember("file", .string(object.file)), JSONMember("object", object.node.json),
+                ])
+                print(String(decoding: line.serialized, as: UTF8.self))
+            }
         }
     }
 
@@ -140,66 +161,5 @@ struct ConfigDirectory {
             objects[HeraldConfiguration.key(kind: kind, project: project, id: id)] = (file, node)
         }
         return ConfigDirectory(objects: objects, configuration: configuration)
-    }
-}
-
-/// YAML (and JSON, which YAML reads too) into configuration nodes with their lines.
-enum YAMLFiles {
-    static func documents(_ text: String) throws -> [ConfigNode] {
-        do {
-            // Document by document: compose_all's sequence would stop quietly at a syntax error.
-            let parser = try Parser(yaml: text)
-            var nodes: [ConfigNode] = []
-            while let root = try parser.nextRoot() { nodes.append(try node(root)) }
-            return nodes
-        } catch let error as ConfigIssue {
-            throw error
-        } catch let error as YamlError {
-            throw ConfigIssue(file: "", line: Self.line(of: error), message: "not valid YAML: \(Self.message(error))")
-        } catch {
-            throw ConfigIssue(file: "", line: 0, message: "not valid YAML: \(error)")
-        }
-    }
-
-    static func node(_ node: Node) throws -> ConfigNode {
-        let line = node.mark?.line ?? 0
-        switch node {
-        case .scalar(let scalar):
-            switch Tag.Name(rawValue: node.tag.rawValue) {
-            case .null: return ConfigNode(.null, line: line)
-            case .bool: return ConfigNode(node.bool.map(ConfigNode.Value.bool) ?? .string(scalar.string), line: line)
-            // YAML 1.1's base-60 numbers (`21:00` read as 1260) are text, as in YAML 1.2: times of day are written so.
-            case .int where !scalar.string.contains(":"), .float where !scalar.string.contains(":"):
-                return ConfigNode(node.float.map(ConfigNode.Value.number) ?? .string(scalar.string), line: line)
-            default: return ConfigNode(.string(scalar.string), line: line)
-            }
-        case .sequence(let sequence):
-            return ConfigNode(.array(try sequence.map(Self.node)), line: line)
-        case .mapping(let mapping):
-            var members: [(key: String, node: ConfigNode)] = []
-            for (key, value) in mapping {
-                guard case .scalar(let name) = key else {
-                    throw ConfigIssue(file: "", line: key.mark?.line ?? line, message: "a key must be a plain name")
-                }
-                members.append((name.string, try Self.node(value)))
-            }
-            return ConfigNode(.object(members), line: line)
-        case .alias:
-            throw ConfigIssue(file: "", line: line, message: "aliases are not supported")
-        }
-    }
-
-    static func line(of error: YamlError) -> Int {
-        switch error {
-        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): return mark.line
-        default: return 0
-        }
-    }
-
-    static func message(_ error: YamlError) -> String {
-        switch error {
-        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _): return problem
-        default: return "\(error)"
-        }
     }
 }
