@@ -46,7 +46,9 @@ struct RecipientEndpoints: Sendable {
                     "this notifier has no SMS webhook token (HERALD_SMS_WEBHOOK_TOKEN or the SMS provider's token): replies are refused")
             }
             let signature = request.headers[HTTPField.Name("X-Twilio-Signature")!] ?? ""
-            guard SMSReplies.verify(signature: signature, url: "\(publicURL)/v1/webhooks/sms", parameters: form, token: token)
+            // Twilio signs the webhook's URL as configured, query string included (`?project=demo`).
+            let url = "\(publicURL)/v1/webhooks/sms" + (request.uri.query.map { "?\($0)" } ?? "")
+            guard SMSReplies.verify(signature: signature, url: url, parameters: form, token: token)
             else { return Response.jsonError(.forbidden, "invalid_signature", "X-Twilio-Signature does not match the request") }
             guard let from = form.first(where: { $0.0 == "From" })?.1, from.hasPrefix("+"), from.count >= 2 else {
                 return Response.jsonError(.badRequest, "invalid_field", "From: expected an E.164 phone number")

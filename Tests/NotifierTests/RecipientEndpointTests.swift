@@ -83,13 +83,15 @@ struct RecipientEndpointTests {
         await harness.shutdown()
     }
 
-    @Sendable static func postSMS(_ fields: [(String, String)], signature: String?, client: any TestClientProtocol) async throws
+    @Sendable static func postSMS(
+        _ fields: [(String, String)], signature: String?, path: String = "/v1/webhooks/sms", client: any TestClientProtocol
+    ) async throws
         -> (HTTPResponse.Status, String)
     {
         var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
         if let signature { headers[HTTPField.Name("X-Twilio-Signature")!] = signature }
         return try await client.execute(
-            uri: "/v1/webhooks/sms", method: .post, headers: headers, body: ByteBuffer(bytes: FormEncoding.encode(fields))
+            uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: FormEncoding.encode(fields))
         ) { ($0.status, String(buffer: $0.body)) }
     }
 
@@ -110,6 +112,26 @@ struct RecipientEndpointTests {
         let reports = try await harness.reports { $0.contains { $0.sendID == "sms-after" } }
         #expect(reports.first { $0.sendID == "sms-after" }?.outcome == .sent)
         #expect(!reports.contains { $0.outcome == .unsubscribed })
+        await harness.shutdown()
+    }
+
+    /// Signatures computed by Twilio's own validator (twilio 9.8.7, `RequestValidator("sms-token").compute_signature(url,
+    /// {"From": "+33612345678", "To": "+15550001111", "Body": " stop "})`), which signs the URL as configured in its
+    /// console, query string included.
+    @Test("a webhook URL with a query string: Twilio's signature over the whole URL is accepted, one without it refused")
+    func smsWebhookWithQuery() async throws {
+        let harness = try await NotifierHarness()
+        let stop = [("From", "+33612345678"), ("To", "+15550001111"), ("Body", " stop ")]
+        let path = "/v1/webhooks/sms?project=demo&note=a%20b"
+        try await application(harness).test(.router) { client in
+            let whole = try await Self.postSMS(stop, signature: "cohaLuF/1O8pHu1TYyRvKL8eLck=", path: path, client: client)
+            #expect(whole.0 == .ok, "\(whole)")
+            // Twilio's signature of the URL without its query does not sign this request.
+            let partial = try await Self.postSMS(stop, signature: "8y+zFN4XC+K4ku03yH8mgU2n9EI=", path: path, client: client)
+            #expect(partial.0 == .forbidden)
+            let plain = try await Self.postSMS(stop, signature: "8y+zFN4XC+K4ku03yH8mgU2n9EI=", client: client)
+            #expect(plain.0 == .ok, "\(plain)")
+        }
         await harness.shutdown()
     }
 
