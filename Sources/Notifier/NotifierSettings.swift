@@ -121,6 +121,12 @@ struct NotifierSettings: Sendable {
                 user: env.optional("HERALD_SMTP_USER"), password: env.optional("HERALD_SMTP_PASSWORD"),
                 startTLS: try env.oneOf("HERALD_SMTP_STARTTLS", default: SMTPRequest.StartTLS.required),
                 connections: try env.int("HERALD_SMTP_CONNECTIONS", default: 4, range: 1...100))
+            // The name may be any text (encoded in the header); the address is ASCII, as SMTPUTF8 is not used.
+            let sender = EmailMessage.mailboxParts(settings.from).address
+            guard sender.contains("@"), sender.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw ConfigError(
+                    "HERALD_EMAIL_FROM", "expected an ASCII address, alone or as Name <local@domain>, got \"\(settings.from)\"")
+            }
             // Credentials never cross an unencrypted connection, simulators or not.
             if settings.user != nil || settings.password != nil, url.hasPrefix("smtp://"), settings.startTLS != .required {
                 throw ConfigError(

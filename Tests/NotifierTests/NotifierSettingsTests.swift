@@ -95,6 +95,16 @@ struct NotifierSettingsTests {
         #expect(read(Self.smtp.filter { !$0.key.hasPrefix("HERALD_SMTP_USER") && $0.key != "HERALD_SMTP_PASSWORD" }, ["HERALD_SMTP_STARTTLS": "off"]) == nil)
     }
 
+    @Test("HERALD_EMAIL_FROM: any display name (encoded in the header), an ASCII address (SMTPUTF8 is not used)")
+    func emailFrom() {
+        for from in ["a@example.com", "Café Müller <news@example.com>", #""Demo, Inc." <news@example.com>"#] {
+            #expect(read(Self.smtp, ["HERALD_EMAIL_FROM": from]) == nil, "\(from)")
+        }
+        for from in ["Demo <café@example.com>", "Demo <news>", "Demo", "news@exämple.com"] {
+            #expect(read(Self.smtp, ["HERALD_EMAIL_FROM": from])?.variable == "HERALD_EMAIL_FROM", "\(from)")
+        }
+    }
+
     @Test("the drain waits at least the longest attempt of the configured providers: by default a margin more; less is refused naming the variable")
     func drainCoversTheLongestAttempt() throws {
         func settings(_ parts: [String: String]...) throws -> NotifierSettings {

@@ -1,0 +1,109 @@
+import Foundation
+import Shared
+
+/// A process started with `posix_spawn`, its output (stdout and stderr on one pipe) read by a thread of its own, and
+/// its exit waited for by another. Foundation's `Process` and `FileHandle.readabilityHandler` run on libdispatch's
+/// sources, whose event loop crashed the test process once in CI ("Bad pointer dereference" in
+/// `_dispatch_event_loop_drain`, the crash swiftlang/swift-subprocess#47 moved away from): threads and blocking calls
+/// need nothing of it.
+package final class Spawned: Sendable {
+    package let pid: pid_t
+    private let exit = Locked<(code: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not
+    /// declare.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(
+            symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
+    /// Starts `path` with exactly `environment` (nothing inherited, as `Process.environment` did); `onOutput` gets the
+    /// output as it comes, on the reader thread.
+    package init(_ path: String, arguments: [String], environment: [String: String]?, onOutput: @escaping @Sendable ([UInt8]) -> Void) throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        // Not inherited by the other children spawned meanwhile (their copy of the write end would hold the pipe
+        // open); the child's own descriptors 1 and 2 are dup2'd, which clears the flag on them.
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        // Nothing else of this process goes with the child, not even until its exec: close-on-exec descriptors are
+        // closed after posix_spawn has returned, and an embedded broker's listener kept open in a child for that
+        // moment made the broker's re-bind fail (`EmbeddedKafkaCluster.setBrokerDown`).
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        // posix_spawn returns when the child execs (glibc's vfork-style clone), after its file actions above closed its
+        // copies of this process's descriptors: an embedded broker may re-bind its port after that, not during it.
+        let status = EmbeddedKafkaCluster.spawningProcess { posix_spawn(&pid, path, &actions, nil, argv, envp) }
+        close(fds[1])
+        guard status == 0 else {
+            close(fds[0])
+            throw POSIXError(.init(rawValue: status) ?? .EIO)
+        }
+        self.pid = pid
+        let child = pid
+        let readFD = fds[0]
+        let outputDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    onOutput(Array(buffer[0..<count]))
+                } else if count == 0 || errno != EINTR {
+                    break
+                }
+            }
+            close(readFD)
+            outputDone.signal()
+        }
+        Thread.detachNewThread { [exit] in
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+            // The output written before the exit is read first (unless something else holds the pipe open).
+            _ = outputDone.wait(timeout: .now() + 2)
+            let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
+            let waiters = exit.withLock { state in
+                state.code = code
+                defer { state.waiters.removeAll() }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume(returning: code) }
+        }
+    }
+
+    /// The exit status, or the number of the signal that ended it (as `Process.terminationStatus`); nil while it runs.
+    package var exitCode: Int32? { exit.withLock { $0.code } }
+
+    package func signal(_ signal: Int32) { kill(pid, signal) }
+
+    /// Suspends (without holding a thread of the cooperative pool) until the process has exited and its output is read.
+    package func exited() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let code = exit.withLock { state -> Int32? in
+                if state.code == nil { state.waiters.append(continuation) }
+                return state.code
+            }
+            if let code { continuation.resume(returning: code) }
+        }
+    }
+}
+
+/// Runs a command to completion and returns its exit status and output.
+package func runCommand(_ path: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> (Int32, String) {
+    let output = Locked([UInt8]())
+    let process = try Spawned(path, arguments: arguments, environment: environment) { chunk in
+        output.withLock { $0.append(contentsOf: chunk) }
+    }
+    // Awaited, not blocked on: the tests run on a pool as wide as the machine's cores (two here), and a few commands
+    // blocking it (pip, kcat, the herald CLI) held every other test's waits meanwhile.
+    let status = await process.exited()
+    return (status, String(decoding: output.withLock { $0 }, as: UTF8.self))
+}
