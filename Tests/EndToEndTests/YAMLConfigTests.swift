@@ -30,10 +30,8 @@ struct YAMLConfigTests {
 
     @Test("what herald config show prints is what a YAML 1.2 parser reads: NO, no, on, off, y, n, 21:00 are text")
     func yamlCoreSchema() async throws {
-        let python = repositoryFile(".venv/bin/python")
-        #expect(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup.sh: \(python) is missing")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-yaml-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let python = judgePython()
+        let directory = try scratchDirectory("herald-yaml")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         func write(_ name: String, _ text: String) throws {
             try text.write(toFile: (directory as NSString).appendingPathComponent(name), atomically: true, encoding: .utf8)
@@ -73,8 +71,7 @@ struct YAMLConfigTests {
     /// Where ruamel.yaml goes beyond the core schema (YAML 1.1's `1_000`, `0b101` and dates), Herald keeps to it: text.
     @Test("1_000, 0b101 and 2026-11-26 are text, as the core schema says; .inf is refused with its line")
     func beyondTheCoreSchema() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-yaml-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try scratchDirectory("herald-yaml")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let template = """
             kind: template

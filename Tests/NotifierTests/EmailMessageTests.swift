@@ -69,10 +69,8 @@ struct EmailMessageTests {
 
     @Test("every subject and sender, as Python's strict parser reads them, within the line limits")
     func strictParser() async throws {
-        let python = repositoryFile(".venv/bin/python")
-        #expect(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup.sh: \(python) is missing")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-email-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let python = judgePython()
+        let directory = try scratchDirectory("herald-email")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let links = UnsubscribeLinks(secret: "0123456789abcdef-secret", publicURL: "https://n.example.com")
         let target = DeliveryTarget(id: "paul@example.com", address: "paul@example.com")

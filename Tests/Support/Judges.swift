@@ -1,0 +1,17 @@
+import Foundation
+import Testing
+
+/// The Python of the project's virtual environment (scripts/setup.sh), which runs the independent judges: a strict
+/// email parser, a YAML 1.2 parser. Records an issue when it is missing.
+package func judgePython() -> String {
+    let python = repositoryFile(".venv/bin/python")
+    #expect(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup.sh: \(python) is missing")
+    return python
+}
+
+/// A new empty directory under the temporary one, named `<prefix>-<uuid>`; the caller removes it.
+package func scratchDirectory(_ prefix: String) throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    return directory
+}
