@@ -12,9 +12,8 @@ enum PushContent {
     static let numbers = ["badge", "relevance_score", "ttl"]
     static let fields = Set(MessageChannel.push.fields.optional)
     static let maxText = 2_048
-    /// The most custom payload keys, and the keys Herald's payload reserves.
+    /// The most custom payload keys.
     static let maxPayloadKeys = 50
-    static let reservedPayloadKeys: Set<String> = ["aps", "com.herald"]
 
     /// The notification's fields as the send's content (the texts a template would have rendered); every problem
     /// reported with its path.
@@ -81,7 +80,8 @@ enum PushContent {
         }
     }
 
-    /// The custom payload: at most 50 keys, not `aps` nor `com.herald`, values of any JSON type but null.
+    /// The custom payload: at most 50 keys, none reserved by APNs, FCM or Herald (`PushPayloadRules`), values of any JSON
+    /// type but null.
     static func payload(_ value: JSONValue, path: String, problems: inout [Problem]) -> [String: JSONValue] {
         guard case .object(let members) = value else {
             problems.append(Violation("invalid_type", "payload is an object").at(path))
@@ -93,8 +93,8 @@ enum PushContent {
         }
         var payload: [String: JSONValue] = [:]
         for member in members {
-            if reservedPayloadKeys.contains(member.key) || member.key.isEmpty {
-                problems.append(Violation("reserved_name", "payload keys are not empty, aps nor com.herald").at("\(path).\(member.key)"))
+            if let reason = PushPayloadRules.reservedKey(member.key) {
+                problems.append(Violation("reserved_name", reason).at("\(path).\(member.key)"))
             } else if member.value == .null {
                 problems.append(Violation("invalid_type", "a payload value is not null").at("\(path).\(member.key)"))
             } else {

@@ -66,6 +66,14 @@ struct SendsAPITests {
             (#"{"installation_id":"I","notification":{"body":"B","emoji":"x"}}"#, "notification.emoji unknown_field"),
             (#"{"installation_id":"I","notification":{"body":"B"},"payload":{"aps":{}}}"#, "payload.aps reserved_name"),
             (#"{"installation_id":"I","notification":{"body":"B"},"payload":{"x":null}}"#, "payload.x invalid_type"),
+            // FCM's reserved data keys, and texts the schema allows one by one that no provider takes together.
+            (#"{"installation_id":"I","notification":{"body":"B"},"payload":{"from":"x"}}"#, "payload.from reserved_name"),
+            (#"{"installation_id":"I","notification":{"body":"B"},"payload":{"google.c.a.e":"1"}}"#, "payload.google.c.a.e reserved_name"),
+            (#"{"installation_id":"I","notification":{"body":"B"},"payload":{"gcm.notification.x":"1"}}"#, "payload.gcm.notification.x reserved_name"),
+            (#"{"installation_id":"I","notification":{"title":"\#(String(repeating: "t", count: 2048))","body":"\#(String(repeating: "b", count: 2048))"}}"#,
+             "notification payload_too_large"),
+            (#"{"installation_id":"I","notification":{"body":"\#(String(repeating: "b", count: 2000))"},"payload":{"text":"\#(String(repeating: "p", count: 2100))"}}"#,
+             "notification payload_too_large"),
             (#"{"installation_id":"I"}"#, "notification missing_field"),
         ])
     func refused(body: String, problem: String) async throws {

@@ -52,11 +52,11 @@ struct RichPushTests {
         let now = Date(timeIntervalSince1970: 1_700_000_001)
         let send = sendRequest(app: "demo-android", content: Self.rich)
         #expect(String(decoding: FCMProvider.message(DeliveryAttempt(request: send, target: Self.android, attempt: 1), now: now), as: UTF8.self) == #"""
-            {"message":{"token":"fcm-token","notification":{"title":"Flash sale","body":"Two hours only","image":"https://x/i.png"},"data":{"herald_send_id":"0123456789abcdef0123456789abcdef","herald_campaign":"cart","herald_source":"tc","herald_attachment_type":"png"},"android":{"priority":"high","ttl":"7200s","notification":{"tag":"0123456789abcdef0123456789abcdef","channel_id":"offers","click_action":"OPEN_SALE","notification_count":3}}}}
+            {"message":{"token":"fcm-token","notification":{"title":"Flash sale","body":"Two hours only","image":"https://x/i.png"},"data":{"herald_send_id":"0123456789abcdef0123456789abcdef","herald_campaign":"cart","herald_source":"tc","herald_attachment_type":"png"},"android":{"priority":"HIGH","ttl":"7200s","notification":{"tag":"0123456789abcdef0123456789abcdef","channel_id":"offers","click_action":"OPEN_SALE","notification_count":3}}}}
             """#)
         let background = sendRequest(app: "demo-android", content: ["push_type": "background", "body": "x", "tag": "t"])
         #expect(String(decoding: FCMProvider.message(DeliveryAttempt(request: background, target: Self.android, attempt: 1), now: now), as: UTF8.self) == #"""
-            {"message":{"token":"fcm-token","data":{"herald_send_id":"0123456789abcdef0123456789abcdef","herald_campaign":"cart","herald_source":"tc"},"android":{"priority":"normal","ttl":"2419200s"}}}
+            {"message":{"token":"fcm-token","data":{"herald_send_id":"0123456789abcdef0123456789abcdef","herald_campaign":"cart","herald_source":"tc"},"android":{"priority":"NORMAL","ttl":"2419200s"}}}
             """#)
     }
 

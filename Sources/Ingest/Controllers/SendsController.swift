@@ -96,6 +96,16 @@ struct SendsController {
         }
         let content = PushContent.notification(notification, path: "notification", problems: &problems)
         let payload = fields["payload"].map { PushContent.payload($0, path: "payload", problems: &problems) }
+        // Texts the schema allows one by one can still be too many together: refused here rather than failed later.
+        let least = PushPayloadRules.leastBytes(
+            texts: content.values, payload: (payload ?? [:]).map { JSONMember($0.key, $0.value) })
+        if problems.isEmpty, least > PushPayloadRules.maxBytes {
+            problems.append(
+                Violation(
+                    "payload_too_large",
+                    "the notification's texts and payload take \(least) bytes, and APNs and FCM take \(PushPayloadRules.maxBytes) in all"
+                ).at("notification"))
+        }
         // One device, one notification: any problem refuses the send (there is nothing to keep in part).
         guard problems.isEmpty else { throw APIError.validation(problems) }
         let push = TransactionalPush(

@@ -74,7 +74,7 @@ struct APNsProvider: DeliveryProvider {
     let bundleIDs: [String: String]
     var maxInFlight: Int { settings.maxInFlight }
 
-    static let maxPayloadBytes = 4096
+    static let maxPayloadBytes = PushPayloadRules.maxBytes
 
     func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
         guard let app = attempt.target.app, let topic = bundleIDs["\(attempt.request.project)/\(app)"] else {

@@ -128,10 +128,12 @@ struct FCMProvider: DeliveryProvider {
         case .failure(let error): return error.outcome
         case .success(let token): accessToken = token
         }
+        let message = Self.messageMembers(attempt)
+        if let problem = Self.sizeProblem(message) { return .failed(reason: problem) }
         let request = HTTPRequest(
             url: "\(baseURL)/v1/projects/\(tokens.account.projectID)/messages:send",
             headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
-            body: Self.message(attempt), timeout: timeout)
+            body: JSONValue.object([JSONMember("message", .object(message))]).serialized, timeout: timeout)
         switch await driver.perform(request) {
         case .failure(let error):
             return .transport(error)
@@ -146,6 +148,29 @@ struct FCMProvider: DeliveryProvider {
     /// custom payload, all strings), Android options (priority, TTL until expiry or the template's `ttl`, collapse key,
     /// and the notification's channel, tag, click action and badge count).
     static func message(_ attempt: DeliveryAttempt, now: Date = Date()) -> [UInt8] {
+        JSONValue.object([JSONMember("message", .object(messageMembers(attempt, now: now)))]).serialized
+    }
+
+    /// What a device receives of a message, as FCM counts it against its 4,096 bytes: the notification, the data and
+    /// the Android notification (not the token nor the delivery options), measured as their JSON.
+    static func deviceBytes(_ message: [JSONMember]) -> Int {
+        var received = message.filter { ["notification", "data"].contains($0.key) }
+        if case .object(let android)? = message.first(where: { $0.key == "android" })?.value,
+            let shown = android.first(where: { $0.key == "notification" })
+        {
+            received.append(shown)
+        }
+        return JSONValue.object(received).serialized.count
+    }
+
+    /// `payload_too_large` when what reaches the device is over the 4,096 bytes FCM takes: failed here, clearly, rather
+    /// than sent and reported `sent`.
+    static func sizeProblem(_ message: [JSONMember]) -> String? {
+        let size = deviceBytes(message)
+        return size > PushPayloadRules.maxBytes ? "payload_too_large: \(size) bytes, FCM takes \(PushPayloadRules.maxBytes)" : nil
+    }
+
+    static func messageMembers(_ attempt: DeliveryAttempt, now: Date = Date()) -> [JSONMember] {
         let send = attempt.request
         let text = send.field
         let background = APNsProvider.isBackground(send)
@@ -168,7 +193,7 @@ struct FCMProvider: DeliveryProvider {
         for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !key.hasPrefix("herald_") {
             data.append(JSONMember(key, .string(value.stringValue ?? String(decoding: value.serialized, as: UTF8.self))))
         }
-        var android = [JSONMember("priority", .string(APNsProvider.isHighPriority(send) ? "high" : "normal"))]
+        var android = [JSONMember("priority", .string(APNsProvider.isHighPriority(send) ? "HIGH" : "NORMAL"))]
         let expiry = APNsProvider.expiration(send, default: PushOptions.maxTTL)
         let ttl = max(0, Int(expiry.timeIntervalSince(max(now, send.notBefore ?? now))))
         android.append(JSONMember("ttl", .string("\(min(ttl, Int(PushOptions.maxTTL)))s")))
@@ -189,7 +214,7 @@ struct FCMProvider: DeliveryProvider {
         if !notification.isEmpty { message.append(JSONMember("notification", .object(notification))) }
         message.append(JSONMember("data", .object(data)))
         message.append(JSONMember("android", .object(android)))
-        return JSONValue.object([JSONMember("message", .object(message))]).serialized
+        return message
     }
 
     /// FCM's answer, classified by its `FcmError` code (or the status when there is none).

@@ -213,8 +213,7 @@ struct ConfigReader {
             if channel != .push { fail(payloadNode, "payload: only push templates have a custom payload") }
             if case .object(let members) = payloadNode.value {
                 for (name, value) in members {
-                    // `aps` is Apple's and `com.herald` Herald's own (APNs drops a custom key of those names).
-                    if ["aps", "herald", "com.herald"].contains(name) { fail(value, "payload.\(name): reserved key") }
+                    if let reason = PushPayloadRules.reservedKey(name) { fail(value, "payload.\(name): \(reason)") }
                     if case .string = value.value {
                         if let text = templateText(value, "payload.\(name)") { payload[name] = .text(text) }
                     } else if case .null = value.value {
@@ -225,6 +224,27 @@ struct ConfigReader {
                 }
             } else {
                 fail(payloadNode, "payload: expected a mapping, found \(payloadNode.typeName)")
+            }
+        }
+        if channel == .push {
+            // What is fixed in a variant (its texts but their placeholders, the payload) over the providers' 4,096
+            // bytes can never be sent: refused now rather than failed at every send.
+            func fixed(_ text: TemplateText) -> String {
+                text.parts.map { if case .literal(let literal) = $0 { literal } else { "" } }.joined()
+            }
+            let fixedPayload = payload.keys.sorted().map { key in
+                switch payload[key]! {
+                case .text(let text): JSONMember(key, .string(fixed(text)))
+                case .json(let value): JSONMember(key, value)
+                }
+            }
+            for (language, texts) in variants.sorted(by: { $0.key < $1.key }) {
+                let least = PushPayloadRules.leastBytes(texts: texts.values.map(fixed), payload: fixedPayload)
+                if least > PushPayloadRules.maxBytes {
+                    fail(
+                        node["variants"]?[language],
+                        "variants.\(language): its fixed text and payload take \(least) bytes, and APNs and FCM take \(PushPayloadRules.maxBytes) in all (payload_too_large at every send)")
+                }
             }
         }
         return TemplateDefinition(id: id, project: project, channel: channel, variants: variants, payload: payload, origin: origin)
