@@ -31,13 +31,27 @@ enum PushContent {
             }
         }
         let background = content["push_type"] == "background"
-        if !background, content["title"] == nil, content["body"] == nil, fields.problems.isEmpty,
+        if !background, content["title"] == nil, content["body"] == nil, content["badge"] == nil, fields.problems.isEmpty,
             !problems.contains(where: { $0.path.hasPrefix(path) })
         {
-            problems.append(Violation("missing_field", "a notification needs a title or a body (or push_type background)").at(path))
+            problems.append(
+                Violation("missing_field", "a notification needs a title, a body or a badge (or push_type background)").at(path))
         }
         if background, content["priority"] == "high" {
             problems.append(Violation("invalid_value", "a background push cannot be high priority (APNs refuses it)").at("\(path).priority"))
+        }
+        if background, content["badge"] != nil {
+            problems.append(
+                Violation(
+                    "invalid_value", "a background push cannot set the badge (APNs); without push_type, a badge alone sets it silently"
+                ).at("\(path).badge"))
+        }
+        if let collapse = content["collapse_id"],
+            collapse.utf8.count > PushPayloadRules.maxCollapseIDBytes || !collapse.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+        {
+            problems.append(
+                Violation("invalid_value", "collapse_id is 1 to 64 printable ASCII characters (APNs' apns-collapse-id)")
+                    .at("\(path).collapse_id"))
         }
         return content
     }

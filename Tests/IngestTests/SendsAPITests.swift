@@ -32,6 +32,15 @@ struct SendsAPITests {
         #expect(push["payload"] == .object([JSONMember("gift", .bool(true)), JSONMember("order", .number("42"))]))
     }
 
+    @Test("a badge alone (0 clears the icon, silently) and ttl 0 (now or never) are taken")
+    func badgeOnly() async throws {
+        let sink = FakeSink()
+        let answer = try await send(#"{"installation_id":"I-1","notification":{"badge":0,"ttl":0}}"#, sink: sink)
+        #expect(answer.status == .ok, "\(answer.json)")
+        let push = try #require(sink.records.first?.field("push"))
+        #expect(push["notification"] == .object([JSONMember("badge", .string("0")), JSONMember("ttl", .string("0s"))]))
+    }
+
     @Test("to a raw token: keyed by the token, checked against its app's platform, with its environment")
     func rawToken() async throws {
         let sink = FakeSink()
@@ -66,6 +75,12 @@ struct SendsAPITests {
             (#"{"installation_id":"I","notification":{"body":"B","emoji":"x"}}"#, "notification.emoji unknown_field"),
             (#"{"installation_id":"I","notification":{"body":"B"},"payload":{"aps":{}}}"#, "payload.aps reserved_name"),
             (#"{"installation_id":"I","notification":{"body":"B"},"payload":{"x":null}}"#, "payload.x invalid_type"),
+            // APNs details: a background push cannot set the badge, a collapse id is 64 bytes at most, "+N" needs an
+            // installation's count.
+            (#"{"installation_id":"I","notification":{"push_type":"background","badge":0}}"#, "notification.badge invalid_value"),
+            (#"{"installation_id":"I","notification":{"body":"B","collapse_id":"\#(String(repeating: "c", count: 65))"}}"#, "notification.collapse_id invalid_value"),
+            (#"{"installation_id":"I","notification":{"body":"B","collapse_id":"é"}}"#, "notification.collapse_id invalid_value"),
+            (#"{"token":"t","app":"demo-android","notification":{"body":"B","badge":"+1"}}"#, "notification.badge invalid_value"),
             // FCM's reserved data keys, and texts the schema allows one by one that no provider takes together.
             (#"{"installation_id":"I","notification":{"body":"B"},"payload":{"from":"x"}}"#, "payload.from reserved_name"),
             (#"{"installation_id":"I","notification":{"body":"B"},"payload":{"google.c.a.e":"1"}}"#, "payload.google.c.a.e reserved_name"),

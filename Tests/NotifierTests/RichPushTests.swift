@@ -47,6 +47,33 @@ struct RichPushTests {
         #expect(!APNsProvider.isBackground(alert))
     }
 
+    /// Issue 34, item 4: what Apple documents, which a request that APNs accepts can still get wrong.
+    @Test("APNs: a critical alert's sound dictionary, a silent badge-only push (0 clears it), ttl 0 as expiration 0")
+    func apnsDetails() throws {
+        let critical = sendRequest(content: ["body": "Gas leak", "interruption_level": "critical", "sound": "alarm.caf"])
+        #expect(String(decoding: APNsProvider.payload(critical), as: UTF8.self).hasPrefix(
+            #"{"aps":{"alert":{"body":"Gas leak"},"sound":{"critical":1,"name":"alarm.caf","volume":1},"interruption-level":"critical"},"#))
+        let criticalDefault = sendRequest(content: ["body": "B", "interruption_level": "critical"])
+        #expect(String(decoding: APNsProvider.payload(criticalDefault), as: UTF8.self).contains(#""sound":{"critical":1,"name":"default","volume":1}"#))
+
+        let clear = sendRequest(content: ["badge": "0"])
+        #expect(String(decoding: APNsProvider.payload(clear), as: UTF8.self).hasPrefix(#"{"aps":{"badge":0},"#))
+        let request = try APNsProvider.request(
+            DeliveryAttempt(request: clear, target: Self.ios, attempt: 1), topic: "t", jwt: "a.b.c", settings: .init())
+        let headers = Dictionary(uniqueKeysWithValues: request.headers)
+        #expect(headers["apns-push-type"] == "alert")
+        // On Android a data message: nothing shown, the count for the app to set.
+        let android = String(decoding: FCMProvider.message(DeliveryAttempt(request: sendRequest(app: "demo-android", content: ["badge": "0"]), target: Self.android, attempt: 1)), as: UTF8.self)
+        #expect(!android.contains(#""notification""#) && android.contains(#""herald_badge":"0""#), "\(android)")
+
+        let nowOrNever = sendRequest(content: ["body": "Your code: 1234", "ttl": "0s"])
+        let immediate = try APNsProvider.request(
+            DeliveryAttempt(request: nowOrNever, target: Self.ios, attempt: 1), topic: "t", jwt: "a.b.c", settings: .init())
+        #expect(Dictionary(uniqueKeysWithValues: immediate.headers)["apns-expiration"] == "0")
+        let fcm = String(decoding: FCMProvider.message(DeliveryAttempt(request: sendRequest(app: "demo-android", content: ["body": "B", "ttl": "0s"]), target: Self.android, attempt: 1)), as: UTF8.self)
+        #expect(fcm.contains(#""ttl":"0s""#))
+    }
+
     @Test("FCM: the notification, Android's channel, tag, click action, priority and ttl")
     func fcmGolden() throws {
         let now = Date(timeIntervalSince1970: 1_700_000_001)

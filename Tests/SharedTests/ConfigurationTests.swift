@@ -89,6 +89,11 @@ struct ConfigurationTests {
              "variants.default: its fixed text and payload take 4316 bytes, and APNs and FCM take 4096 in all (payload_too_large at every send)"),
             (#"{"kind":"template","id":"x","project":"demo","channel":"push","variants":{"default":{"body":"{{ c.x }}"}},"payload":{"blob":"\#(String(repeating: "x", count: 4096))"}}"#,
              "variants.default: its fixed text and payload take 4130 bytes, and APNs and FCM take 4096 in all (payload_too_large at every send)"),
+            // APNs details (issue 34, item 4).
+            (#"{"kind":"template","id":"x","project":"demo","channel":"push","variants":{"default":{"push_type":"background","badge":0}}}"#,
+             "variants.default: a background push cannot set the badge (APNs); without `push_type`, a push with a badge and no text sets it silently"),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"push","variants":{"default":{"body":"a","collapse_id":"\#(String(repeating: "c", count: 65))"}}}"#,
+             "variants.default.collapse_id: 65 bytes, and APNs takes 64"),
             (#"{"kind":"template","id":"x","project":"demo","channel":"push","variants":{"default":{"body":"a"}},"payload":{"herald_deeplink":"x"}}"#,
              "payload.herald_deeplink: reserved: aps is Apple's, herald, com.herald and herald_… are Herald's"),
             // Delivery timing (issue 21).
@@ -196,7 +201,7 @@ struct ConfigurationTests {
             (#"{"body":"b","push_type":"silent"}"#, #"variants.default.push_type: expected alert or background, found "silent""#),
             (#"{"body":"b","priority":"urgent"}"#, #"variants.default.priority: expected high or normal, found "urgent""#),
             (#"{"body":"b","ttl":"29d"}"#, #"variants.default.ttl: expected a duration up to 28d, such as 1h, found "29d""#),
-            (#"{"title":"t"}"#, "variants.default: missing `body` (only `push_type: background` goes without)"),
+            (#"{"title":"t"}"#, "variants.default: missing `body` (only `push_type: background`, or a push that only sets the `badge`, goes without)"),
             (#"{"push_type":"background","priority":"high"}"#,
              "variants.default: a background push goes at `priority: normal` (APNs refuses high)"),
         ] as [(String, String?)])

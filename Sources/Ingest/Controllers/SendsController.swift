@@ -95,6 +95,12 @@ struct SendsController {
             throw APIError.validation(problems + [Violation("missing_field", "notification is required").at("notification")])
         }
         let content = PushContent.notification(notification, path: "notification", problems: &problems)
+        // "+N" adds to the count the notifier keeps per installation: a raw token has none (it was dropped unsent).
+        if fields["token"] != nil, content["badge"]?.hasPrefix("+") == true {
+            problems.append(
+                Violation("invalid_value", "\"+N\" adds to an installation's count: a raw token has none; send a number")
+                    .at("notification.badge"))
+        }
         let payload = fields["payload"].map { PushContent.payload($0, path: "payload", problems: &problems) }
         // Texts the schema allows one by one can still be too many together: refused here rather than failed later.
         let least = PushPayloadRules.leastBytes(

@@ -80,7 +80,7 @@ enum Inbox {
         let entry = Notification(
             notificationID: send.sendID, sendID: send.sendID, installationID: installationID, customID: customID,
             sentAt: microseconds(at), source: source(send), title: send.content["title"], body: send.content["body"],
-            attachmentURL: send.content["image_url"], silent: APNsProvider.isBackground(send), payload: [], read: false,
+            attachmentURL: send.content["image_url"], silent: APNsProvider.isBackground(send) || APNsProvider.isBadgeOnly(send), payload: [], read: false,
             opened: false)
         let payload = APNsProvider.payload(send)
         var owners = [Owner(project: send.project, app: app, kind: .install, id: installationID)]

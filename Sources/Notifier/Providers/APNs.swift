@@ -116,7 +116,7 @@ struct APNsProvider: DeliveryProvider {
             ("apns-topic", topic),
             ("apns-push-type", background ? "background" : "alert"),
             ("apns-priority", isHighPriority(send) ? "10" : "5"),
-            ("apns-expiration", String(Int(expiration(send, default: settings.defaultExpiration.timeInterval).timeIntervalSince1970))),
+            ("apns-expiration", expirationHeader(send, default: settings.defaultExpiration.timeInterval)),
             ("apns-id", messageID(sendID: send.sendID, target: attempt.target.id)),
             ("content-type", "application/json"),
         ]
@@ -142,8 +142,22 @@ struct APNsProvider: DeliveryProvider {
         switch send.content["push_type"] {
         case "background": true
         case "alert": false
-        default: (send.content["body"] ?? "").isEmpty && (send.content["title"] ?? "").isEmpty
+        default: (send.content["body"] ?? "").isEmpty && (send.content["title"] ?? "").isEmpty && send.field("badge") == nil
         }
+    }
+
+    /// A push that only sets the app icon's badge: a badge, no title, subtitle or body, not `push_type: background`.
+    /// APNs takes it as an alert push whose `aps` holds the badge alone, which iOS applies without showing anything
+    /// (Apple's way to clear a badge: `0`); a background push may not carry a badge. FCM gets a data message.
+    static func isBadgeOnly(_ send: SendRequest) -> Bool {
+        send.content["push_type"] != "background" && send.field("badge") != nil
+            && ["title", "subtitle", "body"].allSatisfy { (send.content[$0] ?? "").isEmpty }
+    }
+
+    /// `apns-expiration`: 0 for a `ttl` of 0 (deliver now or never: APNs does not store it), else when it expires.
+    static func expirationHeader(_ send: SendRequest, default fallback: TimeInterval) -> String {
+        if send.content["ttl"].flatMap(PushOptions.seconds) == 0 { return "0" }
+        return String(Int(expiration(send, default: fallback).timeIntervalSince1970))
     }
 
     /// The template's `priority`, else high for an alert and normal for a background push.
@@ -173,10 +187,20 @@ struct APNsProvider: DeliveryProvider {
             for field in ["title", "subtitle", "body"] {
                 if let text = text(field) { alert.append(JSONMember(field, .string(text))) }
             }
-            aps.append(JSONMember("alert", .object(alert)))
+            // None for a push that only sets the badge.
+            if !alert.isEmpty { aps.append(JSONMember("alert", .object(alert))) }
             // `badge` and `relevance_score` were checked when the configuration was read.
             if let badge = badge ?? templateBadge(send) { aps.append(JSONMember("badge", .number(String(badge)))) }
-            if let sound = text("sound") { aps.append(JSONMember("sound", .string(sound))) }
+            if text("interruption_level") == "critical" {
+                // A critical alert plays its sound only from a dictionary that says so (Apple's "sound" key).
+                let sound: [JSONMember] = [
+                    JSONMember("critical", .number("1")), JSONMember("name", .string(text("sound") ?? "default")),
+                    JSONMember("volume", .number("1")),
+                ]
+                aps.append(JSONMember("sound", .object(sound)))
+            } else if let sound = text("sound") {
+                aps.append(JSONMember("sound", .string(sound)))
+            }
             for (field, key) in [("category", "category"), ("thread_id", "thread-id"), ("interruption_level", "interruption-level")] {
                 if let text = text(field) { aps.append(JSONMember(key, .string(text))) }
             }

@@ -173,7 +173,8 @@ struct FCMProvider: DeliveryProvider {
     static func messageMembers(_ attempt: DeliveryAttempt, now: Date = Date()) -> [JSONMember] {
         let send = attempt.request
         let text = send.field
-        let background = APNsProvider.isBackground(send)
+        // A background push, or one that only sets the badge, is a data message: no notification to show.
+        let background = APNsProvider.isBackground(send) || APNsProvider.isBadgeOnly(send)
         var notification: [JSONMember] = []
         for (field, key) in [("title", "title"), ("body", "body"), ("image_url", "image")] where !background {
             if let text = text(field) { notification.append(JSONMember(key, .string(text))) }
@@ -183,6 +184,10 @@ struct FCMProvider: DeliveryProvider {
             JSONMember("herald_source", .string(APNsProvider.sourceType(send))),
         ]
         if let link = text("deeplink") { data.append(JSONMember("herald_deeplink", .string(link))) }
+        // Android has no silent badge: the app sets its launcher's count from the data.
+        if APNsProvider.isBadgeOnly(send), let badge = attempt.target.badge ?? APNsProvider.templateBadge(send) {
+            data.append(JSONMember("herald_badge", .string(String(badge))))
+        }
         if let image = text("image_url"), let type = PushOptions.attachmentType(url: image, declared: text("attachment_type")) {
             data.append(JSONMember("herald_attachment_type", .string(type)))
         }

@@ -199,11 +199,28 @@ struct ConfigReader {
             if channel == .push {
                 let value = { (name: String) in fields.first { $0.key == name }.flatMap { $0.node.scalarText } }
                 let background = value("push_type") == "background"
-                if !background, fields.allSatisfy({ $0.key != "body" }) {
-                    fail(fieldsNode, "variants.\(language): missing `body` (only `push_type: background` goes without)")
+                let badge = fields.contains { $0.key == "badge" }
+                if !background, !badge, fields.allSatisfy({ $0.key != "body" }) {
+                    fail(
+                        fieldsNode,
+                        "variants.\(language): missing `body` (only `push_type: background`, or a push that only sets the `badge`, goes without)")
                 }
                 if background, value("priority") == "high" {
                     fail(fieldsNode, "variants.\(language): a background push goes at `priority: normal` (APNs refuses high)")
+                }
+                if background, badge {
+                    fail(
+                        fieldsNode,
+                        "variants.\(language): a background push cannot set the badge (APNs); without `push_type`, a push with a badge and no text sets it silently")
+                }
+                // APNs takes 64 bytes of collapse id: what is fixed of it already over that never fits.
+                if let collapse = texts["collapse_id"] {
+                    let fixed = collapse.parts.map { if case .literal(let literal) = $0 { literal } else { "" } }.joined()
+                    if fixed.utf8.count > PushPayloadRules.maxCollapseIDBytes {
+                        fail(
+                            fields.first { $0.key == "collapse_id" }?.node,
+                            "variants.\(language).collapse_id: \(fixed.utf8.count) bytes, and APNs takes \(PushPayloadRules.maxCollapseIDBytes)")
+                    }
                 }
             }
             variants[language] = texts

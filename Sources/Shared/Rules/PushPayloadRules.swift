@@ -7,6 +7,8 @@ package enum PushPayloadRules {
     /// APNs takes 4,096 bytes of payload (`aps` and the custom keys); FCM 4,096 bytes of message (its notification and
     /// data). A push over it fails `payload_too_large` before it is sent.
     package static let maxBytes = 4096
+    /// APNs' `apns-collapse-id` is at most 64 bytes.
+    package static let maxCollapseIDBytes = 64
 
     /// Why a custom payload key cannot be used, or nil. `aps` is Apple's, `herald`, `com.herald` and `herald_…` Herald's
     /// own; FCM reserves `from`, `message_type` and any word starting with `google` or `gcm` (Google's FCM v1 API
