@@ -129,8 +129,25 @@ struct StatusReport {
                     + "\(count(orchestrator.sum("herald_segment_evaluations_total"))) evaluations")
         }
         lines += campaignTable()
+        if let held = heldLine(now: Date()) { lines.append(held) }
         lines += channelTable()
         return lines
+    }
+
+    /// The sends quiet hours hold now, and when the first goes (each when the window ends in its recipient's zone).
+    func heldLine(now: Date) -> String? {
+        guard let orchestrator else { return nil }
+        let held = orchestrator.sum("herald_quiet_hours_held")
+        guard held > 0 else { return nil }
+        var line = "HELD          \(count(held)) send\(held == 1 ? "" : "s") in the recipients' quiet hours"
+        let next = orchestrator.samples("herald_quiet_hours_next_release_timestamp_seconds").map(\.value).filter { $0 > 0 }.min()
+        if let next {
+            let at = Date(timeIntervalSince1970: next)
+            let minutes = max(0, Int(at.timeIntervalSince(now) / 60))
+            let clock = WireTime.format(at).dropFirst(11).prefix(5)
+            line += " · the first goes at \(clock) UTC (in \(minutes / 60)h \(String(format: "%02d", minutes % 60))m), each when its window ends"
+        }
+        return line
     }
 
     /// Per campaign: sends decided, the other decisions, provider acceptances and their latency.

@@ -6,9 +6,16 @@ import ServiceLifecycle
 struct EngagementTicker: Service {
     let manager: OrchestratorPartitions
     var interval: Duration = .milliseconds(100)
+    /// How often the sends held by quiet hours are counted (`OrchestratorPartitions.countHeld`).
+    var heldCount: Duration = .seconds(10)
 
     func run() async throws {
+        var counted = ContinuousClock.now - heldCount
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            if ContinuousClock.now - counted >= heldCount {
+                counted = ContinuousClock.now
+                await manager.countHeld()
+            }
             if await manager.tick() { continue }
             try? await Task.sleep(for: interval)
         }

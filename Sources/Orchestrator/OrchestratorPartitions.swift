@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Metrics
 import PartitionStore
 import OrchestratorDomain
 import ServiceLifecycle
@@ -160,6 +161,28 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         }
         return more || !backfills.isEmpty
     }
+
+    /// Counts the sends quiet hours hold in this instance's running partitions, and when the first goes:
+    /// `herald_quiet_hours_held` and `herald_quiet_hours_next_release_timestamp_seconds` (0 when none is held), which
+    /// the status board shows.
+    func countHeld() async {
+        var count = 0
+        var next: String?
+        for number in await owner.runningPartitions {
+            do {
+                guard let held = try await owner.run(on: number, { try await $0.heldSends() }) else { continue }
+                count += held.count
+                if let first = held.next, next.map({ first < $0 }) ?? true { next = first }
+            } catch {
+                logger.warning("held sends not counted", metadata: ["partition": "\(number)", "error": "\(error)"])
+            }
+        }
+        Self.heldGauge.record(count)
+        Self.nextReleaseGauge.record(next.flatMap(WireTime.parse)?.timeIntervalSince1970 ?? 0)
+    }
+
+    private static let heldGauge = Gauge(label: "herald_quiet_hours_held")
+    private static let nextReleaseGauge = Gauge(label: "herald_quiet_hours_next_release_timestamp_seconds")
 
     /// Segment backfills not finished yet (for health and tests).
     var backfillsPending: Int { backfills.values.reduce(0) { $0 + $1.segments.count } }

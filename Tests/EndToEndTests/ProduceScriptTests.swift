@@ -5,6 +5,31 @@ import Testing
 
 @Suite("scripts/produce", .timeLimit(.minutes(2)))
 struct ProduceScriptTests {
+    /// Issue 34, item 8: at 03:40 UTC the demo sent no email, since every user took the project's Europe/Paris, whose
+    /// quiet hours (21:00-08:00, config/example) held them all.
+    @Test("the demo's users live around the globe: at every hour of the day, some are outside 21:00-08:00")
+    func demoTimeZones() async throws {
+        let (status, items) = try await runCommand(repositoryFile("scripts/produce"), ["--generate", "300", "--dry-run"])
+        #expect(status == 0, "\(items)")
+        var zones: [String] = []
+        for line in items.split(separator: "\n") {
+            let item = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            guard item["path"] as? String == "/v1/profiles/update", let users = item["body"] as? [[String: Any]] else { continue }
+            for user in users { zones.append(try #require((user["attributes"] as? [String: Any])?["$timezone"] as? String, "\(user)")) }
+        }
+        #expect(zones.count == 300)
+        let day = Date(timeIntervalSince1970: 1_795_000_000)
+        for hour in 0..<24 {
+            let instant = Date(timeIntervalSince1970: (day.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400 + Double(hour) * 3600)
+            let awake = zones.filter { name in
+                var calendar = Calendar(identifier: .gregorian)
+                calendar.timeZone = TimeZone(identifier: name)!
+                return (8..<21).contains(calendar.component(.hour, from: instant))
+            }
+            #expect(awake.count >= zones.count / 5, "\(hour):00 UTC: \(awake.count) of \(zones.count) outside quiet hours")
+        }
+    }
+
     @Test("the demo scenario over HTTP and generated records straight into herald.ingest land on the topic; a rejected write exits 1 naming it")
     func produce() async throws {
         // The script sends every user's app writes from this one address.

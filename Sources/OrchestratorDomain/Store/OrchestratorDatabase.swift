@@ -57,6 +57,11 @@ extension PartitionDatabase {
         }.1
     }
 
+    /// The sends quiet hours hold in this partition, and when the first goes.
+    package func heldSends() async throws -> (count: Int, next: String?) {
+        try await read { db in try TimersTable(db).held() }
+    }
+
     /// The segments a profile of this partition is in (for views and tests).
     package func segments(of key: String) async throws -> [String] {
         try await read { db in try SegmentMembersTable(db).segmentsInOrder(of: key) }

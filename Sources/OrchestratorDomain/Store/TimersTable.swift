@@ -68,6 +68,13 @@ struct TimersTable {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM timers WHERE due_at <= ? LIMIT 1"), arguments: [due]) ?? false
     }
 
+    /// The sends held by quiet hours, and when the first of them goes (`timers_held`, a partial index: a count over
+    /// the held ones only).
+    func held() throws -> (count: Int, next: String?) {
+        let row = try Row.fetchOne(db, sql: "SELECT count(*), min(due_at) FROM timers WHERE kind = 'quiet'")
+        return (row?[0] ?? 0, row?[1])
+    }
+
     /// The timers due at `now`, oldest first, at most `limit`.
     func due(at now: Date, limit: Int) throws -> [DurableTimer] {
         try Row.fetchAll(
