@@ -4,7 +4,7 @@ import PartitionStore
 import OrchestratorDomain
 import Shared
 
-/// The operator's command line. Subcommands grow with the product (`config`, `status`, `topics`, `tail`, `lag`, `profile`, `send-test`).
+/// The operator's command line. Subcommands grow with the product (`config`, `status`, `topics`, `tail`, `lag`, `profile`, `send-test`, `campaign`).
 @main
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,7 +12,7 @@ struct Herald: AsyncParsableCommand {
         abstract: "Operate a Herald installation.",
         subcommands: [
             ConfigCommand.self, StatusCommand.self, TopicsCommand.self, TailCommand.self, LagCommand.self, ProfileCommand.self,
-            SendTestCommand.self,
+            SendTestCommand.self, CampaignCommand.self,
         ])
 
     /// ArgumentParser's entry point, with errors as one line: `herald: <message> (herald <command> --help)` instead
@@ -34,6 +34,7 @@ struct Herald: AsyncParsableCommand {
                 Herald.configuration.subcommands.contains { $0._commandName == word }
                     || ConfigCommand.configuration.subcommands.contains { $0._commandName == word }
                     || ProfileCommand.configuration.subcommands.contains { $0._commandName == word }
+                    || CampaignCommand.configuration.subcommands.contains { $0._commandName == word }
             }
             let help = (["herald"] + words + ["--help"]).joined(separator: " ")
             FileHandle.standardError.write(Data("herald: \(message) (\(help))\n".utf8))

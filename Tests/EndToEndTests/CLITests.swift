@@ -71,7 +71,7 @@ struct CLITests {
 
         let (help, usage) = try await runCommand(Self.herald, ["--help"])
         #expect(help == 0)
-        for command in ["config", "status", "topics", "tail", "lag", "profile", "send-test"] { #expect(usage.contains(command), "\(command)") }
+        for command in ["config", "status", "topics", "tail", "lag", "profile", "send-test", "campaign"] { #expect(usage.contains(command), "\(command)") }
         await producer.shutdown()
         await cluster.shutdown()
     }
