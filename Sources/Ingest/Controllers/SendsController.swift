@@ -104,7 +104,7 @@ struct SendsController {
         let payload = fields["payload"].map { PushContent.payload($0, path: "payload", problems: &problems) }
         // Texts the schema allows one by one can still be too many together: refused here rather than failed later.
         let least = PushPayloadRules.leastBytes(
-            texts: content.values, payload: (payload ?? [:]).map { JSONMember($0.key, $0.value) })
+            fields: content, payload: (payload ?? [:]).map { JSONMember($0.key, $0.value) })
         if problems.isEmpty, least > PushPayloadRules.maxBytes {
             problems.append(
                 Violation(

@@ -256,7 +256,7 @@ struct ConfigReader {
                 }
             }
             for (language, texts) in variants.sorted(by: { $0.key < $1.key }) {
-                let least = PushPayloadRules.leastBytes(texts: texts.values.map(fixed), payload: fixedPayload)
+                let least = PushPayloadRules.leastBytes(fields: texts.mapValues(fixed), payload: fixedPayload)
                 if least > PushPayloadRules.maxBytes {
                     fail(
                         node["variants"]?[language],

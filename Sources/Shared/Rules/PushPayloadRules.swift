@@ -28,11 +28,18 @@ package enum PushPayloadRules {
     /// {"body":""}}}` on APNs (29); Herald's own keys come on top of that on both.
     static let leastEnvelope = 28
 
-    /// The fewest bytes a push of these texts and this custom payload takes on either provider: its texts and payload
-    /// in the smallest envelope, before the other keys, the quotes and Herald's own fields. Over `maxBytes`, the push
-    /// can never be sent.
-    package static func leastBytes(texts: some Sequence<String>, payload: [JSONMember]) -> Int {
-        leastEnvelope + texts.reduce(0) { $0 + $1.utf8.count }
+    /// The fields that reach the device on both providers (APNs' `aps` or Herald's key, FCM's notification or data);
+    /// the others are headers or options on one of them (`ttl`, `priority`, `collapse_id`) or go to one provider only
+    /// (`sound`, `category`, `channel_id`, …).
+    static let sharedFields: Set<String> = ["title", "body", "image_url", "deeplink", "attachment_type", "badge"]
+
+    /// The fewest bytes a push of these fields and this custom payload takes on whichever provider it goes to: the
+    /// fields both providers carry and the payload, in the smallest envelope, before the other keys, the quotes and
+    /// Herald's own fields. Over `maxBytes`, the push can never be sent.
+    package static func leastBytes(fields: [String: String], payload: [JSONMember]) -> Int {
+        // A background push shows nothing: its texts are not sent, only Herald's data (the deeplink) and the payload.
+        let shared = fields["push_type"] == "background" ? ["deeplink"] : sharedFields
+        return leastEnvelope + fields.filter { shared.contains($0.key) }.reduce(0) { $0 + $1.value.utf8.count }
             + payload.reduce(0) { $0 + $1.key.utf8.count + $1.value.serialized.count }
     }
 }
