@@ -89,6 +89,9 @@ struct ConfigurationTests {
              "variants.default: its fixed text and payload take 4316 bytes, and APNs and FCM take 4096 in all (payload_too_large at every send)"),
             (#"{"kind":"template","id":"x","project":"demo","channel":"push","variants":{"default":{"body":"{{ c.x }}"}},"payload":{"blob":"\#(String(repeating: "x", count: 4096))"}}"#,
              "variants.default: its fixed text and payload take 4130 bytes, and APNs and FCM take 4096 in all (payload_too_large at every send)"),
+            // SMS: what the provider takes (issue 34, item 2).
+            (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"\#(String(repeating: "a", count: 1601)){{ c.name }}"}}}"#,
+             "variants.default.text: 1601 characters without its placeholders, and the SMS provider takes 1600"),
             // APNs details (issue 34, item 4).
             (#"{"kind":"template","id":"x","project":"demo","channel":"push","variants":{"default":{"push_type":"background","badge":0}}}"#,
              "variants.default: a background push cannot set the badge (APNs); without `push_type`, a push with a badge and no text sets it silently"),

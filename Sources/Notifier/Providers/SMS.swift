@@ -1,5 +1,6 @@
 @preconcurrency import Crypto
 import Foundation
+import Metrics
 import ServiceSupport
 import Shared
 
@@ -24,6 +25,9 @@ struct SMSProvider: DeliveryProvider {
     var maxInFlight: Int { settings.maxInFlight }
 
     func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
+        let body = attempt.request.content["text"] ?? ""
+        // Over the provider's limit it would refuse it (Twilio: 21617): failed here, with the figure.
+        if let problem = SMSSegments.problem(body) { return .failed(reason: problem) }
         let request = HTTPRequest(
             url: settings.url, headers: [("content-type", "application/x-www-form-urlencoded")],
             body: FormEncoding.encode([
@@ -32,7 +36,14 @@ struct SMSProvider: DeliveryProvider {
             timeout: settings.timeout, user: settings.account, password: settings.token)
         switch await driver.perform(request) {
         case .failure(let error): return .transport(error)
-        case .success(let response): return Self.outcome(status: response.status, body: response.body, headers: response.headers)
+        case .success(let response):
+            let outcome = Self.outcome(status: response.status, body: response.body, headers: response.headers)
+            if case .accepted = outcome {
+                // What the provider bills: segments by encoding (a single non-GSM character makes the whole text UCS-2).
+                let (encoding, segments) = SMSSegments.count(body)
+                Counter(label: "herald_sms_segments_total", dimensions: [("encoding", encoding.rawValue)]).increment(by: segments)
+            }
+            return outcome
         }
     }
 

@@ -215,13 +215,18 @@ struct ConfigReader {
                 }
                 // APNs takes 64 bytes of collapse id: what is fixed of it already over that never fits.
                 if let collapse = texts["collapse_id"] {
-                    let fixed = collapse.parts.map { if case .literal(let literal) = $0 { literal } else { "" } }.joined()
+                    let fixed = collapse.fixedText
                     if fixed.utf8.count > PushPayloadRules.maxCollapseIDBytes {
                         fail(
                             fields.first { $0.key == "collapse_id" }?.node,
                             "variants.\(language).collapse_id: \(fixed.utf8.count) bytes, and APNs takes \(PushPayloadRules.maxCollapseIDBytes)")
                     }
                 }
+            }
+            if channel == .sms, let characters = texts["text"]?.fixedText.unicodeScalars.count, characters > SMSSegments.maxCharacters {
+                fail(
+                    fields.first { $0.key == "text" }?.node,
+                    "variants.\(language).text: \(characters) characters without its placeholders, and the SMS provider takes \(SMSSegments.maxCharacters)")
             }
             variants[language] = texts
         }
@@ -246,17 +251,14 @@ struct ConfigReader {
         if channel == .push {
             // What is fixed in a variant (its texts but their placeholders, the payload) over the providers' 4,096
             // bytes can never be sent: refused now rather than failed at every send.
-            func fixed(_ text: TemplateText) -> String {
-                text.parts.map { if case .literal(let literal) = $0 { literal } else { "" } }.joined()
-            }
             let fixedPayload = payload.keys.sorted().map { key in
                 switch payload[key]! {
-                case .text(let text): JSONMember(key, .string(fixed(text)))
+                case .text(let text): JSONMember(key, .string(text.fixedText))
                 case .json(let value): JSONMember(key, value)
                 }
             }
             for (language, texts) in variants.sorted(by: { $0.key < $1.key }) {
-                let least = PushPayloadRules.leastBytes(fields: texts.mapValues(fixed), payload: fixedPayload)
+                let least = PushPayloadRules.leastBytes(fields: texts.mapValues(\.fixedText), payload: fixedPayload)
                 if least > PushPayloadRules.maxBytes {
                     fail(
                         node["variants"]?[language],

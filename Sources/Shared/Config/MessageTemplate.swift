@@ -19,6 +19,11 @@ package struct TemplateText: Sendable, Equatable {
 
     package var parts: [Part]
 
+    /// What is fixed of the text: its literal parts, without its placeholders (the least a rendering holds).
+    package var fixedText: String {
+        parts.map { if case .literal(let literal) = $0 { literal } else { "" } }.joined()
+    }
+
     /// A text without placeholders (a push field with a fixed form, `PushOptions`).
     package init(literal text: String) {
         parts = text.isEmpty ? [] : [.literal(text)]
