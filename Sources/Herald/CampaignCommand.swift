@@ -76,11 +76,9 @@ struct CampaignCommand: ParsableCommand {
             if let quiet {
                 // `- -`: the clocks skip the whole window that day (Antarctica/Troll on 2026-03-29 for 01:30-02:45).
                 var window = "- -"
-                if let from = WallClock.instant(day, quiet.from, in: zone) {
-                    let endDay = quiet.from > quiet.to ? day.adding(days: 1) : day
-                    if let to = WallClock.instant(endDay, quiet.to, in: zone, after: from) {
-                        window = "\(WireTime.format(from)) \(WireTime.format(to))"
-                    }
+                // The end is the one the orchestrator releases a send held at the window's start at.
+                if let from = WallClock.instant(day, quiet.from, in: zone), let to = quiet.end(holding: from, in: zone) {
+                    window = "\(WireTime.format(from)) \(WireTime.format(to))"
                 }
                 line += " quiet \(window)"
             }
