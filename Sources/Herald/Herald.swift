@@ -4,7 +4,8 @@ import PartitionStore
 import OrchestratorDomain
 import Shared
 
-/// The operator's command line. Subcommands grow with the product (`config`, `status`, `topics`, `tail`, `lag`, `profile`, `send-test`, `campaign`).
+/// The operator's command line. Subcommands grow with the product (`config`, `status`, `topics`, `tail`, `lag`,
+/// `profile`, `send-test`, `campaign`).
 @main
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,12 +31,12 @@ struct Herald: AsyncParsableCommand {
             let code = exitCode(for: error)
             let message = self.message(for: error).split(separator: "\n").first.map(String.init) ?? ""
             guard code != .success, !(error is ExitCode), !message.isEmpty else { exit(withError: error) }
-            let words = arguments.prefix { !$0.hasPrefix("-") }.prefix(2).filter { word in
-                Herald.configuration.subcommands.contains { $0._commandName == word }
-                    || ConfigCommand.configuration.subcommands.contains { $0._commandName == word }
-                    || ProfileCommand.configuration.subcommands.contains { $0._commandName == word }
-                    || CampaignCommand.configuration.subcommands.contains { $0._commandName == word }
-            }
+            // Every command and subcommand name, read from the commands themselves (a new group needs no entry here).
+            let names = Set(
+                Herald.configuration.subcommands.flatMap { command in
+                    [command._commandName] + command.configuration.subcommands.map { $0._commandName }
+                })
+            let words = arguments.prefix { !$0.hasPrefix("-") }.prefix(2).filter(names.contains)
             let help = (["herald"] + words + ["--help"]).joined(separator: " ")
             FileHandle.standardError.write(Data("herald: \(message) (\(help))\n".utf8))
             Foundation.exit(code.rawValue)
