@@ -69,7 +69,6 @@ struct EmailMessageTests {
 
     @Test("every subject and sender, as Python's strict parser reads them, within the line limits")
     func strictParser() async throws {
-        let python = judgePython()
         let directory = try scratchDirectory("herald-email")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let links = UnsubscribeLinks(secret: "0123456789abcdef-secret", publicURL: "https://n.example.com")
@@ -94,9 +93,7 @@ struct EmailMessageTests {
                 cases.append(.object(fields))
             }
         }
-        let list = "\(directory)/cases.json"
-        try Data(JSONValue.array(cases).serialized).write(to: URL(fileURLWithPath: list))
-        let (status, verdict) = try await runCommand(python, ["-c", Self.judge, list])
+        let (status, verdict) = try await runJudge(Self.judge, cases: .array(cases))
         #expect(status == 0, "\(verdict)")
         #expect(verdict.contains("\(Self.subjects.count * Self.senders.count) messages conform"), "\(verdict)")
     }

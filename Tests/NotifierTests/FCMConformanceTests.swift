@@ -82,9 +82,6 @@ struct FCMConformanceTests {
 
     @Test("every message is valid against Google's description of FCM v1; none over 4,096 bytes is sent")
     func discoveryDocument() async throws {
-        let python = judgePython()
-        let directory = try scratchDirectory("herald-fcm")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         var cases: [JSONValue] = []
         var refused: [String] = []
         for (name, content, payload) in Self.sends {
@@ -97,9 +94,7 @@ struct FCMConformanceTests {
                 JSONMember("request", .object([JSONMember("message", .object(message))])),
             ]))
         }
-        let list = "\(directory)/cases.json"
-        try Data(JSONValue.array(cases).serialized).write(to: URL(fileURLWithPath: list))
-        let (status, verdict) = try await runCommand(python, ["-c", Self.judge, list])
+        let (status, verdict) = try await runJudge(Self.judge, cases: .array(cases))
         #expect(status == 0, "\(verdict)")
         #expect(verdict.contains("\(Self.sends.count) messages conform"), "\(verdict)")
         #expect(refused == ["4,288 bytes of body", "title and body the API allows one by one", "payload over the limit"])

@@ -40,9 +40,6 @@ struct SMSSegmentsTests {
 
     @Test("the encoding and the segments of each text, as smsutil splits it")
     func againstSmsutil() async throws {
-        let python = judgePython()
-        let directory = try scratchDirectory("herald-sms")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         let cases = JSONValue.array(Self.texts.map { name, text in
             let (encoding, segments) = SMSSegments.count(text)
             return .object([
@@ -50,8 +47,7 @@ struct SMSSegmentsTests {
                 JSONMember("encoding", .string(encoding.rawValue)), JSONMember("segments", .number("\(segments)")),
             ])
         })
-        try Data(cases.serialized).write(to: URL(fileURLWithPath: directory + "/cases.json"))
-        let (status, verdict) = try await runCommand(python, ["-c", Self.judge, directory + "/cases.json"])
+        let (status, verdict) = try await runJudge(Self.judge, cases: cases)
         #expect(status == 0, "\(verdict)")
         #expect(verdict.contains("\(Self.texts.count) texts alike"), "\(verdict)")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 import Testing
 
 /// The Python of the project's virtual environment (scripts/setup.sh), which runs the independent judges: a strict
@@ -14,4 +15,14 @@ package func scratchDirectory(_ prefix: String) throws -> String {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     return directory
+}
+
+/// Runs a judge, a Python script given the path of a JSON file holding `cases` as its first argument, with the
+/// project's Python; returns its exit status and what it printed (its verdict).
+package func runJudge(_ script: String, cases: JSONValue) async throws -> (status: Int32, verdict: String) {
+    let directory = try scratchDirectory("herald-judge")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let file = "\(directory)/cases.json"
+    try Data(cases.serialized).write(to: URL(fileURLWithPath: file))
+    return try await runCommand(judgePython(), ["-c", script, file])
 }
