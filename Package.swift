@@ -243,7 +243,9 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Shared", "HeraldTestSupport", "ProviderSimulators", .product(name: "Crypto", package: "swift-crypto"),
+                // ServiceSupport: the metric catalog the services' /metrics are checked against.
+                "Shared", "ServiceSupport", "HeraldTestSupport", "ProviderSimulators",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

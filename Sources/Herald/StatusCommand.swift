@@ -100,7 +100,7 @@ struct StatusReport {
         if let ingest {
             let accepted = ingest.samples("herald_ingest_writes_total", ["outcome": "accepted"])
             var byOp: [String: Double] = [:]
-            for sample in accepted { byOp[sample.labels["op"] ?? "?", default: 0] += sample.value }
+            for sample in accepted where sample.value > 0 { byOp[sample.labels["op"] ?? "?", default: 0] += sample.value }
             let ops = byOp.sorted { $0.value > $1.value }.map { "\($0.key) \(count($0.value))" }
             lines.append("INGESTED      \(count(byOp.values.reduce(0, +))) writes" + (ops.isEmpty ? "" : " (\(ops.joined(separator: ", ")))"))
             let rejected = ingest.samples("herald_ingest_rejections_total").filter { $0.value > 0 }
@@ -137,10 +137,10 @@ struct StatusReport {
     /// The sends quiet hours hold now, and when the first goes (each when the window ends in its recipient's zone).
     func heldLine(now: Date) -> String? {
         guard let orchestrator else { return nil }
-        let held = orchestrator.sum("herald_quiet_hours_held")
+        let held = orchestrator.sum("herald_quiet_window_held")
         guard held > 0 else { return nil }
         var line = "HELD          \(count(held)) send\(held == 1 ? "" : "s") in the recipients' quiet hours"
-        let next = orchestrator.samples("herald_quiet_hours_next_release_timestamp_seconds").map(\.value).filter { $0 > 0 }.min()
+        let next = orchestrator.samples("herald_quiet_window_next_release_timestamp_seconds").map(\.value).filter { $0 > 0 }.min()
         if let next {
             let at = Date(timeIntervalSince1970: next)
             let minutes = max(0, Int(at.timeIntervalSince(now) / 60))

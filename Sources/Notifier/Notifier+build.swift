@@ -79,6 +79,7 @@ enum Notifier {
         }
 
         let router = Router(context: ServiceRequestContext.self)
+        router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(InFlightLimitMiddleware<ServiceRequestContext>(service: "notifier", limit: settings.maxInFlightRequests))
         RecipientEndpoints(
             partitions: partitions, producer: producer, publicURL: settings.publicURL,

@@ -44,6 +44,7 @@ enum Orchestrator {
         }
 
         let router = Router(context: ServiceRequestContext.self)
+        router.middlewares.add(MetricsMiddleware())
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",
             checks: [

@@ -163,7 +163,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     }
 
     /// Counts the sends quiet hours hold in this instance's running partitions, and when the first goes:
-    /// `herald_quiet_hours_held` and `herald_quiet_hours_next_release_timestamp_seconds` (0 when none is held), which
+    /// `herald_quiet_window_held` and `herald_quiet_window_next_release_timestamp_seconds` (0 when none is held), which
     /// the status board shows.
     func countHeld() async {
         var count = 0
@@ -181,8 +181,8 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         Self.nextReleaseGauge.record(next.flatMap(WireTime.parse)?.timeIntervalSince1970 ?? 0)
     }
 
-    private static let heldGauge = Gauge(label: "herald_quiet_hours_held")
-    private static let nextReleaseGauge = Gauge(label: "herald_quiet_hours_next_release_timestamp_seconds")
+    private static let heldGauge = Gauge(label: "herald_quiet_window_held")
+    private static let nextReleaseGauge = Gauge(label: "herald_quiet_window_next_release_timestamp_seconds")
 
     /// Segment backfills not finished yet (for health and tests).
     var backfillsPending: Int { backfills.values.reduce(0) { $0 + $1.segments.count } }

@@ -22,7 +22,7 @@ package enum OpsEndpoints {
     /// `/health/ready` answers 200 `{"status":"ok",…}` when every check passes (Kafka reachable; for the consumers, a
     /// first assignment received and opened), else 503 `{"status":"unavailable",…}` naming the failing checks: what a
     /// load balancer should look at. `/health` is the readiness answer, as before the split. `/metrics` is the
-    /// Prometheus text format.
+    /// Prometheus text format (`MetricsExposition`).
     package static func register<Context: RequestContext>(
         on router: Router<Context>,
         operatorRoutes: RouterGroup<Context>,
@@ -49,7 +49,8 @@ package enum OpsEndpoints {
             Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+                body: ResponseBody(
+                    byteBuffer: ByteBuffer(bytes: MetricsExposition.text(registry, service: MetricCatalog.Service(rawValue: service)))))
         }
     }
 

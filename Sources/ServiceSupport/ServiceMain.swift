@@ -40,12 +40,8 @@ package enum ServiceMain {
         let commonConfig = common(config)
         HeraldLogging.bootstrap(service: service, level: commonConfig.logLevel, format: commonConfig.logFormat)
         let registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        // Ingest → provider answer: from tens of milliseconds to minutes (retries, an outage).
-        factory.durationHistogramBuckets["herald_delivery_latency_seconds"] = [
-            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
-            .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(300), .seconds(1800),
-        ]
+        let factory = CatalogMetricsFactory(registry: registry)
+        if let catalogued = MetricCatalog.Service(rawValue: service) { factory.registerZeroSeries(of: catalogued) }
         MetricsSystem.bootstrap(factory)
         var logger = Logger(label: "herald.\(service)")
         logger[metadataKey: "instance"] = .string(commonConfig.instanceID)

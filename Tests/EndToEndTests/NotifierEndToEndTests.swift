@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HeraldTestSupport
 import ProviderSimulators
+import ServiceSupport
 import Shared
 import Testing
 
@@ -100,6 +101,12 @@ struct NotifierEndToEndTests {
         let (_, orchestratorMetrics) = try await httpGet("http://127.0.0.1:\(orchestratorPort)/metrics")
         let configLag = MetricsText(orchestratorMetrics).samples("herald_consumer_lag", ["topic": "herald.config", "partition": "0"])
         #expect(configLag.map(\.value) == [0], "\(orchestratorMetrics)")
+        // After a write went through the three services, each /metrics still follows Prometheus' conventions (promtool)
+        // and holds every family of its catalog.
+        let (_, ingestMetrics) = try await httpGet("http://127.0.0.1:\(ingestPort)/metrics")
+        for (service, exposition) in [(MetricCatalog.Service.ingest, ingestMetrics), (.orchestrator, orchestratorMetrics), (.notifier, metrics)] {
+            #expect(try await metricsProblems(exposition, service: service, atStart: false) == [], "\(service): \(exposition)")
+        }
 
         // The one-screen view: the write accepted, the campaign decided once and delivered once, push sent once.
         let (statusCode, board) = try await runCommand(

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldTestSupport
+import ServiceSupport
 import Shared
 import Testing
 
@@ -40,6 +41,9 @@ struct ServiceProcessTests {
 
         let (metricsStatus, metrics) = try await httpGet("http://127.0.0.1:\(port)/metrics")
         #expect(metricsStatus == 200)
+        // Prometheus' conventions (promtool), and every family of the service there from the start, zeros included.
+        let service = try #require(MetricCatalog.Service(rawValue: String(executable.dropFirst("herald-".count))))
+        #expect(try await metricsProblems(metrics, service: service, atStart: true) == [], "\(metrics)")
         if executable != "herald-ingest" {
             #expect(metrics.contains("herald_records_consumed_total{topic="))
             try await waitUntil("partitions assigned") { !process.logs("partitions assigned").isEmpty }

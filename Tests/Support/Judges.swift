@@ -26,3 +26,19 @@ package func runJudge(_ script: String, cases: JSONValue) async throws -> (statu
     try Data(cases.serialized).write(to: URL(fileURLWithPath: file))
     return try await runCommand(judgePython(), ["-c", script, file])
 }
+
+/// What `promtool check metrics` (Prometheus' own linter, which scripts/setup.sh takes from Debian's package into .venv)
+/// finds wrong in a `/metrics` exposition: one problem a line, none when it is clean. Records an issue when promtool is
+/// missing.
+package func promtoolProblems(_ exposition: String) async throws -> [String] {
+    let promtool = repositoryFile(".venv/bin/promtool")
+    #expect(FileManager.default.isExecutableFile(atPath: promtool), "run scripts/setup.sh: \(promtool) is missing")
+    let directory = try scratchDirectory("herald-promtool")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let file = "\(directory)/metrics.txt"
+    try Data(exposition.utf8).write(to: URL(fileURLWithPath: file))
+    let (status, output) = try await runCommand("/bin/sh", ["-c", "\"$0\" check metrics < \"$1\"", promtool, file])
+    let problems = output.split(separator: "\n").map(String.init)
+    #expect(status == 0 || !problems.isEmpty, "promtool exited \(status) without a word")
+    return problems
+}

@@ -151,7 +151,7 @@ package enum OrchestratorSchema {
                 """)
         }
         migrator.registerMigration("v11: held sends") { db in
-            // The sends held by quiet hours, counted for `herald_quiet_hours_held` (docs/operability.md): a partial
+            // The sends held by quiet hours, counted for `herald_quiet_window_held` (docs/operability.md): a partial
             // index, which the other timers' writes do not pay for.
             try db.execute(sql: "CREATE INDEX timers_held ON timers (due_at) WHERE kind = 'quiet'")
         }

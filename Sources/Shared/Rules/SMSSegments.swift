@@ -6,7 +6,7 @@ import Foundation
 /// split between two parts. Providers bill per segment; Twilio takes a body of at most 1,600 characters
 /// (docs/notifier.md, "Provider limits").
 package enum SMSSegments {
-    package enum Encoding: String, Sendable { case gsm7, ucs2 }
+    package enum Encoding: String, Sendable, CaseIterable { case gsm7, ucs2 }
 
     /// The most characters of one SMS body the provider takes (Twilio's `Body`).
     package static let maxCharacters = 1600

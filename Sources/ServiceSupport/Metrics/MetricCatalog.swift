@@ -1,0 +1,234 @@
+import Prometheus
+import Shared
+
+/// Every metric family a Herald service exposes on `/metrics`: its Prometheus type, its `HELP` text, the services that
+/// expose it, and the series that exist from the start at zero. The code that counts keeps naming its metrics through
+/// swift-metrics (`Counter(label:dimensions:)`); `CatalogMetricsFactory` gives each family its help text from here,
+/// `ServiceMain` registers the zero series at start, and `MetricsExposition` announces (`# HELP`, `# TYPE`) the families
+/// whose labels are not known before the first observation. The README's metrics table lists the same families
+/// (`MetricCatalogTests` holds the two together).
+package enum MetricCatalog {
+    package enum Kind: Sendable, Equatable {
+        case counter
+        case gauge
+        /// A swift-metrics `Recorder` that aggregates, with these buckets.
+        case histogram(buckets: [Double])
+        /// A swift-metrics `Timer`, with these buckets (exposed in seconds).
+        case durations(buckets: [Duration])
+
+        /// The `# TYPE` word.
+        package var prometheusType: String {
+            switch self {
+            case .counter: "counter"
+            case .gauge: "gauge"
+            case .histogram, .durations: "histogram"
+            }
+        }
+    }
+
+    package enum Service: String, Sendable, CaseIterable {
+        case ingest, orchestrator, notifier
+    }
+
+    package struct Family: Sendable {
+        package var name: String
+        package var kind: Kind
+        package var help: String
+        package var services: Set<Service>
+        /// The label sets present from the start with the value 0 (`[[]]`: the family has no labels). Empty when the
+        /// labels name what only exists at run time (a partition assigned, a campaign, a route, a provider's reason):
+        /// the family is then announced by its `# HELP` and `# TYPE` lines until its first series.
+        package var zeroSeries: [[(String, String)]]
+    }
+
+    /// The swift-metrics labels of the libraries Herald serves, and their Prometheus names (Hummingbird's
+    /// `MetricsMiddleware`): counters end in `_total` and durations in `_seconds`, as Prometheus' conventions ask.
+    package static let renamed: [String: String] = [
+        "hb.requests": "http_server_requests_total",
+        "hb.request.errors": "http_server_request_errors_total",
+        "http.server.request.duration": "http_server_request_duration_seconds",
+        "http.server.active_requests": "http_server_active_requests",
+    ]
+
+    package static func family(named name: String) -> Family? { byName[name] }
+
+    package static func families(of service: Service) -> [Family] { all.filter { $0.services.contains(service) } }
+
+    private static let byName = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
+
+    private static let everyService = Set(Service.allCases)
+    private static let consumers: Set<Service> = [.orchestrator, .notifier]
+
+    /// Zero series for every combination of the labels' values, in the order the code names the labels.
+    private static func combinations(_ labels: [(String, [String])]) -> [[(String, String)]] {
+        labels.reduce([[]]) { sets, label in sets.flatMap { set in label.1.map { set + [(label.0, $0)] } } }
+    }
+
+    private static let clientOps = IngestOp.allCases.filter { !IngestOp.internalOps.contains($0) }.map(\.rawValue)
+    private static let channels = MessageChannel.allCases.map(\.rawValue)
+
+    /// swift-prometheus' default buckets: durations from 5 ms to 10 s (Prometheus' client libraries' defaults), values
+    /// from 5 to 10,000.
+    static let defaults = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+
+    package static let all: [Family] = [
+        // HTTP, every service (Hummingbird's middleware, renamed).
+        Family(
+            name: "http_server_requests_total", kind: .counter,
+            help: "HTTP requests answered, by route template (never an id), method and status code.",
+            services: everyService, zeroSeries: []),
+        Family(
+            name: "http_server_request_errors_total", kind: .counter,
+            help: "HTTP requests whose handler ended in an error, by route template, method and the status code answered.",
+            services: everyService, zeroSeries: []),
+        Family(
+            name: "http_server_request_duration_seconds", kind: .durations(buckets: defaults.defaultDurationHistogramBuckets),
+            help: "Time from a request's arrival to the end of its response, by route template, method and status code.",
+            services: everyService, zeroSeries: []),
+        Family(
+            name: "http_server_active_requests", kind: .gauge,
+            help: "HTTP requests being answered now, by method.",
+            services: everyService, zeroSeries: []),
+
+        // Ingest.
+        Family(
+            name: "herald_ingest_writes_total", kind: .counter,
+            help: "Writes by operation: accepted (the broker has them) or unavailable (answered 503, the client retries).",
+            services: [.ingest], zeroSeries: combinations([("op", clientOps), ("outcome", ["accepted", "unavailable"])])),
+        Family(
+            name: "herald_ingest_overloaded_total", kind: .counter,
+            help: "Requests answered 503 overloaded: HERALD_MAX_IN_FLIGHT_REQUESTS requests (or HERALD_MAX_IN_FLIGHT_BYTES of bodies) were in flight.",
+            services: [.ingest], zeroSeries: [[]]),
+        Family(
+            name: "herald_ingest_rate_limited_total", kind: .counter,
+            help: "Requests answered 429 rate_limited, by scope (address or key).",
+            services: [.ingest], zeroSeries: combinations([("scope", ["address", "key"])])),
+        Family(
+            name: "herald_ingest_adjustments_total", kind: .counter,
+            help: "Values the Braze and Segment endpoints kept changed (cut to a limit, renamed), by code.",
+            services: [.ingest], zeroSeries: []),
+        Family(
+            name: "herald_ingest_rejections_total", kind: .counter,
+            help: "Values or operations refused by the rules, by code (the field is in the response).",
+            services: [.ingest], zeroSeries: []),
+
+        // The consumers (orchestrator and notifier).
+        Family(
+            name: "herald_records_consumed_total", kind: .counter,
+            help: "Records read, by topic.",
+            services: consumers, zeroSeries: []),
+        Family(
+            name: "herald_consumer_lag", kind: .gauge,
+            help: "Records behind the end of the partition after the last applied batch.",
+            services: consumers, zeroSeries: []),
+        Family(
+            name: "herald_partitions_paused", kind: .gauge,
+            help: "Partitions paused because their database fails; their records wait and each is tried again.",
+            services: consumers, zeroSeries: [[]]),
+        Family(
+            name: "herald_consumer_batch_records", kind: .histogram(buckets: defaults.defaultValueHistogramBuckets),
+            help: "Records per consumed batch; large batches mean the service ran behind and catches up.",
+            services: consumers, zeroSeries: [[]]),
+        Family(
+            name: "herald_records_produced_total", kind: .counter,
+            help: "Records the outboxes delivered, by topic (herald.dlq: dead letters).",
+            services: consumers, zeroSeries: combinations([("topic", [HeraldTopic.dlq.name])])),
+        Family(
+            name: "herald_outbox_oldest_seconds", kind: .gauge,
+            help: "How long the partition's oldest unproduced output has waited since a produce left it behind (0: none waits).",
+            services: consumers, zeroSeries: []),
+        Family(
+            name: "herald_outputs_unproducible_total", kind: .counter,
+            help: "Outputs the broker could never take (too large, invalid), each dead-lettered without its value, by topic.",
+            services: consumers, zeroSeries: []),
+        Family(
+            name: "herald_restore_records_total", kind: .counter,
+            help: "Changelog records applied while restoring the partition.",
+            services: consumers, zeroSeries: []),
+        Family(
+            name: "herald_restore_lag", kind: .gauge,
+            help: "Changelog records still to read while the partition restores.",
+            services: consumers, zeroSeries: []),
+        Family(
+            name: "herald_restore_seconds", kind: .gauge,
+            help: "How long the partition's last restore from its changelog took.",
+            services: consumers, zeroSeries: []),
+
+        // Orchestrator.
+        Family(
+            name: "herald_unsigned_writes_refused_total", kind: .counter,
+            help: "App or website writes without the user's proof that would have reached a user through a linked installation, dead-lettered, by operation.",
+            services: [.orchestrator], zeroSeries: combinations([("op", clientOps)])),
+        Family(
+            name: "herald_profile_limit_refusals_total", kind: .counter,
+            help: "Additions to a profile refused by the project's profile_limits, by limit.",
+            services: [.orchestrator], zeroSeries: combinations([("limit", ProfileLimits.Kind.allCases.map(\.rawValue))])),
+        Family(
+            name: "herald_update_only_dropped_total", kind: .counter,
+            help: "Braze writes in update-only mode whose profile did not exist, dropped.",
+            services: [.orchestrator], zeroSeries: [[]]),
+        Family(
+            name: "herald_segment_evaluations_total", kind: .counter,
+            help: "Segment re-evaluations of a profile.",
+            services: [.orchestrator], zeroSeries: [[]]),
+        Family(
+            name: "herald_segment_transitions_total", kind: .counter,
+            help: "Segment entries and exits, by direction.",
+            services: [.orchestrator], zeroSeries: combinations([("direction", ["entry", "exit"])])),
+        Family(
+            name: "herald_campaign_decisions_total", kind: .counter,
+            help: "Campaign decisions, by project/campaign and outcome (sent, delayed, not_in_audience, held_quiet_hours, ...).",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_quiet_window_held", kind: .gauge,
+            help: "Sends held now in the instance's partitions until their recipients' quiet hours end (counted every 10 s).",
+            services: [.orchestrator], zeroSeries: [[]]),
+        Family(
+            name: "herald_quiet_window_next_release_timestamp_seconds", kind: .gauge,
+            help: "When the first held send goes, in Unix seconds (0: none is held).",
+            services: [.orchestrator], zeroSeries: [[]]),
+        Family(
+            name: "herald_frequency_capped_total", kind: .counter,
+            help: "Marketing messages not sent because the profile reached a frequency cap, by channel.",
+            services: [.orchestrator], zeroSeries: combinations([("channel", channels)])),
+
+        // Notifier.
+        Family(
+            name: "herald_notifier_overloaded_total", kind: .counter,
+            help: "Requests to the notifier's endpoints answered 503 overloaded: HERALD_MAX_IN_FLIGHT_REQUESTS were in flight.",
+            services: [.notifier], zeroSeries: [[]]),
+        Family(
+            name: "herald_deliveries_total", kind: .counter,
+            help: "Provider outcomes by channel, outcome (sent, failed, suppressed) and reason.",
+            services: [.notifier], zeroSeries: combinations([("channel", channels), ("outcome", ["sent"]), ("reason", [""])])),
+        Family(
+            name: "herald_delivery_retries_total", kind: .counter,
+            help: "Delivery attempts retried, by channel and reason.",
+            services: [.notifier], zeroSeries: []),
+        Family(
+            name: "herald_delivery_latency_seconds",
+            // From tens of milliseconds to minutes (retries, an outage).
+            kind: .durations(buckets: [
+                .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(300), .seconds(1800),
+            ]),
+            help: "From the triggering write's arrival (or the end of a campaign's delay) to the provider's answer, by channel and project/campaign.",
+            services: [.notifier], zeroSeries: []),
+        Family(
+            name: "herald_sms_segments_total", kind: .counter,
+            help: "SMS segments sent, by encoding (what the provider bills).",
+            services: [.notifier], zeroSeries: combinations([("encoding", SMSSegments.Encoding.allCases.map(\.rawValue))])),
+        Family(
+            name: "herald_sends_duplicate_total", kind: .counter,
+            help: "Send requests seen again (a replay, a retried produce) and dropped by the ledger.",
+            services: [.notifier], zeroSeries: [[]]),
+        Family(
+            name: "herald_inbox_entries_stored_total", kind: .counter,
+            help: "Push inbox entries written.",
+            services: [.notifier], zeroSeries: [[]]),
+        Family(
+            name: "herald_inbox_entries_purged_total", kind: .counter,
+            help: "Push inbox entries purged by the retention.",
+            services: [.notifier], zeroSeries: [[]]),
+    ]
+}
