@@ -15,18 +15,24 @@ enum Ingest {
         let producer = try KafkaProducer(configuration: producerConfig, logger: context.logger)
         await producer.prepare(topics: [.ingest])
         warnUnsignedIdentity(context.config.catalog, logger: context.logger)
+        // The campaigns, for the trigger API: herald.config read whole, then followed, as the orchestrator does.
+        let campaigns = CampaignDirectory()
+        let follower = try ConfigFollower(client: context.common.kafka, instanceID: context.common.instanceID, logger: context.logger) {
+            campaigns.update($0)
+        }
         let router = buildRouter(
             api: IngestAPI(
                 catalog: context.config.catalog, sink: KafkaRecordSink(producer: producer),
-                maxBodyBytes: context.config.maxBodyBytes, now: { Date() }, bodyTimeout: context.config.bodyTimeout),
+                maxBodyBytes: context.config.maxBodyBytes, now: { Date() }, bodyTimeout: context.config.bodyTimeout,
+                campaigns: campaigns),
             maxInFlight: context.config.maxInFlight, maxInFlightBytes: context.config.maxInFlightBytes,
             rateLimits: RateLimits(
                 perAddress: context.config.rateLimitPerAddress, perKey: context.config.rateLimitPerKey,
                 trustedProxies: context.config.trustedProxies))
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "ingest",
-            checks: [HealthCheck("kafka") { await producer.brokersReachable() }])
-        return [producer, http]
+            checks: [HealthCheck("kafka") { await producer.brokersReachable() }, HealthCheck("configuration") { campaigns.isLoaded }])
+        return [producer, follower, http]
     }
 
     /// Signed identity is the default; an entry that turned it off (`"require_signed_identity": false`) lets anyone

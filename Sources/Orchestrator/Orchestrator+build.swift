@@ -34,8 +34,9 @@ enum Orchestrator {
         consumerConfig.progressGroup = "\(consumerConfig.groupID).offsets"
         let consumer = try KafkaConsumer(configuration: consumerConfig, listener: manager, logger: context.logger)
         manager.owner.setFlow(consumer)
-        let follower = try ConfigFollower(
-            client: context.common.kafka, instanceID: context.common.instanceID, manager: manager, logger: context.logger)
+        let follower = try ConfigFollower(client: context.common.kafka, instanceID: context.common.instanceID, logger: context.logger) {
+            await manager.setConfiguration($0)
+        }
         let consumed = ConsumedRecordsMetric(topics: topics.map(\.name))
         let consuming = KafkaConsumerService(consumer: consumer) { batch in
             try await follower.waitUntilLoaded()

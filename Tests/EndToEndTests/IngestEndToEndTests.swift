@@ -52,6 +52,37 @@ struct IngestEndToEndTests {
         await cluster.shutdown()
     }
 
+    /// Issue 34: a trigger for a campaign that does not exist was answered 200, and nothing was sent.
+    @Test("the trigger API follows herald.config: 404 for a campaign not published yet, 200 once herald config apply published it")
+    func triggerFollowsConfiguration() async throws {
+        let (cluster, ingest, port) = try await startIngest()
+        let trigger = #"{"campaign_id":"login-code","recipients":[{"custom_id":"paul","trigger_properties":{"code":"1234"}}]}"#
+        let rest = ["Authorization": "Bearer rest_demo_0123456789abcdef"]
+        let (before, beforeBody) = try await httpPost("http://127.0.0.1:\(port)/v1/campaigns/trigger", headers: rest, body: trigger)
+        #expect(before == 404 && beforeBody.contains(#""code":"unknown_campaign""#), "\(beforeBody)")
+        let (applied, plan) = try await runCommand(
+            binDirectory.appendingPathComponent("herald").path,
+            ["config", "apply", repositoryFile("config/example"), "--bootstrap", cluster.bootstrapServers])
+        #expect(applied == 0, "\(plan)")
+        // The running ingest reads the change live: the same call is accepted once it has.
+        try await waitUntil("the trigger accepted") {
+            try await httpPost("http://127.0.0.1:\(port)/v1/campaigns/trigger", headers: rest, body: trigger).0 == 200
+        }
+        // An event-triggered campaign of the same configuration is not the API's to trigger.
+        let (other, otherBody) = try await httpPost(
+            "http://127.0.0.1:\(port)/v1/campaigns/trigger", headers: rest,
+            body: #"{"campaign_id":"abandoned-cart","recipients":[{"custom_id":"paul"}]}"#)
+        #expect(other == 422 && otherBody.contains("not_api_triggered"), "\(otherBody)")
+        let records = try await readTopic(HeraldTopic.ingest.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) {
+            !$0.isEmpty
+        }
+        #expect(records.count == 1 && records.first?.keyString == "demo/paul")
+
+        ingest.signal(SIGTERM)
+        #expect(try await ingest.waitForExit() == 0)
+        await cluster.shutdown()
+    }
+
     @Test("with the broker down, a write gets 503 and Retry-After, not a 2xx")
     func brokerDown() async throws {
         let (cluster, ingest, port) = try await startIngest(environment: ["HERALD_PRODUCE_TIMEOUT_MS": "1500"])

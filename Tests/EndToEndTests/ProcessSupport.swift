@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import HeraldTestSupport
 import Shared
+import Testing
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -89,10 +90,16 @@ final class ChildProcess: Sendable {
 /// The sample apps file (config/apps.sample.json), whose published keys a trial must allow.
 let sampleApps = ["HERALD_APPS_FILE": sampleAppsFile, "HERALD_ALLOW_SAMPLE_KEYS": "true"]
 
-/// An embedded cluster with Herald's topics (4 partitions) and an ingest process started against it, listening.
-func startIngest(environment extra: [String: String] = [:]) async throws -> (EmbeddedKafkaCluster, ChildProcess, Int) {
+/// An embedded cluster with Herald's topics (4 partitions), `config` published on it by `herald config apply` when
+/// given, and an ingest process started against it, ready.
+func startIngest(environment extra: [String: String] = [:], config: String? = nil) async throws -> (EmbeddedKafkaCluster, ChildProcess, Int) {
     let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
     try cluster.createTopics(HeraldTopic.specs(partitions: 4))
+    if let config {
+        let (applied, plan) = try await runCommand(
+            binDirectory.appendingPathComponent("herald").path, ["config", "apply", config, "--bootstrap", cluster.bootstrapServers])
+        #expect(applied == 0, "\(plan)")
+    }
     let ingest = try ChildProcess(
         "herald-ingest",
         environment: [
@@ -103,6 +110,8 @@ func startIngest(environment extra: [String: String] = [:]) async throws -> (Emb
     guard let port = ingest.logs("http listening").first?["port"] as? Int else {
         throw TimedOut(what: "ingest to listen (it exited: \(ingest.output.suffix(3)))")
     }
+    // Ready once it has read herald.config whole (the campaigns the trigger API checks).
+    try await waitUntil("ingest ready") { (try? await httpGet("http://127.0.0.1:\(port)/health/ready"))?.0 == 200 }
     return (cluster, ingest, port)
 }
 

@@ -33,7 +33,9 @@ struct ProduceScriptTests {
     @Test("the demo scenario over HTTP and generated records straight into herald.ingest land on the topic; a rejected write exits 1 naming it")
     func produce() async throws {
         // The script sends every user's app writes from this one address.
-        let (cluster, ingest, port) = try await startIngest(environment: ["HERALD_RATE_LIMIT_PER_ADDRESS": "0"])
+        // config/example: the demo triggers its login-code campaign through the API, which checks that it exists.
+        let (cluster, ingest, port) = try await startIngest(
+            environment: ["HERALD_RATE_LIMIT_PER_ADDRESS": "0"], config: repositoryFile("config/example"))
         let script = repositoryFile("scripts/produce")
         // The scenario, printed: how many records each item makes (one per profile, event, recipient; else one).
         let (dry, items) = try await runCommand(script, ["--generate", "5", "--dry-run"])

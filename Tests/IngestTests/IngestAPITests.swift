@@ -78,16 +78,24 @@ func identityProof(_ customID: String, key: String, catalog: AppsCatalog) -> Str
     return CustomIDProof.make(apiKey: key, customID: customID, secret: secret)
 }
 
+/// The campaigns the trigger API knows in these tests: config/example's `login-code` (API-triggered) and `cart-now`
+/// (an event's), and a disabled API-triggered one.
+let exampleCampaigns = CampaignDirectory([
+    "demo/login-code": .init(api: true, enabled: true), "demo/cart-now": .init(api: false, enabled: true),
+    "demo/paused": .init(api: true, enabled: false),
+])
+
 /// Calls the ingest's router. An app write naming a `custom_id` (or a logout naming `from_custom_id`) carries that
 /// user's proof, as an app of a project with signed identity (the default) sends it, unless `signed` is false or the
 /// test gives its own `X-CustomID-Auth`.
 func call(
     _ uri: String, method: HTTPRequest.Method = .post, key: String? = nil, rest: Bool = false, body: String? = nil,
     headers extra: HTTPFields = [:], sink: FakeSink = FakeSink(), maxBody: Int = 1 << 20, catalog: AppsCatalog? = nil,
-    bytes: [UInt8]? = nil, signed: Bool = true
+    bytes: [UInt8]? = nil, signed: Bool = true, campaigns: CampaignDirectory = exampleCampaigns
 ) async throws -> Answer {
     let catalog = try catalog ?? AppsCatalog.load(path: sampleAppsFile)
-    let router = Ingest.buildRouter(api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }))
+    let router = Ingest.buildRouter(
+        api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }, campaigns: campaigns))
     let app = Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
     var headers = extra
     if let key {
@@ -293,6 +301,45 @@ struct ServerAPITests {
         #expect(appKey.status == .forbidden)
     }
 
+    /// Issue 34: a trigger for a campaign that does not exist was answered 200, and only a dead letter said why.
+    @Test("POST /v1/campaigns/trigger names a configured API campaign: unknown 404, triggered otherwise 422, disabled 409; 503 until the configuration is read")
+    func campaignTriggerChecked() async throws {
+        // (campaign, what the ingest knows, status, error code, the problem at campaign_id)
+        let cases: [(String, CampaignDirectory, Int, String, String?)] = [
+            ("no-such-campaign", exampleCampaigns, 404, "unknown_campaign", "unknown_campaign"),
+            ("cart-now", exampleCampaigns, 422, "validation_failed", "not_api_triggered"),
+            ("paused", exampleCampaigns, 409, "campaign_disabled", "campaign_disabled"),
+            ("login-code", CampaignDirectory(), 503, "configuration_loading", nil),
+            // Another project's campaign of that name is not this project's.
+            ("login-code", CampaignDirectory(["other/login-code": .init(api: true, enabled: true)]), 404, "unknown_campaign", "unknown_campaign"),
+        ]
+        for (campaign, directory, status, code, problem) in cases {
+            let sink = FakeSink()
+            let answer = try await call(
+                "/v1/campaigns/trigger", key: restKey, rest: true,
+                body: #"{"campaign_id":"\#(campaign)","recipients":[{"custom_id":"paul"}]}"#, sink: sink, campaigns: directory)
+            #expect(answer.status.code == status && answer.code == code, "\(campaign): \(answer.json)")
+            #expect(sink.records.isEmpty)
+            #expect(answer.problems == (problem.map { ["campaign_id \($0)"] } ?? []), "\(answer.json)")
+        }
+        // A request whose body is invalid is answered as one, whatever campaign it names.
+        let invalid = try await call(
+            "/v1/campaigns/trigger", key: restKey, rest: true, body: #"{"campaign_id":"no-such-campaign","recipients":[]}"#)
+        #expect(invalid.status == .unprocessableContent && invalid.problems == ["recipients missing_field"])
+        // The configuration changes live: a campaign published later is triggered.
+        let directory = CampaignDirectory([:])
+        #expect(try await call("/v1/campaigns/trigger", key: restKey, rest: true, body: #"{"campaign_id":"login-code","recipients":[{"custom_id":"paul"}]}"#, campaigns: directory).status == .notFound)
+        let objects = [
+            #"{"kind":"project","id":"demo","default_language":"en"}"#,
+            #"{"kind":"template","id":"code","project":"demo","channel":"sms","variants":{"default":{"text":"{{ trigger.code }}"}}}"#,
+            #"{"kind":"campaign","id":"login-code","project":"demo","type":"transactional","trigger":{"api":true},"reeligibility":"always","messages":[{"channel":"sms","template":"code"}]}"#,
+        ]
+        let (config, issues) = HeraldConfiguration.read(try objects.map { (file: "test", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) })
+        #expect(issues.isEmpty && config.campaigns["demo/login-code"] != nil, "\(issues)")
+        directory.update(config)
+        #expect(try await call("/v1/campaigns/trigger", key: restKey, rest: true, body: #"{"campaign_id":"login-code","recipients":[{"custom_id":"paul"}]}"#, campaigns: directory).status == .ok)
+    }
+
     @Test("Prefer: handling=strict refuses a request with any problem whole (422, nothing stored); the default stores the rest")
     func strictHandling() async throws {
         let body = #"[{"identifiers":{"custom_id":"a"},"attributes":{"plan":"gold","bad name":1}},{"identifiers":{"custom_id":"b"},"attributes":{"x":1}}]"#
@@ -335,7 +382,7 @@ struct ServerAPITests {
         let trigger = FakeSink()
         _ = try await call(
             "/v1/campaigns/trigger", key: restKey, rest: true,
-            body: #"{"campaign_id":"c","recipients":[{"custom_id":"a"}]}"#,
+            body: #"{"campaign_id":"login-code","recipients":[{"custom_id":"a"}]}"#,
             headers: [HTTPField.Name("Idempotency-Key")!: "batch-7"], sink: trigger)
         #expect(trigger.records.map(\.id) == ["batch-7:campaign_trigger:0"])
         // A key that cannot be used is refused, not ignored (the client would believe its retries deduplicated).

@@ -16,6 +16,8 @@ struct IngestAPI: Sendable {
     let now: @Sendable () -> Date
     /// How long a body may take to arrive whole (then the connection is closed, logged as 408 `body_timeout`).
     var bodyTimeout: Duration = .seconds(30)
+    /// The configured campaigns, which `POST /v1/campaigns/trigger` checks (none unless given).
+    var campaigns = CampaignDirectory([:])
 
     enum KeyKind { case rest, app }
 

@@ -81,7 +81,35 @@ struct ServerController {
                     project: project, source: .server, customID: customID, installationID: nil, receivedAt: receivedAt))
         }
         problems = fields.problems + problems
+        // After the body's own checks, so that an invalid request is answered as one whatever it names.
+        try Self.check(api.campaigns.answer(project: project, campaign: campaign), campaign: campaign, project: project)
         return try await api.store(records, problems: problems, context: context)
+    }
+
+    /// A trigger the orchestrator could only dead-letter is refused: 404 for a campaign the project does not have, 422
+    /// for one triggered otherwise, 409 for a disabled one; 503 until the configuration has been read whole at start.
+    static func check(_ answer: CampaignDirectory.Answer, campaign: String, project: String) throws(APIError) {
+        switch answer {
+        case .triggerable: return
+        case .loading:
+            throw APIError(
+                status: .serviceUnavailable, code: "configuration_loading",
+                message: "the ingest is still reading the configuration (herald.config); retry in a second",
+                headers: [.retryAfter: "1"])
+        case .unknown:
+            throw APIError(
+                status: .notFound, code: "unknown_campaign",
+                message: "project \(project) has no campaign \(campaign) (herald config apply publishes campaigns)",
+                details: ProblemList([Violation("unknown_campaign", "no campaign \(campaign) in project \(project)").at("campaign_id")]))
+        case .notAPITriggered:
+            throw APIError.validation([
+                Violation("not_api_triggered", "campaign \(campaign) is not triggered by the API (its trigger is not `api: true`)").at("campaign_id")
+            ])
+        case .disabled:
+            throw APIError(
+                status: .conflict, code: "campaign_disabled", message: "campaign \(campaign) is disabled (enabled: false)",
+                details: ProblemList([Violation("campaign_disabled", "campaign \(campaign) is disabled").at("campaign_id")]))
+        }
     }
 
     /// Flat trigger properties: at most 50, names of 1 to 128 characters, values strings, numbers or booleans.

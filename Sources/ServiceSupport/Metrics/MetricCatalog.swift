@@ -119,8 +119,8 @@ package enum MetricCatalog {
             services: consumers, zeroSeries: []),
         Family(
             name: "herald_consumer_lag", kind: .gauge,
-            help: "Records behind the end of the partition after the last applied batch.",
-            services: consumers, zeroSeries: []),
+            help: "Records behind the end of the partition after the last applied batch (herald.config: the configuration's reader).",
+            services: everyService, zeroSeries: []),
         Family(
             name: "herald_partitions_paused", kind: .gauge,
             help: "Partitions paused because their database fails; their records wait and each is tried again.",

@@ -1,34 +1,34 @@
 import Foundation
 import Logging
-import PartitionStore
-import OrchestratorDomain
 import ServiceLifecycle
-import Shared
 import Synchronization
 
 /// Reads `herald.config` whole at start (a group of its own, from the beginning, up to the end offset asked at
-/// start), hands the configuration to the partitions, then follows each change live. `waitUntilLoaded` holds the
-/// writes back until the first read is done, so no write is applied without the segments and campaigns.
-final class ConfigFollower: Service, Sendable {
+/// start), hands the configuration to `apply`, then follows each change live. `waitUntilLoaded` holds back what needs
+/// the configuration until the first read is done: the orchestrator's writes (no write is applied without the
+/// segments and campaigns), the ingest's campaign triggers (an unknown campaign is refused).
+package final class ConfigFollower: Service, Sendable {
     let consumer: KafkaConsumer
-    let manager: OrchestratorPartitions
+    let apply: @Sendable (HeraldConfiguration) async -> Void
     let logger: Logger
     /// nil until the first read ends: true when it was read whole, false when the follower stopped before.
     private let loaded = Mutex<(done: Bool?, waiters: [CheckedContinuation<Bool, Never>])>((nil, []))
 
-    init(client: KafkaClientSettings, instanceID: String, manager: OrchestratorPartitions, logger: Logger) throws {
+    package init(
+        client: KafkaClientSettings, instanceID: String, logger: Logger, apply: @escaping @Sendable (HeraldConfiguration) async -> Void
+    ) throws {
         consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
                 client: client, clientID: "\(instanceID)-config",
                 groupID: "herald-config-\(instanceID)-\(UUID().uuidString)", topics: [HeraldTopic.config.name]),
             listener: FromBeginningListener(), logger: logger)
-        self.manager = manager
+        self.apply = apply
         self.logger = logger
     }
 
     /// Waits for the first whole read; throws if the follower stopped before it (no write is applied without the
     /// configuration).
-    func waitUntilLoaded() async throws {
+    package func waitUntilLoaded() async throws {
         let done = await withCheckedContinuation { continuation in
             let done = loaded.withLock { state in
                 if state.done == nil { state.waiters.append(continuation) }
@@ -49,7 +49,7 @@ final class ConfigFollower: Service, Sendable {
         for waiter in waiters { waiter.resume(returning: done) }
     }
 
-    func run() async throws {
+    package func run() async throws {
         // Stopping (or failing) before the first whole read releases the writes' consumer, which then stops too.
         defer { finishLoading(false) }
         do {
@@ -62,7 +62,7 @@ final class ConfigFollower: Service, Sendable {
     }
 
     private func follow() async throws {
-        let end = try await consumer.endOffset(ConfigTopic.partition, timeout: .seconds(30))
+        guard let end = try await endOffset() else { return }
         var objects: [String: (file: String, node: ConfigNode)] = [:]
         var ready = false
         if end == 0 {
@@ -87,12 +87,26 @@ final class ConfigFollower: Service, Sendable {
         }
     }
 
+    /// The topic's end offset, asked until the broker answers (a service started before Kafka stays up, not ready,
+    /// instead of exiting); nil when the service stops meanwhile.
+    private func endOffset() async throws -> Int64? {
+        while !Task.isShuttingDownGracefully {
+            do {
+                return try await consumer.endOffset(ConfigTopic.partition, timeout: .seconds(5))
+            } catch {
+                logger.warning("herald.config not reachable yet; asking again", metadata: ["error": "\(error)"])
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+        return nil
+    }
+
     private func publish(_ objects: [String: (file: String, node: ConfigNode)]) async {
         let (config, issues) = HeraldConfiguration.read(objects.keys.sorted().compactMap { objects[$0] })
         for issue in issues {
             // `herald config apply` refuses these; a record written by other means is left out, loudly.
             logger.error("configuration object left out", metadata: ["issue": "\(issue)"])
         }
-        await manager.setConfiguration(config)
+        await apply(config)
     }
 }
