@@ -326,6 +326,9 @@ struct ServerAPITests {
         let invalid = try await call(
             "/v1/campaigns/trigger", key: restKey, rest: true, body: #"{"campaign_id":"no-such-campaign","recipients":[]}"#)
         #expect(invalid.status == .unprocessableContent && invalid.problems == ["recipients missing_field"])
+        let noValidRecipient = try await call(
+            "/v1/campaigns/trigger", key: restKey, rest: true, body: #"{"campaign_id":"no-such-campaign","recipients":[{"custom_id":"null"}]}"#)
+        #expect(noValidRecipient.status == .unprocessableContent && noValidRecipient.problems == ["recipients[0].custom_id invalid_custom_id"])
         // The configuration changes live: a campaign published later is triggered.
         let directory = CampaignDirectory([:])
         #expect(try await call("/v1/campaigns/trigger", key: restKey, rest: true, body: #"{"campaign_id":"login-code","recipients":[{"custom_id":"paul"}]}"#, campaigns: directory).status == .notFound)

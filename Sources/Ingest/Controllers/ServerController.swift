@@ -81,8 +81,11 @@ struct ServerController {
                     project: project, source: .server, customID: customID, installationID: nil, receivedAt: receivedAt))
         }
         problems = fields.problems + problems
-        // After the body's own checks, so that an invalid request is answered as one whatever it names.
-        try Self.check(api.campaigns.answer(project: project, campaign: campaign), campaign: campaign, project: project)
+        // After the body's own checks: a request its body refuses (no valid recipient, or any problem under strict
+        // handling) is answered as such by `store`, whatever campaign it names.
+        if !records.isEmpty, !(context.strict && !problems.isEmpty) {
+            try Self.check(api.campaigns.answer(project: project, campaign: campaign), campaign: campaign, project: project)
+        }
         return try await api.store(records, problems: problems, context: context)
     }
 

@@ -6,7 +6,7 @@ import Shared
 /// swift-metrics (`Counter(label:dimensions:)`); `CatalogMetricsFactory` gives each family its help text from here,
 /// `ServiceMain` registers the zero series at start, and `MetricsExposition` announces (`# HELP`, `# TYPE`) the families
 /// whose labels are not known before the first observation. The README's metrics table lists the same families
-/// (`MetricCatalogTests` holds the two together).
+/// (`MetricsConformanceTests` holds the catalog to both).
 package enum MetricCatalog {
     package enum Kind: Sendable, Equatable {
         case counter
