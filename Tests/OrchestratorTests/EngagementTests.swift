@@ -37,8 +37,11 @@ final class EngagementHarness {
     var writer = Writer()
     var outbox: [OutboxRecord] = []
 
-    init(_ config: HeraldConfiguration) async throws {
-        database = try PartitionDatabase.open(directory: directory, partition: 0)
+    /// With `changelog`, the database keeps one (as a service's does), from offset 0 of that topic.
+    init(_ config: HeraldConfiguration, changelog: String? = nil) async throws {
+        database = try PartitionDatabase.open(
+            directory: directory, partition: 0, migrator: OrchestratorSchema.migrator, changelog: changelog)
+        if changelog != nil { try await database.startWriting(at: 0, snapshot: false) }
         let clock = self.clock
         rules = EngagementRules(config: config, clock: { clock.now })
         try await backfill()

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import Shared
 import Testing
 
@@ -19,8 +20,8 @@ struct SegmentBackfillTests {
 
     /// A partition whose profiles (custom ID, attributes) were written before `objects` (a new segment and what reads
     /// it) were published: the new configuration is reconciled, its backfill not run yet.
-    func published(_ objects: [String], profiles: [(String, String)]) async throws -> EngagementHarness {
-        let harness = try await EngagementHarness(try configuration(Self.base))
+    func published(_ objects: [String], profiles: [(String, String)], changelog: String? = nil) async throws -> EngagementHarness {
+        let harness = try await EngagementHarness(try configuration(Self.base), changelog: changelog)
         for (index, (customID, attributes)) in profiles.enumerated() {
             try await harness.apply([try harness.writer.update(id: "p\(index)", attributes, customID: customID)])
         }
@@ -53,6 +54,43 @@ struct SegmentBackfillTests {
         #expect(try await harness.advance(to: t0 + 62) == 1)
         #expect(try recipients(harness) == (0..<30).map { "vip\($0)" }.sorted())
         #expect(try harness.sends(.sms).allSatisfy { $0.occurrence == "schedule 2026-11-18T11:07:40.000Z" })
+        #expect(try await harness.advance(to: t0 + 86_400) == 0)
+        #expect(try harness.sends(.sms).count == 30)
+    }
+
+    @Test("a partition moved mid-backfill: its new owner restores where the backfill stood, finishes it, and the waiting schedule reaches every member once")
+    func movedMidBackfill() async throws {
+        let topic = HeraldTopic.stateOrchestrator.name
+        let harness = try await published(
+            [
+                Self.vip,
+                #"{"kind":"campaign","id":"launch","project":"demo","trigger":{"schedule":{"at":"2026-11-18T11:07:40Z"}},"audience":"vip","messages":[{"channel":"sms","template":"news"}]}"#,
+            ], profiles: Self.vips(30), changelog: topic)
+        #expect(try await harness.advance(to: t0 + 60) == 1)
+        _ = try await harness.database.backfill(rules: harness.rules, segment: "demo/vip", limit: 10)
+        let cursor = try await harness.database.read { db in try SegmentBackfillsTable(db).cursor("demo/vip")?.after }
+        #expect(cursor != nil)
+
+        // The partition moves to an instance without its database: restored from the changelog the first produced.
+        let log = InMemoryChangelog()
+        try await harness.database.produceOutbox(with: log)
+        let owner = PartitionOwner(
+            directory: temporaryDirectory(), service: "orchestrator", migrator: OrchestratorSchema.migrator, publisher: log,
+            changelog: ChangelogSettings(topic: topic, source: log), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        _ = try await owner.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0)])
+        let restored = try #require(await owner.database(0))
+        #expect(try await restored.read { db in try SegmentBackfillsTable(db).cursor("demo/vip")?.after } == cursor)
+        try harness.database.close()
+        harness.database = restored
+        harness.outbox = []
+
+        // The schedule still waits: the backfill is not done on the new owner either.
+        #expect(try await harness.advance(to: t0 + 61) == 1)
+        #expect(try harness.sends(.sms).isEmpty)
+        #expect(try await harness.backfill() == ["demo/vip"])
+        #expect(try await harness.advance(to: t0 + 62) == 1)
+        #expect(try recipients(harness) == (0..<30).map { "vip\($0)" }.sorted())
+        #expect(try await harness.segments("demo/vip7") == ["demo/vip"])
         #expect(try await harness.advance(to: t0 + 86_400) == 0)
         #expect(try harness.sends(.sms).count == 30)
     }
