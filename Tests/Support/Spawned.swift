@@ -35,13 +35,27 @@ package final class Spawned: Sendable {
         // closed after posix_spawn has returned, and an embedded broker's listener kept open in a child for that
         // moment made the broker's re-bind fail (`EmbeddedKafkaCluster.setBrokerDown`).
         if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
+        // The child starts with every signal at its default and none blocked: the test process ignores SIGTERM (its
+        // signal sources need that), and a child inheriting it could not be stopped by one.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        sigdelset(&defaults, SIGKILL)
+        sigdelset(&defaults, SIGSTOP)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
         // posix_spawn returns when the child execs (glibc's vfork-style clone), after its file actions above closed its
         // copies of this process's descriptors: an embedded broker may re-bind its port after that, not during it.
-        let status = EmbeddedKafkaCluster.spawningProcess { posix_spawn(&pid, path, &actions, nil, argv, envp) }
+        let status = EmbeddedKafkaCluster.spawningProcess { posix_spawn(&pid, path, &actions, &attributes, argv, envp) }
         close(fds[1])
         guard status == 0 else {
             close(fds[0])
@@ -49,6 +63,7 @@ package final class Spawned: Sendable {
         }
         self.pid = pid
         let child = pid
+        LiveChildren.started(child)
         let readFD = fds[0]
         let outputDone = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
@@ -67,6 +82,7 @@ package final class Spawned: Sendable {
         Thread.detachNewThread { [exit] in
             var status: Int32 = 0
             while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+            LiveChildren.ended(child)
             // The output written before the exit is read first (unless something else holds the pipe open).
             _ = outputDone.wait(timeout: .now() + 2)
             let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
@@ -94,6 +110,24 @@ package final class Spawned: Sendable {
             if let code { continuation.resume(returning: code) }
         }
     }
+}
+
+/// The children started and not exited yet, each sent SIGTERM when the test process exits. A test that throws (a
+/// timeout) may end without its `ChildProcess` being released, and then nothing else stops that child: an orchestrator
+/// left so ran for two hours after the test process had gone, beside the next runs.
+enum LiveChildren {
+    private static let pids = Locked<Set<pid_t>>([])
+    /// `atexit` once, on the first child.
+    private static let registered: Void = {
+        atexit { for pid in LiveChildren.pids.withLock({ $0 }) { kill(pid, SIGTERM) } }
+    }()
+
+    static func started(_ pid: pid_t) {
+        _ = registered
+        pids.withLock { _ = $0.insert(pid) }
+    }
+
+    static func ended(_ pid: pid_t) { pids.withLock { _ = $0.remove(pid) } }
 }
 
 /// Runs a command to completion and returns its exit status and output.
