@@ -35,8 +35,9 @@ package final class Spawned: Sendable {
         // closed after posix_spawn has returned, and an embedded broker's listener kept open in a child for that
         // moment made the broker's re-bind fail (`EmbeddedKafkaCluster.setBrokerDown`).
         if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
-        // The child starts with every signal at its default and none blocked: the test process ignores SIGTERM (its
-        // signal sources need that), and a child inheriting it could not be stopped by one.
+        // The child starts with every signal at its default and none blocked: a disposition the test process holds
+        // (ignored or blocked, as signal sources set them) would otherwise be inherited, and a `sleep` spawned from an
+        // exit test's process could not be stopped by SIGTERM (ChildCleanupTests).
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
