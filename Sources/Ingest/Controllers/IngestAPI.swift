@@ -94,12 +94,16 @@ struct IngestAPI: Sendable {
     /// Stores the valid writes and reports the others (each operation on its own, batch-rules §4); with
     /// `Prefer: handling=strict`, any problem refuses the whole request (422) and nothing is stored. Answers
     /// `{"accepted": n, "ids": […], "rejected": […]}`.
-    func store(_ records: [IngestRecord], problems: [Problem], context: IngestContext) async throws -> Response {
-        try await store(records, problems: ProblemList(problems), context: context)
+    func store(
+        _ records: [IngestRecord], problems: [Problem], context: IngestContext, admit: () throws -> Void = {}
+    ) async throws -> Response {
+        try await store(records, problems: ProblemList(problems), context: context, admit: admit)
     }
 
-    func store(_ records: [IngestRecord], problems: ProblemList, context: IngestContext) async throws -> Response {
-        try await persist(records, problems: problems, context: context)
+    func store(
+        _ records: [IngestRecord], problems: ProblemList, context: IngestContext, admit: () throws -> Void = {}
+    ) async throws -> Response {
+        try await persist(records, problems: problems, context: context, admit: admit)
         let (rejected, omitted) = problems.reported
         var members = [
             JSONMember("accepted", .number(String(records.count))), JSONMember("ids", .array(records.map { .string($0.id) })),
@@ -110,15 +114,25 @@ struct IngestAPI: Sendable {
     }
 
     /// Stores the records, waiting for the broker; throws (nothing promised) when there is nothing to store, when
-    /// strict handling meets a problem, or when the broker does not take them. Each API answers in its own shape.
-    func persist(_ records: [IngestRecord], problems: ProblemList, context: IngestContext) async throws {
+    /// strict handling meets a problem, when `admit` refuses the request (asked only of a request its body does not
+    /// refuse), or when the broker does not take them. Each API answers in its own shape.
+    func persist(
+        _ records: [IngestRecord], problems: ProblemList, context: IngestContext, admit: () throws -> Void = {}
+    ) async throws {
         let logger = context.logger
+        let refusal: APIError? =
+            if context.strict && !problems.isEmpty {
+                APIError.validation(problems)
+            } else if records.isEmpty {
+                problems.isEmpty
+                    ? APIError.badRequest("empty_request", "the request holds no write") : APIError.validation(problems)
+            } else {
+                nil
+            }
+        // A request `admit` refuses stores nothing and counts no rejection, as one refused before reaching here.
+        if refusal == nil { try admit() }
         IngestMetrics.rejected(problems)
-        if context.strict && !problems.isEmpty { throw APIError.validation(problems) }
-        guard !records.isEmpty else {
-            throw problems.isEmpty
-                ? APIError.badRequest("empty_request", "the request holds no write") : APIError.validation(problems)
-        }
+        if let refusal { throw refusal }
         do {
             try await sink.store(records, requestID: context.requestID)
         } catch let error as KafkaError {

@@ -81,12 +81,11 @@ struct ServerController {
                     project: project, source: .server, customID: customID, installationID: nil, receivedAt: receivedAt))
         }
         problems = fields.problems + problems
-        // After the body's own checks: a request its body refuses (no valid recipient, or any problem under strict
-        // handling) is answered as such by `store`, whatever campaign it names.
-        if !records.isEmpty, !(context.strict && !problems.isEmpty) {
+        // Checked after the body's own checks: a request its body refuses (no valid recipient, or any problem under
+        // strict handling) is answered as such, whatever campaign it names.
+        return try await api.store(records, problems: problems, context: context) {
             try Self.check(api.campaigns.answer(project: project, campaign: campaign), campaign: campaign, project: project)
         }
-        return try await api.store(records, problems: problems, context: context)
     }
 
     /// A trigger the orchestrator could only dead-letter is refused: 404 for a campaign the project does not have, 422
