@@ -55,6 +55,13 @@ func consumerConfiguration(_ cluster: EmbeddedKafkaCluster, group: String, topic
     return configuration
 }
 
+/// How long `rounds` rebalance rounds of the embedded broker take with members of this session timeout: each lasts the
+/// session timeout minus 1 s, and a follower that loses the mock's SyncGroup race (docs/kafka.md) costs one more. A
+/// test waiting for a rebalance's outcome gives it a number of rounds, not a fixed time.
+func mockRounds(_ rounds: Int, sessionTimeout: Duration) -> Duration {
+    (sessionTimeout - .seconds(1)) * rounds + .seconds(3)
+}
+
 /// Records consumed by one member, collected by a task that iterates its batches.
 final class Collector: Sendable {
     let name: String
