@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
 import Prometheus
 import Shared
 
@@ -22,7 +23,8 @@ package enum OpsEndpoints {
     /// `/health/ready` answers 200 `{"status":"ok",…}` when every check passes (Kafka reachable; for the consumers, a
     /// first assignment received and opened), else 503 `{"status":"unavailable",…}` naming the failing checks: what a
     /// load balancer should look at. `/health` is the readiness answer, as before the split. `/metrics` is the
-    /// Prometheus text format (`MetricsExposition`).
+    /// Prometheus text format (`MetricsExposition`), with the readiness of the moment as `herald_ready` (1 or 0): what
+    /// an alert rule reads, where a scrape cannot see the status code of `/health/ready`.
     package static func register<Context: RequestContext>(
         on router: Router<Context>,
         operatorRoutes: RouterGroup<Context>,
@@ -33,9 +35,15 @@ package enum OpsEndpoints {
         router.get("health/live") { _, _ -> Response in
             try jsonResponse(HealthBody(status: "ok", service: service, checks: [:]), status: .ok)
         }
-        @Sendable func ready() async throws -> Response {
+        let readyGauge = Gauge(label: "herald_ready")
+        @Sendable func readiness() async -> [(String, Bool)] {
             var results: [(String, Bool)] = []
             for check in checks { results.append((check.name, await check.check())) }
+            readyGauge.record(results.allSatisfy(\.1) ? 1 : 0)
+            return results
+        }
+        @Sendable func ready() async throws -> Response {
+            let results = await readiness()
             let healthy = results.allSatisfy(\.1)
             let body = HealthBody(
                 status: healthy ? "ok" : "unavailable",
@@ -46,7 +54,8 @@ package enum OpsEndpoints {
         router.get("health/ready") { _, _ in try await ready() }
         router.get("health") { _, _ in try await ready() }
         operatorRoutes.get("metrics") { _, _ -> Response in
-            Response(
+            _ = await readiness()
+            return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(

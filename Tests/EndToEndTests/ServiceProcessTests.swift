@@ -44,6 +44,7 @@ struct ServiceProcessTests {
         // Prometheus' conventions (promtool), and every family of the service there from the start, zeros included.
         let service = try #require(MetricCatalog.Service(rawValue: String(executable.dropFirst("herald-".count))))
         #expect(try await metricsProblems(metrics, service: service, atStart: true) == [], "\(metrics)")
+        #expect(MetricsText(metrics).samples("herald_ready").map(\.value) == [1], "ready, and /metrics says so")
         if executable != "herald-ingest" {
             #expect(metrics.contains("herald_records_consumed_total{topic="))
             try await waitUntil("partitions assigned") { !process.logs("partitions assigned").isEmpty }
@@ -89,6 +90,9 @@ struct ServiceProcessTests {
             (try? await httpGet("http://127.0.0.1:\(port)/health/ready"))?.0 == 503
         }
         #expect(try await httpGet("http://127.0.0.1:\(port)/health").0 == 503)
+        // What an alert rule reads (deploy/prometheus/herald-alerts.yml, HeraldInstanceNotReady).
+        let (_, metrics) = try await httpGet("http://127.0.0.1:\(port)/metrics")
+        #expect(MetricsText(metrics).samples("herald_ready").map(\.value) == [0], "\(metrics)")
         let (status, body) = try await httpGet("http://127.0.0.1:\(port)/health/live")
         #expect(status == 200 && body.contains(#""status":"ok""#))
         process.signal(SIGKILL)

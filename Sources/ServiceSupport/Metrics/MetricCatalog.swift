@@ -90,6 +90,13 @@ package enum MetricCatalog {
             help: "HTTP requests being answered now, by method.",
             services: everyService, zeroSeries: []),
 
+        // Every service.
+        Family(
+            name: "herald_ready", kind: .gauge,
+            help: "1 when the instance is ready (every check of /health/ready passes), else 0; read at each scrape.",
+            // Not 0 from the start: each scrape sets it before the exposition is written.
+            services: everyService, zeroSeries: []),
+
         // Ingest.
         Family(
             name: "herald_ingest_writes_total", kind: .counter,
