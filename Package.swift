@@ -246,6 +246,8 @@ let package = Package(
                 // ServiceSupport: the metric catalog the services' /metrics are checked against.
                 "Shared", "ServiceSupport", "HeraldTestSupport", "ProviderSimulators",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The Kubernetes manifests, read as data (KubernetesTests).
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
         ),
