@@ -308,6 +308,21 @@ struct ServiceProcessTests {
         #expect(try await process.waitForExit() == 1)
         let failure = try #require(process.logs("stopped on error").first)
         #expect((failure["error"] as? String)?.contains("has 4 partitions, expected 12") == true)
+        let refused = process.logs("topic setting refused")
+        #expect(refused.count == HeraldTopic.allCases.count - 1, "one line a keyed topic (herald.config has one partition)")
+        #expect(refused.first?["setting"] as? String == "partitions")
+        await cluster.shutdown()
+    }
+
+    @Test("refuses to start when the topics have fewer replicas than HERALD_TOPIC_REPLICATION asks for, one line a topic")
+    func replicationBelowAsked() async throws {
+        // One broker: every topic has one replica.
+        let (cluster, process) = try Self.ingest(["HERALD_TOPIC_PARTITIONS": "4", "HERALD_TOPIC_REPLICATION": "3"])
+        #expect(try await process.waitForExit() == 1)
+        let refused = process.logs("topic setting refused")
+        #expect(Set(refused.compactMap { $0["topic"] as? String }) == Set(HeraldTopic.allCases.map(\.name)))
+        #expect(refused.allSatisfy { $0["setting"] as? String == "replication.factor" && $0["level"] as? String == "error" })
+        #expect((refused.first?["problem"] as? String)?.contains("has 1 replicas, HERALD_TOPIC_REPLICATION asks for 3") == true)
         await cluster.shutdown()
     }
 

@@ -389,7 +389,7 @@ struct KafkaTests {
         }
     }
 
-    @Test("topics: the embedded broker's are found; a partition-count mismatch is refused by name")
+    @Test("topics: the embedded broker's are found; a partition-count mismatch and too few replicas are refused by name")
     func ensureTopics() async throws {
         try await withCluster { cluster in
             let specs = HeraldTopic.specs(partitions: 4)
@@ -400,21 +400,31 @@ struct KafkaTests {
             let topics = try await admin.describeTopics()
             for spec in specs { #expect(topics[spec.name] == spec.partitions) }
             #expect(topics[HeraldTopic.config.name] == 1)
-            let created = try await admin.ensureTopics(specs)
-            #expect(created.isEmpty)
+            let prepared = try await admin.ensureTopics(specs)
+            #expect(prepared.created.isEmpty)
+            // The embedded broker does not answer DescribeConfigs: said, not taken for a pass or a failure.
+            #expect(!prepared.configurationChecked)
+            #expect(try await admin.topicConfigs([HeraldTopic.stateNotifier.name]) == nil)
             // Check-only (HERALD_CREATE_TOPICS=false): present topics pass, a missing one is named.
-            #expect(try await admin.ensureTopics(specs, create: false).isEmpty)
+            #expect(try await admin.ensureTopics(specs, create: false).created.isEmpty)
             let missing = await #expect(throws: KafkaError.self) {
                 try await admin.ensureTopics([TopicSpec(name: "herald.absent", partitions: 4)], create: false)
             }
             #expect(missing?.code == .unknownTopic)
             #expect(missing?.reason.contains("herald.absent") == true)
 
-            let error = await #expect(throws: KafkaError.self) {
+            let error = await #expect(throws: TopicSettingsRefused.self) {
                 try await admin.ensureTopics(HeraldTopic.specs(partitions: 12))
             }
-            #expect(error?.code == .configuration)
-            #expect(error?.reason.contains("herald.ingest has 4 partitions, expected 12") == true)
+            #expect(error?.description.contains("topic herald.ingest: has 4 partitions, expected 12") == true)
+            // The brokers report each partition's replicas: 3 here, fewer than an operator asking for 4 wants.
+            #expect(try await admin.topicStates()[HeraldTopic.ingest.name]?.replicas == 3)
+            let replication = await #expect(throws: TopicSettingsRefused.self) {
+                try await admin.ensureTopics(HeraldTopic.specs(partitions: 4, replicationFactor: 4), create: false)
+            }
+            #expect(replication?.problems.count == HeraldTopic.allCases.count)
+            #expect(replication?.problems.allSatisfy { $0.setting == "replication.factor" } == true)
+            #expect(try await admin.ensureTopics(HeraldTopic.specs(partitions: 4, replicationFactor: 3), create: false).created.isEmpty)
             await admin.shutdown()
         }
     }

@@ -3,7 +3,7 @@ import Logging
 
 /// Topic metadata and creation through the Kafka admin API (real clusters). The embedded broker creates its topics
 /// in-process instead (`EmbeddedKafkaCluster`), since the mock cluster does not answer CreateTopics.
-package final class KafkaAdmin: Sendable {
+package final class KafkaAdmin: TopicAdministration {
     private let runtime: RdKafkaRuntime
 
     package init(client: KafkaClientSettings, clientID: String, logger: Logger) throws(KafkaError) {
@@ -18,24 +18,100 @@ package final class KafkaAdmin: Sendable {
 
     /// Every topic of the cluster with its partition count.
     package func describeTopics(timeout: Duration = .seconds(10)) async throws -> [String: Int32] {
-        let result = await runtime.blockingCall { handle -> Result<[String: Int32], KafkaError> in
+        try await topicStates(timeout: timeout).mapValues(\.partitions)
+    }
+
+    package func topicStates() async throws -> [String: TopicState] { try await topicStates(timeout: .seconds(10)) }
+
+    /// Every topic of the cluster: its partition count and the fewest replicas of any of its partitions.
+    package func topicStates(timeout: Duration) async throws -> [String: TopicState] {
+        let result = await runtime.blockingCall { handle -> Result<[String: TopicState], KafkaError> in
             var metadata: UnsafePointer<rd_kafka_metadata>?
             let err = rd_kafka_metadata(handle, 1, nil, &metadata, Int32(timeout.milliseconds))
             guard err == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
                 return .failure(KafkaError(err, context: "read cluster metadata"))
             }
             defer { rd_kafka_metadata_destroy(metadata) }
-            var topics: [String: Int32] = [:]
+            var topics: [String: TopicState] = [:]
             for index in 0..<Int(metadata.pointee.topic_cnt) {
                 let topic = metadata.pointee.topics[index]
                 guard topic.err == RD_KAFKA_RESP_ERR_NO_ERROR else { continue }
-                topics[String(cString: topic.topic)] = topic.partition_cnt
+                let partitions = (0..<Int(topic.partition_cnt)).map { topic.partitions[$0].replica_cnt }
+                topics[String(cString: topic.topic)] = TopicState(partitions: topic.partition_cnt, replicas: partitions.min() ?? 0)
             }
             return .success(topics)
         }
         guard let result else { throw KafkaError.closed("admin client") }
         return try result.get()
     }
+
+    /// The configuration of `names` as the brokers report it (DescribeConfigs), or nil when they do not answer it
+    /// (the embedded broker does not).
+    package func topicConfigs(_ names: [String]) async throws -> [String: [String: String]]? {
+        guard !names.isEmpty else { return [:] }
+        let result = await runtime.blockingCall { handle in Self.describeConfigs(names, handle: handle, timeoutMs: 10_000) }
+        guard let result else { throw KafkaError.closed("admin client") }
+        return try result.get()
+    }
+
+    private static func describeConfigs(_ names: [String], handle: OpaquePointer, timeoutMs: Int32)
+        -> Result<[String: [String: String]]?, KafkaError>
+    {
+        // One broker's own configuration is asked too: librdkafka then sends the request to that broker instead of
+        // waiting for the controller, which the embedded broker never names (a real broker answers for topics from
+        // any broker, KIP-133). A broker that does not offer DescribeConfigs then fails it at once.
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        let err = rd_kafka_metadata(handle, 0, nil, &metadata, timeoutMs)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
+            return .failure(KafkaError(err, context: "read cluster metadata"))
+        }
+        let broker = metadata.pointee.broker_cnt > 0 ? metadata.pointee.brokers[0].id : nil
+        rd_kafka_metadata_destroy(metadata)
+        var resources: [OpaquePointer?] = names.map { rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, $0) }
+        if let broker { resources.append(rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, String(broker))) }
+        defer { for resource in resources { rd_kafka_ConfigResource_destroy(resource) } }
+        return adminRequest(handle, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, name: "DescribeConfigs", timeoutMs: timeoutMs) { options, queue in
+            resources.withUnsafeMutableBufferPointer { buffer in
+                rd_kafka_DescribeConfigs(handle, buffer.baseAddress, buffer.count, options, queue)
+            }
+        } read: { event in
+            configs(in: event)
+        }
+    }
+
+    /// The topics' configurations in a DescribeConfigs answer (nil: the brokers do not offer DescribeConfigs).
+    private static func configs(in event: OpaquePointer) -> Result<[String: [String: String]]?, KafkaError> {
+        let eventErr = rd_kafka_event_error(event)
+        if Self.unanswered.contains(eventErr) { return .success(nil) }
+        if eventErr != RD_KAFKA_RESP_ERR_NO_ERROR { return .failure(KafkaError(eventErr, context: "DescribeConfigs")) }
+        guard let described = rd_kafka_event_DescribeConfigs_result(event) else {
+            return .failure(KafkaError(code: .other, reason: "DescribeConfigs answered with an unexpected event"))
+        }
+        var count = 0
+        guard let results = rd_kafka_DescribeConfigs_result_resources(described, &count) else { return .success([:]) }
+        var configs: [String: [String: String]] = [:]
+        for index in 0..<count {
+            guard let resource = results[index], rd_kafka_ConfigResource_type(resource) == RD_KAFKA_RESOURCE_TOPIC else { continue }
+            let name = String(cString: rd_kafka_ConfigResource_name(resource))
+            let resourceErr = rd_kafka_ConfigResource_error(resource)
+            if Self.unanswered.contains(resourceErr) { return .success(nil) }
+            if resourceErr != RD_KAFKA_RESP_ERR_NO_ERROR {
+                return .failure(KafkaError(resourceErr, context: "DescribeConfigs of \(name)"))
+            }
+            var entryCount = 0
+            guard let entries = rd_kafka_ConfigResource_configs(resource, &entryCount) else { continue }
+            var values: [String: String] = [:]
+            for entryIndex in 0..<entryCount {
+                guard let entry = entries[entryIndex], let value = rd_kafka_ConfigEntry_value(entry) else { continue }
+                values[String(cString: rd_kafka_ConfigEntry_name(entry))] = String(cString: value)
+            }
+            configs[name] = values
+        }
+        return .success(configs)
+    }
+
+    /// DescribeConfigs errors that say the brokers do not offer it, rather than that it failed.
+    static let unanswered: Set<rd_kafka_resp_err_t> = [RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE, RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION]
 
     /// Creates `specs` with the admin API; a topic that already exists is not an error.
     package func createTopics(_ specs: [TopicSpec], timeout: Duration = .seconds(30)) async throws {
@@ -66,19 +142,18 @@ package final class KafkaAdmin: Sendable {
                 }
             }
         }
-        let queue = rd_kafka_queue_new(handle)
-        defer { rd_kafka_queue_destroy(queue) }
-        let options = rd_kafka_AdminOptions_new(handle, RD_KAFKA_ADMIN_OP_CREATETOPICS)
-        defer { rd_kafka_AdminOptions_destroy(options) }
-        _ = rd_kafka_AdminOptions_set_request_timeout(options, timeoutMs, &errstr, 512)
-        _ = rd_kafka_AdminOptions_set_operation_timeout(options, timeoutMs, &errstr, 512)
-        newTopics.withUnsafeMutableBufferPointer { buffer in
-            rd_kafka_CreateTopics(handle, buffer.baseAddress, buffer.count, options, queue)
+        return adminRequest(handle, RD_KAFKA_ADMIN_OP_CREATETOPICS, name: "CreateTopics", timeoutMs: timeoutMs) { options, queue in
+            _ = rd_kafka_AdminOptions_set_operation_timeout(options, timeoutMs, &errstr, 512)
+            newTopics.withUnsafeMutableBufferPointer { buffer in
+                rd_kafka_CreateTopics(handle, buffer.baseAddress, buffer.count, options, queue)
+            }
+        } read: { event in
+            created(in: event)
         }
-        guard let event = rd_kafka_queue_poll(queue, timeoutMs + 1000) else {
-            return .failure(KafkaError(code: .timedOut, reason: "CreateTopics got no answer in \(timeoutMs) ms"))
-        }
-        defer { rd_kafka_event_destroy(event) }
+    }
+
+    /// A CreateTopics answer: success, or the first topic refused for another reason than already existing.
+    private static func created(in event: OpaquePointer) -> Result<Void, KafkaError> {
         let err = rd_kafka_event_error(event)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             return .failure(KafkaError(err, context: "CreateTopics"))
@@ -100,44 +175,25 @@ package final class KafkaAdmin: Sendable {
         return .success(())
     }
 
-    /// Makes sure `specs` exist: creates the missing ones (unless `create` is false), then checks every topic's
-    /// partition count, since Herald's co-partitioning breaks silently if keyed topics differ. Returns the names it
-    /// created.
-    @discardableResult
-    package func ensureTopics(_ specs: [TopicSpec], create: Bool = true, timeout: Duration = .seconds(30)) async throws
-        -> [String]
-    {
-        let existing = try await describeTopics()
-        let missing = create ? specs.filter { existing[$0.name] == nil } : []
-        guard !missing.isEmpty else {
-            try Self.check(specs, against: existing)
-            return []
+    /// One admin request: its queue and options (with the request timeout), sent by `send`, and its answer's event
+    /// read by `read`, then destroyed.
+    private static func adminRequest<T>(
+        _ handle: OpaquePointer, _ operation: rd_kafka_admin_op_t, name: String, timeoutMs: Int32,
+        send: (_ options: OpaquePointer?, _ queue: OpaquePointer?) -> Void,
+        read: (_ event: OpaquePointer) -> Result<T, KafkaError>
+    ) -> Result<T, KafkaError> {
+        var errstr = [CChar](repeating: 0, count: 512)
+        let queue = rd_kafka_queue_new(handle)
+        defer { rd_kafka_queue_destroy(queue) }
+        let options = rd_kafka_AdminOptions_new(handle, operation)
+        defer { rd_kafka_AdminOptions_destroy(options) }
+        _ = rd_kafka_AdminOptions_set_request_timeout(options, timeoutMs, &errstr, 512)
+        send(options, queue)
+        guard let event = rd_kafka_queue_poll(queue, timeoutMs + 1000) else {
+            return .failure(KafkaError(code: .timedOut, reason: "\(name) got no answer in \(timeoutMs) ms"))
         }
-        try await createTopics(missing, timeout: timeout)
-        var topics = try await describeTopics()
-        let deadline = ContinuousClock.now + timeout
-        // A new topic's metadata reaches every broker shortly after creation.
-        while specs.contains(where: { topics[$0.name] == nil }), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(200))
-            topics = try await describeTopics()
-        }
-        try Self.check(specs, against: topics)
-        return missing.map(\.name)
-    }
-
-    private static func check(_ specs: [TopicSpec], against topics: [String: Int32]) throws {
-        for spec in specs {
-            guard let partitions = topics[spec.name] else {
-                throw KafkaError(code: .unknownTopic, reason: "topic \(spec.name) does not exist and was not created")
-            }
-            guard partitions == spec.partitions else {
-                throw KafkaError(
-                    code: .configuration,
-                    reason:
-                        "topic \(spec.name) has \(partitions) partitions, expected \(spec.partitions): every keyed topic must have the same partition count"
-                )
-            }
-        }
+        defer { rd_kafka_event_destroy(event) }
+        return read(event)
     }
 
     package func shutdown() async { await runtime.stop() }

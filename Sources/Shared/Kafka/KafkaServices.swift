@@ -54,14 +54,27 @@ package enum TopicSetup {
         defer { Task { await admin.shutdown() } }
         while true {
             do {
-                let created = try await admin.ensureTopics(specs, create: config.createTopics)
-                if !created.isEmpty {
-                    logger.notice("created topics", metadata: ["topics": .string(created.joined(separator: ","))])
+                let prepared = try await admin.ensureTopics(specs, create: config.createTopics)
+                if !prepared.created.isEmpty {
+                    logger.notice("created topics", metadata: ["topics": .string(prepared.created.joined(separator: ","))])
+                }
+                if !prepared.configurationChecked {
+                    logger.warning(
+                        "topic configuration not checked: the brokers do not answer DescribeConfigs (the embedded broker)",
+                        metadata: ["topics": .string(specs.filter { !$0.config.isEmpty }.map(\.name).joined(separator: ","))])
                 }
                 logger.info(
                     "topics ready",
                     metadata: ["partitions": .stringConvertible(config.topicPartitions)])
                 return
+            } catch let refused as TopicSettingsRefused {
+                // One line per topic and setting, then the service stops: running on them would break a guarantee.
+                for problem in refused.problems {
+                    logger.error(
+                        "topic setting refused",
+                        metadata: ["topic": .string(problem.topic), "setting": .string(problem.setting), "problem": .string(problem.message)])
+                }
+                throw refused
             } catch let error as KafkaError where error.isRetriable && ContinuousClock.now < deadline {
                 logger.warning("waiting for Kafka", metadata: ["error": "\(error)"])
                 try await Task.sleep(for: .seconds(1))
