@@ -123,7 +123,7 @@ enum Notifier {
         if let fcm = settings.fcm {
             let provider = FCMProvider(
                 driver: driver, tokens: AccessTokens(account: fcm.account, driver: driver), baseURL: fcm.url,
-                maxInFlight: fcm.maxInFlight)
+                maxInFlight: fcm.maxInFlight, timeout: fcm.timeout)
             providers.push["android"] = provider
             providers.push["web"] = provider
         }

@@ -36,7 +36,7 @@ struct NotifierSettings: Sendable {
     var longestAttempt: Duration {
         var longest = Duration.zero
         if let apns { longest = max(longest, apns.settings.timeout) }
-        if fcm != nil { longest = max(longest, FCMProvider.longestAttempt) }
+        if let fcm { longest = max(longest, FCMProvider.longestAttempt(sendTimeout: fcm.timeout)) }
         if let smtp { longest = max(longest, smtp.timeout) }
         if let sms { longest = max(longest, sms.timeout) }
         return longest
@@ -57,6 +57,8 @@ struct NotifierSettings: Sendable {
         var account: ServiceAccount
         var url: String
         var maxInFlight: Int
+        /// One send's deadline (the OAuth token's fetch has its own).
+        var timeout: Duration
     }
 
     static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> NotifierSettings {
@@ -108,7 +110,8 @@ struct NotifierSettings: Sendable {
             _ = try secure(tokenURL == nil ? "HERALD_FCM_SERVICE_ACCOUNT_FILE" : "HERALD_FCM_TOKEN_URL", account.tokenURI)
             fcm = FCM(
                 account: account, url: try secure("HERALD_FCM_URL", try env.url("HERALD_FCM_URL", default: "https://fcm.googleapis.com")),
-                maxInFlight: try env.int("HERALD_FCM_MAX_IN_FLIGHT", default: 100, range: 1...5000))
+                maxInFlight: try env.int("HERALD_FCM_MAX_IN_FLIGHT", default: 100, range: 1...5000),
+                timeout: .seconds(try env.int("HERALD_FCM_TIMEOUT_SECONDS", default: 10, range: 1...120)))
         }
 
         var smtp: SMTPProvider.Settings?
@@ -116,11 +119,13 @@ struct NotifierSettings: Sendable {
             guard url.hasPrefix("smtp://") || url.hasPrefix("smtps://") else {
                 throw ConfigError("HERALD_SMTP_URL", "expected smtp://host:port or smtps://host:port, got \"\(url)\"")
             }
-            let settings = SMTPProvider.Settings(
+            var settings = SMTPProvider.Settings(
                 url: url, from: try env.required("HERALD_EMAIL_FROM", hint: "the sender, e.g. Demo <news@example.com>"),
                 user: env.optional("HERALD_SMTP_USER"), password: env.optional("HERALD_SMTP_PASSWORD"),
                 startTLS: try env.oneOf("HERALD_SMTP_STARTTLS", default: SMTPRequest.StartTLS.required),
                 connections: try env.int("HERALD_SMTP_CONNECTIONS", default: 4, range: 1...100))
+            // The whole transfer: connection, TLS, the SMTP dialogue and the message.
+            settings.timeout = .seconds(try env.int("HERALD_SMTP_TIMEOUT_SECONDS", default: 30, range: 1...300))
             // The name may be any text (encoded in the header); the address is ASCII, as SMTPUTF8 is not used.
             let sender = EmailMessage.mailboxParts(settings.from).address
             guard sender.contains("@"), sender.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
@@ -144,6 +149,7 @@ struct NotifierSettings: Sendable {
                 token: try env.required("HERALD_SMS_TOKEN", hint: "the SMS API's auth token (basic auth password)"),
                 from: try env.required("HERALD_SMS_FROM", hint: "the sending number, E.164"),
                 maxInFlight: try env.int("HERALD_SMS_MAX_IN_FLIGHT", default: 10, range: 1...1000))
+            sms?.timeout = .seconds(try env.int("HERALD_SMS_TIMEOUT_SECONDS", default: 10, range: 1...120))
         }
 
         // Unsubscribe links and the SMS webhook's signature name this address: a default of localhost would send every

@@ -89,11 +89,21 @@ private final class SMTPSession: ChannelInboundHandler {
             if state.isInvalid(address) {
                 state.record(.init(provider: "smtp", target: address, headers: [:], body: "", status: 550, at: Date()))
                 reply(context, "550 5.1.1 <\(address)>: Recipient address rejected: User unknown")
-            } else if let fault = state.takeFault("smtp"), fault.status != 0 {
+                return
+            }
+            let fault = state.takeFault("smtp")
+            if let fault, fault.status != 0 {
                 state.record(.init(provider: "smtp", target: address, headers: [:], body: "", status: fault.status, at: Date()))
                 reply(context, "\(fault.status) \(fault.reason ?? (fault.status >= 500 ? "5.7.1 refused" : "4.3.0 try again later"))")
+                return
+            }
+            recipients.append(address)
+            if let delay = fault?.delayMilliseconds, delay > 0 {
+                // A slow server (a fault of status 0): the recipient is accepted, after the delay.
+                context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) { [self] in
+                    reply(context, "250 2.1.5 OK")
+                }
             } else {
-                recipients.append(address)
                 reply(context, "250 2.1.5 OK")
             }
         case "DATA":

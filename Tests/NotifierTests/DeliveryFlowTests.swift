@@ -777,6 +777,58 @@ struct DeliveryFlowTests {
         await harness.shutdown()
     }
 
+    @Test("each provider gives up at its own deadline (FCM, SMTP, SMS): a slower answer is a timeout to retry, a deadline above it waits")
+    func providerDeadlines() async throws {
+        let harness = try await NotifierHarness()
+        let account = ServiceAccount(
+            projectID: "demo-fcm", clientEmail: "herald@demo", privateKeyID: "k1", tokenURI: "http://127.0.0.1:\(harness.httpPort)/token",
+            key: NotifierHarness.rsaKey)
+        // One token cache for both FCM providers: fetched once, before the simulator slows down.
+        let tokens = AccessTokens(account: account, driver: harness.driver)
+        func fcm(_ seconds: Int64) -> FCMProvider {
+            FCMProvider(
+                driver: harness.driver, tokens: tokens, baseURL: "http://127.0.0.1:\(harness.httpPort)", maxInFlight: 5,
+                timeout: .seconds(seconds))
+        }
+        func smtp(_ seconds: Int64) -> SMTPProvider {
+            var settings = SMTPProvider.Settings(url: harness.smtp.url, from: "Demo <news@example.com>", startTLS: .off)
+            settings.timeout = .seconds(seconds)
+            return SMTPProvider(
+                driver: harness.driver, settings: settings,
+                links: UnsubscribeLinks(secret: "0123456789abcdef-secret", publicURL: "http://127.0.0.1:8082"))
+        }
+        func sms(_ seconds: Int64) -> SMSProvider {
+            var settings = SMSProvider.Settings(
+                url: "http://127.0.0.1:\(harness.httpPort)/2010-04-01/Accounts/AC1/Messages.json", account: "AC1", token: "secret",
+                from: "+15550001111")
+            settings.timeout = .seconds(seconds)
+            return SMSProvider(driver: harness.driver, settings: settings)
+        }
+        let android = DeliveryTarget(
+            id: "a1", address: "fcm-token-1", installationID: "a1", app: "demo-android", platform: "android", environment: nil)
+        let email = DeliveryTarget(id: "e", address: "paul@example.com", installationID: nil, app: nil, platform: nil, environment: nil)
+        let phone = DeliveryTarget(id: "s", address: "+15550002222", installationID: nil, app: nil, platform: nil, environment: nil)
+        let cases: [(name: String, provider: (Int64) -> any DeliveryProvider, attempt: DeliveryAttempt)] = [
+            ("fcm", { fcm($0) }, DeliveryAttempt(request: sendRequest(app: "demo-android"), target: android, attempt: 1)),
+            ("smtp", { smtp($0) }, DeliveryAttempt(request: sendRequest(channel: .email, content: ["subject": "S", "text": "T"]), target: email, attempt: 1)),
+            ("sms", { sms($0) }, DeliveryAttempt(request: sendRequest(channel: .sms, content: ["text": "x"]), target: phone, attempt: 1)),
+        ]
+        guard case .accepted = await fcm(5).deliver(cases[0].attempt) else { Issue.record("FCM's first send"); return }
+        for (name, provider, attempt) in cases {
+            // Answers 2.5 s late: after a deadline of 1 s, before one of 5 s.
+            harness.simulators.setFault(name, .init(status: 0, delayMilliseconds: 2500))
+            let late = await provider(1).deliver(attempt)
+            #expect(late == .retry(reason: "timeout", after: nil), "\(name): \(late)")
+            let waited = await provider(5).deliver(attempt)
+            guard case .accepted = waited else {
+                Issue.record("\(name) with a 5 s deadline: \(waited)")
+                continue
+            }
+            harness.simulators.setFault(name, nil)
+        }
+        await harness.shutdown()
+    }
+
     @Test("a slow SMS provider does not hold push back: every push is delivered while the SMS answers are pending")
     func channelIsolation() async throws {
         let harness = try await NotifierHarness()

@@ -2,6 +2,7 @@ import Foundation
 import HeraldTestSupport
 import Shared
 import Testing
+import _CryptoExtras
 
 @testable import Notifier
 
@@ -30,6 +31,19 @@ struct NotifierSettingsTests {
         "HERALD_SMTP_URL": "smtp://127.0.0.1:2525", "HERALD_EMAIL_FROM": "a@example.com",
         "HERALD_UNSUBSCRIBE_SECRET": "0123456789abcdef", "HERALD_SMTP_USER": "user", "HERALD_SMTP_PASSWORD": "secret",
     ]
+
+    /// A Firebase service-account key file, as Google's console gives it.
+    static let fcmAccountFile: String = {
+        let key = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let json = try! JSONSerialization.data(withJSONObject: [
+            "type": "service_account", "project_id": "demo-fcm", "private_key_id": "k1", "private_key": key.pemRepresentation,
+            "client_email": "herald@demo-fcm.iam.gserviceaccount.com", "token_uri": "https://oauth2.googleapis.com/token",
+        ])
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-fcm-\(UUID().uuidString).json").path
+        _ = FileManager.default.createFile(atPath: path, contents: json)
+        return path
+    }()
+    static let fcm = ["HERALD_FCM_SERVICE_ACCOUNT_FILE": fcmAccountFile]
 
     func read(_ parts: [String: String]...) -> ConfigError? {
         let values = parts.reduce(Self.base) { $0.merging($1) { $1 } }
@@ -125,5 +139,35 @@ struct NotifierSettingsTests {
         let refused = read(Self.apns, Self.smtp, ["HERALD_ALLOW_PLAIN_HTTP": "true", "HERALD_SMTP_STARTTLS": "required", "HERALD_DRAIN_TIMEOUT_MS": "15000"])
         #expect(refused?.variable == "HERALD_DRAIN_TIMEOUT_MS")
         #expect(refused?.problem.contains("30000 ms") == true, "\(String(describing: refused))")
+    }
+
+    @Test("each provider's call has its own deadline (FCM, SMTP, SMS), within its range, and the drain follows the longest")
+    func providerTimeouts() throws {
+        func settings(_ parts: [String: String]...) throws -> NotifierSettings {
+            try NotifierSettings.fromEnvironment(parts.reduce(Self.base.merging(["HERALD_ALLOW_PLAIN_HTTP": "true"]) { $1 }) { $0.merging($1) { $1 } })
+        }
+        let smtpTLS = Self.smtp.merging(["HERALD_SMTP_STARTTLS": "required"]) { $1 }
+        // Defaults: FCM 10 s a send (after a token fetch of up to 10 s), SMTP 30 s, SMS 10 s.
+        let defaults = try settings(Self.fcm, smtpTLS, Self.sms)
+        #expect(defaults.fcm?.timeout == .seconds(10) && defaults.smtp?.timeout == .seconds(30) && defaults.sms?.timeout == .seconds(10))
+        #expect(try settings(Self.fcm).longestAttempt == .seconds(20))
+
+        let fcm = try settings(Self.fcm, ["HERALD_FCM_TIMEOUT_SECONDS": "45"])
+        #expect(fcm.fcm?.timeout == .seconds(45) && fcm.longestAttempt == .seconds(55) && fcm.drainTimeout == .seconds(60))
+        let smtp = try settings(smtpTLS, ["HERALD_SMTP_TIMEOUT_SECONDS": "120"])
+        #expect(smtp.smtp?.timeout == .seconds(120) && smtp.longestAttempt == .seconds(120) && smtp.drainTimeout == .seconds(125))
+        let sms = try settings(Self.sms, ["HERALD_SMS_TIMEOUT_SECONDS": "3"])
+        #expect(sms.sms?.timeout == .seconds(3) && sms.longestAttempt == .seconds(3))
+        // A short SMTP deadline no longer holds the drain at 35 s.
+        #expect(try settings(Self.apns, smtpTLS, ["HERALD_SMTP_TIMEOUT_SECONDS": "5"]).drainTimeout == .seconds(15))
+
+        for (part, variable, outside) in [
+            (Self.fcm, "HERALD_FCM_TIMEOUT_SECONDS", ["0", "121", "ten"]), (smtpTLS, "HERALD_SMTP_TIMEOUT_SECONDS", ["0", "301"]),
+            (Self.sms, "HERALD_SMS_TIMEOUT_SECONDS", ["0", "121"]),
+        ] {
+            for value in outside {
+                #expect(read(part, ["HERALD_ALLOW_PLAIN_HTTP": "true", variable: value])?.variable == variable, "\(variable)=\(value)")
+            }
+        }
     }
 }

@@ -120,7 +120,7 @@ struct FCMProvider: DeliveryProvider {
     var timeout: Duration = HTTPRequest.defaultTimeout
 
     /// The longest one attempt may take: an OAuth token fetched first (its request's timeout), then the send's.
-    static var longestAttempt: Duration { HTTPRequest.defaultTimeout * 2 }
+    static func longestAttempt(sendTimeout: Duration) -> Duration { HTTPRequest.defaultTimeout + sendTimeout }
 
     func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
         let accessToken: String
