@@ -248,6 +248,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // The Kubernetes manifests, read as data (KubernetesTests).
                 .product(name: "Yams", package: "Yams"),
+                // A service group around the shutdown watchdog (ShutdownWatchdogTests).
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -23,10 +23,13 @@ package struct ServiceContext<Config: Sendable>: Sendable {
 package enum ServiceMain {
     /// Reads the configuration (exit 2 with one line naming the variable when it is wrong), sets up JSON logging and
     /// Prometheus metrics, checks the topics, then runs the `ServiceGroup` that `build` returns until SIGTERM/SIGINT.
+    /// `shutdownFloor`: the least a graceful stop needs (the notifier's drain), which `HERALD_SHUTDOWN_TIMEOUT_SECONDS`
+    /// cannot shorten.
     package static func run<Config: Sendable>(
         service: String,
         parse: @Sendable ([String: String]) throws(ConfigError) -> Config,
         common: @Sendable (Config) -> CommonConfig,
+        shutdownFloor: @Sendable (Config) -> Duration = { _ in .zero },
         build: @Sendable (ServiceContext<Config>) async throws -> [any Service]
     ) async -> Never {
         limitMallocArenas()
@@ -60,9 +63,12 @@ package enum ServiceMain {
             try await TopicSetup.prepare(commonConfig, logger: logger)
             let context = ServiceContext(config: config, common: commonConfig, logger: logger, registry: registry)
             let services = try await build(context)
+            // Last, so that it hears the stop first; it returns at once, which must not end the group.
+            let watchdog = ShutdownWatchdog(limit: max(commonConfig.shutdownTimeout, shutdownFloor(config)), logger: logger)
             let group = ServiceGroup(
                 configuration: ServiceGroupConfiguration(
-                    services: services.map { .init(service: $0) },
+                    services: services.map { .init(service: $0) }
+                        + [.init(service: watchdog, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)],
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     cancellationSignals: [],
                     logger: logger

@@ -26,6 +26,9 @@ package struct CommonConfig: Sendable, Equatable {
     /// `HERALD_HTTP_IDLE_TIMEOUT_SECONDS`: a connection that sends no request for this long is closed (one opened and
     /// left silent included), so that idle clients cannot hold connections without bound.
     package var httpIdleTimeout: Int = 60
+    /// `HERALD_SHUTDOWN_TIMEOUT_SECONDS`: how long a graceful stop (SIGTERM) may take before the process ends anyway
+    /// (`ShutdownWatchdog`); the notifier's is at least its drain and 10 s more.
+    package var shutdownTimeout: Duration = .seconds(60)
 
     static func read(_ env: inout EnvironmentReader, defaultPort: Int, service: String) throws(ConfigError) -> CommonConfig {
         let bootstrap = try env.required(
@@ -58,6 +61,7 @@ package struct CommonConfig: Sendable, Equatable {
                 "required when HERALD_HTTP_HOST (\(config.httpHost)) is not a loopback address: without it, /metrics and the operator reads would answer every client of a proxy on this host; set it, or set HERALD_OPERATOR_WITHOUT_TOKEN=loopback to accept that")
         }
         config.httpIdleTimeout = try env.int("HERALD_HTTP_IDLE_TIMEOUT_SECONDS", default: 60, range: 1...3600)
+        config.shutdownTimeout = .seconds(try env.int("HERALD_SHUTDOWN_TIMEOUT_SECONDS", default: 60, range: 1...3600))
         return config
     }
 

@@ -1,0 +1,53 @@
+import Dispatch
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Ends the process when a graceful stop outlasts `limit`. A stop waits for work that must finish (a notifier's
+/// provider calls, a consumer leaving its group), and librdkafka 2.0.2 can hang in it: an orchestrator whose broker
+/// went away in the middle of a test was still running minutes after its SIGTERM, a consumer's `rd_kafka_destroy`
+/// joining a broker thread that never ended. Ending it then is safe: everything a service decided is in its
+/// database or on Kafka, as a SIGKILL test shows (the outbox is produced again, an attempt in doubt is settled).
+///
+/// It is the group's last service, so the first to hear the stop: it starts its timer and returns, and the others stop
+/// in order meanwhile. An ordinary stop ends the process long before the timer fires.
+package struct ShutdownWatchdog: Service {
+    package let limit: Duration
+    package let logger: Logger
+    /// `_exit` in a service; tests record the call instead.
+    package let exit: @Sendable (Int32) -> Void
+    /// Set once the group has stopped: a service's process ends right after (`ServiceMain`), a test's goes on.
+    private let disarmed = Disarmed()
+
+    private final class Disarmed: Sendable {
+        let flag = Mutex(false)
+    }
+
+    package init(limit: Duration, logger: Logger, exit: @escaping @Sendable (Int32) -> Void = { _exit($0) }) {
+        self.limit = limit
+        self.logger = logger
+        self.exit = exit
+    }
+
+    package func run() async throws {
+        // Cancelled instead (the group failed): the group's own error ends the process.
+        guard (try? await gracefulShutdown()) != nil else { return }
+        let (limit, logger, exit, disarmed) = (limit, logger, exit, disarmed)
+        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            guard !disarmed.flag.withLock({ $0 }) else { return }
+            // Logged from another thread: standard output may be a pipe nobody reads any more, and a blocked write
+            // must not keep the process alive.
+            DispatchQueue.global().async {
+                logger.critical(
+                    "stop did not finish in time: exiting", metadata: ["limit_seconds": .stringConvertible(limit.components.seconds)])
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+            exit(1)
+        }
+    }
+
+    /// The stop finished: the timer, if it runs, ends nothing.
+    package func disarm() { disarmed.flag.withLock { $0 = true } }
+}
