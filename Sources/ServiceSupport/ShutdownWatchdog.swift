@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 /// Ends the process when a graceful stop outlasts `limit`. A stop waits for work that must finish (a notifier's
 /// provider calls, a consumer leaving its group), and librdkafka 2.0.2 can hang in it: an orchestrator whose broker
@@ -11,18 +10,13 @@ import Synchronization
 /// database or on Kafka, as a SIGKILL test shows (the outbox is produced again, an attempt in doubt is settled).
 ///
 /// It is the group's last service, so the first to hear the stop: it starts its timer and returns, and the others stop
-/// in order meanwhile. An ordinary stop ends the process long before the timer fires.
+/// in order meanwhile. An ordinary stop ends the process (`ServiceMain`) long before the timer fires: the process tests
+/// that stop a service with SIGTERM expect exit code 0.
 package struct ShutdownWatchdog: Service {
     package let limit: Duration
     package let logger: Logger
     /// `_exit` in a service; tests record the call instead.
     package let exit: @Sendable (Int32) -> Void
-    /// Set once the group has stopped: a service's process ends right after (`ServiceMain`), a test's goes on.
-    private let disarmed = Disarmed()
-
-    private final class Disarmed: Sendable {
-        let flag = Mutex(false)
-    }
 
     package init(limit: Duration, logger: Logger, exit: @escaping @Sendable (Int32) -> Void = { _exit($0) }) {
         self.limit = limit
@@ -33,10 +27,9 @@ package struct ShutdownWatchdog: Service {
     package func run() async throws {
         // Cancelled instead (the group failed): the group's own error ends the process.
         guard (try? await gracefulShutdown()) != nil else { return }
-        let (limit, logger, exit, disarmed) = (limit, logger, exit, disarmed)
+        let (limit, logger, exit) = (limit, logger, exit)
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-            guard !disarmed.flag.withLock({ $0 }) else { return }
             // Logged from another thread: standard output may be a pipe nobody reads any more, and a blocked write
             // must not keep the process alive.
             DispatchQueue.global().async {
@@ -47,7 +40,4 @@ package struct ShutdownWatchdog: Service {
             exit(1)
         }
     }
-
-    /// The stop finished: the timer, if it runs, ends nothing.
-    package func disarm() { disarmed.flag.withLock { $0 = true } }
 }
