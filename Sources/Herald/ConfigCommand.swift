@@ -72,7 +72,7 @@ struct ConfigCommand: AsyncParsableCommand {
             }
             var logger = Logger(label: "herald")
             logger.logLevel = .warning
-            let client = KafkaClientSettings(bootstrapServers: servers)
+            let client = try ClusterOptions.client(servers)
             let current = try await ConfigTopic.readAll(client: client, logger: logger)
             var records: [KafkaOutgoingRecord] = []
             var plan: [String] = []

@@ -10,13 +10,25 @@ struct ClusterOptions: ParsableArguments {
 
     func client() throws -> KafkaClientSettings {
         if let servers = bootstrap ?? ProcessInfo.processInfo.environment["KAFKA_BOOTSTRAP_SERVERS"] {
-            return KafkaClientSettings(bootstrapServers: servers)
+            return try Self.client(servers)
         }
         if let data = FileManager.default.contents(atPath: ".run/bootstrap") {
             let servers = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if !servers.isEmpty { return KafkaClientSettings(bootstrapServers: servers) }
+            if !servers.isEmpty { return try Self.client(servers) }
         }
         throw ValidationError("no Kafka: set --bootstrap or KAFKA_BOOTSTRAP_SERVERS (or start `make run`)")
+    }
+
+    /// The cluster at `servers`, with the environment's other `KAFKA_*` settings, as the services read them
+    /// (`KAFKA_SECURITY_PROTOCOL=SASL_SSL` → `security.protocol`): a cluster that asks for SASL over TLS asks it of
+    /// this command too.
+    static func client(_ servers: String) throws -> KafkaClientSettings {
+        do {
+            return KafkaClientSettings(
+                bootstrapServers: servers, overrides: try CommonConfig.kafkaOverrides(ProcessInfo.processInfo.environment))
+        } catch {
+            throw ValidationError("\(error)")
+        }
     }
 
     static let logger = Logger(label: "herald", factory: { _ in SwiftLogNoOpLogHandler() })

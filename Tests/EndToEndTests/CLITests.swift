@@ -75,4 +75,26 @@ struct CLITests {
         await producer.shutdown()
         await cluster.shutdown()
     }
+
+    @Test(
+        "the command takes the environment's KAFKA_* settings as the services do (SASL over TLS included), and refuses the reserved ones",
+        arguments: [["topics"], ["config", "apply", "config/example"]])
+    func kafkaSettings(arguments: [String]) async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
+        try cluster.createTopics(HeraldTopic.specs(partitions: 2))
+        var environment = ProcessInfo.processInfo.environment
+        environment["KAFKA_BOOTSTRAP_SERVERS"] = cluster.bootstrapServers
+        func run(_ extra: [String: String]) async throws -> (Int32, String) {
+            let arguments = arguments.map { $0 == "config/example" ? repositoryFile($0) : $0 }
+            return try await runCommand(Self.herald, arguments, environment: environment.merging(extra) { $1 })
+        }
+        // librdkafka is handed the setting: it names the value it refuses.
+        let (refused, refusal) = try await run(["KAFKA_SECURITY_PROTOCOL": "sasl_nothing"])
+        #expect(refused != 0 && refusal.contains("security.protocol"), "\(refusal)")
+        let (reserved, reservedMessage) = try await run(["KAFKA_ACKS": "0"])
+        #expect(reserved != 0 && reservedMessage.contains("KAFKA_ACKS"), "\(reservedMessage)")
+        let (plain, output) = try await run(["KAFKA_CLIENT_RACK": "rack-1"])
+        #expect(plain == 0, "\(output)")
+        await cluster.shutdown()
+    }
 }

@@ -86,7 +86,7 @@ package struct CommonConfig: Sendable, Equatable {
 
     /// `KAFKA_SECURITY_PROTOCOL=SASL_SSL` → `security.protocol=SASL_SSL`: any librdkafka key, except those Herald's
     /// guarantees depend on. librdkafka itself refuses unknown keys when the client starts.
-    static func kafkaOverrides(_ values: [String: String]) throws(ConfigError) -> [String: String] {
+    package static func kafkaOverrides(_ values: [String: String]) throws(ConfigError) -> [String: String] {
         var overrides: [String: String] = [:]
         for (name, value) in values where name.hasPrefix("KAFKA_") && name != "KAFKA_BOOTSTRAP_SERVERS" {
             let key = name.dropFirst("KAFKA_".count).lowercased().replacingOccurrences(of: "_", with: ".")
