@@ -504,7 +504,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
         let now = ContinuousClock.now
         for number in slots.keys {
             let waited = unflushed[number].map { now - $0 } ?? .zero
-            Self.outboxAge(number).record(Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18)
+            Self.outboxAge(number).record(waited.timeInterval)
         }
     }
 

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
+import Shared
 
 /// Ends the process when a graceful stop outlasts `limit`. A stop waits for work that must finish (a notifier's
 /// provider calls, a consumer leaving its group), and librdkafka 2.0.2 can hang in it: an orchestrator whose broker
@@ -28,8 +29,7 @@ package struct ShutdownWatchdog: Service {
         // Cancelled instead (the group failed): the group's own error ends the process.
         guard (try? await gracefulShutdown()) != nil else { return }
         let (limit, logger, exit) = (limit, logger, exit)
-        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit.timeInterval) {
             // Logged from another thread: standard output may be a pipe nobody reads any more, and a blocked write
             // must not keep the process alive.
             DispatchQueue.global().async {

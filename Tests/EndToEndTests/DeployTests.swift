@@ -8,8 +8,7 @@ import Testing
 struct DeployTests {
     @Test("deploy/compose.yaml is a valid compose file: Kafka in KRaft mode, the three services with volumes, the config job")
     func composeFile() async throws {
-        let compose = ["/usr/bin/docker-compose", "/usr/local/bin/docker-compose"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let path = try #require(compose, "docker-compose is not installed (scripts/setup.sh installs it)")
+        let path = try dockerCompose()
         let file = repositoryFile("deploy/compose.yaml")
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_APPS_FILE"] = "/srv/herald/apps.json"
@@ -30,8 +29,7 @@ struct DeployTests {
         "deploy/compose.yaml refuses to start without an apps file of one's own (the sample's keys are public) or an operator token",
         arguments: ["HERALD_APPS_FILE", "HERALD_OPERATOR_TOKEN"])
     func composeRequires(variable: String) async throws {
-        let compose = ["/usr/bin/docker-compose", "/usr/local/bin/docker-compose"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let path = try #require(compose, "docker-compose is not installed (scripts/setup.sh installs it)")
+        let path = try dockerCompose()
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_APPS_FILE"] = "/srv/herald/apps.json"
         environment["HERALD_OPERATOR_TOKEN"] = "operator-token-0123456789"

@@ -14,15 +14,10 @@ struct KafkaClusterTests {
         "HERALD_APPS_FILE": "/srv/herald/apps.json", "HERALD_OPERATOR_TOKEN": "operator-token-0123456789",
     ]
 
-    static func compose() throws -> String {
-        let compose = ["/usr/bin/docker-compose", "/usr/local/bin/docker-compose"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        return try #require(compose, "docker-compose is not installed (scripts/setup.sh installs it)")
-    }
-
     /// The file as docker-compose resolves it (anchors merged, variables substituted), as data.
     static func resolved() async throws -> [String: Any] {
         let environment = ProcessInfo.processInfo.environment.merging(Self.environment) { $1 }
-        let (status, output) = try await runCommand(try compose(), ["-f", repositoryFile(file), "config"], environment: environment)
+        let (status, output) = try await runCommand(try dockerCompose(), ["-f", repositoryFile(file), "config"], environment: environment)
         try #require(status == 0, "\(output)")
         return try #require(try Yams.load(yaml: output) as? [String: Any])
     }
@@ -121,7 +116,7 @@ struct KafkaClusterTests {
     func requires(variable: String) async throws {
         var environment = ProcessInfo.processInfo.environment.merging(Self.environment) { $1 }
         environment[variable] = nil
-        let (status, output) = try await runCommand(try Self.compose(), ["-f", repositoryFile(Self.file), "config"], environment: environment)
+        let (status, output) = try await runCommand(try dockerCompose(), ["-f", repositoryFile(Self.file), "config"], environment: environment)
         #expect(status != 0)
         #expect(output.contains("set \(variable)"), "\(output)")
     }

@@ -42,3 +42,10 @@ package func promtoolProblems(_ exposition: String) async throws -> [String] {
     #expect(status == 0 || !problems.isEmpty, "promtool exited \(status) without a word")
     return problems
 }
+
+/// docker-compose, the judge of the compose files (its `config` parses and resolves them without an engine), which
+/// scripts/setup.sh installs from Debian.
+package func dockerCompose() throws -> String {
+    let compose = ["/usr/bin/docker-compose", "/usr/local/bin/docker-compose"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    return try #require(compose, "docker-compose is not installed (scripts/setup.sh installs it)")
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 import Synchronization
 
 /// Token buckets by name (a client address, an API key): each refills at `rate` tokens a second up to `burst`, and a
@@ -51,8 +52,7 @@ final class TokenBuckets: Sendable {
 
     private func refilled(_ bucket: Bucket, at now: ContinuousClock.Instant) -> Bucket {
         let elapsed = now - bucket.updated
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Bucket(tokens: min(burst, bucket.tokens + max(0, seconds) * rate), updated: now)
+        return Bucket(tokens: min(burst, bucket.tokens + max(0, elapsed.timeInterval) * rate), updated: now)
     }
 
     /// Makes room for one more: the full buckets go (a full bucket is the same as none), else the oldest half.

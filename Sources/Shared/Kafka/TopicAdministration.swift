@@ -41,7 +41,7 @@ extension TopicAdministration {
             }
         }
         var problems = TopicCheck.problems(specs, states: states)
-        if let absent = problems.first(where: { $0.setting == "exists" }) {
+        if let absent = problems.first(where: { $0.setting == TopicProblem.absent }) {
             throw KafkaError(code: .unknownTopic, reason: absent.description)
         }
         let configured = specs.filter { !$0.config.isEmpty }

@@ -15,6 +15,9 @@ package struct TopicProblem: Sendable, Equatable, CustomStringConvertible {
     package var setting: String
     package var message: String
     package var description: String { "topic \(topic): \(message)" }
+
+    /// The `setting` of a topic that does not exist.
+    package static let absent = "exists"
 }
 
 /// A service refuses to start on topics whose settings would break a guarantee (`TopicCheck`).
@@ -33,7 +36,7 @@ package enum TopicCheck {
         var problems: [TopicProblem] = []
         for spec in specs {
             guard let state = states[spec.name] else {
-                problems.append(TopicProblem(topic: spec.name, setting: "exists", message: "does not exist and was not created"))
+                problems.append(TopicProblem(topic: spec.name, setting: TopicProblem.absent, message: "does not exist and was not created"))
                 continue
             }
             if state.partitions != spec.partitions {
