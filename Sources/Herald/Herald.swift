@@ -13,7 +13,7 @@ struct Herald: AsyncParsableCommand {
         abstract: "Operate a Herald installation.",
         subcommands: [
             ConfigCommand.self, StatusCommand.self, TopicsCommand.self, TailCommand.self, LagCommand.self, ProfileCommand.self,
-            SendTestCommand.self, CampaignCommand.self,
+            SendTestCommand.self, CampaignCommand.self, TemplateCommand.self,
         ])
 
     /// ArgumentParser's entry point, with errors as one line: `herald: <message> (herald <command> --help)` instead

@@ -1,0 +1,75 @@
+import Foundation
+
+/// A Liquid template, parsed once and rendered many times (Shopify's Liquid as the Ruby reference implementation
+/// behaves, with Braze's attribute forms and `abort_message`; docs/templates.md says what differs).
+public struct LiquidTemplate: Sendable {
+    let nodes: [LiquidNode]
+
+    /// Parses `source`; a syntax error carries its line and column.
+    public init(parsing source: String) throws(LiquidError) {
+        var parser = LiquidParser(tokens: try LiquidLexer.tokens(source), filterArities: LiquidFilters.arities)
+        nodes = try parser.parseDocument()
+    }
+
+    /// The output with `variables` as its top-level names; throws rather than return a partial output.
+    public func render(_ variables: LiquidObject, options: LiquidRenderOptions = LiquidRenderOptions()) throws(LiquidError) -> String {
+        let renderer = LiquidRenderer(environment: variables, options: options)
+        var output = ""
+        _ = try renderer.render(nodes, into: &output)
+        return output
+    }
+
+    /// The content blocks this template includes (`{{content_blocks.${name}}}`), for cycle checks.
+    public var contentBlocks: Set<String> {
+        var names: Set<String> = []
+        func walk(_ nodes: [LiquidNode]) {
+            for node in nodes {
+                switch node {
+                case .contentBlock(let name, _): names.insert(name)
+                case .capture(_, let body): walk(body)
+                case .conditional(let branches, _, _): branches.forEach { walk($0.body) }
+                case .case(_, let whens, _): whens.forEach { walk($0.body) }
+                case .ifchanged(let body): walk(body)
+                case .loop(let loop), .tablerow(let loop):
+                    walk(loop.body)
+                    walk(loop.empty ?? [])
+                default: continue
+                }
+            }
+        }
+        walk(nodes)
+        return names
+    }
+
+    /// The text that every rendering holds for sure: the literal text outside any tag's body (what a size check at
+    /// load time can count).
+    public var fixedText: String {
+        nodes.map { if case .text(let text) = $0 { text } else { "" } }.joined()
+    }
+
+    /// Whether the template is only text (no output, no tag).
+    public var isLiteral: Bool {
+        nodes.allSatisfy { if case .text = $0 { true } else { false } }
+    }
+}
+
+/// How one render runs: strictness, time, bounds, escaping and the content blocks it may include.
+public struct LiquidRenderOptions: Sendable {
+    /// A variable without a value fails the render where it is written out, looped over or passed to a filter,
+    /// unless its filters include `default`; a condition still reads it as nil.
+    public var strictVariables = false
+    /// The time zone `date` writes in and reads zoneless dates in (the recipient's).
+    public var timeZone = TimeZone(identifier: "UTC")!
+    /// What `"now"` and `"today"` mean to `date`.
+    public var now = Date()
+    /// The most output, in UTF-8 bytes, one render may produce (captured text and built strings included).
+    public var maxOutputBytes = 1 << 20
+    /// The most work one render may do: nodes, loop iterations and items that filters walk.
+    public var maxSteps = 1_000_000
+    /// Applied to every output unless its last filter is `raw`, `escape` or `escape_once` (an HTML body's escaping).
+    public var escape: (@Sendable (String) -> String)?
+    /// Templates `{{content_blocks.${name}}}` renders.
+    public var contentBlocks: [String: LiquidTemplate] = [:]
+
+    public init() {}
+}
