@@ -111,7 +111,7 @@ let package = Package(
         .target(
             name: "OrchestratorDomain",
             dependencies: [
-                "Shared", "PartitionStore",
+                "Shared", "PartitionStore", "Liquid",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -201,10 +201,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // golden/: the golden-liquid conformance suite (MIT), the independent judge of the engine.
-        .testTarget(name: "LiquidTests", dependencies: ["Liquid", "Shared"], exclude: ["golden"], swiftSettings: swiftSettings),
+        .testTarget(name: "LiquidTests", dependencies: ["Liquid", "Shared", "HeraldTestSupport"], exclude: ["golden"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SharedTests",
-            dependencies: ["Shared", "HeraldTestSupport"],
+            dependencies: ["Shared", "Liquid", "HeraldTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -19,8 +19,20 @@ struct TemplateCommand: ParsableCommand {
                 unless a `default` filter follows, as a Herald message does.
                 """)
 
-        @Option(help: "The template file.")
-        var template: String
+        @Option(help: "The template file (or --id with --config).")
+        var template: String?
+
+        @Option(help: "A configuration directory: its content blocks are included, and --id names one of its templates.")
+        var config: String?
+
+        @Option(help: "A template of --config to render, as project/id (with --language and --field).")
+        var id: String?
+
+        @Option(help: "The variant of --id: a language, or default (default: default).")
+        var language: String = "default"
+
+        @Option(help: "The field of --id to render (default: body, else text).")
+        var field: String?
 
         @Option(help: "A JSON file holding an object: the template's variables (default: none).")
         var context: String?
@@ -38,17 +50,16 @@ struct TemplateCommand: ParsableCommand {
         var escapeHTML = false
 
         func validate() throws {
+            guard (template == nil) != (id == nil) else { throw ValidationError("name either --template FILE or --id PROJECT/ID") }
+            if id != nil, config == nil { throw ValidationError("--id reads a template of --config DIR") }
             guard TimeZone(identifier: timeZone) != nil else { throw ValidationError("--time-zone: \"\(timeZone)\" is not an IANA time zone name") }
             if let now, WireTime.parse(now) == nil { throw ValidationError("--now: expected an instant like 2026-11-27T05:00:00Z, found \"\(now)\"") }
         }
 
         func run() throws {
-            let source: String
-            do {
-                source = try String(contentsOfFile: template, encoding: .utf8)
-            } catch {
-                throw ValidationError("--template: cannot read \(template) as UTF-8 text")
-            }
+            let loaded = try config.map(ConfigDirectory.load)
+            let project = id.map { String($0.split(separator: "/").first ?? "") } ?? loaded?.configuration.projects.keys.sorted().first
+            let (name, source) = try self.source(loaded?.configuration)
             var variables = LiquidObject()
             if let context {
                 guard let data = FileManager.default.contents(atPath: context) else { throw ValidationError("--context: cannot read \(context)") }
@@ -64,16 +75,41 @@ struct TemplateCommand: ParsableCommand {
             var options = LiquidRenderOptions()
             options.timeZone = TimeZone(identifier: timeZone)!
             options.now = now.flatMap(WireTime.parse) ?? Date()
-            options.strictVariables = strict
+            // A configured template renders as its message would: strict, and an email's html escaped.
+            options.strictVariables = strict || id != nil
+            if let id, loaded?.configuration.templates[id]?.channel == .email, (field ?? "") == "html" { options.escape = { LiquidFilters.escapeHTML($0) } }
             if escapeHTML { options.escape = { LiquidFilters.escapeHTML($0) } }
+            if let loaded, let project { options.contentBlocks = loaded.configuration.contentBlocks(project: project) }
             do {
                 let output = try LiquidTemplate(parsing: source).render(variables, options: options)
                 FileHandle.standardOutput.write(Data(output.utf8))
             } catch {
-                let place = error.line > 0 ? "\(template):\(error.line):\(error.column)" : template
+                let place = error.line > 0 ? "\(name):\(error.line):\(error.column)" : name
                 FileHandle.standardError.write(Data("\(place): \(error.message)\n".utf8))
                 throw ExitCode(1)
             }
+        }
+
+        /// The text to render and the name its errors carry: the file, or `project/id.language.field` of --config.
+        private func source(_ configuration: HeraldConfiguration?) throws -> (String, String) {
+            if let template {
+                do {
+                    return (template, try String(contentsOfFile: template, encoding: .utf8))
+                } catch {
+                    throw ValidationError("--template: cannot read \(template) as UTF-8 text")
+                }
+            }
+            guard let id, let configuration, let definition = configuration.templates[id] else {
+                throw ValidationError("--id: no template \(id ?? "") in \(config ?? "")")
+            }
+            guard let fields = definition.variants[language] else {
+                throw ValidationError("--language: template \(id) has no variant \(language) (\(definition.variants.keys.sorted().joined(separator: ", ")))")
+            }
+            let name = field ?? (fields["body"] != nil ? "body" : "text")
+            guard let text = fields[name] else {
+                throw ValidationError("--field: template \(id) \(language) has no field \(name) (\(fields.keys.sorted().joined(separator: ", ")))")
+            }
+            return ("\(id).\(language).\(name)", text.source)
         }
     }
 }

@@ -40,6 +40,8 @@ struct LiquidFilterCall: Sendable {
     var name: String
     var arguments: [LiquidExpression]
     var keywords: [(String, LiquidExpression)]
+    /// Written as Herald's first template syntax, a string after `|` (`{{ c.name | "there" }}`).
+    var shorthand = false
 }
 
 /// An expression and the filters after it.
@@ -182,7 +184,7 @@ struct LiquidMarkupParser {
             // Herald's first template syntax: a string after `|` is the default (`{{ c.name | "there" }}`).
             if case .string(let fallback)? = peek {
                 index += 1
-                filters.append(LiquidFilterCall(name: "default", arguments: [.literal(.string(fallback))], keywords: []))
+                filters.append(LiquidFilterCall(name: "default", arguments: [.literal(.string(fallback))], keywords: [], shorthand: true))
                 continue
             }
             let name = try identifier("a filter name after '|'")

@@ -5,6 +5,11 @@ import Foundation
 public struct LiquidTemplate: Sendable {
     let nodes: [LiquidNode]
 
+    /// A text rendered as it is, never parsed (a field with a fixed form).
+    public init(text: String) {
+        nodes = text.isEmpty ? [] : [.text(text)]
+    }
+
     /// Parses `source`; a syntax error carries its line and column.
     public init(parsing source: String) throws(LiquidError) {
         var parser = LiquidParser(tokens: try LiquidLexer.tokens(source), filterArities: LiquidFilters.arities)
@@ -17,28 +22,6 @@ public struct LiquidTemplate: Sendable {
         var output = ""
         _ = try renderer.render(nodes, into: &output)
         return output
-    }
-
-    /// The content blocks this template includes (`{{content_blocks.${name}}}`), for cycle checks.
-    public var contentBlocks: Set<String> {
-        var names: Set<String> = []
-        func walk(_ nodes: [LiquidNode]) {
-            for node in nodes {
-                switch node {
-                case .contentBlock(let name, _): names.insert(name)
-                case .capture(_, let body): walk(body)
-                case .conditional(let branches, _, _): branches.forEach { walk($0.body) }
-                case .case(_, let whens, _): whens.forEach { walk($0.body) }
-                case .ifchanged(let body): walk(body)
-                case .loop(let loop), .tablerow(let loop):
-                    walk(loop.body)
-                    walk(loop.empty ?? [])
-                default: continue
-                }
-            }
-        }
-        walk(nodes)
-        return names
     }
 
     /// The text that every rendering holds for sure: the literal text outside any tag's body (what a size check at

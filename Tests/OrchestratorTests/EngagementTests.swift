@@ -350,7 +350,7 @@ struct CampaignTests {
         try await harness.advance(to: t0 + 3600)
         #expect(try harness.sends().isEmpty)
         let letter = try #require(harness.deadLetters.first)
-        #expect(letter.reason.contains("no value for {{ event.product }}"), "\(letter.reason)")
+        #expect(letter.reason.contains("no value for event.product and no default"), "\(letter.reason)")
         #expect(letter.reason.contains("abandoned-cart message-0"), "\(letter.reason)")
         // What failed, as JSON built by its type: the quote does not end the string.
         let failed = try JSONParser.parse(Array(try #require(letter.value).utf8))

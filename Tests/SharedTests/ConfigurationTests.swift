@@ -1,4 +1,5 @@
 import Foundation
+import Liquid
 import Logging
 import Shared
 import Testing
@@ -22,18 +23,28 @@ struct ConfigurationTests {
             (#"{"kind":"segment","id":"s","project":"demo","condition":"x.plan = 1"}"#,
              "condition, line 1 column 1: `x.plan` is not a path: expected b., c., t., e., email., sms. or push. and a name"),
             (#"{"kind":"segment","id":"s","project":"demo","condition":"c.a = 1","colour":"red"}"#, "segment: unknown field `colour`"),
-            (#"{"kind":"widget","id":"w"}"#, #"kind: expected one of project, app, segment, template, campaign, found "widget""#),
+            (#"{"kind":"widget","id":"w"}"#, #"kind: expected one of project, app, segment, template, content_block, campaign, found "widget""#),
             (#"{"kind":"segment","id":"a b","project":"demo","condition":"c.a = 1"}"#, #"id: "a b" is not an identifier (letters, digits, _, - and ., at most 128)"#),
             (#"{"kind":"segment","id":"s","project":"nope","condition":"c.a = 1"}"#, "segment s: no project nope"),
             (#"{"kind":"template","id":"x","project":"demo","channel":"fax","variants":{}}"#, #"channel: expected push, email or sms, found "fax""#),
             (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"xx":{"text":"a"}}}"#, #"variants: "xx" is not an ISO 639-1 language code or `default`"#),
             (#"{"kind":"template","id":"x","project":"demo","channel":"email","variants":{"default":{"subject":"a"}}}"#, "variants.default: missing `text`"),
             (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"{{ d.x }}"}}}"#,
-             "variants.default.text: `{{ d.x }}`: expected c.<attribute>, b.<native>, event.<attribute> or trigger.<property>"),
+             "variants.default.text: unknown variable `d`: expected c., b., event., trigger., a Braze form or a name the template assigns"),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"{{ ${nickname} }}"}}}"#,
+             "variants.default.text: ${nickname}: not a standard attribute (${braze_id}, ${city}, ${country}, ${date_of_birth}, ${email_address}, ${first_name}, ${gender}, ${language}, ${last_name}, ${phone_number}, ${time_zone}, ${user_id})"),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"{{ campaign.${budget} }}"}}}"#,
+             "variants.default.text: campaign.budget: campaign has api_id, dispatch_id, message_name, name"),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"{% for i in c.list %}\n{{ i | shout }}{% endfor %}"}}}"#,
+             "variants.default.text, line 2 column 1: Unknown filter 'shout'"),
+            (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"{{content_blocks.${footer}}}"}}}"#,
+             "template x variants.default.text: no content block footer in project demo"),
+            (#"{"kind":"content_block","id":"b","project":"demo"}"#, "missing `content` (the block's Liquid text)"),
+            (#"{"kind":"content_block","id":"b","project":"demo","content":"{% if %}"}"#, "content, line 1 column 1: Expected a value in \"\""),
             (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"{{ c.x | there }}"}}}"#,
-             "variants.default.text: `{{ c.x | there }}`: the default after `|` is a string in double quotes"),
+             "variants.default.text, line 1 column 1: Unknown filter 'there'"),
             (#"{"kind":"template","id":"x","project":"demo","channel":"sms","variants":{"default":{"text":"{{ c.x "}}}"#,
-             "variants.default.text: `{{` without a closing `}}`"),
+             "variants.default.text, line 1 column 1: Variable '{{' was not properly terminated with '}}'"),
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"delay":"5x","messages":[{"channel":"push","template":"t"}]}"#,
              #"delay: expected a duration such as 30m, 1h or 7d (at most 36500d), found "5x""#),
             // Values that once trapped the orchestrator at run time (issue 20, item 10).
@@ -296,14 +307,34 @@ struct ConfigurationTests {
         #expect(twice == ["project/demo is also defined in f.json:0"])
     }
 
-    @Test("templates: placeholders, defaults, and nothing half-filled")
+    /// Herald's first template syntax (`{{ c.name | "there" }}`, `| raw`) renders as it did, now through Liquid.
+    @Test("templates: the first syntax's placeholders, defaults, and nothing half-filled")
     func templates() throws {
         let text = try TemplateText(parsing: #"Hi {{ c.name | "there" }}, {{event.product}}!"#)
-        #expect(text.paths == ["c.name", "event.product"])
-        #expect(try text.render { ["c.name": "Paul", "event.product": "Skis"][$0] } == "Hi Paul, Skis!")
-        #expect(try text.render { ["event.product": "Skis"][$0] } == "Hi there, Skis!")
-        #expect(throws: TemplateError.self) { try text.render { ["c.name": "Paul"][$0] } }
-        #expect(try TemplateText(parsing: "plain").render { _ in nil } == "plain")
+        #expect(text.liquid.variablePaths == [["c", "name"], ["event", "product"]])
+        #expect(text.liquid.usesShorthandDefault)
+        var options = LiquidRenderOptions()
+        options.strictVariables = true
+        func render(_ text: TemplateText, _ variables: LiquidObject) throws -> String { try text.liquid.render(variables, options: options) }
+        #expect(try render(text, ["c": ["name": "Paul"], "event": ["product": "Skis"]]) == "Hi Paul, Skis!")
+        #expect(try render(text, ["c": [:], "event": ["product": "Skis"]]) == "Hi there, Skis!")
+        #expect(throws: LiquidError.self) { try render(text, ["c": ["name": "Paul"], "event": [:]]) }
+        #expect(try render(TemplateText(parsing: "plain"), [:]) == "plain")
+        let html = try TemplateText(parsing: #"<p>{{ c.bio | "" | raw }} {{ c.name }}</p>"#)
+        options.escape = { LiquidFilters.escapeHTML($0) }
+        #expect(try render(html, ["c": ["bio": "<b>x</b>", "name": "A&B"]]) == "<p><b>x</b> A&amp;B</p>")
+        // Content blocks: included by name, refused when they include themselves.
+        let blocks = [
+            Self.project,
+            #"{"kind":"content_block","id":"a","project":"demo","content":"A{{content_blocks.${b}}}"}"#,
+            #"{"kind":"content_block","id":"b","project":"demo","content":"B{{content_blocks.${a}}}"}"#,
+            #"{"kind":"content_block","id":"c","project":"demo","content":"C {{ c.name }}"}"#,
+        ]
+        let (config, issues) = try read(blocks)
+        #expect(issues == ["content_block a includes itself: a → b → a", "content_block b includes itself: b → a → b"])
+        #expect(config.contentBlocks(project: "demo")["c"]?.contentBlocks == [])
+        // A literal field is never parsed.
+        #expect(try render(TemplateText(literal: "{{ not liquid"), [:]) == "{{ not liquid")
     }
 
     @Test("herald.config records round-trip; a tombstone removes the object")

@@ -131,6 +131,7 @@ struct CampaignDecider {
         guard try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now))
         else { return }  // decided before for this occurrence
         let renderer = MessageRenderer(rules: rules, now: now)
+        var aborted = 0
         for (index, message) in campaign.messages.enumerated() {
             let step = "message-\(index)"
             if capped, try !caps.allow(campaign, key: key, channel: message.channel) {
@@ -155,10 +156,26 @@ struct CampaignDecider {
                 if let id = context.eventID { metadata["event_id"] = "\(id)" }
                 Self.logger.info("send decided", metadata: metadata)
             } catch let error as TemplateError {
+                if let reason = error.aborted {
+                    // The template decided not to send (`abort_message`): no dead letter, no cap counted.
+                    aborted += 1
+                    CampaignMetrics.decision(campaign, "aborted")
+                    Self.logger.info(
+                        "message aborted by its template",
+                        metadata: [
+                            "campaign": "\(campaign.key)", "step": "\(step)", "reason": "\(reason)",
+                            "send_id": "\(MessageRenderer.sendID(campaign: campaign.key, step: step, profileKey: key, occurrence: context.occurrence))",
+                        ])
+                    continue
+                }
                 CampaignMetrics.decision(campaign, "render_failed")
                 outputs.append(
                     renderer.failure(campaign, step: step, key: key, occurrence: context.occurrence, reason: error.message))
             }
+        }
+        // Nothing was sent: the decision does not count towards re-eligibility either.
+        if aborted == campaign.messages.count {
+            try CampaignHistoryTable(db).forget(campaign: campaign.key, key: key, occurrence: context.occurrence)
         }
     }
 

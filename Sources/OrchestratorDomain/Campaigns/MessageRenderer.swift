@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import PartitionStore
+import Liquid
 import Logging
 import Shared
 
@@ -15,36 +16,51 @@ struct MessageRenderer {
         SendIDDerivation.campaign(campaign: campaign, step: step, profileKey: profileKey, occurrence: occurrence)
     }
 
-    /// The send request of one message, whole: every placeholder has a value or a default, or nothing is sent.
+    /// The most one rendered field may hold, and the most work its template may do (a loop over a huge array must
+    /// not stall the partition): past either, the message fails whole.
+    static let maxFieldBytes = 256 << 10
+    static let maxSteps = 100_000
+
+    /// The send request of one message, whole: every variable has a value or a default, or nothing is sent.
     func render(
         _ campaign: CampaignDefinition, message: CampaignDefinition.Message, step: String, values: ProfileValues,
         _ context: TriggerContext
     ) throws -> SendRequest {
         guard let template = rules.config.templates["\(campaign.project)/\(message.template)"] else {
-            throw TemplateError(offset: 0, message: "no template \(message.template)")
+            throw TemplateError("no template \(message.template)")
         }
         let fallback = rules.config.defaultLanguage(project: campaign.project)
         guard let variant = template.variant(language: values.language, fallback: fallback) else {
-            throw TemplateError(offset: 0, message: "template \(template.id) has no variant for \(values.language ?? "no language"), default or \(fallback)")
+            throw TemplateError("template \(template.id) has no variant for \(values.language ?? "no language"), default or \(fallback)")
         }
-        let read = { (path: String) -> String? in
-            let names = path.split(separator: ".", maxSplits: 1).map(String.init)
-            if names[0] == "event" || names[0] == "trigger" { return context.value(names[0], names[1])?.text }
-            return values.text(path)
+        let payloadTexts = template.payload.values.compactMap { if case .text(let text) = $0 { text } else { nil } }
+        let blocks = rules.config.contentBlocks(project: campaign.project)
+        let paths = Self.variablePaths((Array(variant.fields.values) + payloadTexts).map(\.liquid), blocks: blocks)
+        let variables = MessageContext(values: values, context: context, campaign: campaign, step: step).variables(for: paths)
+        var options = LiquidRenderOptions()
+        options.strictVariables = true
+        options.timeZone = values.timeZone
+        options.now = now
+        options.maxOutputBytes = Self.maxFieldBytes
+        options.maxSteps = Self.maxSteps
+        options.contentBlocks = blocks
+        func render(_ text: TemplateText, _ field: String, html: Bool = false) throws -> String {
+            var fieldOptions = options
+            if html { fieldOptions.escape = { LiquidFilters.escapeHTML($0) } }
+            do {
+                return try text.liquid.render(variables, options: fieldOptions)
+            } catch {
+                if case .aborted(let reason) = error.kind { throw TemplateError("\(field): \(error.message)", aborted: reason) }
+                throw TemplateError("\(field): \(error)")
+            }
         }
         var content: [String: String] = [:]
-        for (name, text) in variant.fields {
+        for (name, text) in variant.fields.sorted(by: { $0.key < $1.key }) {
             let field = "\(template.id).\(variant.language).\(name)"
-            let escape: ((String) -> String)? = message.channel == .email && name == "html" ? { TemplateText.escapeHTML($0) } : nil
-            let rendered: String
-            do {
-                rendered = try text.render(read, escape: escape)
-            } catch {
-                throw TemplateError(offset: 0, message: "\(field): \(error.message)")
-            }
+            let rendered = try render(text, field, html: message.channel == .email && name == "html")
             // A line break in a header field would start another header (a `Bcc:` added by a profile value).
             if Self.headerFields[message.channel]?.contains(name) == true, rendered.contains(where: \.isNewline) {
-                throw TemplateError(offset: 0, message: "\(field): a line break in a header field")
+                throw TemplateError("\(field): a line break in a header field")
             }
             content[name] = rendered
         }
@@ -54,12 +70,7 @@ struct MessageRenderer {
             for (name, value) in template.payload {
                 switch value {
                 case .json(let json): payload?[name] = json
-                case .text(let text):
-                    do {
-                        payload?[name] = .string(try text.render(read))
-                    } catch {
-                        throw TemplateError(offset: 0, message: "\(template.id).payload.\(name): \(error.message)")
-                    }
+                case .text(let text): payload?[name] = .string(try render(text, "\(template.id).payload.\(name)"))
                 }
             }
         }
@@ -85,6 +96,20 @@ struct MessageRenderer {
             send.dueAt = context.at
         }
         return send
+    }
+
+    /// What `templates` read, with the content blocks they include (and those include, each once).
+    static func variablePaths(_ templates: [LiquidTemplate], blocks: [String: LiquidTemplate]) -> Set<[String]> {
+        var paths: Set<[String]> = []
+        var seen: Set<String> = []
+        var pending = templates
+        while let template = pending.popLast() {
+            paths.formUnion(template.variablePaths)
+            for name in template.contentBlocks where seen.insert(name).inserted {
+                if let block = blocks[name] { pending.append(block) }
+            }
+        }
+        return paths
     }
 
     /// Fields that become message or request headers: an email's, and a push's `apns-collapse-id`.

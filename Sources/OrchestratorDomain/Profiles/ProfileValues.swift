@@ -118,7 +118,7 @@ final class ProfileValues {
 
     // MARK: Parts
 
-    private func customAttributes() -> [String: StoredAttribute] {
+    func customAttributes() -> [String: StoredAttribute] {
         if let attributes { return attributes }
         let loaded = (try? ProfileAttributesTable(db).all(key)) ?? [:]
         attributes = loaded

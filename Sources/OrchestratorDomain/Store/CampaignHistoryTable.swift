@@ -33,6 +33,13 @@ struct CampaignHistoryTable {
     }
 
     /// A deleted profile's decisions.
+    /// Takes back one decision (every message of it aborted by its template).
+    func forget(campaign: String, key: String, occurrence: String) throws {
+        try db.executeCached(
+            sql: "DELETE FROM campaign_history WHERE campaign_key = ? AND profile_key = ? AND occurrence = ?",
+            arguments: [campaign, key, occurrence])
+    }
+
     func deleteAll(key: String) throws {
         try db.executeCached(sql: "DELETE FROM campaign_history WHERE profile_key = ?", arguments: [key])
     }

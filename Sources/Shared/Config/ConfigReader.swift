@@ -1,4 +1,5 @@
 import Foundation
+import Liquid
 
 /// Reads one configuration object from its node, collecting every problem with its file and line.
 struct ConfigReader {
@@ -28,6 +29,7 @@ struct ConfigReader {
             "app": ["project", "platform", "bundle_id", "categories"],
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
+            "content_block": ["project", "content"],
             "campaign": [
                 "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
                 "reeligibility", "messages", "quiet_hours", "ignore_frequency_cap", "rate_limit",
@@ -74,6 +76,13 @@ struct ConfigReader {
                     id: id, project: project, name: string(node, "name", required: false) ?? id, conditionText: text,
                     condition: condition, origin: origin))
         case "template": return template(node, id: id, project: project, origin: origin).map(ConfigObject.template)
+        case "content_block":
+            guard let contentNode = node["content"] else {
+                fail(node, "missing `content` (the block's Liquid text)")
+                return nil
+            }
+            guard let content = templateText(contentNode, "content") else { return nil }
+            return .contentBlock(ContentBlockDefinition(id: id, project: project, content: content, origin: origin))
         default: return campaign(node, id: id, project: project, origin: origin).map(ConfigObject.campaign)
         }
     }
@@ -294,12 +303,17 @@ struct ConfigReader {
             fail(node, "\(name): expected a string, found \(node.typeName)")
             return nil
         }
+        let parsed: TemplateText
         do {
-            return try TemplateText(parsing: text)
+            parsed = try TemplateText(parsing: text)
         } catch {
-            fail(node, "\(name): \(error.message)")
+            // As conditions: the line and column inside the text (a block scalar starts on the line after the key).
+            fail(node, "\(name), line \(error.line) column \(error.column): \(error.message)")
             return nil
         }
+        let problems = MessageVariables.problems(parsed.liquid)
+        for problem in problems { fail(node, "\(name): \(problem)") }
+        return problems.isEmpty ? parsed : nil
     }
 
     // MARK: Campaigns

@@ -8,6 +8,7 @@ package struct HeraldConfiguration: Sendable {
     package var segments: [String: SegmentDefinition] = [:]
     package var templates: [String: TemplateDefinition] = [:]
     package var campaigns: [String: CampaignDefinition] = [:]
+    package var contentBlocks: [String: ContentBlockDefinition] = [:]
 
     package init() {}
 
@@ -41,6 +42,7 @@ package struct HeraldConfiguration: Sendable {
             case .segment(let segment): config.segments[segment.key] = segment
             case .template(let template): config.templates[template.key] = template
             case .campaign(let campaign): config.campaigns[campaign.key] = campaign
+            case .contentBlock(let block): config.contentBlocks[block.key] = block
             }
         }
         issues += config.crossCheck()
@@ -89,7 +91,7 @@ package struct HeraldConfiguration: Sendable {
                 }
             }
         }
-        return issues
+        return issues + contentBlockIssues()
     }
 
     /// The default language of a project's templates.
@@ -143,8 +145,9 @@ package enum ConfigObject: Sendable {
     case segment(SegmentDefinition)
     case template(TemplateDefinition)
     case campaign(CampaignDefinition)
+    case contentBlock(ContentBlockDefinition)
 
-    package static let kinds = ["project", "app", "segment", "template", "campaign"]
+    package static let kinds = ["project", "app", "segment", "template", "content_block", "campaign"]
 
     package var key: String {
         switch self {
@@ -153,6 +156,7 @@ package enum ConfigObject: Sendable {
         case .segment(let segment): HeraldConfiguration.key(kind: "segment", project: segment.project, id: segment.id)
         case .template(let template): HeraldConfiguration.key(kind: "template", project: template.project, id: template.id)
         case .campaign(let campaign): HeraldConfiguration.key(kind: "campaign", project: campaign.project, id: campaign.id)
+        case .contentBlock(let block): HeraldConfiguration.key(kind: "content_block", project: block.project, id: block.id)
         }
     }
 }
@@ -228,6 +232,18 @@ package struct TemplateDefinition: Sendable {
     package var payload: [String: PayloadValue]
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
+
+    /// Every text of the template with where it is (`variants.en.body`, `payload.deep_link`), in a fixed order.
+    package var texts: [(field: String, text: TemplateText)] {
+        var texts: [(field: String, text: TemplateText)] = []
+        for (language, fields) in variants.sorted(by: { $0.key < $1.key }) {
+            for (name, text) in fields.sorted(by: { $0.key < $1.key }) { texts.append(("variants.\(language).\(name)", text)) }
+        }
+        for (name, value) in payload.sorted(by: { $0.key < $1.key }) {
+            if case .text(let text) = value { texts.append(("payload.\(name)", text)) }
+        }
+        return texts
+    }
 
     /// The variant for `language`: the language's own, else `default`, else the project's default language.
     package func variant(language: String?, fallback: String) -> (language: String, fields: [String: TemplateText])? {
