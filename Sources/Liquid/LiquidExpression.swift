@@ -42,12 +42,24 @@ struct LiquidFilterCall: Sendable {
     var keywords: [(String, LiquidExpression)]
     /// Written as Herald's first template syntax, a string after `|` (`{{ c.name | "there" }}`).
     var shorthand = false
+    /// The filter itself, found once when the template is parsed.
+    var function: LiquidFilters.Filter?
 }
 
 /// An expression and the filters after it.
 struct LiquidFiltered: Sendable {
     var expression: LiquidExpression
-    var filters: [LiquidFilterCall]
+    var filters: [LiquidFilterCall] {
+        didSet { hasDefault = filters.contains { $0.name == "default" } }
+    }
+    /// A `default` among the filters: strict variables let the value be missing.
+    private(set) var hasDefault = false
+
+    init(expression: LiquidExpression, filters: [LiquidFilterCall]) {
+        self.expression = expression
+        self.filters = filters
+        hasDefault = filters.contains { $0.name == "default" }
+    }
 }
 
 /// A condition of `if`, `unless`, `elsif`: comparisons joined by `and` / `or`, which Liquid evaluates from the right

@@ -330,6 +330,11 @@ public enum LiquidFilters {
                 case .decimal(let value): places = NSDecimalNumber(decimal: LiquidNumbers.round(value, 0, .down)).intValue
                 }
             }
+            if let exact = LiquidNumbers.exact(input), places > -18, places < 18 {
+                let rounded = exact.rounded(places: places)
+                if places <= 0, let integer = rounded.integer { return .int(integer) }
+                if places > 0 { return .double(rounded.double) }
+            }
             switch LiquidNumbers.number(input) {
             case .int(let value):
                 guard places < 0 else { return .int(value) }

@@ -77,12 +77,44 @@ enum LiquidNumbers {
         }
     }
 
+    /// An integer operand (or a string Ruby reads as one) as an exact decimal.
+    private static func integerOperand(_ value: LiquidValue) -> ExactDecimal? {
+        if case .int(let number) = number(value) { return ExactDecimal(number) }
+        return nil
+    }
+
     enum Operation {
         case plus, minus, times, dividedBy, modulo
     }
 
+    /// A float or a decimal string as an exact decimal, for the fast path (nil for integers and anything else).
+    static func exact(_ value: LiquidValue) -> ExactDecimal? {
+        switch value {
+        case .double(let number): return ExactDecimal(number)
+        case .string(let text):
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            return isDecimalText(trimmed) ? ExactDecimal(text: trimmed) : nil
+        default: return nil
+        }
+    }
+
     /// `input op operand` with Ruby's rules; an integer result that would overflow is computed in decimal.
     static func apply(_ operation: Operation, _ input: LiquidValue, _ operand: LiquidValue) throws(LiquidError) -> LiquidValue {
+        // A float on either side: exact decimal arithmetic in integers when it fits (plus, minus, times).
+        if operation == .plus || operation == .minus || operation == .times {
+            let a = exact(input), b = exact(operand)
+            if a != nil || b != nil {
+                let x = a ?? integerOperand(input), y = b ?? integerOperand(operand)
+                if let x, let y {
+                    let result: ExactDecimal? = switch operation {
+                    case .plus: x + y
+                    case .minus: x - y
+                    default: x * y
+                    }
+                    if let result { return .double(result.double) }
+                }
+            }
+        }
         switch (number(input), number(operand)) {
         case (.int(let a), .int(let b)):
             switch operation {

@@ -56,14 +56,14 @@ struct LiquidParser {
     private func output(_ markup: String, at position: SourcePosition) throws(LiquidError) -> LiquidNode {
         var parser = try LiquidMarkupParser(markup, at: position)
         if parser.atEnd { return .text("") }
-        let filtered = try parser.filtered()
+        var filtered = try parser.filtered()
         try parser.expectEnd()
         if filtered.filters.isEmpty, case .variable(let parts) = filtered.expression, parts.count == 2,
             case .name("content_blocks") = parts[0], case .name(let block) = parts[1]
         {
             return .contentBlock(Self.bareName(block), position)
         }
-        try checkFilters(filtered, parser)
+        try checkFilters(&filtered, parser)
         return .output(filtered, position)
     }
 
@@ -72,8 +72,10 @@ struct LiquidParser {
         name.hasPrefix("${") && name.hasSuffix("}") ? String(name.dropFirst(2).dropLast()) : name
     }
 
-    private func checkFilters(_ filtered: LiquidFiltered, _ parser: LiquidMarkupParser) throws(LiquidError) {
-        for filter in filtered.filters {
+    /// Checks each filter's name and argument count, and binds it to its function.
+    private func checkFilters(_ filtered: inout LiquidFiltered, _ parser: LiquidMarkupParser) throws(LiquidError) {
+        for (index, filter) in filtered.filters.enumerated() {
+            filtered.filters[index].function = LiquidFilters.table[filter.name]
             guard let arity = filterArities[filter.name] else {
                 throw LiquidError(.syntax, "Unknown filter '\(filter.name)'", at: parser.position)
             }
@@ -88,9 +90,9 @@ struct LiquidParser {
 
     private func filteredMarkup(_ markup: Substring, at position: SourcePosition) throws(LiquidError) -> LiquidFiltered {
         var parser = try LiquidMarkupParser(markup, at: position)
-        let filtered = try parser.filtered()
+        var filtered = try parser.filtered()
         try parser.expectEnd()
-        try checkFilters(filtered, parser)
+        try checkFilters(&filtered, parser)
         return filtered
     }
 

@@ -10,7 +10,7 @@ final class LiquidRenderer {
     private var environment: LiquidObject
     private var assigns: [String: LiquidValue] = [:]
     /// Loop variables, innermost last.
-    private var scopes: [[String: LiquidValue]] = []
+    private var scopes: [LiquidObject] = []
     private var cycles: [String: Int] = [:]
     private var lastChanged: String?
     private var offsets: [String: Int] = [:]
@@ -216,7 +216,7 @@ final class LiquidRenderer {
             return .none
         }
         let parent = scopes.last?["forloop"]
-        scopes.append([:])
+        scopes.append(LiquidObject())
         defer { scopes.removeLast() }
         for (index, item) in items.enumerated() {
             try charge(1, at: loop.position)
@@ -226,7 +226,7 @@ final class LiquidRenderer {
                 ("first", .bool(index == 0)), ("last", .bool(index == items.count - 1)),
             ])
             forloop["parentloop"] = parent ?? .nil
-            scopes[scopes.count - 1] = [loop.variable: item, "forloop": .object(forloop)]
+            scopes[scopes.count - 1] = LiquidObject([(loop.variable, item), ("forloop", .object(forloop))])
             if try render(loop.body, into: &output) == .break { break }
         }
         return .none
@@ -238,7 +238,7 @@ final class LiquidRenderer {
             try rangeBound(evaluate(columns, strict: options.strictVariables, at: loop.position), at: loop.position)
         } ?? items.count
         let width = max(columns, 1)
-        scopes.append([:])
+        scopes.append(LiquidObject())
         defer { scopes.removeLast() }
         try write("<tr class=\"row1\">\n", into: &output, at: loop.position)
         for (index, item) in items.enumerated() {
@@ -252,7 +252,7 @@ final class LiquidRenderer {
                 ("col", .int(column + 1)), ("col0", .int(column)), ("col_first", .bool(column == 0)),
                 ("col_last", .bool(column == width - 1 || index == items.count - 1)), ("row", .int(row + 1)),
             ])
-            scopes[scopes.count - 1] = [loop.variable: item, "tablerowloop": .object(tablerowloop)]
+            scopes[scopes.count - 1] = LiquidObject([(loop.variable, item), ("tablerowloop", .object(tablerowloop))])
             try write("<td class=\"col\(column + 1)\">", into: &output, at: loop.position)
             let interrupt = try render(loop.body, into: &output)
             try write("</td>", into: &output, at: loop.position)
@@ -267,7 +267,7 @@ final class LiquidRenderer {
     // MARK: Expressions
 
     func evaluate(_ filtered: LiquidFiltered, at position: SourcePosition) throws(LiquidError) -> LiquidValue {
-        let strict = options.strictVariables && !filtered.filters.contains { $0.name == "default" }
+        let strict = options.strictVariables && !filtered.hasDefault
         var value = try evaluate(filtered.expression, strict: strict, at: position)
         for filter in filtered.filters {
             try charge(1, at: position)
@@ -276,7 +276,11 @@ final class LiquidRenderer {
             var keywords = LiquidObject()
             for (name, argument) in filter.keywords { keywords[name] = try evaluate(argument, strict: strict, at: position) }
             do {
-                value = try LiquidFilters.apply(filter.name, value, arguments, keywords, self)
+                if let function = filter.function {
+                    value = try function(value, LiquidFilters.Arguments(positional: arguments, keywords: keywords, name: filter.name), self)
+                } else {
+                    value = try LiquidFilters.apply(filter.name, value, arguments, keywords, self)
+                }
             } catch {
                 var located = error
                 if located.line == 0 {

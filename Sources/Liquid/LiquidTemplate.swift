@@ -4,22 +4,27 @@ import Foundation
 /// behaves, with Braze's attribute forms and `abort_message`; docs/templates.md says what differs).
 public struct LiquidTemplate: Sendable {
     let nodes: [LiquidNode]
+    /// The output's room reserved up front (the source's length): appends rarely have to grow it.
+    let outputEstimate: Int
 
     /// A text rendered as it is, never parsed (a field with a fixed form).
     public init(text: String) {
         nodes = text.isEmpty ? [] : [.text(text)]
+        outputEstimate = text.utf8.count
     }
 
     /// Parses `source`; a syntax error carries its line and column.
     public init(parsing source: String) throws(LiquidError) {
         var parser = LiquidParser(tokens: try LiquidLexer.tokens(source), filterArities: LiquidFilters.arities)
         nodes = try parser.parseDocument()
+        outputEstimate = source.utf8.count + 64
     }
 
     /// The output with `variables` as its top-level names; throws rather than return a partial output.
     public func render(_ variables: LiquidObject, options: LiquidRenderOptions = LiquidRenderOptions()) throws(LiquidError) -> String {
         let renderer = LiquidRenderer(environment: variables, options: options)
         var output = ""
+        output.reserveCapacity(outputEstimate)
         _ = try renderer.render(nodes, into: &output)
         return output
     }

@@ -75,15 +75,15 @@ public enum LiquidValue: Sendable, Equatable {
             // Swift writes `1e+20` / `1.5e-05`: Ruby's mantissa always has a fraction and its exponent two digits.
             let parts = "\(value)".split(separator: "e")
             var mantissa = String(parts[0])
-            if !mantissa.contains(".") { mantissa += ".0" }
+            if !mantissa.utf8.contains(UInt8(ascii: ".")) { mantissa += ".0" }
             var exponent = parts.count > 1 ? String(parts[1]) : "+0"
             let sign = exponent.first == "-" ? "-" : "+"
             exponent = String(exponent.drop { $0 == "+" || $0 == "-" })
             if exponent.count < 2 { exponent = "0" + exponent }
             return mantissa + "e" + sign + exponent
         }
-        let text = "\(value)"
-        return text.contains(".") || text.contains("e") ? text : text + ".0"
+        let text = value.description
+        return text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") }) ? text : text + ".0"
     }
 
     /// The items a `for` loop, `join` or `map` walks: an array's, a range's, a hash as one item, anything else as one.
@@ -144,39 +144,67 @@ public enum LiquidValue: Sendable, Equatable {
     }
 }
 
-/// A hash whose keys keep the order they were set in (a `for` over a hash walks them in that order).
+/// A hash whose keys keep the order they were set in (a `for` over a hash walks them in that order). Small hashes
+/// (a loop's `forloop`, an item with a few fields) are searched in place; larger ones keep an index by key.
 public struct LiquidObject: Sendable, Equatable {
-    private var keys: [String] = []
-    private var values: [String: LiquidValue] = [:]
+    private var entries: [(key: String, value: LiquidValue)] = []
+    private var index: [String: Int]?
+    private static let indexedFrom = 12
 
     public init() {}
 
     public init(_ members: [(String, LiquidValue)]) {
+        entries.reserveCapacity(members.count)
         for (key, value) in members { self[key] = value }
     }
 
+    private func position(_ key: String) -> Int? {
+        if let index { return index[key] }
+        return entries.firstIndex { $0.key == key }
+    }
+
     public subscript(key: String) -> LiquidValue? {
-        get { values[key] }
+        get { position(key).map { entries[$0].value } }
         set {
-            if let newValue {
-                if values.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-            } else if values.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
+            if let at = position(key) {
+                if let newValue {
+                    entries[at].value = newValue
+                } else {
+                    entries.remove(at: at)
+                    if index != nil { reindex() }
+                }
+            } else if let newValue {
+                entries.append((key, newValue))
+                if index != nil {
+                    index?[key] = entries.count - 1
+                } else if entries.count >= Self.indexedFrom {
+                    reindex()
+                }
             }
         }
     }
 
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
-    public var members: [(key: String, value: LiquidValue)] { keys.map { ($0, values[$0]!) } }
-    var first: (key: String, value: LiquidValue)? { keys.first.map { ($0, values[$0]!) } }
+    private mutating func reindex() {
+        var built: [String: Int] = [:]
+        built.reserveCapacity(entries.count)
+        for (offset, entry) in entries.enumerated() { built[entry.key] = offset }
+        index = built
+    }
+
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
+    public var members: [(key: String, value: LiquidValue)] { entries }
+    var first: (key: String, value: LiquidValue)? { entries.first }
 
     /// Ruby's `Hash#inspect`: `{"a"=>1, "b"=>"x"}`.
     var inspect: String {
         "{" + members.map { "\"\($0.key)\"=>\($0.value.inspect)" }.joined(separator: ", ") + "}"
     }
 
-    public static func == (lhs: LiquidObject, rhs: LiquidObject) -> Bool { lhs.values == rhs.values }
+    /// Equal when they hold the same keys with the same values, in any order (Ruby's `Hash#==`).
+    public static func == (lhs: LiquidObject, rhs: LiquidObject) -> Bool {
+        lhs.count == rhs.count && lhs.entries.allSatisfy { rhs[$0.key] == $0.value }
+    }
 }
 
 extension LiquidValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,

@@ -133,6 +133,9 @@ import Testing
     @Test func rubyNumbers() throws {
         #expect(try render("{{ 0.1 | plus: 0.2 }} {{ 7 | divided_by: 2 }} {{ -7 | divided_by: 2 }} {{ -7 | modulo: 3 }}") == "0.3 3 -4 2")
         #expect(try render("{{ 10000000000000000.0 | times: 10 }} {{ 3 | times: 1.0 }} {{ 2.5 | round }} {{ -2.5 | round }}") == "1.0e+17 3.0 3 -3")
+        // Floats computed as the decimals they print as (BigDecimal), not as binary floats.
+        #expect(try render("{{ 0.1 | times: 3 }} {{ 1.005 | round: 2 }} {{ 2.675 | round: 2 }} {{ 0.3 | minus: 0.1 }} {{ '1.10' | plus: 2 }}") == "0.3 1.01 2.68 0.2 3.1")
+        #expect(try render("{{ 123456789.123456789 | times: 1000000000000 }} {{ 0.00001 | plus: 0 }}") == "1.234567891234568e+20 1.0e-05")
         let zero = try #require(throws: LiquidError.self) { try render("{{ 1 | divided_by: 0 }}") }
         #expect(zero.message == "divided by 0")
     }

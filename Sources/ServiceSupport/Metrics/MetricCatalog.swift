@@ -184,7 +184,7 @@ package enum MetricCatalog {
             services: [.orchestrator], zeroSeries: combinations([("direction", ["entry", "exit"])])),
         Family(
             name: "herald_campaign_decisions_total", kind: .counter,
-            help: "Campaign decisions, by project/campaign and outcome (sent, delayed, not_in_audience, held_quiet_hours, ...).",
+            help: "Campaign decisions, by project/campaign and outcome (sent, delayed, not_in_audience, held_quiet_hours, render_failed, aborted, ...).",
             services: [.orchestrator], zeroSeries: []),
         Family(
             name: "herald_quiet_window_held", kind: .gauge,
