@@ -227,7 +227,7 @@ let package = Package(
             name: "OrchestratorTests",
             dependencies: [
                 // Ingest: the tests write profile edits and events as its validation makes them.
-                "Orchestrator", "OrchestratorDomain", "Ingest", "PartitionStore", "Shared", "HeraldTestSupport",
+                "Orchestrator", "OrchestratorDomain", "Ingest", "PartitionStore", "Shared", "Liquid", "HeraldTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Liquid
+import OrchestratorDomain
 import Shared
 
 /// `herald template render`: a Liquid template rendered against a JSON context, byte for byte on standard output:
@@ -37,11 +38,17 @@ struct TemplateCommand: ParsableCommand {
         @Option(help: "A JSON file holding an object: the template's variables (default: none).")
         var context: String?
 
-        @Option(help: "The IANA time zone `date` writes in (default: UTC).")
-        var timeZone: String = "UTC"
+        @Option(help: "The IANA time zone `date` writes in (default: the --profile's, else UTC).")
+        var timeZone: String?
 
         @Option(help: "The instant `date` takes for \"now\", as 2026-11-27T05:00:00Z (default: the clock).")
         var now: String?
+
+        @Option(help: "A live profile as project/custom_id: its attributes and natives are the variables (--context adds to them).")
+        var profile: String?
+
+        @Option(help: "The orchestrator's data directory --profile reads (default: $HERALD_DATA_DIR, else data/orchestrator).")
+        var dataDir: String?
 
         @Flag(help: "Fail on a variable without a value unless a `default` filter follows (a Herald message's rule).")
         var strict = false
@@ -52,7 +59,8 @@ struct TemplateCommand: ParsableCommand {
         func validate() throws {
             guard (template == nil) != (id == nil) else { throw ValidationError("name either --template FILE or --id PROJECT/ID") }
             if id != nil, config == nil { throw ValidationError("--id reads a template of --config DIR") }
-            guard TimeZone(identifier: timeZone) != nil else { throw ValidationError("--time-zone: \"\(timeZone)\" is not an IANA time zone name") }
+            if let timeZone, TimeZone(identifier: timeZone) == nil { throw ValidationError("--time-zone: \"\(timeZone)\" is not an IANA time zone name") }
+            if let profile, profile.split(separator: "/", maxSplits: 1).count != 2 { throw ValidationError("--profile: expected project/custom_id, found \"\(profile)\"") }
             if let now, WireTime.parse(now) == nil { throw ValidationError("--now: expected an instant like 2026-11-27T05:00:00Z, found \"\(now)\"") }
         }
 
@@ -61,6 +69,20 @@ struct TemplateCommand: ParsableCommand {
             let project = id.map { String($0.split(separator: "/").first ?? "") } ?? loaded?.configuration.projects.keys.sorted().first
             let (name, source) = try self.source(loaded?.configuration)
             var variables = LiquidObject()
+            var zone = TimeZone(identifier: "UTC")!
+            if let profile {
+                let parts = profile.split(separator: "/", maxSplits: 1).map(String.init)
+                let directory = dataDir ?? ProcessInfo.processInfo.environment["HERALD_DATA_DIR"] ?? "data/orchestrator"
+                let fallback = loaded?.configuration.defaultTimeZone(project: parts[0]) ?? "UTC"
+                guard let (found, profileZone) = try MessagePreview.variables(
+                    directory: directory, key: ProfileKey.profile(parts[0], parts[1]), defaultTimeZone: fallback)
+                else {
+                    FileHandle.standardError.write(Data("herald: no profile \(profile) in \(directory)\n".utf8))
+                    throw ExitCode(1)
+                }
+                variables = found
+                zone = profileZone
+            }
             if let context {
                 guard let data = FileManager.default.contents(atPath: context) else { throw ValidationError("--context: cannot read \(context)") }
                 let json: JSONValue
@@ -70,10 +92,10 @@ struct TemplateCommand: ParsableCommand {
                     throw ValidationError("--context: \(context) is not JSON: \(error)")
                 }
                 guard case .object(let members) = json else { throw ValidationError("--context: \(context) holds \(json.typeName), expected an object") }
-                variables = LiquidObject(members.map { ($0.key, LiquidValue(json: $0.value)) })
+                for member in members { variables[member.key] = LiquidValue(json: member.value) }
             }
             var options = LiquidRenderOptions()
-            options.timeZone = TimeZone(identifier: timeZone)!
+            options.timeZone = timeZone.flatMap(TimeZone.init(identifier:)) ?? zone
             options.now = now.flatMap(WireTime.parse) ?? Date()
             // A configured template renders as its message would: strict, and an email's html escaped.
             options.strictVariables = strict || id != nil

@@ -1,4 +1,5 @@
 import Foundation
+import Liquid
 import HeraldTestSupport
 import Shared
 import Testing
@@ -63,5 +64,23 @@ struct LiquidMessageTests {
         #expect(try harness.sends().isEmpty)
         let letter = try #require(harness.deadLetters.first)
         #expect(letter.reason.contains("more than 100000 steps"), "\(letter.reason)")
+    }
+}
+
+/// `herald template render --profile`: a live profile's variables from a data directory.
+@Suite("Template preview from a data directory", .serialized)
+struct MessagePreviewTests {
+    @Test("a profile's attributes, natives and Braze's names; nil for one no partition holds")
+    func livePreview() async throws {
+        let harness = try await EngagementHarness(try configuration(demoProject))
+        try await harness.apply([try harness.writer.update(id: "p", #"{"first_name":"Paul","visits":4,"$timezone":"Europe/Paris"}"#)])
+        let (variables, zone) = try #require(
+            try MessagePreview.variables(directory: harness.directory, key: "demo/paul", defaultTimeZone: "UTC"))
+        #expect(zone.identifier == "Europe/Paris")
+        var options = LiquidRenderOptions()
+        options.strictVariables = true
+        let template = try LiquidTemplate(parsing: "{{${first_name}}} {{ c.visits | plus: 1 }} {{ b.custom_id }} {{${time_zone}}}")
+        #expect(try template.render(variables, options: options) == "Paul 5 paul Europe/Paris")
+        #expect(try MessagePreview.variables(directory: harness.directory, key: "demo/nobody", defaultTimeZone: "UTC") == nil)
     }
 }

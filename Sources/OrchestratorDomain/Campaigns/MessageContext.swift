@@ -14,7 +14,8 @@ struct MessageContext {
 
     let values: ProfileValues
     let context: TriggerContext
-    let campaign: CampaignDefinition
+    /// nil for a preview outside any campaign (`herald template render --profile`).
+    let campaign: CampaignDefinition?
     let step: String
 
     /// The variables for templates reading `paths` (`LiquidTemplate.variablePaths`).
@@ -65,7 +66,7 @@ struct MessageContext {
             variables["trigger"] = properties
             variables["api_trigger_properties"] = properties
         }
-        if roots.contains("campaign") {
+        if roots.contains("campaign"), let campaign {
             variables["campaign"] = .object([
                 "name": .string(campaign.name), "api_id": .string(campaign.id), "message_name": .string(step),
                 "dispatch_id": .string(context.occurrence),
