@@ -90,17 +90,6 @@ final class ProfileValues {
         }
     }
 
-    /// A value as text, for templates: `c.<name>`, `b.<native>` (and `b.custom_id`).
-    func text(_ path: String) -> String? {
-        let names = path.split(separator: ".").map(String.init)
-        guard names.count >= 2 else { return nil }
-        if path == "b.custom_id" { return profile?["custom_id"] }
-        if names[0] == "c", names.count == 2, let attribute = customAttributes()[names[1]] {
-            return Self.text(json: attribute.value)
-        }
-        return read(SegmentPath(names[0], Array(names.dropFirst())))?.text
-    }
-
     /// The profile's time zone (`b.timezone`): its own `$timezone`, else its most recently seen installation's, else
     /// the project's default. Quiet hours and local-time sends read it; so do segments.
     var timeZoneName: String {
@@ -118,6 +107,7 @@ final class ProfileValues {
 
     // MARK: Parts
 
+    /// The custom attributes, read once (templates read them whole).
     func customAttributes() -> [String: StoredAttribute] {
         if let attributes { return attributes }
         let loaded = (try? ProfileAttributesTable(db).all(key)) ?? [:]
@@ -214,17 +204,6 @@ final class ProfileValues {
         case (_, .bool(let flag)): return .bool(flag)
         case (_, .array(let items)):
             return .strings(items.compactMap { if case .string(let text) = $0 { text } else { nil } })
-        default: return nil
-        }
-    }
-
-    static func text(json text: String) -> String? {
-        guard let json = try? JSONParser.parse(Array(text.utf8)) else { return nil }
-        switch json {
-        case .string(let value): return value
-        case .number(let literal): return literal
-        case .bool(let flag): return flag ? "true" : "false"
-        case .array(let items): return items.compactMap(\.stringValue).joined(separator: ", ")
         default: return nil
         }
     }
