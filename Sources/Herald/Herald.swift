@@ -76,8 +76,7 @@ struct ProfileCommand: ParsableCommand {
         }
 
         func run() throws {
-            let directory =
-                dataDir ?? ProcessInfo.processInfo.environment["HERALD_DATA_DIR"] ?? "data/orchestrator"
+            let directory = DataDirectory.path(dataDir)
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
             else {

@@ -72,7 +72,7 @@ struct TemplateCommand: ParsableCommand {
             var zone = TimeZone(identifier: "UTC")!
             if let profile {
                 let parts = profile.split(separator: "/", maxSplits: 1).map(String.init)
-                let directory = dataDir ?? ProcessInfo.processInfo.environment["HERALD_DATA_DIR"] ?? "data/orchestrator"
+                let directory = DataDirectory.path(dataDir)
                 let fallback = loaded?.configuration.defaultTimeZone(project: parts[0]) ?? "UTC"
                 guard let (found, profileZone) = try MessagePreview.variables(
                     directory: directory, key: ProfileKey.profile(parts[0], parts[1]), defaultTimeZone: fallback)

@@ -1,10 +1,11 @@
-/// What a parsed template reads, defines and includes, for checks when a configuration is loaded.
+/// What a parsed template reads, defines and includes. `variablePaths` and `contentBlocks` are computed once when the
+/// template is parsed (every send reads them); the rest serve the checks when a configuration is loaded.
 extension LiquidTemplate {
-    /// Every variable the template reads, as its root and, when written with a fixed name, the member after it
+    /// Every variable in `nodes`, as its root and, when written with a fixed name, the member after it
     /// (`c.first_name` → `["c", "first_name"]`, `items[0]` → `["items"]`).
-    public var variablePaths: Set<[String]> {
+    static func variablePaths(in nodes: [LiquidNode]) -> Set<[String]> {
         var paths: Set<[String]> = []
-        walk { expression in
+        walk(nodes) { expression in
             guard case .variable(let parts) = expression, case .name(let root) = parts[0] else { return }
             if parts.count > 1, case .name(let member) = parts[1] {
                 paths.insert([root, LiquidParser.bareName(member)])
@@ -15,10 +16,17 @@ extension LiquidTemplate {
         return paths
     }
 
+    /// The content blocks `nodes` include (`{{content_blocks.${name}}}`).
+    static func contentBlocks(in nodes: [LiquidNode]) -> Set<String> {
+        var names: Set<String> = []
+        visit(nodes) { node in if case .contentBlock(let name, _) = node { names.insert(name) } }
+        return names
+    }
+
     /// Names the template sets itself: `assign`, `capture`, loop variables, `forloop`, `tablerowloop`, counters.
     public var definedNames: Set<String> {
         var names: Set<String> = []
-        visit { node in
+        Self.visit(nodes) { node in
             switch node {
             case .assign(let name, _, _), .capture(let name, _), .increment(let name), .decrement(let name): names.insert(name)
             case .loop(let loop): names.formUnion([loop.variable, "forloop"])
@@ -29,17 +37,10 @@ extension LiquidTemplate {
         return names
     }
 
-    /// The content blocks this template includes (`{{content_blocks.${name}}}`).
-    public var contentBlocks: Set<String> {
-        var names: Set<String> = []
-        visit { node in if case .contentBlock(let name, _) = node { names.insert(name) } }
-        return names
-    }
-
     /// Whether any output uses Herald's first default syntax (`| "there"`), which `default:` replaces.
     public var usesShorthandDefault: Bool {
         var found = false
-        visit { node in
+        Self.visit(nodes) { node in
             switch node {
             case .output(let filtered, _), .assign(_, let filtered, _): found = found || filtered.filters.contains(where: \.shorthand)
             default: break
@@ -49,28 +50,25 @@ extension LiquidTemplate {
     }
 
     /// Calls `body` on every node, nested bodies included.
-    func visit(_ body: (LiquidNode) -> Void) {
-        func walk(_ nodes: [LiquidNode]) {
-            for node in nodes {
-                body(node)
-                switch node {
-                case .capture(_, let inner), .ifchanged(let inner): walk(inner)
-                case .conditional(let branches, _, _): branches.forEach { walk($0.body) }
-                case .case(_, let whens, _): whens.forEach { walk($0.body) }
-                case .loop(let loop), .tablerow(let loop):
-                    walk(loop.body)
-                    walk(loop.empty ?? [])
-                default: break
-                }
+    private static func visit(_ nodes: [LiquidNode], _ body: (LiquidNode) -> Void) {
+        for node in nodes {
+            body(node)
+            switch node {
+            case .capture(_, let inner), .ifchanged(let inner): visit(inner, body)
+            case .conditional(let branches, _, _): branches.forEach { visit($0.body, body) }
+            case .case(_, let whens, _): whens.forEach { visit($0.body, body) }
+            case .loop(let loop), .tablerow(let loop):
+                visit(loop.body, body)
+                visit(loop.empty ?? [], body)
+            default: break
             }
         }
-        walk(nodes)
     }
 
-    /// Calls `body` on every expression, those inside indexes and ranges included.
-    func walk(_ body: (LiquidExpression) -> Void) {
-        func expression(_ value: LiquidExpression) { Self.each(value, body) }
-        visit { node in
+    /// Calls `body` on every expression, those inside indexes, ranges and conditions included.
+    private static func walk(_ nodes: [LiquidNode], _ body: (LiquidExpression) -> Void) {
+        func expression(_ value: LiquidExpression) { each(value, body) }
+        visit(nodes) { node in
             switch node {
             case .output(let value, _), .assign(_, let value, _):
                 expression(value.expression)
@@ -78,7 +76,7 @@ extension LiquidTemplate {
                     filter.arguments.forEach(expression)
                     filter.keywords.forEach { expression($0.1) }
                 }
-            case .conditional(let branches, _, _): branches.compactMap(\.condition).forEach { walkCondition($0, body) }
+            case .conditional(let branches, _, _): branches.compactMap(\.condition).forEach { each($0, body) }
             case .case(let subject, let whens, _):
                 expression(subject)
                 whens.compactMap(\.value).forEach(expression)
@@ -106,15 +104,15 @@ extension LiquidTemplate {
         }
     }
 
-    private func walkCondition(_ condition: LiquidCondition, _ body: (LiquidExpression) -> Void) {
+    private static func each(_ condition: LiquidCondition, _ body: (LiquidExpression) -> Void) {
         switch condition {
-        case .value(let value): Self.each(value, body)
+        case .value(let value): each(value, body)
         case .compare(let left, _, let right):
-            Self.each(left, body)
-            Self.each(right, body)
+            each(left, body)
+            each(right, body)
         case .and(let left, let right), .or(let left, let right):
-            walkCondition(left, body)
-            walkCondition(right, body)
+            each(left, body)
+            each(right, body)
         }
     }
 }

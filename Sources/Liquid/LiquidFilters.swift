@@ -40,11 +40,6 @@ public enum LiquidFilters {
         return arities
     }()
 
-    static func apply(_ name: String, _ input: LiquidValue, _ positional: [LiquidValue], _ keywords: LiquidObject, _ renderer: LiquidRenderer) throws(LiquidError) -> LiquidValue {
-        guard let filter = table[name] else { throw LiquidError(.render, "Unknown filter '\(name)'") }
-        return try filter(input, Arguments(positional: positional, keywords: keywords, name: name), renderer)
-    }
-
     static let table: [String: Filter] = strings.merging(LiquidArrayFilters.table) { a, _ in a }.merging(math) { a, _ in a }
 
     // MARK: Strings

@@ -275,12 +275,10 @@ final class LiquidRenderer {
             for argument in filter.arguments { arguments.append(try evaluate(argument, strict: strict, at: position)) }
             var keywords = LiquidObject()
             for (name, argument) in filter.keywords { keywords[name] = try evaluate(argument, strict: strict, at: position) }
+            // The parser binds every filter it lets through (an unknown one is a syntax error).
+            guard let function = filter.function else { throw LiquidError(.render, "Unknown filter '\(filter.name)'", at: position) }
             do {
-                if let function = filter.function {
-                    value = try function(value, LiquidFilters.Arguments(positional: arguments, keywords: keywords, name: filter.name), self)
-                } else {
-                    value = try LiquidFilters.apply(filter.name, value, arguments, keywords, self)
-                }
+                value = try function(value, LiquidFilters.Arguments(positional: arguments, keywords: keywords, name: filter.name), self)
             } catch {
                 var located = error
                 if located.line == 0 {

@@ -6,11 +6,18 @@ public struct LiquidTemplate: Sendable {
     let nodes: [LiquidNode]
     /// The output's room reserved up front (the source's length): appends rarely have to grow it.
     let outputEstimate: Int
+    /// Every variable the template reads, as its root and the fixed member after it (`c.first_name` →
+    /// `["c", "first_name"]`): a message builds only those.
+    public let variablePaths: Set<[String]>
+    /// The content blocks the template includes (`{{content_blocks.${name}}}`).
+    public let contentBlocks: Set<String>
 
     /// A text rendered as it is, never parsed (a field with a fixed form).
     public init(text: String) {
         nodes = text.isEmpty ? [] : [.text(text)]
         outputEstimate = text.utf8.count
+        variablePaths = []
+        contentBlocks = []
     }
 
     /// Parses `source`; a syntax error carries its line and column.
@@ -18,6 +25,8 @@ public struct LiquidTemplate: Sendable {
         var parser = LiquidParser(tokens: try LiquidLexer.tokens(source), filterArities: LiquidFilters.arities)
         nodes = try parser.parseDocument()
         outputEstimate = source.utf8.count + 64
+        variablePaths = Self.variablePaths(in: nodes)
+        contentBlocks = Self.contentBlocks(in: nodes)
     }
 
     /// The output with `variables` as its top-level names; throws rather than return a partial output.
@@ -33,11 +42,6 @@ public struct LiquidTemplate: Sendable {
     /// load time can count).
     public var fixedText: String {
         nodes.map { if case .text(let text) = $0 { text } else { "" } }.joined()
-    }
-
-    /// Whether the template is only text (no output, no tag).
-    public var isLiteral: Bool {
-        nodes.allSatisfy { if case .text = $0 { true } else { false } }
     }
 }
 

@@ -87,7 +87,7 @@ enum GoldenLiquid {
         do {
             let template = try LiquidTemplate(parsing: testCase.template)
             guard case .object(let members) = testCase.data else { return "\(testCase.name): data is not an object" }
-            let variables = LiquidObject(members.map { ($0.key, LiquidValue(json: $0.value)) })
+            let variables = LiquidObject(json: members)
             let output = try template.render(variables, options: options)
             if testCase.invalid { return "\(testCase.name): rendered \(output.debugDescription), Ruby refuses it" }
             if !testCase.results.contains(output) {

@@ -62,7 +62,7 @@ import Testing
         for example in examples {
             var variables = LiquidObject()
             if case .object(let members)? = contexts[example.key] {
-                variables = LiquidObject(members.map { ($0.key, LiquidValue(json: $0.value)) })
+                variables = LiquidObject(json: members)
             }
             let got: String
             var expected = example.output

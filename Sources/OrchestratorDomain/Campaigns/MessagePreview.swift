@@ -9,20 +9,12 @@ package enum MessagePreview {
     /// The profile's variables (`c`, `b`, Braze's standard attributes) and its time zone; nil when no partition
     /// database of `directory` holds `key`.
     package static func variables(directory: String, key: String, defaultTimeZone: String) throws -> (LiquidObject, TimeZone)? {
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for file in files.sorted() where file.hasPrefix("partition-") && file.hasSuffix(".sqlite") {
-            var configuration = Configuration()
-            configuration.readonly = true
-            let queue = try DatabaseQueue(path: (directory as NSString).appendingPathComponent(file), configuration: configuration)
-            let found: (LiquidObject, TimeZone)? = try queue.read { db in
-                let values = ProfileValues(db: db, key: key, defaultTimeZone: defaultTimeZone)
-                guard values.exists else { return nil }
-                let trigger = TriggerContext(type: "preview", occurrence: "preview", at: Date())
-                let context = MessageContext(values: values, context: trigger, campaign: nil, step: "preview")
-                return (context.variables(for: [["c"], ["b"], ["${user_id}"]]), values.timeZone)
-            }
-            if let found { return found }
+        try DataDirectory.first(in: directory) { db in
+            let values = ProfileValues(db: db, key: key, defaultTimeZone: defaultTimeZone)
+            guard values.exists else { return nil }
+            let trigger = TriggerContext(type: "preview", occurrence: "preview", at: Date())
+            let context = MessageContext(values: values, context: trigger, campaign: nil, step: "preview")
+            return (context.variables(for: [["c"], ["b"], ["${user_id}"]]), values.timeZone)
         }
-        return nil
     }
 }

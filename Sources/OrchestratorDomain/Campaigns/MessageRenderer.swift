@@ -34,8 +34,10 @@ struct MessageRenderer {
             throw TemplateError("template \(template.id) has no variant for \(values.language ?? "no language"), default or \(fallback)")
         }
         let payloadTexts = template.payload.values.compactMap { if case .text(let text) = $0 { text } else { nil } }
-        let blocks = rules.config.contentBlocks(project: campaign.project)
-        let paths = Self.variablePaths((Array(variant.fields.values) + payloadTexts).map(\.liquid), blocks: blocks)
+        let texts = (Array(variant.fields.values) + payloadTexts).map(\.liquid)
+        // The project's blocks only for a message that includes one.
+        let blocks = texts.contains { !$0.contentBlocks.isEmpty } ? rules.config.contentBlocks(project: campaign.project) : [:]
+        let paths = Self.variablePaths(texts, blocks: blocks)
         let variables = MessageContext(values: values, context: context, campaign: campaign, step: step).variables(for: paths)
         var options = LiquidRenderOptions()
         options.strictVariables = true

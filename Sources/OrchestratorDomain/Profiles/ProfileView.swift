@@ -156,13 +156,6 @@ package enum ProfileView {
     /// Finds a profile in the partition databases of `directory` (any partition count): for the `herald profile show`
     /// command, which runs beside the orchestrator or on a copy of its data directory.
     package static func find(directory: String, key: String) throws -> JSONValue? {
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for file in files.sorted() where file.hasPrefix("partition-") && file.hasSuffix(".sqlite") {
-            var configuration = Configuration()
-            configuration.readonly = true
-            let queue = try DatabaseQueue(path: (directory as NSString).appendingPathComponent(file), configuration: configuration)
-            if let json = try queue.read({ db in try json(db, key: key) }) { return json }
-        }
-        return nil
+        try DataDirectory.first(in: directory) { db in try json(db, key: key) }
     }
 }

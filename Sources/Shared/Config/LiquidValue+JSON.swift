@@ -14,7 +14,14 @@ extension LiquidValue {
             }
         case .string(let text): self = .string(text)
         case .array(let items): self = .array(items.map(LiquidValue.init(json:)))
-        case .object(let members): self = .object(LiquidObject(members.map { ($0.key, LiquidValue(json: $0.value)) }))
+        case .object(let members): self = .object(LiquidObject(json: members))
         }
+    }
+}
+
+extension LiquidObject {
+    /// A JSON object's members as Liquid variables, in their order.
+    package init(json members: [JSONMember]) {
+        self.init(members.map { ($0.key, LiquidValue(json: $0.value)) })
     }
 }
