@@ -248,27 +248,30 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     }
 
     /// The retention round (docs/retention.md), in every open partition: forgets record ids older than the dedupe
-    /// window, campaign decisions no re-eligibility rule reads any more, and sends older than every frequency cap.
+    /// window, pushes too old to be opened, campaign decisions no re-eligibility rule reads any more, and sends older than
+    /// every frequency cap.
     func applyRetention(now: Date? = nil) async {
         let now = now ?? clock()
         let window = dedupeRetention.timeInterval
         let rules = self.rules
         for number in await owner.runningPartitions {
             do {
-                guard let (ids, decisions, capped) = try await owner.run(on: number, { database in
+                guard let (ids, receipts, decisions, capped) = try await owner.run(on: number, { database in
                     let ids = try await database.pruneApplied(before: now.addingTimeInterval(-window))
+                    let receipts = try await database.prunePushReceipts(now: now)
                     // Not before the configuration is known: a `once` campaign's decisions are kept for good.
-                    guard let rules else { return (ids, 0, 0) }
+                    guard let rules else { return (ids, receipts, 0, 0) }
                     return (
-                        ids, try await database.pruneCampaignHistory(rules: rules, now: now, dedupeWindow: window),
+                        ids, receipts, try await database.pruneCampaignHistory(rules: rules, now: now, dedupeWindow: window),
                         try await database.pruneFrequencyLog(rules: rules, now: now)
                     )
                 }) else { continue }
-                if ids > 0 || decisions > 0 || capped > 0 {
+                if ids > 0 || receipts > 0 || decisions > 0 || capped > 0 {
                     logger.info(
                         "retention applied",
                         metadata: [
-                            "partition": "\(number)", "ids": "\(ids)", "decisions": "\(decisions)", "frequency_log": "\(capped)",
+                            "partition": "\(number)", "ids": "\(ids)", "push_receipts": "\(receipts)", "decisions": "\(decisions)",
+                            "frequency_log": "\(capped)",
                         ])
                 }
             } catch {

@@ -19,6 +19,8 @@ package final class EngagementRules: Sendable {
     let exitCampaigns: [String: [CampaignDefinition]]
     /// `<project>/<EVENT>` → campaigns whose waiting delays the event cancels.
     let cancellers: [String: [CampaignDefinition]]
+    /// `<project>/<app trigger>` (`demo/session_start`) → campaigns triggered by what apps report.
+    let appCampaigns: [String: [CampaignDefinition]]
 
     package static let none = EngagementRules(config: HeraldConfiguration())
 
@@ -39,11 +41,13 @@ package final class EngagementRules: Sendable {
         var entries: [String: [CampaignDefinition]] = [:]
         var exits: [String: [CampaignDefinition]] = [:]
         var cancels: [String: [CampaignDefinition]] = [:]
+        var apps: [String: [CampaignDefinition]] = [:]
         for campaign in config.campaigns.values.sorted(by: { $0.key < $1.key }) where campaign.enabled {
             switch campaign.trigger {
             case .event(let name, _): events["\(campaign.project)/\(name)", default: []].append(campaign)
             case .segmentEntry(let segment): entries["\(campaign.project)/\(segment)", default: []].append(campaign)
             case .segmentExit(let segment): exits["\(campaign.project)/\(segment)", default: []].append(campaign)
+            case .app(let kind, _): apps["\(campaign.project)/\(kind.rawValue)", default: []].append(campaign)
             case .schedule, .localSchedule, .api: break
             }
             for name in campaign.cancelOn { cancels["\(campaign.project)/\(name)", default: []].append(campaign) }
@@ -52,6 +56,7 @@ package final class EngagementRules: Sendable {
         entryCampaigns = entries
         exitCampaigns = exits
         cancellers = cancels
+        appCampaigns = apps
     }
 
     /// The segment with this key (`<project>/<id>`).

@@ -64,6 +64,7 @@ package enum OrchestratorApplier {
             try campaigns.segmentsChanged(try segments.profileChanged(key: key, changes: changes, cause: write.id))
         }
         for (key, trigger) in effects.events { try campaigns.eventHappened(key: key, trigger) }
+        for (key, kind, trigger) in effects.appTriggers { try campaigns.appTriggered(key: key, kind, trigger) }
         for (key, campaign, trigger) in effects.apiTriggers {
             try campaigns.apiTriggered(key: key, campaign: campaign, trigger, record: record)
         }
@@ -81,6 +82,8 @@ package enum OrchestratorApplier {
         } catch {
             return [deadLetter(record, reason: error.description)]
         }
+        // Opens and clicks are the orchestrator's own reports (PushOpens), applied when the app reported them.
+        guard report.outcome != .opened, report.outcome != .clicked else { return [] }
         let now = rules.clock()
         var outputs: [PendingOutput] = []
         if rules.isActive, let key = record.keyString {

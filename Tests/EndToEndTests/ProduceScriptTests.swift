@@ -50,11 +50,12 @@ struct ProduceScriptTests {
             switch path {
             case "/v1/profiles/update": expected += (item["body"] as? [Any])?.count ?? 0
             case "/v1/app/events": expected += ((item["body"] as? [String: Any])?["events"] as? [Any])?.count ?? 0
+            case "/v1/app/activity": expected += ((item["body"] as? [String: Any])?["activity"] as? [Any])?.count ?? 0
             case "/v1/campaigns/trigger": expected += ((item["body"] as? [String: Any])?["recipients"] as? [Any])?.count ?? 0
             default: expected += 1
             }
         }
-        #expect(paths.isSuperset(of: ["/v1/profiles/update", "/v1/app/installation", "/v1/app/push-token", "/v1/app/events"]))
+        #expect(paths.isSuperset(of: ["/v1/profiles/update", "/v1/app/installation", "/v1/app/push-token", "/v1/app/activity", "/v1/app/events"]))
         let (http, httpOutput) = try await runCommand(
             script, ["--generate", "5", "--rate", "0", "--concurrency", "2", "--http", "http://127.0.0.1:\(port)"])
         #expect(http == 0, "\(httpOutput)")

@@ -124,6 +124,13 @@ struct IngestGoldenRecordTests {
                       {"type":"track","userId":"ann","event":"Order Completed","messageId":"m-3","timestamp":"2026-11-24T10:00:00Z"\#(proof),
                        "properties":{"currency":"EUR","products":[{"product_id":"p1","price":3,"quantity":2},{"product_id":"p2","price":1.5}]}}]}
             """#, headers: basic(writeKey))
+        // An app's activity (issue 35): ids derived from what each item reports.
+        try await capture("app-activity", "/v1/app/activity", key: iosKey, body: #"""
+            {"installation_id":"\#(installation)","custom_id":"paul","activity":[
+              {"type":"session_start","session_id":"s-1","time":"2026-11-22T10:00:00+01:00"},
+              {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-22T09:00:06Z"},
+              {"type":"session_end","session_id":"s-1","time":"2026-11-22T09:02:00Z","duration":115.5}]}
+            """#)
         return lines
     }
 }

@@ -114,6 +114,9 @@ final class Cluster {
                         deadLetters.append(try Wire.decode(DeadLetter.self, from: output.value ?? []))
                     case HeraldTopic.sendsPush.name:
                         sends.append((output.key, try Wire.decode(SendRequest.self, from: output.value ?? [])))
+                    case HeraldTopic.deliveries.name:
+                        // The orchestrator's own reports (an app's opens), read back as the topic's consumer does.
+                        enqueue(topic: output.topic, key: output.key, value: output.value, headers: output.headers)
                     default: Issue.record("unexpected output to \(output.topic)")
                     }
                 }

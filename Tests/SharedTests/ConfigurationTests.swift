@@ -79,7 +79,14 @@ struct ConfigurationTests {
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"reeligibility":{"max":0,"per":"1d"},"messages":[{"channel":"push","template":"t"}]}"#,
              "reeligibility.max: expected a whole number of sends, 1 to 1000000"),
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"bell":true},"messages":[{"channel":"push","template":"t"}]}"#,
-             "trigger: expected event, segment_entry, segment_exit, schedule or api, found `bell`"),
+             "trigger: expected event, segment_entry, segment_exit, schedule, api, session_start or push_open, found `bell`"),
+            // What apps report (issue 35, item 1): a condition reads only what the report has.
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"session_start":"yes"},"messages":[{"channel":"push","template":"t"}]}"#,
+             "trigger.session_start: expected true"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"push_open":true,"where":"event.price > 3"},"messages":[{"channel":"push","template":"t"}]}"#,
+             "trigger.where: a push_open trigger has event.campaign, event.action, event.app, not event.price"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"session_start":true,"delay_by":"1h"},"messages":[{"channel":"push","template":"t"}]}"#,
+             "trigger: unknown field `delay_by`"),
             // Event names as the ingest takes them; Herald's own payload key (issue 20, item 16).
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"add to cart"},"messages":[{"channel":"push","template":"t"}]}"#,
              #"trigger.event: "add to cart" is not an event name (1 to 30 letters, digits or underscores)"#),

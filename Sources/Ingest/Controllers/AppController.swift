@@ -16,6 +16,7 @@ struct AppController {
         group.post("events") { request, context in try await events(request, context: context) }
         group.post("installation") { request, context in try await installation(request, context: context) }
         group.post("push-token") { request, context in try await pushToken(request, context: context) }
+        group.post("activity") { request, context in try await activity(request, context: context) }
         group.post("location") { request, context in try await location(request, context: context) }
         group.post("opt-out") { request, context in try await privacy(.optOut, request, context: context) }
         group.post("opt-in") { request, context in try await privacy(.optIn, request, context: context) }
@@ -165,6 +166,34 @@ struct AppController {
             record(
                 .event(event), envelope, request: request, context: context,
                 id: event.id ?? api.recordID(client: nil, op: .event, request: request, context: context, index: index))
+        }
+        return try await api.store(records, problems: problems, context: context)
+    }
+
+    /// `POST /v1/app/activity {"installation_id", "custom_id"?, "activity": [ … ]}`: what the app reports about its
+    /// own use, client-timestamped and batched (sessions, notifications opened): one record per valid item, an invalid
+    /// item dropped whole and reported. Each record's id is derived from what it reports (`ActivityItem.id`).
+    func activity(_ request: Request, context: IngestContext) async throws -> Response {
+        let envelope = try await envelope(request, context: context, known: ["activity"])
+        var problems = ProblemList(envelope.fields.problems)
+        guard let value = envelope.fields["activity"] else {
+            throw APIError.validation([Violation("missing_field", "activity is required").at("activity")])
+        }
+        guard case .array(let items) = value else {
+            throw APIError.validation([Violation("invalid_type", "activity is an array").at("activity")])
+        }
+        guard items.count <= Limits.activityPerRequest else {
+            throw APIError.validation(
+                [Violation("too_many_items", "at most \(Limits.activityPerRequest) items (got \(items.count))").at("activity")])
+        }
+        var records: [IngestRecord] = []
+        for (index, item) in items.enumerated() {
+            let (valid, itemProblems) = ActivityItem.validate(item, path: "activity[\(index)]")
+            problems += itemProblems
+            if let valid {
+                records.append(
+                    record(valid.payload, envelope, request: request, context: context, id: valid.id(installationID: envelope.installationID)))
+            }
         }
         return try await api.store(records, problems: problems, context: context)
     }

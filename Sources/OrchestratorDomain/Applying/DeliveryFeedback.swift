@@ -4,7 +4,8 @@ import PartitionStore
 import Shared
 
 /// A `herald.deliveries` report applied to the profile it is keyed by: last push date, dead tokens, bounced addresses,
-/// marketing states changed by the recipient, the frequency log. A report for a profile that is gone is a no-op.
+/// marketing states changed by the recipient, the frequency log, the pushes each installation received (which its
+/// opens are checked against). A report for a profile that is gone is a no-op.
 struct DeliveryFeedback {
     let db: Database
 
@@ -20,7 +21,12 @@ struct DeliveryFeedback {
         var reachabilityChanged = false
         switch (report.channel, report.outcome) {
         case (.push, .sent):
-            if let installationID = report.installationID { try InstallationsTable(db).markPushed(key, installationID, at: time) }
+            if let installationID = report.installationID {
+                try InstallationsTable(db).markPushed(key, installationID, at: time)
+                if let sendID = report.sendID {
+                    try PushReceiptsTable(db).delivered(key, sendID: sendID, installationID: installationID, campaign: report.campaign, at: time)
+                }
+            }
         case (.push, .tokenInvalid):
             guard let token = report.token else { break }
             for installationID in try InstallationsTable(db).holders(key, token: token) {

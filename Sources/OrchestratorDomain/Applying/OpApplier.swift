@@ -135,6 +135,12 @@ struct OpApplier {
         case .location(let location):
             try touch(&effects)
             try installation.applyLocation(location)
+        case .session(let session):
+            try touch(&effects)
+            try AppSessions(db: db, write: write).apply(session, &effects)
+        case .pushOpen(let open):
+            try touch(&effects)
+            try PushOpens(db: db, write: write).apply(open, &effects)
         case .optOut, .optIn:
             try touch(&effects)
             if try installation.setOptedOut(write.op == .optOut) { effects.contactChanged(key) }

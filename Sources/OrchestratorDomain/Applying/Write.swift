@@ -51,6 +51,10 @@ final class Write {
         if case .app = ingest.source, ingest.installationID == nil {
             return .failure("\(op.rawValue) from app without installation_id")
         }
+        if IngestOp.appOnlyOps.contains(op), !ingest.source.isApp {
+            // What only an app reports about itself (braze-rules 23: a server's write never triggers as an app's).
+            return .failure("\(op.rawValue) from \(ingest.source == .orchestrator ? "orchestrator" : "server"): only an app reports it")
+        }
         if IngestOp.aliasOps.contains(op) {
             guard ingest.alias != nil else { return .failure("\(op.rawValue) without alias") }
         } else if case .pushSend(let push) = ingest.payload {

@@ -17,6 +17,8 @@ struct WriteEffects {
     /// Events applied (campaign triggers and cancels), and API triggers.
     private(set) var events: [(key: String, trigger: TriggerContext)] = []
     private(set) var apiTriggers: [(key: String, campaign: String, trigger: TriggerContext)] = []
+    /// What the app reported that may trigger campaigns (a session start, a notification opened).
+    private(set) var appTriggers: [(key: String, kind: AppTrigger, trigger: TriggerContext)] = []
 
     init(write: Write) { self.write = write }
 
@@ -51,6 +53,15 @@ struct WriteEffects {
     /// A server asked for an API-triggered campaign for the profile `key`.
     mutating func apiTriggered(key: String, campaign: String, _ trigger: TriggerContext) {
         apiTriggers.append((key, campaign, trigger))
+    }
+
+    /// The app of the write reported `kind` (its attributes typed as event attributes: `{"app.s": "demo-ios"}`).
+    mutating func appReported(_ kind: AppTrigger, occurrence: String, attributes: [JSONMember]) {
+        appTriggers.append(
+            (write.profileKey, kind,
+             TriggerContext(
+                type: kind.rawValue, eventID: write.id, occurrence: occurrence, at: write.receivedAt,
+                attributes: .object(attributes), requestID: write.requestID)))
     }
 
     mutating func output(_ output: PendingOutput) { outputs.append(output) }

@@ -57,6 +57,18 @@ struct CampaignDecider {
         }
     }
 
+    /// Something the app of the profile `key` reported (a session start, a notification opened): the campaigns it
+    /// triggers whose condition holds on it.
+    mutating func appTriggered(key: String, _ kind: AppTrigger, _ context: TriggerContext) throws {
+        for campaign in rules.appCampaigns["\(ProfileKey.project(of: key))/\(kind.rawValue)"] ?? [] {
+            if case .app(_, let condition?) = campaign.trigger {
+                let holds = condition.matches(at: now) { path in context.value(path.namespace, path.names.joined(separator: ".")) }
+                guard holds else { continue }
+            }
+            try trigger(campaign, key: key, context)
+        }
+    }
+
     /// A server's API trigger of `campaignID` for the profile `key`: a campaign that is not API-triggered (or not
     /// enabled), or a profile that does not exist, sends the record to the dead letters.
     mutating func apiTriggered(key: String, campaign campaignID: String, _ context: TriggerContext, record: KafkaRecord) throws {

@@ -10,6 +10,7 @@ struct MessageContext {
     static let natives = [
         "language", "region", "timezone", "custom_id", "install_date", "last_visit_date", "last_push_date", "is_push_optin",
         "created_at", "app_version", "app_build", "os_version", "sdk_version", "device_brand", "device_type",
+        "session_count", "session_seconds", "first_session_date", "last_session_date",
     ]
 
     let values: ProfileValues

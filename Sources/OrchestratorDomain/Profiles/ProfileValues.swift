@@ -164,6 +164,10 @@ final class ProfileValues {
         case "app_version", "app_build", "os_version", "sdk_version", "device_brand":
             return latest(name).map(SegmentValue.string)
         case "device_type": return latest("device_model").map(SegmentValue.string)
+        case "session_count": return .number(Double(installations.reduce(0) { $0 + ($1["session_count"] as Int64? ?? 0) }))
+        case "session_seconds": return .number(installations.reduce(0) { $0 + ($1["session_seconds"] as Double? ?? 0) })
+        case "first_session_date": return time(installations.compactMap { $0["first_session_at"] as String? }.min())
+        case "last_session_date": return time(installations.compactMap { $0["last_session_at"] as String? }.max())
         default: return nil
         }
     }

@@ -61,6 +61,12 @@ package enum ProfileView {
                     JSONMember("b.last_visit_date", latest("last_visit_at")),
                     JSONMember("b.last_push_date", latest("last_push_at")),
                     JSONMember("b.is_push_optin", .bool(installations.contains(where: ContactSnapshots.pushReachable))),
+                    JSONMember("b.session_count", .number(String(installations.reduce(0) { $0 + ($1["session_count"] as Int64? ?? 0) }))),
+                    JSONMember(
+                        "b.session_seconds",
+                        .number(JSONValue.literal(installations.reduce(0) { $0 + ($1["session_seconds"] as Double? ?? 0) }))),
+                    JSONMember("b.first_session_date", installations.compactMap { $0["first_session_at"] as String? }.min().map(JSONValue.string) ?? .null),
+                    JSONMember("b.last_session_date", latest("last_session_at")),
                 ])),
             JSONMember("custom", .object(custom)), JSONMember("events", .object(events)),
             JSONMember("installations", .array(installations.map(installation))),
@@ -106,7 +112,14 @@ package enum ProfileView {
                     JSONMember("b.last_visit_date", text("last_visit_at")),
                     JSONMember("b.last_push_date", text("last_push_at")),
                     JSONMember("b.is_push_optin", .bool(ContactSnapshots.pushReachable(row))),
+                    JSONMember("b.session_count", .number(String(row["session_count"] as Int64? ?? 0))),
+                    JSONMember("b.session_seconds", .number(JSONValue.literal(row["session_seconds"] as Double? ?? 0))),
+                    JSONMember("b.first_session_date", text("first_session_at")),
+                    JSONMember("b.last_session_date", text("last_session_at")),
                 ])),
+            JSONMember("session_in_progress", row["open_session_id"] as String? == nil ? .null : .object([
+                JSONMember("session_id", text("open_session_id")), JSONMember("started_at", text("open_session_at")),
+            ])),
             JSONMember(
                 "push",
                 .object([

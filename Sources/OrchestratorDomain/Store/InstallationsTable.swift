@@ -136,14 +136,49 @@ struct InstallationsTable {
                 """, arguments: [time, time, key, installationID])
     }
 
+    // MARK: Sessions
+
+    /// The installation's session in progress and its latest start.
+    func sessionState(_ key: String, _ installationID: String) throws -> (openID: String?, openAt: String?, lastAt: String?)? {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT open_session_id, open_session_at, last_session_at FROM installations WHERE profile_key = ? AND installation_id = ?"),
+            arguments: [key, installationID])
+        else { return nil }
+        return (row["open_session_id"], row["open_session_at"], row["last_session_at"])
+    }
+
+    /// Counts a session started at `time`; `open`: it is the installation's newest, now in progress (the one before,
+    /// if it never reported its end, is closed without a length).
+    func sessionStarted(_ key: String, _ installationID: String, sessionID: String, at time: String, open: Bool) throws {
+        try db.executeCached(sql: """
+                UPDATE installations SET session_count = session_count + 1,
+                    first_session_at = min(coalesce(first_session_at, ?1), ?1),
+                    last_session_at = max(coalesce(last_session_at, ?1), ?1),
+                    open_session_id = CASE WHEN ?2 THEN ?3 ELSE open_session_id END,
+                    open_session_at = CASE WHEN ?2 THEN ?1 ELSE open_session_at END
+                WHERE profile_key = ?4 AND installation_id = ?5
+                """, arguments: [time, open, sessionID, key, installationID])
+    }
+
+    /// Adds a session's length; `close`: it was the session in progress.
+    func sessionEnded(_ key: String, _ installationID: String, seconds: Double, close: Bool) throws {
+        try db.executeCached(sql: """
+                UPDATE installations SET session_seconds = session_seconds + ?1,
+                    open_session_id = CASE WHEN ?2 THEN NULL ELSE open_session_id END,
+                    open_session_at = CASE WHEN ?2 THEN NULL ELSE open_session_at END
+                WHERE profile_key = ?3 AND installation_id = ?4
+                """, arguments: [seconds, close, key, installationID])
+    }
+
     // MARK: A profile's installations
 
-    /// The profile's installation ids, in order.
     /// How many installations the profile holds.
     func count(_ key: String) throws -> Int {
         try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM installations WHERE profile_key = ?"), arguments: [key]) ?? 0
     }
 
+    /// The profile's installation ids, in order.
     func ids(_ key: String) throws -> [String] {
         try String.fetchAll(
             db.cachedStatement(sql: "SELECT installation_id FROM installations WHERE profile_key = ? ORDER BY installation_id"),
@@ -172,7 +207,7 @@ struct InstallationsTable {
                 sql: """
                     SELECT token, opted_out, notification_permission, detected_language, detected_region, timezone,
                         install_date, last_visit_at, last_push_at, app_version, app_build, os_version, sdk_version,
-                        device_brand, device_model
+                        device_brand, device_model, session_count, session_seconds, first_session_at, last_session_at
                     FROM installations WHERE profile_key = ? ORDER BY last_visit_at DESC, installation_id
                     """),
             arguments: [key])
@@ -196,6 +231,17 @@ struct InstallationsTable {
         ($0, "CASE WHEN coalesce(excluded.location_at, '') > coalesce(installations.location_at, '') THEN excluded.\($0) ELSE installations.\($0) END")
     }
     + [("location_at", "max(coalesce(installations.location_at, excluded.location_at), coalesce(excluded.location_at, installations.location_at))")]
+    // Sessions counted on either side add up (the home's before the identification, the profile's after); the session
+    // in progress is the later-started one.
+    + [
+        ("session_count", "installations.session_count + excluded.session_count"),
+        ("session_seconds", "installations.session_seconds + excluded.session_seconds"),
+        ("first_session_at", "min(coalesce(installations.first_session_at, excluded.first_session_at), coalesce(excluded.first_session_at, installations.first_session_at))"),
+        ("last_session_at", "max(coalesce(installations.last_session_at, excluded.last_session_at), coalesce(excluded.last_session_at, installations.last_session_at))"),
+    ]
+    + ["open_session_id", "open_session_at"].map {
+        ($0, "CASE WHEN coalesce(excluded.open_session_at, '') > coalesce(installations.open_session_at, '') THEN excluded.\($0) ELSE installations.\($0) END")
+    }
     + [
         "app", "token", "environment", "token_updated_at", "notification_permission", "geoip", "device_model_collection",
         "app_version", "app_build", "os_version", "sdk_version", "device_brand", "device_model", "detected_language",
@@ -228,6 +274,7 @@ struct InstallationsTable {
         // The NOT NULL columns, should the move carry nothing for them.
         let now = JSONValue.string(WireTime.format(Date()))
         for name in ["install_date", "last_visit_at", "updated_at"] where values[name] == nil { values[name] = now }
+        for name in ["session_count", "session_seconds"] where values[name] == nil { values[name] = .number("0") }
         values["project"] = .string(project)
         if values["dev"] == nil { values["dev"] = .number("0") }
         var arguments: [(any DatabaseValueConvertible)?] = [key, installationID]

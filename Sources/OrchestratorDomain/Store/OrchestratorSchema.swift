@@ -155,6 +155,23 @@ package enum OrchestratorSchema {
             // index, which the other timers' writes do not pay for.
             try db.execute(sql: "CREATE INDEX timers_held ON timers (due_at) WHERE kind = 'quiet'")
         }
+        migrator.registerMigration("v12: app sessions, push receipts") { db in
+            // Sessions per installation, counted from what the app reports (AppSessions); the pushes delivered to
+            // each installation, which an app's open of a notification is checked against (PushOpens).
+            try db.execute(sql: """
+                ALTER TABLE installations ADD COLUMN session_count INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE installations ADD COLUMN session_seconds REAL NOT NULL DEFAULT 0;
+                ALTER TABLE installations ADD COLUMN first_session_at TEXT;
+                ALTER TABLE installations ADD COLUMN last_session_at TEXT;
+                ALTER TABLE installations ADD COLUMN open_session_id TEXT;
+                ALTER TABLE installations ADD COLUMN open_session_at TEXT;
+                CREATE TABLE push_receipts (
+                    profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                    send_id TEXT NOT NULL, installation_id TEXT NOT NULL, campaign_key TEXT, sent_at TEXT NOT NULL,
+                    PRIMARY KEY (profile_key, send_id, installation_id)) WITHOUT ROWID;
+                CREATE INDEX push_receipts_by_time ON push_receipts (sent_at);
+                """)
+        }
         return migrator
     }
 }

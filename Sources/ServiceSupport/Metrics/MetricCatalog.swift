@@ -187,6 +187,14 @@ package enum MetricCatalog {
             help: "Campaign decisions, by project/campaign and outcome (sent, delayed, not_in_audience, held_quiet_hours, render_failed, aborted, ...).",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_campaign_engagements_total", kind: .counter,
+            help: "Recipients' reported engagement with a campaign's messages, by project/campaign, channel and action (opened, clicked): push opens checked against the pushes delivered to the installation.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_push_opens_ignored_total", kind: .counter,
+            help: "Apps' reports of a notification opened that count nowhere, by reason (unknown_send: no push of that send was delivered to the installation).",
+            services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_send"])])),
+        Family(
             name: "herald_quiet_window_held", kind: .gauge,
             help: "Sends held now in the instance's partitions until their recipients' quiet hours end (counted every 10 s).",
             services: [.orchestrator], zeroSeries: [[]]),

@@ -324,7 +324,7 @@ struct ConfigReader {
             fail(node["type"], "type: expected marketing or transactional, found \"\(type)\"")
         }
         guard let triggerNode = node["trigger"] else {
-            fail(node, "missing `trigger` (event, segment_entry, segment_exit, schedule or api)")
+            fail(node, "missing `trigger` (event, segment_entry, segment_exit, schedule, api, session_start or push_open)")
             return nil
         }
         guard let trigger = trigger(triggerNode) else { return nil }
@@ -401,14 +401,11 @@ struct ConfigReader {
             fail(node, "categories: expected a mapping from category name to {actions: [...]}, found \(node.typeName)")
             return [:]
         }
-        func validName(_ text: String) -> Bool {
-            (1...64).contains(text.count) && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }
-        }
         let most = platform == "android" ? 3 : 4
         var categories: [String: [PushAction]] = [:]
         for (name, category) in members {
             let path = "categories.\(name)"
-            guard validName(name) else {
+            guard Rules.isActionName(name) else {
                 fail(category, "\(path): a category name is 1 to 64 letters, digits, `_`, `-` or `.`")
                 continue
             }
@@ -422,7 +419,7 @@ struct ConfigReader {
                 let at = "\(path).actions[\(index)]"
                 rejectUnknown(item, allowed: ["id", "title", "deeplink", "foreground", "destructive"], at)
                 guard let id = string(item, "id"), let title = string(item, "title") else { continue }
-                guard validName(id) else {
+                guard Rules.isActionName(id) else {
                     fail(item["id"], "\(at).id: an action id is 1 to 64 letters, digits, `_`, `-` or `.`")
                     continue
                 }
@@ -580,7 +577,7 @@ struct ConfigReader {
 
     mutating func trigger(_ node: ConfigNode) -> CampaignDefinition.Trigger? {
         guard case .object(let members) = node.value, let first = members.first else {
-            fail(node, "trigger: expected a mapping with one of event, segment_entry, segment_exit, schedule or api")
+            fail(node, "trigger: expected a mapping with one of event, segment_entry, segment_exit, schedule, api, session_start or push_open")
             return nil
         }
         switch first.key {
@@ -617,8 +614,27 @@ struct ConfigReader {
                 return nil
             }
             return .api
+        case let key where AppTrigger(rawValue: key) != nil:
+            let kind = AppTrigger(rawValue: key)!
+            rejectUnknown(node, allowed: [key, "where"], "trigger")
+            guard case .bool(true) = first.node.value else {
+                fail(first.node, "trigger.\(key): expected true")
+                return nil
+            }
+            var condition: SegmentExpression?
+            if let text = string(node, "where", required: false) {
+                guard let parsed = self.condition(node["where"], text: text, namespaces: ["event"]) else { return nil }
+                for path in parsed.paths where !kind.attributes.contains(path.names.joined(separator: ".")) {
+                    fail(
+                        node["where"],
+                        "trigger.where: a \(key) trigger has \(kind.attributes.map { "event.\($0)" }.joined(separator: ", ")), not event.\(path.names.joined(separator: "."))")
+                    return nil
+                }
+                condition = parsed
+            }
+            return .app(kind, condition: condition)
         default:
-            fail(first.node, "trigger: expected event, segment_entry, segment_exit, schedule or api, found `\(first.key)`")
+            fail(first.node, "trigger: expected event, segment_entry, segment_exit, schedule, api, session_start or push_open, found `\(first.key)`")
             return nil
         }
     }

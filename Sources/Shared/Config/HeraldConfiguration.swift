@@ -254,6 +254,22 @@ package struct TemplateDefinition: Sendable {
     }
 }
 
+/// What an app reports that can trigger a campaign (`POST /v1/app/activity`): never a server's write (braze-rules 23).
+package enum AppTrigger: String, Sendable, CaseIterable {
+    /// A session of an installation started (the newest of its sessions: a late report of an older one does not).
+    case sessionStart = "session_start"
+    /// A notification of a campaign was opened, or one of its buttons pressed.
+    case pushOpen = "push_open"
+
+    /// What its condition may read, after `event.`.
+    package var attributes: [String] {
+        switch self {
+        case .sessionStart: ["app", "session_id"]
+        case .pushOpen: ["campaign", "action", "app"]
+        }
+    }
+}
+
 package struct CampaignDefinition: Sendable {
     package enum Trigger: Sendable, Equatable {
         /// An event by name, with an optional condition on it (`event.<attribute>`, `event.label`).
@@ -268,6 +284,9 @@ package struct CampaignDefinition: Sendable {
         case localSchedule(LocalSchedule)
         /// `POST /v1/campaigns/{id}/trigger` on the ingest, with recipients and properties.
         case api
+        /// Something the app reported (a session start, a notification opened), with an optional condition on it
+        /// (`event.app`, `event.campaign`, `event.action`).
+        case app(AppTrigger, condition: SegmentExpression?)
 
         /// Sent to the members of the audience segment on a schedule.
         package var isScheduled: Bool {

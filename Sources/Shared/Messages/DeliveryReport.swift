@@ -17,7 +17,10 @@ package struct DeliveryReport: WireMessage {
         case unsubscribed
         /// A recipient came back (SMS START).
         case subscribed
+        /// The recipient opened the message (a notification tapped, reported by the app).
         case opened
+        /// The recipient pressed one of the message's buttons (`action`: its id).
+        case clicked
     }
 
     /// Unique per report: a replay of the id is a no-op.
@@ -48,9 +51,11 @@ package struct DeliveryReport: WireMessage {
     /// consumer measures trigger → provider answer without joining topics.
     package var triggeredAt: Date? = nil
     package var decidedAt: Date? = nil
+    /// `clicked`: the id of the button pressed.
+    package var action: String? = nil
 
     enum CodingKeys: String, CodingKey {
-        case id, project, channel, outcome, reason, token, address, at, campaign, provider, attempts
+        case id, project, channel, outcome, reason, token, address, at, campaign, provider, attempts, action
         case sendID = "send_id", targetID = "target_id", customID = "custom_id", installationID = "installation_id", profileKey = "profile_key"
         case providerMessageID = "provider_message_id", triggeredAt = "triggered_at", decidedAt = "decided_at"
     }

@@ -62,6 +62,7 @@ package enum Limits {
     package static let clientID = 128
     package static let profileUpdatesPerRequest = 200
     package static let eventsPerRequest = 200
+    package static let activityPerRequest = 200
 }
 
 /// The rules on single values. Lengths count Unicode code points, as JSON Schema's `maxLength` does (docs/openapi.yaml
@@ -157,6 +158,22 @@ package enum Rules {
     }
 
     /// A client-supplied record id used to drop replays: 1…128 visible ASCII characters.
+    /// A notification category's name or one of its buttons' ids: 1 to 64 letters, digits, `_`, `-` or `.`.
+    package static func isActionName(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F
+                || byte == 0x2D || byte == 0x2E
+        }
+    }
+
+    /// The id of a notification's button, as an app reports it pressed.
+    package static func actionID(_ text: String) throws(Violation) -> String {
+        guard isActionName(text) else {
+            throw Violation("invalid_action", "an action id is 1 to 64 letters, digits, `_`, `-` or `.`")
+        }
+        return text
+    }
+
     package static func clientID(_ value: String) throws(Violation) -> String {
         guard isVisibleASCII(value, length: 1...Limits.clientID) else {
             throw Violation("invalid_id", "ids are 1 to 128 visible ASCII characters")

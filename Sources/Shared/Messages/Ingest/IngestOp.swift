@@ -25,6 +25,10 @@ package enum IngestOp: String, Sendable, CaseIterable {
     /// A transactional push (`POST /v1/sends/push`, `push`: the notification, its payload, the app) to the
     /// installation of the envelope, or to the raw token of the envelope (`device_token`, keyed by the token's key).
     case pushSend = "push_send"
+    /// An app's session started or ended (`session`: kind, session id, client time, duration).
+    case session
+    /// An app's user opened a notification or pressed one of its buttons (`push_open`: send id, action, client time).
+    case pushOpen = "push_open"
 
     // Written by the orchestrator itself (source "orchestrator"), to move identity state between the partitions of
     // the keys involved (docs/orchestrator.md, Identity). The ingest never accepts them.
@@ -54,6 +58,9 @@ package enum IngestOp: String, Sendable, CaseIterable {
     /// The ops whose records name an alias (the client's `alias`, and the orchestrator's moves).
     package static let aliasOps: Set<IngestOp> = [.alias, .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove]
 
+    /// The ops only an app writes (`POST /v1/app/activity`): what it reports about its own use.
+    package static let appOnlyOps: Set<IngestOp> = [.session, .pushOpen]
+
     /// The ops only the orchestrator writes.
     package static let internalOps: Set<IngestOp> = [
         .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease, .aliasClaim,
@@ -67,4 +74,6 @@ package enum IngestSource: Sendable, Equatable {
     case app(id: String, dev: Bool)
     /// The orchestrator's own records (identity moves, forwarded writes keep their original source).
     case orchestrator
+
+    package var isApp: Bool { if case .app = self { true } else { false } }
 }

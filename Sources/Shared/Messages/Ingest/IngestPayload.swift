@@ -23,6 +23,8 @@ package enum IngestPayload: Sendable, Equatable {
     /// The envelope's alias for its custom ID's profile (or an alias-only profile without one).
     case alias
     case pushSend(TransactionalPush)
+    case session(SessionReport)
+    case pushOpen(PushOpenReport)
 
     // The orchestrator's own.
     case installLink(InstallLink)
@@ -57,6 +59,8 @@ package enum IngestPayload: Sendable, Equatable {
         case .purchase: .purchase
         case .alias: .alias
         case .pushSend: .pushSend
+        case .session: .session
+        case .pushOpen: .pushOpen
         case .installLink: .installLink
         case .installUnlink: .installUnlink
         case .installDetach: .installDetach
@@ -88,6 +92,8 @@ package enum IngestPayload: Sendable, Equatable {
             return [JSONMember("campaign", .string(trigger.campaign)), JSONMember("trigger_properties", .object(trigger.properties))]
         case .purchase(let purchase): return [JSONMember("purchase", purchase.json)]
         case .pushSend(let push): return [JSONMember("push", push.json)]
+        case .session(let session): return [JSONMember("session", session.json)]
+        case .pushOpen(let open): return [JSONMember("push_open", open.json)]
         case .installLink(let link):
             return [JSONMember("target_custom_id", .string(link.targetCustomID)), JSONMember("merge", .bool(link.merge))]
         case .installUnlink(let target): return target.map { [JSONMember("target_custom_id", .string($0))] } ?? []
@@ -140,6 +146,8 @@ package enum IngestPayload: Sendable, Equatable {
         case .purchase: self = .purchase(try Purchase(wire: try Self.required(fields, "purchase"), path: "purchase"))
         case .alias: self = .alias
         case .pushSend: self = .pushSend(try TransactionalPush(wire: try Self.required(fields, "push"), path: "push"))
+        case .session: self = .session(try SessionReport(wire: try Self.required(fields, "session"), path: "session"))
+        case .pushOpen: self = .pushOpen(try PushOpenReport(wire: try Self.required(fields, "push_open"), path: "push_open"))
         case .installLink:
             self = .installLink(InstallLink(targetCustomID: try fields.string("target_custom_id"), merge: try fields.bool("merge")))
         case .installUnlink: self = .installUnlink(targetCustomID: try fields.optionalString("target_custom_id"))

@@ -1,0 +1,119 @@
+import Foundation
+import Shared
+
+/// One item of `POST /v1/app/activity`, validated whole (like an event: one problem drops the item, and every problem
+/// of it is reported). Its record id is derived from what it reports (`id`), so that the same report sent again — an
+/// SDK retrying a flush, a queue replayed after days — is applied once without any idempotency key.
+package enum ActivityItem: Sendable, Equatable {
+    case session(SessionReport)
+    case pushOpen(PushOpenReport)
+
+    /// The longest session an app may report: a week (a kiosk app stays in the foreground for days).
+    package static let maxSessionSeconds = 7.0 * 86_400
+
+    package var payload: IngestPayload {
+        switch self {
+        case .session(let session): .session(session)
+        case .pushOpen(let open): .pushOpen(open)
+        }
+    }
+
+    /// The record id, unique per installation and report.
+    package func id(installationID: String) -> String {
+        switch self {
+        case .session(let session): "app:session_\(session.kind.rawValue):\(installationID):\(session.sessionID)"
+        case .pushOpen(let open): "app:push_open:\(installationID):\(open.sendID)\(open.action.map { ":\($0)" } ?? "")"
+        }
+    }
+
+    static let fields: [String: Set<String>] = [
+        "session_start": ["type", "session_id", "time"],
+        "session_end": ["type", "session_id", "time", "duration"],
+        "push_open": ["type", "send_id", "action", "time"],
+    ]
+
+    /// Validates `{"type": "session_start" | "session_end" | "push_open", "time", …}`.
+    package static func validate(_ value: JSONValue, path: String) -> (item: ActivityItem?, problems: ProblemList) {
+        guard case .object(let members) = value else {
+            return (nil, ProblemList([Violation("invalid_type", "an activity item is an object").at(path)]))
+        }
+        var problems = ProblemList()
+        guard let typeValue = members.first(where: { $0.key == "type" })?.value else {
+            return (nil, ProblemList([Violation("missing_field", "type is required: session_start, session_end or push_open").at("\(path).type")]))
+        }
+        guard case .string(let type) = typeValue, let known = fields[type] else {
+            return (nil, ProblemList([Violation("invalid_value", "type is session_start, session_end or push_open").at("\(path).type")]))
+        }
+        var values: [String: JSONValue] = [:]
+        for member in members {
+            if known.contains(member.key) {
+                values[member.key] = member.value
+            } else {
+                problems.append(
+                    Violation("unknown_field", "a \(type) has \(known.sorted().joined(separator: ", "))").at("\(path).\(member.key)"))
+            }
+        }
+        func string(_ name: String, required: Bool = true, _ rule: (String) throws(Violation) -> String) -> String? {
+            do throws(Violation) {
+                switch values[name] {
+                case nil:
+                    if required { throw Violation("missing_field", "\(name) is required") }
+                    return nil
+                case .string(let text)?: return try rule(text)
+                case let other?: throw Violation("invalid_type", "\(name) is a string, got \(other.typeName)")
+                }
+            } catch {
+                problems.append(error.at("\(path).\(name)"))
+                return nil
+            }
+        }
+        func date() -> Date? {
+            guard let text = string("time", { text throws(Violation) in text }) else { return nil }
+            do throws(Violation) {
+                return try Rules.date(text)
+            } catch {
+                problems.append(error.at("\(path).time"))
+                return nil
+            }
+        }
+        let item: ActivityItem?
+        switch type {
+        case "push_open":
+            let sendID = string("send_id", Self.sendID)
+            let action = string("action", required: false, Rules.actionID)
+            let time = date()
+            item = sendID.flatMap { sendID in time.map { .pushOpen(PushOpenReport(sendID: sendID, action: action, time: $0)) } }
+        default:
+            let sessionID = string("session_id", Self.sessionID)
+            let time = date()
+            var duration: Double?
+            if let value = values["duration"] {
+                if case .number(let literal) = value, let seconds = Double(literal), (0...maxSessionSeconds).contains(seconds) {
+                    duration = seconds
+                } else {
+                    problems.append(
+                        Violation("out_of_range", "duration is a number of seconds from 0 to \(Int(maxSessionSeconds))").at("\(path).duration"))
+                }
+            }
+            let kind: SessionReport.Kind = type == "session_start" ? .start : .end
+            item = sessionID.flatMap { id in time.map { .session(SessionReport(kind: kind, sessionID: id, time: $0, duration: duration)) } }
+        }
+        return problems.isEmpty ? (item, problems) : (nil, problems)
+    }
+
+    /// A session id: 1 to 128 visible ASCII characters (the SDKs' are UUIDs).
+    static func sessionID(_ text: String) throws(Violation) -> String {
+        guard Rules.isVisibleASCII(text, length: 1...128) else {
+            throw Violation("invalid_session_id", "session ids are 1 to 128 visible ASCII characters")
+        }
+        return text
+    }
+
+    /// A send id, as the notification carries it (`i`, `herald_send_id`): 1 to 128 visible ASCII characters.
+    static func sendID(_ text: String) throws(Violation) -> String {
+        guard Rules.isVisibleASCII(text, length: 1...128) else {
+            throw Violation("invalid_send_id", "send ids are 1 to 128 visible ASCII characters")
+        }
+        return text
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import GRDB
+import Metrics
+import PartitionStore
+import Shared
+
+/// An app's report that its user opened a notification, or pressed one of its buttons. It counts only for a push
+/// delivered to that installation of the profile (`push_receipts`): a report naming another send, or a send of
+/// another device, is ignored and counted (`herald_push_opens_ignored_total`), so that an app key cannot inflate a
+/// campaign's figures. A counted one becomes an `opened` (or `clicked`) report on `herald.deliveries`, a
+/// `herald_campaign_engagements_total` count, and a `push_open` trigger.
+struct PushOpens {
+    let db: Database
+    let write: Write
+
+    static func ignored(_ reason: String) {
+        Counter(label: "herald_push_opens_ignored_total", dimensions: [("reason", reason)]).increment()
+    }
+
+    func apply(_ open: PushOpenReport, _ effects: inout WriteEffects) throws {
+        guard let installationID = write.installationID else { return }
+        let key = write.profileKey
+        guard let campaign = try PushReceiptsTable(db).campaign(key, sendID: open.sendID, installationID: installationID) else {
+            return Self.ignored("unknown_send")
+        }
+        let outcome: DeliveryReport.Outcome = open.action == nil ? .opened : .clicked
+        var report = DeliveryReport(
+            id: "\(open.sendID)/\(installationID)/\(outcome.rawValue)\(open.action.map { "/\($0)" } ?? "")",
+            sendID: open.sendID, project: write.project, customID: write.customID, installationID: installationID,
+            channel: .push, outcome: outcome, at: open.time)
+        report.targetID = installationID
+        report.profileKey = key
+        report.campaign = campaign.isEmpty ? nil : campaign
+        report.action = open.action
+        effects.output(
+            PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(report)))
+        if !campaign.isEmpty {
+            Counter(
+                label: "herald_campaign_engagements_total",
+                dimensions: [("campaign", "\(write.project)/\(campaign)"), ("channel", "push"), ("action", outcome.rawValue)]
+            ).increment()
+        }
+        var attributes = [JSONMember("campaign.s", .string(campaign))]
+        if let action = open.action { attributes.append(JSONMember("action.s", .string(action))) }
+        if let app = write.app { attributes.append(JSONMember("app.s", .string(app))) }
+        effects.appReported(.pushOpen, occurrence: "push_open \(report.id)", attributes: attributes)
+    }
+}

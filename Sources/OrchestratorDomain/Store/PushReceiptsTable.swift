@@ -1,0 +1,44 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `push_receipts`: the pushes delivered to each installation of a profile (from the notifier's `sent` reports), which
+/// an app's report of a notification opened is checked against (`PushOpens`): an open of a send that was never
+/// delivered to that installation counts nowhere. Kept `retention` (docs/retention.md).
+struct PushReceiptsTable {
+    let db: Database
+
+    /// How long a delivered push can be opened: APNs keeps a notification for at most 30 days.
+    static let retention: TimeInterval = 30 * 86_400
+
+    init(_ db: Database) { self.db = db }
+
+    func delivered(_ key: String, sendID: String, installationID: String, campaign: String?, at time: String) throws {
+        try db.executeCached(
+            sql: """
+                INSERT OR IGNORE INTO push_receipts (profile_key, send_id, installation_id, campaign_key, sent_at)
+                VALUES (?, ?, ?, ?, ?)
+                """, arguments: [key, sendID, installationID, campaign, time])
+    }
+
+    /// The campaign of a push delivered to the installation (`""` for a send without one); nil when none was.
+    func campaign(_ key: String, sendID: String, installationID: String) throws -> String? {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT campaign_key FROM push_receipts WHERE profile_key = ? AND send_id = ? AND installation_id = ?"),
+            arguments: [key, sendID, installationID])
+        else { return nil }
+        return row["campaign_key"] as String? ?? ""
+    }
+
+    /// Deletes up to `limit` receipts older than `cutoff`; returns how many.
+    func prune(before cutoff: String, limit: Int) throws -> Int {
+        try db.execute(
+            sql: """
+                DELETE FROM push_receipts WHERE (profile_key, send_id, installation_id) IN (
+                    SELECT profile_key, send_id, installation_id FROM push_receipts WHERE sent_at < ? LIMIT ?)
+                """, arguments: [cutoff, limit])
+        return db.changesCount
+    }
+}

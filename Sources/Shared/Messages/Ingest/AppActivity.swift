@@ -1,0 +1,71 @@
+import Foundation
+
+// What an app reports about its own use (`POST /v1/app/activity`, docs/ingest.md): sessions, and what its user did
+// with a notification. Each is client-timestamped; its record id is derived from what it reports, so the same
+// report sent twice is one.
+
+/// `session`: a session of the installation started or ended (braze-rules §4.2).
+package struct SessionReport: Sendable, Equatable {
+    package enum Kind: String, Sendable {
+        case start, end
+    }
+
+    package var kind: Kind
+    /// The app's id for the session (the SDK's), the same on its start and its end.
+    package var sessionID: String
+    /// When it started or ended, on the device's clock.
+    package var time: Date
+    /// An end's length in seconds, as the app measured it (used when the start is not known).
+    package var duration: Double?
+
+    package init(kind: Kind, sessionID: String, time: Date, duration: Double? = nil) {
+        self.kind = kind
+        self.sessionID = sessionID
+        self.time = time
+        self.duration = duration
+    }
+
+    var json: JSONValue {
+        var members = [
+            JSONMember("kind", .string(kind.rawValue)), JSONMember("session_id", .string(sessionID)),
+            JSONMember("time", .string(WireTime.format(time))),
+        ]
+        if let duration { members.append(JSONMember("duration", .number(JSONValue.literal(duration)))) }
+        return .object(members)
+    }
+
+    init(wire value: JSONValue, path: String) throws(WireError) {
+        let object = try WireObject(value, path: path)
+        let kindText = try object.string("kind")
+        guard let kind = Kind(rawValue: kindText) else { throw WireError(reason: "\(path).kind: expected start or end, got \(kindText)") }
+        guard let time = try object.optionalDate("time") else { throw WireError(reason: "\(path).time: missing") }
+        self.init(kind: kind, sessionID: try object.string("session_id"), time: time, duration: try object.optionalDouble("duration"))
+    }
+}
+
+/// `push_open`: the installation's user opened a notification (`action` nil), or pressed one of its buttons (`action`:
+/// the button's id), naming the notification by its send id (the payload's `i`, or `herald_send_id` on Android).
+package struct PushOpenReport: Sendable, Equatable {
+    package var sendID: String
+    package var action: String?
+    package var time: Date
+
+    package init(sendID: String, action: String? = nil, time: Date) {
+        self.sendID = sendID
+        self.action = action
+        self.time = time
+    }
+
+    var json: JSONValue {
+        var members = [JSONMember("send_id", .string(sendID))]
+        if let action { members.append(JSONMember("action", .string(action))) }
+        members.append(JSONMember("time", .string(WireTime.format(time))))
+        return .object(members)
+    }
+
+    init(wire value: JSONValue, path: String) throws(WireError) {
+        let object = try WireObject(value, path: path)
+        guard let time = try object.optionalDate("time") else { throw WireError(reason: "\(path).time: missing") }
+        self.init(sendID: try object.string("send_id"), action: try object.optionalString("action"), time: time)
+    }
+}

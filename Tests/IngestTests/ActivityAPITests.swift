@@ -1,0 +1,108 @@
+import Foundation
+import HTTPTypes
+import HeraldTestSupport
+import Shared
+import Testing
+
+@testable import Ingest
+
+@Suite("Ingest API: an app's activity (sessions, notifications opened)")
+struct ActivityAPITests {
+    static let batch = #"""
+        {"installation_id":"I","custom_id":"paul","activity":[
+          {"type":"session_start","session_id":"s-1","time":"2026-11-22T10:00:00+01:00"},
+          {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","time":"2026-11-22T09:00:05Z"},
+          {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-22T09:00:06Z"},
+          {"type":"session_end","session_id":"s-1","time":"2026-11-22T09:02:00Z","duration":115.5},
+          {"type":"session_end","session_id":"s-2","time":"2026-11-22T09:03:00Z","duration":-1}]}
+        """#
+
+    @Test("a batch: one record per valid item, keyed by the profile, ids derived from what each reports; an invalid item is dropped alone")
+    func batch() async throws {
+        let sink = FakeSink()
+        let answer = try await call("/v1/app/activity", key: iosKey, body: Self.batch, sink: sink)
+        #expect(answer.status == .ok)
+        #expect(answer.accepted == 4)
+        #expect(answer.problems == ["activity[4].duration out_of_range"])
+        #expect(sink.records.map(\.op) == [.session, .pushOpen, .pushOpen, .session])
+        #expect(sink.records.allSatisfy { $0.key == "demo/paul" })
+        #expect(
+            sink.records.map(\.id) == [
+                "app:session_start:I:s-1", "app:push_open:I:0123456789abcdef0123456789abcdef",
+                "app:push_open:I:0123456789abcdef0123456789abcdef:BUY", "app:session_end:I:s-1",
+            ])
+        #expect(
+            sink.records[0].json["session"].map { String(decoding: $0.serialized, as: UTF8.self) }
+                == #"{"kind":"start","session_id":"s-1","time":"2026-11-22T09:00:00.000Z"}"#)
+        #expect(
+            sink.records[2].json["push_open"].map { String(decoding: $0.serialized, as: UTF8.self) }
+                == #"{"send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-22T09:00:06.000Z"}"#)
+        #expect(sink.records[3].json["session"]?["duration"] == .number("115.5"))
+        // Sent again (an SDK retrying its flush): the same ids, which the orchestrator applies once.
+        let again = FakeSink()
+        _ = try await call("/v1/app/activity", key: iosKey, body: Self.batch, sink: again)
+        #expect(again.records.map(\.id) == sink.records.map(\.id))
+    }
+
+    @Test("an anonymous installation's activity is keyed by its home and marked unsigned")
+    func anonymous() async throws {
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/app/activity", key: iosKey,
+            body: #"{"installation_id":"I","activity":[{"type":"session_start","session_id":"s","time":"2026-11-22T09:00:00Z"}]}"#,
+            sink: sink)
+        #expect(answer.status == .ok)
+        #expect(sink.records.map(\.key) == ["demo/install/I"])
+        #expect(sink.records.first?.unsigned == true)
+    }
+
+    @Test(
+        "each item is checked whole, every problem named by its path",
+        arguments: [
+            (#"{"session_id":"s","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].type missing_field"]),
+            (#"{"type":"session_pause","session_id":"s","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].type invalid_value"]),
+            (#"{"type":7}"#, ["activity[0].type invalid_value"]),
+            (#"{"type":"session_start","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].session_id missing_field"]),
+            (#"{"type":"session_start","session_id":"s"}"#, ["activity[0].time missing_field"]),
+            (#"{"type":"session_start","session_id":"s","time":"yesterday"}"#, ["activity[0].time invalid_date"]),
+            (#"{"type":"session_start","session_id":"has space","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].session_id invalid_session_id"]),
+            (#"{"type":"session_start","session_id":"s","time":"2026-11-22T09:00:00Z","duration":3}"#, ["activity[0].duration unknown_field"]),
+            (#"{"type":"session_end","session_id":"s","time":"2026-11-22T09:00:00Z","duration":604801}"#, ["activity[0].duration out_of_range"]),
+            (#"{"type":"session_end","session_id":"s","time":"2026-11-22T09:00:00Z","duration":"3"}"#, ["activity[0].duration out_of_range"]),
+            (#"{"type":"push_open","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].send_id missing_field"]),
+            (#"{"type":"push_open","send_id":"x","action":"buy now","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].action invalid_action"]),
+            (#"{"type":"push_open","send_id":5,"time":5}"#, ["activity[0].send_id invalid_type", "activity[0].time invalid_type"]),
+            (#"{"type":"push_open","send_id":"x","session_id":"s","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].session_id unknown_field"]),
+            (#""session_start""#, ["activity[0] invalid_type"]),
+        ])
+    func itemProblems(item: String, problems: [String]) async throws {
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/app/activity", key: iosKey, body: #"{"installation_id":"I","activity":[\#(item)]}"#, sink: sink)
+        #expect(answer.status == .unprocessableContent)
+        #expect(answer.problems == problems)
+        #expect(sink.records.isEmpty)
+    }
+
+    @Test("the list: required, an array, at most 200 items")
+    func list() async throws {
+        let item = #"{"type":"session_start","session_id":"s","time":"2026-11-22T09:00:00Z"}"#
+        let cases: [(String, Int, [String])] = [
+            (#"{"installation_id":"I"}"#, 422, ["activity missing_field"]),
+            (#"{"installation_id":"I","activity":{}}"#, 422, ["activity invalid_type"]),
+            (#"{"installation_id":"I","activity":[\#(Array(repeating: item, count: 201).joined(separator: ","))]}"#, 422, ["activity too_many_items"]),
+            (#"{"installation_id":"I","activity":[\#(Array(repeating: item, count: 200).joined(separator: ","))]}"#, 200, []),
+        ]
+        for (body, status, problems) in cases {
+            let answer = try await call("/v1/app/activity", key: iosKey, body: body)
+            #expect(answer.status.code == status)
+            #expect(answer.problems == problems)
+        }
+    }
+
+    @Test("a server key cannot report an app's activity")
+    func serverKey() async throws {
+        let answer = try await call("/v1/app/activity", key: restKey, body: Self.batch)
+        #expect(answer.status == .forbidden)
+    }
+}
