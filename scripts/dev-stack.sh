@@ -98,6 +98,7 @@ if ! "$bin/herald" config apply "$config_dir" --bootstrap "$KAFKA_BOOTSTRAP_SERV
     stop
 fi
 HERALD_HTTP_PORT="${ORCHESTRATOR_PORT:-8081}" HERALD_DATA_DIR="$run_dir/data/orchestrator" \
+    HERALD_APPS_FILE="${HERALD_APPS_FILE:-config/apps.sample.json}" HERALD_ALLOW_SAMPLE_KEYS="$allow_sample_keys" \
     start orchestrator "$bin/herald-orchestrator"
 
 # The provider simulators (APNs over TLS with a self-signed certificate, FCM, SMTP, SMS) and the keys the notifier signs

@@ -118,7 +118,8 @@ struct ConfigDirectory {
     var summary: String {
         let c = configuration
         return "valid: \(c.projects.count) project(s), \(c.apps.count) app(s), \(c.segments.count) segment(s), "
-            + "\(c.templates.count) template(s), \(c.contentBlocks.count) content block(s), \(c.campaigns.count) campaign(s)"
+            + "\(c.templates.count) template(s), \(c.contentBlocks.count) content block(s), \(c.campaigns.count) campaign(s), "
+            + "\(c.inAppMessages.count) in-app message(s)"
     }
 
     /// What still reads but should be rewritten: Herald's first default syntax (`{{ c.name | "there" }}`), which
@@ -128,6 +129,9 @@ struct ConfigDirectory {
         let texts = configuration.templates.values.flatMap { template in
             template.texts.map { (template.origin, "template \(template.id) \($0.field)", $0.text) }
         } + configuration.contentBlocks.values.map { ($0.origin, "content_block \($0.id)", $0.content) }
+            + configuration.inAppMessages.values.flatMap { message in
+                message.texts.map { (message.origin, "in_app_message \(message.id) \($0.field)", $0.text) }
+            }
         for (origin, name, text) in texts where text.liquid.usesShorthandDefault {
             warnings.append(
                 ConfigIssue(

@@ -12,24 +12,24 @@ enum Orchestrator {
     /// The orchestrator: a member of its consumer group on `herald.ingest` and `herald.deliveries` that applies the
     /// writes to per-partition SQLite databases, a producer for the outbox, and the HTTP endpoints (ops, and a
     /// read-only profile view).
-    static func buildServices(_ context: ServiceContext<StatefulServiceConfig>) async throws -> [any Service] {
-        try PartitionDatabase.limitMemory(bytes: Int64(context.config.sqliteMemoryMiB) << 20)
+    static func buildServices(_ context: ServiceContext<OrchestratorSettings>) async throws -> [any Service] {
+        try PartitionDatabase.limitMemory(bytes: Int64(context.config.service.sqliteMemoryMiB) << 20)
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: context.logger)
         await producer.prepare(topics: [.ingest, .contacts, .sendsPush, .sendsEmail, .sendsSMS, .dlq, .stateOrchestrator])
         let restoreReader = try KafkaPartitionReader(
             client: context.common.kafka, clientID: context.common.instanceID,
-            groupID: "\(context.config.consumerGroup).restore", logger: context.logger)
+            groupID: "\(context.config.service.consumerGroup).restore", logger: context.logger)
         let manager = OrchestratorPartitions(
-            directory: context.config.dataDirectory, producer: producer,
+            directory: context.config.service.dataDirectory, producer: producer,
             changelog: ChangelogSettings(topic: HeraldTopic.stateOrchestrator.name, source: restoreReader),
-            logger: context.logger, dedupeRetention: context.config.dedupeRetention,
+            logger: context.logger, dedupeRetention: context.config.service.dedupeRetention,
             partitions: Int(context.common.topicPartitions))
         var consumerConfig = KafkaConsumerConfiguration(
             client: context.common.kafka, clientID: context.common.instanceID,
-            groupID: context.config.consumerGroup, topics: topics.map(\.name))
-        consumerConfig.sessionTimeout = context.config.sessionTimeout
+            groupID: context.config.service.consumerGroup, topics: topics.map(\.name))
+        consumerConfig.sessionTimeout = context.config.service.sessionTimeout
         consumerConfig.coPartitioned = true
         consumerConfig.progressGroup = "\(consumerConfig.groupID).offsets"
         let consumer = try KafkaConsumer(configuration: consumerConfig, listener: manager, logger: context.logger)
@@ -46,6 +46,8 @@ enum Orchestrator {
 
         let router = Router(context: ServiceRequestContext.self)
         router.middlewares.add(MetricsMiddleware())
+        // The app-facing reads (docs/in-app.md): registered before the router is built.
+        InAppEndpoints(manager: manager, catalog: context.config.catalog).register(on: router)
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",
             checks: [

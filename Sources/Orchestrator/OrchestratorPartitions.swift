@@ -248,8 +248,8 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     }
 
     /// The retention round (docs/retention.md), in every open partition: forgets record ids older than the dedupe
-    /// window, pushes too old to be opened, campaign decisions no re-eligibility rule reads any more, and sends older than
-    /// every frequency cap.
+    /// window, pushes too old to be opened, campaign decisions and in-app impressions no re-eligibility rule reads any
+    /// more (logged together as `decisions`), and sends older than every frequency cap.
     func applyRetention(now: Date? = nil) async {
         let now = now ?? clock()
         let window = dedupeRetention.timeInterval
@@ -262,7 +262,9 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
                     // Not before the configuration is known: a `once` campaign's decisions are kept for good.
                     guard let rules else { return (ids, receipts, 0, 0) }
                     return (
-                        ids, receipts, try await database.pruneCampaignHistory(rules: rules, now: now, dedupeWindow: window),
+                        ids, receipts,
+                        try await database.pruneCampaignHistory(rules: rules, now: now, dedupeWindow: window)
+                            + database.pruneInAppImpressions(rules: rules, now: now, dedupeWindow: window),
                         try await database.pruneFrequencyLog(rules: rules, now: now)
                     )
                 }) else { continue }

@@ -24,6 +24,12 @@ package enum RecordDedupe {
             arguments: [scope, id, WireTime.format(at)])
         return db.changesCount == 1
     }
+
+    /// Whether the record id was applied (within the dedupe window): a read that names a client's write waits for it.
+    package static func applied(_ db: Database, scope: String, id: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM applied_records WHERE project = ? AND record_id = ?"), arguments: [scope, id]) != nil
+    }
 }
 
 extension PartitionDatabase {

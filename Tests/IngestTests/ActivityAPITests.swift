@@ -74,6 +74,8 @@ struct ActivityAPITests {
             (#"{"type":"push_open","send_id":5,"time":5}"#, ["activity[0].send_id invalid_type", "activity[0].time invalid_type"]),
             (#"{"type":"push_open","send_id":"x","session_id":"s","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].session_id unknown_field"]),
             (#""session_start""#, ["activity[0] invalid_type"]),
+            (#"{"type":"in_app_click","message_id":"sale!","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].message_id invalid_id"]),
+            (#"{"type":"in_app_impression","message_id":"sale","button_id":"shop","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].button_id unknown_field"]),
         ])
     func itemProblems(item: String, problems: [String]) async throws {
         let sink = FakeSink()

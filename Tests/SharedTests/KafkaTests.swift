@@ -7,6 +7,27 @@ import Testing
 
 @Suite("Kafka layer against the embedded broker", .timeLimit(.minutes(3)))
 struct KafkaTests {
+    /// A read of a profile's state asks the instance that owns the key's partition: the partition computed here must
+    /// be where the producer put the key's records (the broker's answer is the judge), and Java's murmur2 (the
+    /// vectors librdkafka's own unit test checks, from Kafka's `Utils.murmur2`).
+    @Test("a key's partition, computed without producing, is the one its records land on")
+    func keyPartition() async throws {
+        for (key, hash) in [("kafka", 0xd067_cf64), ("giberish123456789", 0x8f55_2b0c), ("1234", 0x9fc9_7b14), ("", 0x106e_08d9)] as [(String, Int64)] {
+            #expect(Int64(KeyPartitioner.partition(of: key, partitions: Int32.max)) == (hash & 0x7fff_ffff) % Int64(Int32.max))
+        }
+        try await withCluster { cluster in
+            let topic = uniqueName("keys")
+            try cluster.createTopic(TopicSpec(name: topic, partitions: 12))
+            let producer = try makeProducer(cluster)
+            let keys = ["demo/paul", "demo/install/I-1", "demo/émile/ü", "demo/token/abc"] + (0..<40).map { "demo/user-\($0)" }
+            for key in keys {
+                let report = try await producer.send(KafkaOutgoingRecord(topic: topic, key: key, value: "x".bytes))
+                #expect(report.partition == KeyPartitioner.partition(of: key, partitions: 12), "\(key)")
+            }
+            await producer.shutdown()
+        }
+    }
+
     @Test("produce → consume round trip keeps keys, headers, empty values and tombstones")
     func roundTrip() async throws {
         try await withCluster { cluster in

@@ -3,8 +3,8 @@
 /// and `<key>\t<value>` (the orchestrator's own records, `OrchestratorGoldenRecordTests`). A change to these bytes is a
 /// change of the wire format: old records must stay readable. Changes since 89ff821: `push_send` records carry
 /// `send_id_version` (issue 33), one without it still reads (`SendIDTests`); `install_move` carries the installation's
-/// session columns (issue 35), one without them still applies (`AppActivityTests/oldMove`); the `session` and
-/// `push_open` ops are new (issue 35).
+/// session columns (issue 35), one without them still applies (`AppActivityTests/oldMove`); the `session`,
+/// `push_open` and `in_app` ops are new (issue 35).
 package enum IngestGoldens {
     /// Every endpoint of the ingest, as `IngestGoldenRecordTests` calls them (fixed time, `Idempotency-Key:
     /// golden-<name>`).
@@ -51,6 +51,7 @@ segment-batch#3	demo/ann	{"v":1,"kind":"ingest","op":"purchase","id":"m-3#1","pr
 app-activity#0	demo/paul	{"v":1,"kind":"ingest","op":"session","id":"app:session_start:8B2C0F4E-0000-4000-8000-000000000001:s-1","project":"demo","source":"app","app":"demo-ios","dev":false,"custom_id":"paul","installation_id":"8B2C0F4E-0000-4000-8000-000000000001","received_at":"2026-11-18T11:06:40.000Z","session":{"kind":"start","session_id":"s-1","time":"2026-11-22T09:00:00.000Z"}}
 app-activity#1	demo/paul	{"v":1,"kind":"ingest","op":"push_open","id":"app:push_open:8B2C0F4E-0000-4000-8000-000000000001:0123456789abcdef0123456789abcdef:BUY","project":"demo","source":"app","app":"demo-ios","dev":false,"custom_id":"paul","installation_id":"8B2C0F4E-0000-4000-8000-000000000001","received_at":"2026-11-18T11:06:40.000Z","push_open":{"send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-22T09:00:06.000Z"}}
 app-activity#2	demo/paul	{"v":1,"kind":"ingest","op":"session","id":"app:session_end:8B2C0F4E-0000-4000-8000-000000000001:s-1","project":"demo","source":"app","app":"demo-ios","dev":false,"custom_id":"paul","installation_id":"8B2C0F4E-0000-4000-8000-000000000001","received_at":"2026-11-18T11:06:40.000Z","session":{"kind":"end","session_id":"s-1","time":"2026-11-22T09:02:00.000Z","duration":115.5}}
+app-activity#3	demo/paul	{"v":1,"kind":"ingest","op":"in_app","id":"app:in_app_click:8B2C0F4E-0000-4000-8000-000000000001:ski-sale:2026-11-22T09:01:00.000Z:shop","project":"demo","source":"app","app":"demo-ios","dev":false,"custom_id":"paul","installation_id":"8B2C0F4E-0000-4000-8000-000000000001","received_at":"2026-11-18T11:06:40.000Z","in_app":{"action":"click","message":"ski-sale","button":"shop","time":"2026-11-22T09:01:00.000Z"}}
 """#
 
     /// The orchestrator's identity moves, claims and forwarded writes, from `OrchestratorGoldenRecordTests`' scenario.

@@ -7,6 +7,7 @@ import Shared
 package enum ActivityItem: Sendable, Equatable {
     case session(SessionReport)
     case pushOpen(PushOpenReport)
+    case inApp(InAppReport)
 
     /// The longest session an app may report: a week (a kiosk app stays in the foreground for days).
     package static let maxSessionSeconds = 7.0 * 86_400
@@ -15,6 +16,7 @@ package enum ActivityItem: Sendable, Equatable {
         switch self {
         case .session(let session): .session(session)
         case .pushOpen(let open): .pushOpen(open)
+        case .inApp(let report): .inApp(report)
         }
     }
 
@@ -23,6 +25,9 @@ package enum ActivityItem: Sendable, Equatable {
         switch self {
         case .session(let session): "app:session_\(session.kind.rawValue):\(installationID):\(session.sessionID)"
         case .pushOpen(let open): "app:push_open:\(installationID):\(open.sendID)\(open.action.map { ":\($0)" } ?? "")"
+        // An in-app message may show again: each report is one at its time.
+        case .inApp(let report):
+            "app:in_app_\(report.action.rawValue):\(installationID):\(report.message):\(WireTime.format(report.time))\(report.button.map { ":\($0)" } ?? "")"
         }
     }
 
@@ -30,19 +35,24 @@ package enum ActivityItem: Sendable, Equatable {
         "session_start": ["type", "session_id", "time"],
         "session_end": ["type", "session_id", "time", "duration"],
         "push_open": ["type", "send_id", "action", "time"],
+        "in_app_impression": ["type", "message_id", "time"],
+        "in_app_click": ["type", "message_id", "button_id", "time"],
+        "in_app_dismiss": ["type", "message_id", "time"],
     ]
 
-    /// Validates `{"type": "session_start" | "session_end" | "push_open", "time", …}`.
+    static let types = "session_start, session_end, push_open, in_app_impression, in_app_click or in_app_dismiss"
+
+    /// Validates `{"type": "session_start" | "session_end" | "push_open" | "in_app_…", "time", …}`.
     package static func validate(_ value: JSONValue, path: String) -> (item: ActivityItem?, problems: ProblemList) {
         guard case .object(let members) = value else {
             return (nil, ProblemList([Violation("invalid_type", "an activity item is an object").at(path)]))
         }
         var problems = ProblemList()
         guard let typeValue = members.first(where: { $0.key == "type" })?.value else {
-            return (nil, ProblemList([Violation("missing_field", "type is required: session_start, session_end or push_open").at("\(path).type")]))
+            return (nil, ProblemList([Violation("missing_field", "type is required: \(types)").at("\(path).type")]))
         }
         guard case .string(let type) = typeValue, let known = fields[type] else {
-            return (nil, ProblemList([Violation("invalid_value", "type is session_start, session_end or push_open").at("\(path).type")]))
+            return (nil, ProblemList([Violation("invalid_value", "type is \(types)").at("\(path).type")]))
         }
         var values: [String: JSONValue] = [:]
         for member in members {
@@ -78,6 +88,12 @@ package enum ActivityItem: Sendable, Equatable {
         }
         let item: ActivityItem?
         switch type {
+        case "in_app_impression", "in_app_click", "in_app_dismiss":
+            let message = string("message_id", Rules.configID)
+            let button = string("button_id", required: false, Rules.actionID)
+            let time = date()
+            let action = InAppReport.Action(rawValue: String(type.dropFirst("in_app_".count)))!
+            item = message.flatMap { message in time.map { .inApp(InAppReport(action: action, message: message, button: button, time: $0)) } }
         case "push_open":
             let sendID = string("send_id", Self.sendID)
             let action = string("action", required: false, Rules.actionID)

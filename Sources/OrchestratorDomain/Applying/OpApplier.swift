@@ -141,6 +141,9 @@ struct OpApplier {
         case .pushOpen(let open):
             try touch(&effects)
             try PushOpens(db: db, write: write).apply(open, &effects)
+        case .inApp(let report):
+            try touch(&effects)
+            try InAppReports(db: db, write: write, config: config).apply(report)
         case .optOut, .optIn:
             try touch(&effects)
             if try installation.setOptedOut(write.op == .optOut) { effects.contactChanged(key) }

@@ -21,6 +21,17 @@ struct MessageRenderer {
     static let maxFieldBytes = 256 << 10
     static let maxSteps = 100_000
 
+    /// How a message's texts render: strict (a missing value fails the message unless a default follows), bounded.
+    static func options(timeZone: TimeZone, now: Date) -> LiquidRenderOptions {
+        var options = LiquidRenderOptions()
+        options.strictVariables = true
+        options.timeZone = timeZone
+        options.now = now
+        options.maxOutputBytes = maxFieldBytes
+        options.maxSteps = maxSteps
+        return options
+    }
+
     /// The send request of one message, whole: every variable has a value or a default, or nothing is sent.
     func render(
         _ campaign: CampaignDefinition, message: CampaignDefinition.Message, step: String, values: ProfileValues,
@@ -39,12 +50,7 @@ struct MessageRenderer {
         let blocks = texts.contains { !$0.contentBlocks.isEmpty } ? rules.config.contentBlocks(project: campaign.project) : [:]
         let paths = Self.variablePaths(texts, blocks: blocks)
         let variables = MessageContext(values: values, context: context, campaign: campaign, step: step).variables(for: paths)
-        var options = LiquidRenderOptions()
-        options.strictVariables = true
-        options.timeZone = values.timeZone
-        options.now = now
-        options.maxOutputBytes = Self.maxFieldBytes
-        options.maxSteps = Self.maxSteps
+        var options = Self.options(timeZone: values.timeZone, now: now)
         options.contentBlocks = blocks
         func render(_ text: TemplateText, _ field: String, html: Bool = false) throws -> String {
             var fieldOptions = options

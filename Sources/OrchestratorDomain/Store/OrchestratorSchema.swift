@@ -172,6 +172,16 @@ package enum OrchestratorSchema {
                 CREATE INDEX push_receipts_by_time ON push_receipts (sent_at);
                 """)
         }
+        migrator.registerMigration("v13: in-app impressions") { db in
+            // Each in-app message shown to a profile, on any of its devices: re-eligibility counts them (InAppReports).
+            try db.execute(sql: """
+                CREATE TABLE in_app_impressions (
+                    profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                    message_key TEXT NOT NULL, at TEXT NOT NULL, installation_id TEXT NOT NULL,
+                    PRIMARY KEY (profile_key, message_key, at, installation_id)) WITHOUT ROWID;
+                CREATE INDEX in_app_impressions_by_time ON in_app_impressions (message_key, at);
+                """)
+        }
         return migrator
     }
 }

@@ -195,6 +195,18 @@ package enum MetricCatalog {
             help: "Apps' reports of a notification opened that count nowhere, by reason (unknown_send: no push of that send was delivered to the installation).",
             services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_send"])])),
         Family(
+            name: "herald_in_app_messages_total", kind: .counter,
+            help: "In-app messages as the apps report them, by project/message and action (impression, click, button_click, dismiss).",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_in_app_reports_ignored_total", kind: .counter,
+            help: "Apps' in-app reports that count nowhere, by reason (unknown_message, unknown_button).",
+            services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_message", "unknown_button"])])),
+        Family(
+            name: "herald_in_app_render_failed_total", kind: .counter,
+            help: "In-app messages left out of a sync because their texts could not be rendered whole for the profile, by project/message.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
             name: "herald_quiet_window_held", kind: .gauge,
             help: "Sends held now in the instance's partitions until their recipients' quiet hours end (counted every 10 s).",
             services: [.orchestrator], zeroSeries: [[]]),

@@ -30,6 +30,7 @@ struct ConfigReader {
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
             "content_block": ["project", "content"],
+            "in_app_message": Self.inAppMessageFields,
             "campaign": [
                 "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
                 "reeligibility", "messages", "quiet_hours", "ignore_frequency_cap", "rate_limit",
@@ -83,6 +84,7 @@ struct ConfigReader {
             }
             guard let content = templateText(contentNode, "content") else { return nil }
             return .contentBlock(ContentBlockDefinition(id: id, project: project, content: content, origin: origin))
+        case "in_app_message": return inAppMessage(node, id: id, project: project, origin: origin).map(ConfigObject.inAppMessage)
         default: return campaign(node, id: id, project: project, origin: origin).map(ConfigObject.campaign)
         }
     }
@@ -181,15 +183,7 @@ struct ConfigReader {
         }
         var variants: [String: [String: TemplateText]] = [:]
         let (required, optional) = channel.fields
-        for (language, fieldsNode) in languages {
-            guard language == "default" || iso639_1.contains(language) else {
-                fail(fieldsNode, "variants: \"\(language)\" is not an ISO 639-1 language code or `default`")
-                continue
-            }
-            guard case .object(let fields) = fieldsNode.value else {
-                fail(fieldsNode, "variants.\(language): expected a mapping of fields, found \(fieldsNode.typeName)")
-                continue
-            }
+        for (language, fieldsNode, fields) in variantLanguages(languages) {
             var texts: [String: TemplateText] = [:]
             for (name, value) in fields {
                 guard (required + optional).contains(name) else {
@@ -296,6 +290,25 @@ struct ConfigReader {
         for member in node.members where !allowed.contains(member.key) {
             fail(member.node, "\(path): unknown field `\(member.key)`")
         }
+    }
+
+    /// A `variants` mapping's languages (ISO 639-1, or `default`) with their fields; the others are named and left out.
+    mutating func variantLanguages(
+        _ languages: [(key: String, node: ConfigNode)]
+    ) -> [(language: String, node: ConfigNode, fields: [(key: String, node: ConfigNode)])] {
+        var valid: [(language: String, node: ConfigNode, fields: [(key: String, node: ConfigNode)])] = []
+        for (language, fieldsNode) in languages {
+            guard language == "default" || iso639_1.contains(language) else {
+                fail(fieldsNode, "variants: \"\(language)\" is not an ISO 639-1 language code or `default`")
+                continue
+            }
+            guard case .object(let fields) = fieldsNode.value else {
+                fail(fieldsNode, "variants.\(language): expected a mapping of fields, found \(fieldsNode.typeName)")
+                continue
+            }
+            valid.append((language, fieldsNode, fields))
+        }
+        return valid
     }
 
     mutating func templateText(_ node: ConfigNode, _ name: String) -> TemplateText? {

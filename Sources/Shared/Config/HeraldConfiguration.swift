@@ -9,6 +9,7 @@ package struct HeraldConfiguration: Sendable {
     package var templates: [String: TemplateDefinition] = [:]
     package var campaigns: [String: CampaignDefinition] = [:]
     package var contentBlocks: [String: ContentBlockDefinition] = [:]
+    package var inAppMessages: [String: InAppMessageDefinition] = [:]
 
     package init() {}
 
@@ -43,6 +44,7 @@ package struct HeraldConfiguration: Sendable {
             case .template(let template): config.templates[template.key] = template
             case .campaign(let campaign): config.campaigns[campaign.key] = campaign
             case .contentBlock(let block): config.contentBlocks[block.key] = block
+            case .inAppMessage(let message): config.inAppMessages[message.key] = message
             }
         }
         issues += config.crossCheck()
@@ -88,6 +90,19 @@ package struct HeraldConfiguration: Sendable {
                 }
                 if let app = message.app {
                     check(apps["\(project)/\(app)"] != nil, campaign.origin, "\(name): messages[\(index)].app: no app \(app) in project \(project)")
+                }
+            }
+        }
+        for message in inAppMessages.values.sorted(by: { $0.key < $1.key }) {
+            let project = message.project
+            let name = "in_app_message \(message.id)"
+            check(projects[project] != nil, message.origin, "\(name): no project \(project)")
+            if let audience = message.audience {
+                check(segments["\(project)/\(audience)"] != nil, message.origin, "\(name): audience: no segment \(audience) in project \(project)")
+            }
+            for (index, trigger) in message.triggers.enumerated() {
+                if case .pushOpen(let campaign?) = trigger.kind {
+                    check(campaigns["\(project)/\(campaign)"] != nil, message.origin, "\(name): triggers[\(index)].push_open: no campaign \(campaign) in project \(project)")
                 }
             }
         }
@@ -146,8 +161,9 @@ package enum ConfigObject: Sendable {
     case template(TemplateDefinition)
     case campaign(CampaignDefinition)
     case contentBlock(ContentBlockDefinition)
+    case inAppMessage(InAppMessageDefinition)
 
-    package static let kinds = ["project", "app", "segment", "template", "content_block", "campaign"]
+    package static let kinds = ["project", "app", "segment", "template", "content_block", "campaign", "in_app_message"]
 
     package var key: String {
         switch self {
@@ -157,6 +173,7 @@ package enum ConfigObject: Sendable {
         case .template(let template): HeraldConfiguration.key(kind: "template", project: template.project, id: template.id)
         case .campaign(let campaign): HeraldConfiguration.key(kind: "campaign", project: campaign.project, id: campaign.id)
         case .contentBlock(let block): HeraldConfiguration.key(kind: "content_block", project: block.project, id: block.id)
+        case .inAppMessage(let message): HeraldConfiguration.key(kind: "in_app_message", project: message.project, id: message.id)
         }
     }
 }

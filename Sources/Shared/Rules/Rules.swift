@@ -159,8 +159,11 @@ package enum Rules {
 
     /// A client-supplied record id used to drop replays: 1…128 visible ASCII characters.
     /// A notification category's name or one of its buttons' ids: 1 to 64 letters, digits, `_`, `-` or `.`.
-    package static func isActionName(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+    package static func isActionName(_ text: String) -> Bool { isName(text, length: 1...64) }
+
+    /// ASCII letters, digits, `_`, `-` and `.`, `length` bytes.
+    static func isName(_ text: String, length: ClosedRange<Int>) -> Bool {
+        length.contains(text.utf8.count) && text.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F
                 || byte == 0x2D || byte == 0x2E
         }
@@ -170,6 +173,15 @@ package enum Rules {
     package static func actionID(_ text: String) throws(Violation) -> String {
         guard isActionName(text) else {
             throw Violation("invalid_action", "an action id is 1 to 64 letters, digits, `_`, `-` or `.`")
+        }
+        return text
+    }
+
+    /// The id of an object of the configuration (a campaign, an in-app message): 1 to 128 letters, digits, `_`, `-`
+    /// or `.` (`ConfigReader.isIdentifier`, over ASCII here: what an app reports names a configured object).
+    package static func configID(_ text: String) throws(Violation) -> String {
+        guard isName(text, length: 1...128) else {
+            throw Violation("invalid_id", "ids of configured objects are 1 to 128 letters, digits, `_`, `-` or `.`")
         }
         return text
     }

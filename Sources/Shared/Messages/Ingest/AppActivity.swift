@@ -69,3 +69,41 @@ package struct PushOpenReport: Sendable, Equatable {
         self.init(sendID: try object.string("send_id"), action: try object.optionalString("action"), time: time)
     }
 }
+
+/// `in_app`: the installation showed an in-app message (`impression`), its user clicked it or one of its buttons
+/// (`click`, `button`: the button's id), or dismissed it (`dismiss`).
+package struct InAppReport: Sendable, Equatable {
+    package enum Action: String, Sendable, CaseIterable {
+        case impression, click, dismiss
+    }
+
+    package var action: Action
+    /// The in-app message's id in the project.
+    package var message: String
+    package var button: String?
+    package var time: Date
+
+    package init(action: Action, message: String, button: String? = nil, time: Date) {
+        self.action = action
+        self.message = message
+        self.button = button
+        self.time = time
+    }
+
+    var json: JSONValue {
+        var members = [JSONMember("action", .string(action.rawValue)), JSONMember("message", .string(message))]
+        if let button { members.append(JSONMember("button", .string(button))) }
+        members.append(JSONMember("time", .string(WireTime.format(time))))
+        return .object(members)
+    }
+
+    init(wire value: JSONValue, path: String) throws(WireError) {
+        let object = try WireObject(value, path: path)
+        let actionText = try object.string("action")
+        guard let action = Action(rawValue: actionText) else {
+            throw WireError(reason: "\(path).action: expected impression, click or dismiss, got \(actionText)")
+        }
+        guard let time = try object.optionalDate("time") else { throw WireError(reason: "\(path).time: missing") }
+        self.init(action: action, message: try object.string("message"), button: try object.optionalString("button"), time: time)
+    }
+}

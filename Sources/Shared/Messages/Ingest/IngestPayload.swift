@@ -25,6 +25,7 @@ package enum IngestPayload: Sendable, Equatable {
     case pushSend(TransactionalPush)
     case session(SessionReport)
     case pushOpen(PushOpenReport)
+    case inApp(InAppReport)
 
     // The orchestrator's own.
     case installLink(InstallLink)
@@ -61,6 +62,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .pushSend: .pushSend
         case .session: .session
         case .pushOpen: .pushOpen
+        case .inApp: .inApp
         case .installLink: .installLink
         case .installUnlink: .installUnlink
         case .installDetach: .installDetach
@@ -94,6 +96,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .pushSend(let push): return [JSONMember("push", push.json)]
         case .session(let session): return [JSONMember("session", session.json)]
         case .pushOpen(let open): return [JSONMember("push_open", open.json)]
+        case .inApp(let report): return [JSONMember("in_app", report.json)]
         case .installLink(let link):
             return [JSONMember("target_custom_id", .string(link.targetCustomID)), JSONMember("merge", .bool(link.merge))]
         case .installUnlink(let target): return target.map { [JSONMember("target_custom_id", .string($0))] } ?? []
@@ -148,6 +151,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .pushSend: self = .pushSend(try TransactionalPush(wire: try Self.required(fields, "push"), path: "push"))
         case .session: self = .session(try SessionReport(wire: try Self.required(fields, "session"), path: "session"))
         case .pushOpen: self = .pushOpen(try PushOpenReport(wire: try Self.required(fields, "push_open"), path: "push_open"))
+        case .inApp: self = .inApp(try InAppReport(wire: try Self.required(fields, "in_app"), path: "in_app"))
         case .installLink:
             self = .installLink(InstallLink(targetCustomID: try fields.string("target_custom_id"), merge: try fields.bool("merge")))
         case .installUnlink: self = .installUnlink(targetCustomID: try fields.optionalString("target_custom_id"))

@@ -1,0 +1,58 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `in_app_impressions`: each in-app message shown to a profile, on whichever of its devices (so that re-eligibility
+/// counts per profile, not per device: a capped message is not shown again on the user's second phone).
+struct InAppImpressionsTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    func shown(_ key: String, message: String, installationID: String, at time: String) throws {
+        try db.executeCached(
+            sql: "INSERT OR IGNORE INTO in_app_impressions (profile_key, message_key, at, installation_id) VALUES (?, ?, ?, ?)",
+            arguments: [key, message, time, installationID])
+    }
+
+    /// How many times the message was shown to the profile at or after `since` (nil: ever).
+    func count(_ key: String, message: String, since time: String? = nil) throws -> Int {
+        try Int.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT count(*) FROM in_app_impressions WHERE profile_key = ? AND message_key = ? AND at >= ?"),
+            arguments: [key, message, time ?? ""]) ?? 0
+    }
+
+    /// The impressions of the profile at or after `since`, per message, with the earliest of them.
+    func recent(_ key: String, since time: String) throws -> [String: (count: Int, first: String)] {
+        var found: [String: (count: Int, first: String)] = [:]
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT message_key, count(*) AS n, min(at) AS first FROM in_app_impressions
+                    WHERE profile_key = ? AND at >= ? GROUP BY message_key
+                    """),
+            arguments: [key, time])
+        for row in rows { found[row["message_key"]] = (row["n"], row["first"]) }
+        return found
+    }
+
+    /// The first message the table holds after `after` (one index seek).
+    func message(after: String) throws -> String? {
+        try String.fetchOne(
+            db, sql: "SELECT message_key FROM in_app_impressions WHERE message_key > ? ORDER BY message_key LIMIT 1",
+            arguments: [after])
+    }
+
+    /// Deletes up to `limit` impressions of `message` older than `cutoff`; returns how many.
+    func prune(message: String, before cutoff: String, limit: Int) throws -> Int {
+        try db.execute(
+            sql: """
+                DELETE FROM in_app_impressions WHERE (profile_key, message_key, at, installation_id) IN (
+                    SELECT profile_key, message_key, at, installation_id FROM in_app_impressions
+                    WHERE message_key = ? AND at < ? LIMIT ?)
+                """, arguments: [message, cutoff, limit])
+        return db.changesCount
+    }
+}

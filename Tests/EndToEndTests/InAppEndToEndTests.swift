@@ -1,0 +1,92 @@
+import Foundation
+import HeraldTestSupport
+import Shared
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An app syncing its in-app messages from the orchestrator process, with config/example applied (issue 35, item 3).
+@Suite("In-app messages end to end", .timeLimit(.minutes(3)))
+struct InAppEndToEndTests {
+    @Test("an identified app syncs its messages rendered for its user; impressions on its devices end them; the auth matrix")
+    func sync() async throws {
+        let (cluster, ingest, ingestPort) = try await startIngest(config: repositoryFile("config/example"))
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-orch-e2e-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (orchestrator, port) = try await OrchestratorEndToEndTests.start(cluster, data: data, environment: sampleApps)
+        let ingestURL = "http://127.0.0.1:\(ingestPort)"
+        let paul = signedAppHeaders("paul")
+        let (identified, body) = try await httpPost(
+            "\(ingestURL)/v1/app/identify", headers: paul, body: #"{"installation_id":"I-1","custom_id":"paul"}"#)
+        #expect(identified == 200, "\(body)")
+        _ = try await httpPost(
+            "\(ingestURL)/v1/profiles/update", headers: ["Authorization": "Bearer rest_demo_0123456789abcdef"],
+            body: #"[{"identifiers":{"custom_id":"paul"},"attributes":{"first_name":"Paul"}}]"#)
+        let url = "http://127.0.0.1:\(port)/v1/app/in-app-messages?installation_id=I-1&custom_id=paul"
+        let latest = Locked((0, ""))
+        try await waitUntil("paul's messages, with his name") {
+            let answer = try await httpGet(url, headers: paul)
+            latest.withLock { $0 = answer }
+            return answer.0 == 200 && answer.1.contains("Paul, skis are 20% off")
+        }
+        let json = try JSONParser.parse(Array(latest.withLock { $0.1 }.utf8))
+        #expect(json["profile"]?["custom_id"] == .string("paul"))
+        #expect(json["messages"]?[0]?["id"] == .string("ski-sale"))
+        #expect(json["messages"]?[0]?["buttons"]?[0]?["action"]?["uri"] == .string("demo://sale"))
+        #expect(json["messages"]?[0]?["triggers"]?[1]?["campaign"] == .string("order-confirmed"))
+
+        // Who may read: the app's key, and the user's proof when it names one.
+        let key = ["X-Api-Key": "live_demo_ios_0123456789"]
+        #expect(try await httpGet(url, headers: key).0 == 401)
+        #expect(try await httpGet(url, headers: ["X-Api-Key": "rest_demo_0123456789abcdef"]).0 == 403)
+        #expect(try await httpGet(url, headers: key.merging(["X-CustomID-Auth": "00"]) { $1 }).0 == 401)
+        #expect(try await httpGet(url, headers: signedAppHeaders("zoe")).0 == 401)
+        // Anonymous, or as another user: not this installation's profile now.
+        #expect(try await httpGet("http://127.0.0.1:\(port)/v1/app/in-app-messages?installation_id=I-1", headers: key).0 == 409)
+        #expect(try await httpGet("http://127.0.0.1:\(port)/v1/app/in-app-messages?installation_id=I-1&custom_id=zoe", headers: signedAppHeaders("zoe")).0 == 409)
+        #expect(try await httpGet("http://127.0.0.1:\(port)/v1/app/in-app-messages", headers: key).0 == 400)
+
+        // Three impressions, on two of paul's devices: the sale is over for him (3 a year); the answer after the
+        // last report reflects it.
+        for (installation, minute) in [("I-1", 1), ("I-2", 2), ("I-1", 3)] {
+            let (status, reported) = try await httpPost(
+                "\(ingestURL)/v1/app/activity", headers: paul,
+                body: #"{"installation_id":"\#(installation)","custom_id":"paul","activity":[{"type":"in_app_impression","message_id":"ski-sale","time":"2026-11-27T09:0\#(minute):00Z"}]}"#)
+            #expect(status == 200, "\(reported)")
+            if minute == 3 {
+                let id = try #require(JSONParser.parse(Array(reported.utf8))["ids"]?[0]?.stringValue)
+                let after = "\(url)&after=\(id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? id)"
+                try await waitUntil("the last impression applied") {
+                    let answer = try await httpGet(after, headers: paul)
+                    latest.withLock { $0 = answer }
+                    return answer.0 == 200
+                }
+            }
+        }
+        let last = latest.withLock { $0.1 }
+        #expect(!last.contains("ski-sale"), "\(last)")
+        // Nothing changed since: 304 with the tag.
+        let (_, headers) = try await httpGetHeaders(url, headers: paul)
+        let tag = try #require(headers["Etag"] ?? headers["ETag"])
+        #expect(try await httpGet(url, headers: paul.merging(["If-None-Match": tag]) { $1 }).0 == 304)
+
+        orchestrator.signal(SIGTERM)
+        #expect(try await orchestrator.waitForExit() == 0)
+        ingest.signal(SIGTERM)
+        _ = try await ingest.waitForExit()
+        await cluster.shutdown()
+    }
+}
+
+/// A GET on loopback: status and headers.
+func httpGetHeaders(_ url: String, headers: [String: String] = [:]) async throws -> (Int, [String: String]) {
+    var request = URLRequest(url: URL(string: url)!)
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    let (_, response) = try await URLSession.shared.data(for: request)
+    let http = response as? HTTPURLResponse
+    var fields: [String: String] = [:]
+    for (name, value) in http?.allHeaderFields ?? [:] { fields["\(name)"] = "\(value)" }
+    return (http?.statusCode ?? 0, fields)
+}
