@@ -33,9 +33,29 @@ struct InAppEndToEndTests {
         }
         let json = try JSONParser.parse(Array(latest.withLock { $0.1 }.utf8))
         #expect(json["profile"]?["custom_id"] == .string("paul"))
-        #expect(json["messages"]?[0]?["id"] == .string("ski-sale"))
-        #expect(json["messages"]?[0]?["buttons"]?[0]?["action"]?["uri"] == .string("demo://sale"))
-        #expect(json["messages"]?[0]?["triggers"]?[1]?["campaign"] == .string("order-confirmed"))
+        func message(_ id: String) -> JSONValue? {
+            guard case .array(let items)? = json["messages"] else { return nil }
+            return items.first { $0["id"] == .string(id) }
+        }
+        // Highest priority first (braze-rules 22): the server-event message (90), the sale (80).
+        #expect(json["messages"]?[0]?["id"] == .string("order-shipped") && json["messages"]?[1]?["id"] == .string("ski-sale"))
+        #expect(message("ski-sale")?["buttons"]?[0]?["action"]?["uri"] == .string("demo://sale"))
+        #expect(message("ski-sale")?["triggers"]?[1]?["campaign"] == .string("order-confirmed"))
+        // The server-event pattern (braze-rules §5.7): the in-app half waits for the app's IAM_TRIGGER ...
+        let shipped = try #require(message("order-shipped"))
+        #expect(shipped["triggers"]?[0]?["event"] == .string("IAM_TRIGGER"))
+        #expect(shipped["triggers"]?[0]?["where"] == .string(#"event.campaign_name = "order-shipped""#))
+        // ... which the app logs on the silent push a server's event sends.
+        let (shippedStatus, _) = try await httpPost(
+            "\(ingestURL)/v1/profiles/update", headers: ["Authorization": "Bearer rest_demo_0123456789abcdef"],
+            body: #"[{"identifiers":{"custom_id":"paul"},"events":[{"name":"order_shipped"}]}]"#)
+        #expect(shippedStatus == 200)
+        let sends = try await readTopic(HeraldTopic.sendsPush.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) { records in
+            records.contains { (try? Wire.decode(SendRequest.self, from: $0.value ?? []))?.campaign == "order-shipped-signal" }
+        }
+        let signal = try #require(sends.compactMap { try? Wire.decode(SendRequest.self, from: $0.value ?? []) }.first { $0.campaign == "order-shipped-signal" })
+        #expect(signal.payload?["IS_SERVER_EVENT"] == .bool(true) && signal.payload?["CAMPAIGN_NAME"] == .string("order-shipped"))
+        #expect(signal.content["push_type"] == "background")
 
         // Who may read: the app's key, and the user's proof when it names one.
         let key = ["X-Api-Key": "live_demo_ios_0123456789"]
