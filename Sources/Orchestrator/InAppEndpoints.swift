@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import OrchestratorDomain
+import PartitionStore
 import ServiceSupport
 import Shared
 
@@ -17,6 +18,9 @@ import Shared
 struct InAppEndpoints: Sendable {
     let manager: OrchestratorPartitions
     let catalog: AppsCatalog?
+    /// Who owns the other partitions: a sync of a profile this instance does not hold goes there.
+    let owners: PartitionDirectory?
+    let instance: String
 
     func register(on router: Router<ServiceRequestContext>) {
         router.get("v1/app/in-app-messages") { request, _ in try await messages(request) }
@@ -66,10 +70,13 @@ struct InAppEndpoints: Sendable {
                     ? "the installation is not anonymous here (yet): sync with the user it belongs to, or retry"
                     : "the installation does not belong to \(customID!) here (yet): retry once the identify is applied")
         case .notOwner(let partition):
-            // Until reads are routed to the partition's owner, a request must reach it (README, "Scaling out").
-            return retry(
-                .misdirectedRequest, "not_partition_owner",
-                "another orchestrator instance owns partition \(partition), which holds this profile: send the request there")
+            // Sent on to the owner, once; the owner answers, or says to retry while a rebalance moves the partition.
+            guard !ReadForwarding.isForwarded(request), let owner = owners?.owner(of: partition), owner.instance != instance else {
+                return retry(
+                    .serviceUnavailable, "not_partition_owner",
+                    "no orchestrator instance runs partition \(partition) here now (a rebalance is moving it): retry")
+            }
+            return await ReadForwarding.forward(request, to: owner.url, from: instance)
         case .writePending:
             return retry(.conflict, "write_pending", "after: the write is not applied yet")
         case .answer(let answer):

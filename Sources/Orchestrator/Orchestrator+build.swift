@@ -12,12 +12,12 @@ enum Orchestrator {
     /// The orchestrator: a member of its consumer group on `herald.ingest` and `herald.deliveries` that applies the
     /// writes to per-partition SQLite databases, a producer for the outbox, and the HTTP endpoints (ops, and a
     /// read-only profile view).
-    static func buildServices(_ context: ServiceContext<OrchestratorSettings>) async throws -> [any Service] {
+    static func buildServices(_ context: ServiceContext<OrchestratorConfig>) async throws -> [any Service] {
         try PartitionDatabase.limitMemory(bytes: Int64(context.config.service.sqliteMemoryMiB) << 20)
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: context.logger)
-        await producer.prepare(topics: [.ingest, .contacts, .sendsPush, .sendsEmail, .sendsSMS, .dlq, .stateOrchestrator])
+        await producer.prepare(topics: [.ingest, .contacts, .sendsPush, .sendsEmail, .sendsSMS, .dlq, .stateOrchestrator, .owners])
         let restoreReader = try KafkaPartitionReader(
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: "\(context.config.service.consumerGroup).restore", logger: context.logger)
@@ -46,8 +46,18 @@ enum Orchestrator {
 
         let router = Router(context: ServiceRequestContext.self)
         router.middlewares.add(MetricsMiddleware())
-        // The app-facing reads (docs/in-app.md): registered before the router is built.
-        InAppEndpoints(manager: manager, catalog: context.config.catalog).register(on: router)
+        // The app-facing reads (docs/in-app.md), answered by the partition's owner: this instance announces the
+        // partitions it runs and follows the others' announcements (docs/partitions.md, "Reads answered by the owner").
+        let owners = PartitionDirectory(service: "orchestrator")
+        let ownersFollower = try OwnersFollower(
+            client: context.common.kafka, instanceID: context.common.instanceID, directory: owners, logger: context.logger)
+        let common = context.common
+        let advertised = context.config.service.advertisedURL
+        let announcer = OwnershipAnnouncer(
+            owner: manager.owner, producer: producer, instance: common.instanceID, logger: context.logger
+        ) { await ListeningPort.advertisedURL(common, advertised: advertised) }
+        InAppEndpoints(manager: manager, catalog: context.config.catalog, owners: owners, instance: common.instanceID)
+            .register(on: router)
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",
             checks: [
@@ -58,7 +68,8 @@ enum Orchestrator {
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on
         // revocation), then the producer flushes.
         return [
-            producer, restoreReader, follower, consuming, OutboxRelay(manager: manager), EngagementTicker(manager: manager), http,
+            producer, restoreReader, follower, ownersFollower, consuming, OutboxRelay(manager: manager),
+            EngagementTicker(manager: manager), announcer, http,
         ]
     }
 }

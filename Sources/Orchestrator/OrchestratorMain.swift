@@ -5,7 +5,7 @@ import Shared
 enum OrchestratorMain {
     static func main() async {
         await ServiceMain.run(
-            service: "orchestrator", parse: OrchestratorSettings.fromEnvironment, common: \.service.common,
+            service: "orchestrator", parse: OrchestratorConfig.fromEnvironment, common: \.service.common,
             build: Orchestrator.buildServices)
     }
 }

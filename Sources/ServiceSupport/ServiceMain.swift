@@ -98,6 +98,7 @@ package enum ServiceMain {
             configuration: ApplicationConfiguration(
                 address: .hostname(common.httpHost, port: common.httpPort), serverName: "herald-\(service)"),
             onServerRunning: { channel in
+                ListeningPort.set(channel.localAddress?.port ?? common.httpPort)
                 logger.info(
                     "http listening",
                     metadata: [

@@ -100,6 +100,67 @@ struct InAppEndToEndTests {
     }
 }
 
+extension InAppEndToEndTests {
+    /// Item 6: two orchestrators share the partitions; a sync reaching either is answered by the partition's owner (the
+    /// other forwards it), and after one leaves, the one left answers them all.
+    @Test("two orchestrators: a sync reaching the instance that does not own the profile's partition gets the owner's answer, through a rebalance")
+    func routedToOwner() async throws {
+        let (cluster, ingest, ingestPort) = try await startIngest(config: repositoryFile("config/example"))
+        var processes: [(ChildProcess, Int)] = []
+        var directories: [String] = []
+        for name in ["a", "b"] {
+            let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-orch-e2e-\(UUID().uuidString)").path
+            directories.append(data)
+            processes.append(
+                try await OrchestratorEndToEndTests.start(
+                    cluster, data: data, environment: sampleApps.merging(["HERALD_INSTANCE_ID": "orchestrator-\(name)"]) { $1 }))
+        }
+        defer { for directory in directories { try? FileManager.default.removeItem(atPath: directory) } }
+        let (portA, portB) = (processes[0].1, processes[1].1)
+        let users = (0..<8).map { "user-\($0)" }
+        for (index, user) in users.enumerated() {
+            let (status, body) = try await httpPost(
+                "http://127.0.0.1:\(ingestPort)/v1/app/identify", headers: signedAppHeaders(user),
+                body: #"{"installation_id":"I-\#(index)","custom_id":"\#(user)"}"#)
+            #expect(status == 200, "\(body)")
+        }
+        @Sendable func sync(_ port: Int, _ index: Int) async throws -> (Int, String) {
+            try await httpGet(
+                "http://127.0.0.1:\(port)/v1/app/in-app-messages?installation_id=I-\(index)&custom_id=\(users[index])",
+                headers: signedAppHeaders(users[index]))
+        }
+        // Both instances answer every user, the same messages (each owns some of the 4 partitions).
+        try await waitUntil("every sync answered by both instances", timeout: .seconds(60)) {
+            for index in users.indices {
+                let (a, b) = (try await sync(portA, index), try await sync(portB, index))
+                // The same messages for the same profile (each answer's `valid_until` is its own time's).
+                let messages = { (body: String) in (try? JSONParser.parse(Array(body.utf8)))?["messages"] }
+                guard a.0 == 200, b.0 == 200, messages(a.1) != nil, messages(a.1) == messages(b.1) else { return false }
+            }
+            return true
+        }
+        let partitions = Set(users.map { KeyPartitioner.partition(of: "demo/\($0)", partitions: 4) })
+        #expect(partitions.count > 1, "the users span partitions")
+        let owned = try await readTopic(HeraldTopic.owners.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) { records in
+            Set(records.compactMap { try? Wire.decode(OwnerAnnouncement.self, from: $0.value ?? []) }.map(\.instance)).count == 2
+        }.compactMap { try? Wire.decode(OwnerAnnouncement.self, from: $0.value ?? []) }
+        #expect(Set(owned.map(\.instance)) == ["orchestrator-a", "orchestrator-b"])
+
+        // B leaves: A takes its partitions (restored from the changelog) and answers every sync itself.
+        processes[1].0.signal(SIGTERM)
+        #expect(try await processes[1].0.waitForExit() == 0)
+        try await waitUntil("every sync answered by the instance left", timeout: .seconds(60)) {
+            for index in users.indices where try await sync(portA, index).0 != 200 { return false }
+            return true
+        }
+        processes[0].0.signal(SIGTERM)
+        #expect(try await processes[0].0.waitForExit() == 0)
+        ingest.signal(SIGTERM)
+        _ = try await ingest.waitForExit()
+        await cluster.shutdown()
+    }
+}
+
 /// A GET on loopback: status and headers.
 func httpGetHeaders(_ url: String, headers: [String: String] = [:]) async throws -> (Int, [String: String]) {
     var request = URLRequest(url: URL(string: url)!)

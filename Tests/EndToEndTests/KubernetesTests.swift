@@ -165,7 +165,7 @@ struct KubernetesTests {
         }
     }
 
-    @Test("only the public endpoints are reachable: ingress denied by default, the ingest and the notifier opened, the orchestrator to monitoring only")
+    @Test("only the public endpoints are reachable: ingress denied by default, the ingest, the orchestrator (in-app syncs) and the notifier opened")
     func networkPolicies() throws {
         let policies = try Self.allObjects().filter { $0["kind"] as? String == "NetworkPolicy" }
         let deny = try #require(policies.first { Self.map(Self.map($0["spec"])["podSelector"]).isEmpty })
@@ -179,7 +179,7 @@ struct KubernetesTests {
             return expressions.flatMap { $0["values"] as? [String] ?? [] }
                 + [Self.map(selector["matchLabels"])["app.kubernetes.io/name"] as? String].compactMap { $0 }
         })
-        #expect(openTo == ["herald-ingest", "herald-notifier"])
+        #expect(openTo == ["herald-ingest", "herald-orchestrator", "herald-notifier"])
     }
 
     @Test("the README tells how to create every secret the manifests read")

@@ -309,7 +309,9 @@ struct ServiceProcessTests {
         let failure = try #require(process.logs("stopped on error").first)
         #expect((failure["error"] as? String)?.contains("has 4 partitions, expected 12") == true)
         let refused = process.logs("topic setting refused")
-        #expect(refused.count == HeraldTopic.allCases.count - 1, "one line a keyed topic (herald.config has one partition)")
+        #expect(
+            refused.count == HeraldTopic.allCases.filter(\.isKeyedByProfile).count,
+            "one line a keyed topic (herald.config and herald.owners have one partition)")
         #expect(refused.first?["setting"] as? String == "partitions")
         await cluster.shutdown()
     }
@@ -343,7 +345,7 @@ struct ServiceProcessTests {
         #expect(status == 0)
         #expect(listing.contains(" 2 brokers:"))
         for topic in HeraldTopic.allCases {
-            let partitions = topic == .config ? 1 : 5
+            let partitions = topic.isKeyedByProfile ? 5 : 1
             #expect(listing.contains("topic \"\(topic.name)\" with \(partitions) partitions"), "\(topic.name)")
         }
 

@@ -102,6 +102,22 @@ struct ActivityAPITests {
         }
     }
 
+    @Test("times from the contract check's fuzzing: year 91, an offset of -13:40")
+    func oddTimes() async throws {
+        let answer = try await call(
+            "/v1/app/activity", key: iosKey,
+            body: #"{"activity": [{"time": "0091-01-14T00:24:15-13:40", "session_id": "s", "type": "session_start"}], "installation_id": "I", "id": "0"}"#)
+        #expect(answer.status == .ok, "\(answer.json)")
+        let sink = FakeSink()
+        _ = try await call(
+            "/v1/app/activity", key: iosKey,
+            body: #"{"activity": [{"time": "0091-01-14T00:24:15-13:40", "session_id": "s", "type": "session_start"}, {"time": "8638-10-20T20:37:01.7773+21:54", "type": "in_app_dismiss", "message_id": "m"}], "installation_id": "I", "id": "0"}"#,
+            sink: sink)
+        // The record as the broker gets it, and read back.
+        for record in sink.records { #expect(try IngestRecord.read(record.value).id == record.id) }
+        #expect(sink.records.count == 2)
+    }
+
     @Test("a server key cannot report an app's activity")
     func serverKey() async throws {
         let answer = try await call("/v1/app/activity", key: restKey, body: Self.batch)

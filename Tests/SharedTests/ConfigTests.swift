@@ -26,12 +26,31 @@ struct ConfigTests {
         #expect(ingest.maxBodyBytes == 2 << 20)
         #expect(ingest.catalog.credential(for: "rest_demo_0123456789abcdef") == .rest(project: "demo"))
         #expect(ingest.catalog.credential(for: "DEV_demo_ios_0123456789") == .app(project: "demo", app: "demo-ios", dev: true))
-        let orchestrator = try OrchestratorConfig.fromEnvironment(Self.base)
+        let orchestrator = try OrchestratorConfig.fromEnvironment(Self.base).service
         #expect(orchestrator.common.httpPort == 8081)
         #expect(orchestrator.consumerGroup == "herald-orchestrator")
         #expect(orchestrator.dataDirectory == "data/orchestrator")
         #expect(orchestrator.dedupeRetention == .seconds(30 * 86_400))
         #expect(orchestrator.sqliteMemoryMiB == 64)
+        #expect(orchestrator.advertisedURL == nil)
+        // The orchestrator reads the apps file when given (its in-app endpoints check the apps' keys), and runs without.
+        #expect(try OrchestratorConfig.fromEnvironment(Self.base).catalog?.credential(for: "live_demo_ios_0123456789") != nil)
+        #expect(try OrchestratorConfig.fromEnvironment(["KAFKA_BOOTSTRAP_SERVERS": "kafka-1:9092"]).catalog == nil)
+    }
+
+    @Test(
+        "HERALD_ADVERTISED_URL: where the other instances reach this one",
+        arguments: [
+            ("http://10.0.0.7:8081", "http://10.0.0.7:8081"), ("https://orchestrator-0.herald:8081/", "https://orchestrator-0.herald:8081"),
+            ("10.0.0.7:8081", nil), ("http://10.0.0.7:8081/reads", nil), ("http://", nil), ("ftp://host:1", nil),
+        ] as [(String, String?)])
+    func advertisedURL(value: String, expected: String?) throws {
+        let environment = Self.base.merging(["HERALD_ADVERTISED_URL": value]) { $1 }
+        if let expected {
+            #expect(try OrchestratorConfig.fromEnvironment(environment).service.advertisedURL == expected)
+        } else {
+            #expect(throws: ConfigError.self) { try OrchestratorConfig.fromEnvironment(environment) }
+        }
     }
 
     @Test(
@@ -46,7 +65,7 @@ struct ConfigTests {
         var environment = Self.base.merging(["HERALD_HTTP_HOST": host]) { $1 }
         environment["HERALD_OPERATOR_TOKEN"] = token
         environment["HERALD_OPERATOR_WITHOUT_TOKEN"] = withoutToken
-        for read in [{ try IngestConfig.fromEnvironment($0).common }, { try OrchestratorConfig.fromEnvironment($0).common }] {
+        for read in [{ try IngestConfig.fromEnvironment($0).common }, { try OrchestratorConfig.fromEnvironment($0).service.common }] {
             if starts {
                 #expect(try read(environment).httpHost == host)
             } else {
@@ -62,7 +81,7 @@ struct ConfigTests {
     @Test("HERALD_SQLITE_MEMORY_MIB: 8 to 65536 MiB, anything else refused naming it")
     func sqliteMemory() throws {
         for (value, expected) in [("8", 8), ("65536", 65_536), ("256", 256)] {
-            #expect(try OrchestratorConfig.fromEnvironment(Self.base.merging(["HERALD_SQLITE_MEMORY_MIB": value]) { $1 }).sqliteMemoryMiB == expected)
+            #expect(try OrchestratorConfig.fromEnvironment(Self.base.merging(["HERALD_SQLITE_MEMORY_MIB": value]) { $1 }).service.sqliteMemoryMiB == expected)
         }
         for value in ["7", "65537", "64MB"] {
             let error = #expect(throws: ConfigError.self) {
@@ -155,15 +174,15 @@ struct ConfigTests {
         orchestrator["HERALD_ALLOW_SAMPLE_KEYS"] = nil
         orchestrator["HERALD_HTTP_PROT"] = "1"
         orchestrator["HOME"] = "/root"
-        #expect(try OrchestratorConfig.fromEnvironment(orchestrator).common.unknownVariables == ["HERALD_HTTP_PROT"])
+        #expect(try OrchestratorConfig.fromEnvironment(orchestrator).service.common.unknownVariables == ["HERALD_HTTP_PROT"])
         // A variable of another service is unknown to this one.
         var ingest = Self.base
         ingest["HERALD_HTTP_PROT"] = "1"
         ingest["HERALD_DATA_DIR"] = "/data"
         #expect(try IngestConfig.fromEnvironment(ingest).common.unknownVariables == ["HERALD_DATA_DIR", "HERALD_HTTP_PROT"])
         #expect(
-            try OrchestratorConfig.fromEnvironment(Self.base).common.unknownVariables
-                == ["HERALD_ALLOW_SAMPLE_KEYS", "HERALD_APPS_FILE"])
+            try OrchestratorConfig.fromEnvironment(Self.base.merging(["HERALD_NOTIFIER_ONLY": "x"]) { $1 }).service.common.unknownVariables
+                == ["HERALD_NOTIFIER_ONLY"], "the apps file is the orchestrator's too (its in-app endpoints)")
     }
 
     @Test("an apps file with a key or secret of config/apps.sample.json is refused unless HERALD_ALLOW_SAMPLE_KEYS says a trial")

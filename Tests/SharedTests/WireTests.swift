@@ -330,11 +330,13 @@ struct WireTests {
         #expect(specs.map(\.name) == [
             "herald.ingest", "herald.config", "herald.contacts", "herald.sends.push", "herald.sends.email",
             "herald.sends.sms", "herald.deliveries", "herald.dlq", "herald.state.orchestrator", "herald.state.notifier",
+            "herald.owners",
         ])
         #expect(specs.filter { $0.partitions == 12 }.count == 9)
         #expect(specs.first { $0.name == "herald.config" }?.partitions == 1)
+        #expect(specs.first { $0.name == "herald.owners" }?.partitions == 1)
         #expect(specs.filter { $0.config["cleanup.policy"] == "compact" }.map(\.name) == [
-            "herald.config", "herald.contacts", "herald.state.orchestrator", "herald.state.notifier",
+            "herald.config", "herald.contacts", "herald.state.orchestrator", "herald.state.notifier", "herald.owners",
         ])
     }
 }

@@ -176,6 +176,9 @@ package struct StatefulServiceConfig: Sendable, Equatable {
     /// `HERALD_SQLITE_MEMORY_MIB`: the memory SQLite may take for all the partitions of the process (page caches,
     /// statements); past it, each connection reuses its cache's pages instead of growing (SQLite's soft heap limit).
     package var sqliteMemoryMiB: Int = 64
+    /// `HERALD_ADVERTISED_URL`: where the other instances of the service reach this one's HTTP port, for reads it owns
+    /// (`http://10.0.0.7:8081`); unset, `http://<HERALD_HTTP_HOST or the host name>:<the port it listens on>`.
+    package var advertisedURL: String?
 
     static func read(_ values: [String: String], service: String, defaultPort: Int) throws(ConfigError)
         -> StatefulServiceConfig
@@ -199,12 +202,36 @@ package struct StatefulServiceConfig: Sendable, Equatable {
             dedupeRetention: .seconds(86_400 * (try env.int("HERALD_DEDUPE_RETENTION_DAYS", default: 30, range: 1...3650)))
         )
         config.sqliteMemoryMiB = try env.int("HERALD_SQLITE_MEMORY_MIB", default: 64, range: 8...65_536)
+        let advertised = env.string("HERALD_ADVERTISED_URL", default: "")
+        if !advertised.isEmpty {
+            let lower = advertised.lowercased()
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), let url = URL(string: advertised), url.host != nil,
+                url.path.isEmpty || url.path == "/", url.query == nil
+            else {
+                throw ConfigError("HERALD_ADVERTISED_URL", "expected http(s)://host:port, got \"\(advertised)\"")
+            }
+            config.advertisedURL = advertised.hasSuffix("/") ? String(advertised.dropLast()) : advertised
+        }
         return config
     }
 }
 
-package enum OrchestratorConfig {
-    package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> StatefulServiceConfig {
-        try StatefulServiceConfig.read(values, service: "orchestrator", defaultPort: 8081)
+/// The orchestrator's settings: the stateful service's, and the apps file when the in-app endpoints are to answer
+/// (`HERALD_APPS_FILE`: the apps' keys and identity secrets; without it they answer 503).
+package struct OrchestratorConfig: Sendable {
+    package var service: StatefulServiceConfig
+    package var catalog: AppsCatalog?
+
+    package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> OrchestratorConfig {
+        var env = EnvironmentReader(values)
+        var service = try StatefulServiceConfig.read(&env, service: "orchestrator", defaultPort: 8081)
+        var catalog: AppsCatalog?
+        if values["HERALD_APPS_FILE"].map({ !$0.trimmingCharacters(in: .whitespaces).isEmpty }) == true {
+            catalog = try AppsCatalog.read(&env, hint: "JSON file of projects and apps, see config/apps.sample.json")
+        } else {
+            _ = try env.bool("HERALD_ALLOW_SAMPLE_KEYS", default: false)
+        }
+        service.common.unknownVariables = env.unknownHeraldVariables
+        return OrchestratorConfig(service: service, catalog: catalog)
     }
 }

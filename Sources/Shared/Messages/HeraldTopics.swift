@@ -13,17 +13,20 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
     /// when a partition moves to an instance without its database.
     case stateOrchestrator = "herald.state.orchestrator"
     case stateNotifier = "herald.state.notifier"
+    /// Which instance owns each partition of a service, and its address (`OwnerAnnouncement`): reads go to the owner.
+    case owners = "herald.owners"
 
     package var name: String { rawValue }
 
     /// Compacted topics keep the latest record per key (a tombstone deletes it). The changelogs must never lose a
     /// row's last image to time-based retention.
     package var isCompacted: Bool {
-        self == .config || self == .contacts || self == .stateOrchestrator || self == .stateNotifier
+        self == .config || self == .contacts || self == .stateOrchestrator || self == .stateNotifier || self == .owners
     }
 
-    /// `herald.config` is read whole by every instance and keeps one partition; every other topic is keyed by profile.
-    package var isKeyedByProfile: Bool { self != .config }
+    /// `herald.config` and `herald.owners` are read whole by every instance and keep one partition; every other topic is
+    /// keyed by profile.
+    package var isKeyedByProfile: Bool { self != .config && self != .owners }
 
     /// The topic's specification for a cluster whose keyed topics have `partitions` partitions.
     package func spec(partitions: Int32, replicationFactor: Int32 = -1) -> TopicSpec {

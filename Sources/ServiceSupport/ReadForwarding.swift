@@ -1,0 +1,55 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A read that needs a partition this instance does not own, sent to the instance that owns it (found in the
+/// service's `PartitionDirectory`), whose answer goes back whole: apps reach any instance behind a load balancer, and
+/// only the owner has the partition's state. One hop at most: the forwarded request says so, and an instance that does
+/// not own the partition either answers "retry". This is one service's instances finding each other; services still
+/// talk only through Kafka.
+package enum ReadForwarding {
+    /// Set on a forwarded request: the instance that forwarded it.
+    package static let header = HTTPField.Name("X-Herald-Forwarded-By")!
+
+    /// The headers of the owner's answer passed back (the body is JSON).
+    static let answerHeaders: [HTTPField.Name] = [.contentType, .eTag, .retryAfter, .cacheControl]
+
+    /// Whether the request was already forwarded once (it must be answered where it is).
+    package static func isForwarded(_ request: Request) -> Bool { request.headers[header] != nil }
+
+    /// `request` (a GET: its path, query and headers) to `base`, the owner's address; its answer, or 503 with
+    /// `Retry-After` when the owner does not answer within `timeout`.
+    package static func forward(_ request: Request, to base: String, from instance: String, timeout: TimeInterval = 5) async -> Response {
+        guard let url = URL(string: base + request.uri.description) else { return unavailable("the owner's address is not a URL") }
+        var forwarded = URLRequest(url: url, timeoutInterval: timeout)
+        forwarded.httpMethod = request.method.rawValue
+        for field in request.headers where field.name != .contentLength && field.name.canonicalName != "host" {
+            forwarded.addValue(field.value, forHTTPHeaderField: field.name.rawName)
+        }
+        forwarded.setValue(instance, forHTTPHeaderField: header.rawName)
+        do {
+            let (data, answer) = try await URLSession.shared.data(for: forwarded)
+            guard let http = answer as? HTTPURLResponse else { return unavailable("the owner's answer is not HTTP") }
+            var headers = HTTPFields()
+            for name in answerHeaders {
+                if let value = http.value(forHTTPHeaderField: name.rawName) { headers[name] = value }
+            }
+            return Response(
+                status: HTTPResponse.Status(code: http.statusCode), headers: headers,
+                body: data.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        } catch {
+            return unavailable("the partition's owner did not answer: \(error.localizedDescription)")
+        }
+    }
+
+    package static func unavailable(_ message: String) -> Response {
+        var response = Response.jsonError(.serviceUnavailable, "owner_unavailable", message)
+        response.headers[.retryAfter] = "1"
+        return response
+    }
+}
