@@ -121,12 +121,18 @@ struct AppActivityTests {
             harness.writer.record(.identify, id: "i1", installationID: "I"), harness.writer.record(.identify, id: "i2", installationID: "J"),
         ])
         try await Self.delivered(harness, send: "S", installation: "I")
-        try await harness.apply([open("S"), open("S", action: "BUY"), open("S", installation: "J"), open("unknown")])
+        // Opened, a button pressed; then another device (not delivered to), an unknown send, the same push opened
+        // again and another of its buttons: none of those counts.
+        try await harness.apply([
+            open("S"), open("S", action: "BUY"), open("S", installation: "J"), open("unknown"),
+            harness.writer.record(.pushOpen, id: "again", installationID: "I", fields: pushOpen("S", at: t0 + 9)),
+            open("S", action: "LATER"),
+        ])
         let reports = try harness.outbox.filter { $0.topic == HeraldTopic.deliveries.name }.map {
             try Wire.decode(DeliveryReport.self, from: $0.value ?? [])
         }
         #expect(reports.map(\.outcome) == [.opened, .clicked])
-        #expect(reports.map(\.id) == ["S/I/opened", "S/I/clicked/BUY"])
+        #expect(reports.map(\.id) == ["S/I/opened", "S/I/clicked"])
         #expect(reports.allSatisfy { $0.campaign == "promo" && $0.sendID == "S" && $0.installationID == "I" && $0.key == "demo/paul" })
         #expect(reports.last?.action == "BUY")
         #expect(reports.first?.at == t0 + 5)

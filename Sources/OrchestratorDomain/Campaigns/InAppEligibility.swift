@@ -49,12 +49,14 @@ package struct InAppEligibility {
         let opted = installation["opted_out"] as Bool? ?? false
         let candidates = config.inAppMessages.values.filter { $0.project == project }
             .sorted { ($0.priority, $1.id) > ($1.priority, $0.id) }
+        // Read once for every message the profile may see.
+        let values = ProfileValues(db: db, key: key, defaultTimeZone: config.defaultTimeZone(project: project))
         for message in candidates {
             // The next start or end changes the answer by itself.
             for edge in [message.start, message.end].compactMap({ $0 }) where edge > now && edge < validUntil { validUntil = edge }
             guard !opted, message.isLive(at: now), try eligible(message, key: key) else { continue }
             do {
-                messages.append(try render(message, key: key))
+                messages.append(try render(message, values: values))
             } catch {
                 Counter(label: "herald_in_app_render_failed_total", dimensions: [("message", message.key)]).increment()
                 Logger(label: "herald.in-app").warning(
@@ -92,8 +94,7 @@ package struct InAppEligibility {
     }
 
     /// The message as the app shows it, its texts in the profile's language.
-    func render(_ message: InAppMessageDefinition, key: String) throws -> JSONValue {
-        let values = ProfileValues(db: db, key: key, defaultTimeZone: config.defaultTimeZone(project: message.project))
+    func render(_ message: InAppMessageDefinition, values: ProfileValues) throws -> JSONValue {
         let fallback = config.defaultLanguage(project: message.project)
         guard let variant = message.variant(language: values.language, fallback: fallback) else {
             throw TemplateError("no variant for \(values.language ?? "no language"), default or \(fallback)")

@@ -6,8 +6,8 @@ import Shared
 
 /// An app's report that its user opened a notification, or pressed one of its buttons. It counts only for a push
 /// delivered to that installation of the profile (`push_receipts`): a report naming another send, or a send of
-/// another device, is ignored and counted (`herald_push_opens_ignored_total`), so that an app key cannot inflate a
-/// campaign's figures. A counted one becomes an `opened` (or `clicked`) report on `herald.deliveries`, a
+/// another device, is ignored and counted (`herald_push_opens_ignored_total`), and so is a second open or button
+/// press of the same push, so that an app key cannot inflate a campaign's figures. A counted one becomes an `opened` (or `clicked`) report on `herald.deliveries`, a
 /// `herald_campaign_engagements_total` count, and a `push_open` trigger.
 struct PushOpens {
     let db: Database
@@ -24,8 +24,13 @@ struct PushOpens {
             return Self.ignored("unknown_send")
         }
         let outcome: DeliveryReport.Outcome = open.action == nil ? .opened : .clicked
+        // Once per push and installation: a second open, or another button of the same push, counts nowhere (each
+        // reported button would otherwise be a click of its own, and an app key could make any number).
+        guard try PushReceiptsTable(db).firstEngagement(
+            key, sendID: open.sendID, installationID: installationID, clicked: outcome == .clicked, at: WireTime.format(open.time))
+        else { return Self.ignored("repeated") }
         var report = DeliveryReport(
-            id: "\(open.sendID)/\(installationID)/\(outcome.rawValue)\(open.action.map { "/\($0)" } ?? "")",
+            id: "\(open.sendID)/\(installationID)/\(outcome.rawValue)",
             sendID: open.sendID, project: write.project, customID: write.customID, installationID: installationID,
             channel: .push, outcome: outcome, at: open.time)
         report.targetID = installationID

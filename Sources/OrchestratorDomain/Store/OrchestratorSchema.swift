@@ -182,6 +182,13 @@ package enum OrchestratorSchema {
                 CREATE INDEX in_app_impressions_by_time ON in_app_impressions (message_key, at);
                 """)
         }
+        migrator.registerMigration("v14: push opens once") { db in
+            // The first open and the first button press of each push delivered to an installation: what counts.
+            try db.execute(sql: """
+                ALTER TABLE push_receipts ADD COLUMN opened_at TEXT;
+                ALTER TABLE push_receipts ADD COLUMN clicked_at TEXT;
+                """)
+        }
         return migrator
     }
 }

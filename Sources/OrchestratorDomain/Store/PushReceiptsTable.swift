@@ -5,7 +5,8 @@ import Shared
 
 /// `push_receipts`: the pushes delivered to each installation of a profile (from the notifier's `sent` reports), which
 /// an app's report of a notification opened is checked against (`PushOpens`): an open of a send that was never
-/// delivered to that installation counts nowhere. Kept `retention` (docs/retention.md).
+/// delivered to that installation counts nowhere, and each push counts one open and one button press at most. Kept
+/// `retention` (docs/retention.md).
 struct PushReceiptsTable {
     let db: Database
 
@@ -30,6 +31,18 @@ struct PushReceiptsTable {
             arguments: [key, sendID, installationID])
         else { return nil }
         return row["campaign_key"] as String? ?? ""
+    }
+
+    /// Records the push's first open (`clicked`: its first button press); false when it was recorded before, or the
+    /// push was not delivered to the installation.
+    func firstEngagement(_ key: String, sendID: String, installationID: String, clicked: Bool, at time: String) throws -> Bool {
+        let column = clicked ? "clicked_at" : "opened_at"
+        try db.executeCached(
+            sql: """
+                UPDATE push_receipts SET \(column) = ?
+                WHERE profile_key = ? AND send_id = ? AND installation_id = ? AND \(column) IS NULL
+                """, arguments: [time, key, sendID, installationID])
+        return db.changesCount == 1
     }
 
     /// Deletes up to `limit` receipts older than `cutoff`; returns how many.

@@ -192,8 +192,8 @@ package enum MetricCatalog {
             services: [.orchestrator], zeroSeries: []),
         Family(
             name: "herald_push_opens_ignored_total", kind: .counter,
-            help: "Apps' reports of a notification opened that count nowhere, by reason (unknown_send: no push of that send was delivered to the installation).",
-            services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_send"])])),
+            help: "Apps' reports of a notification opened that count nowhere, by reason (unknown_send: no push of that send was delivered to the installation; repeated: its open or button press counted already).",
+            services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_send", "repeated"])])),
         Family(
             name: "herald_in_app_messages_total", kind: .counter,
             help: "In-app messages as the apps report them, by project/message and action (impression, click, button_click, dismiss).",
