@@ -161,7 +161,7 @@ if [ "${DEMO_FEED:-1}" != 0 ]; then
     done
     say "demo feed: ${DEMO_USERS:-2000} users at ${DEMO_RATE:-150} requests/s (log: $run_dir/logs/demo-feed.log)"
     python3 scripts/produce --generate "${DEMO_USERS:-2000}" --rate "${DEMO_RATE:-150}" --http "$ingest_url" \
-        > "$run_dir/logs/demo-feed.log" 2>&1 &
+        --orchestrator "$orchestrator_url" > "$run_dir/logs/demo-feed.log" 2>&1 &
     feed_pid=$!
 fi
 

@@ -129,6 +129,7 @@ struct StatusReport {
                     + "\(count(orchestrator.sum("herald_segment_evaluations_total"))) evaluations")
         }
         lines += campaignTable()
+        lines += inAppTable()
         if let held = heldLine(now: Date()) { lines.append(held) }
         lines += channelTable()
         return lines
@@ -159,7 +160,7 @@ struct StatusReport {
         let width = max(campaigns.map(\.count).max() ?? 0, 8)
         var rows = [
             "",
-            "\("CAMPAIGN".column(width))  \("SENT".leftPad(7))  \("OTHER DECISIONS".column(34))  \("DELIVERED".leftPad(9))  \("P50".leftPad(8))  \("P99".leftPad(8))",
+            "\("CAMPAIGN".column(width))  \("SENT".leftPad(7))  \("OTHER DECISIONS".column(34))  \("DELIVERED".leftPad(9))  \("P50".leftPad(8))  \("P99".leftPad(8))  \("OPENED".leftPad(7))",
         ]
         for campaign in campaigns.sorted() {
             let sent = orchestrator?.sum(decisions, ["campaign": campaign, "outcome": "sent"]) ?? 0
@@ -170,9 +171,26 @@ struct StatusReport {
             let delivered = notifier?.sum(latency + "_count", ["campaign": campaign]) ?? 0
             let p50 = notifier?.quantile(0.5, histogram: latency, ["campaign": campaign])
             let p99 = notifier?.quantile(0.99, histogram: latency, ["campaign": campaign])
+            let opened = orchestrator?.sum("herald_campaign_engagements_total", ["campaign": campaign, "action": "opened"]) ?? 0
             rows.append(
                 "\(campaign.column(width))  \(count(sent).leftPad(7))  \(others.joined(separator: ", ").column(34))  "
-                    + "\(count(delivered).leftPad(9))  \(seconds(p50).leftPad(8))  \(seconds(p99).leftPad(8))")
+                    + "\(count(delivered).leftPad(9))  \(seconds(p50).leftPad(8))  \(seconds(p99).leftPad(8))  \(count(opened).leftPad(7))")
+        }
+        return rows
+    }
+
+    /// Per in-app message: what the apps reported showing, clicks (of the body or a button) and dismissals.
+    func inAppTable() -> [String] {
+        let reports = "herald_in_app_messages_total"
+        let messages = Set(orchestrator?.values(of: "message", in: reports) ?? [])
+        guard let orchestrator, !messages.isEmpty else { return [] }
+        let width = max(messages.map(\.count).max() ?? 0, 8)
+        var rows = ["", "\("IN-APP".column(width))  \("SHOWN".leftPad(7))  \("CLICKED".leftPad(7))  \("DISMISSED".leftPad(9))"]
+        for message in messages.sorted() {
+            let sum = { (action: String) in orchestrator.sum(reports, ["message": message, "action": action]) }
+            rows.append(
+                "\(message.column(width))  \(count(sum("impression")).leftPad(7))  "
+                    + "\(count(sum("click") + sum("button_click")).leftPad(7))  \(count(sum("dismiss")).leftPad(9))")
         }
         return rows
     }
