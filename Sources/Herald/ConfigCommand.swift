@@ -119,7 +119,7 @@ struct ConfigDirectory {
         let c = configuration
         return "valid: \(c.projects.count) project(s), \(c.apps.count) app(s), \(c.segments.count) segment(s), "
             + "\(c.templates.count) template(s), \(c.contentBlocks.count) content block(s), \(c.campaigns.count) campaign(s), "
-            + "\(c.inAppMessages.count) in-app message(s)"
+            + "\(c.inAppMessages.count) in-app message(s), \(c.contentCards.count) content card(s)"
     }
 
     /// What still reads but should be rewritten: Herald's first default syntax (`{{ c.name | "there" }}`), which
@@ -131,6 +131,9 @@ struct ConfigDirectory {
         } + configuration.contentBlocks.values.map { ($0.origin, "content_block \($0.id)", $0.content) }
             + configuration.inAppMessages.values.flatMap { message in
                 message.texts.map { (message.origin, "in_app_message \(message.id) \($0.field)", $0.text) }
+            }
+            + configuration.contentCards.values.flatMap { card in
+                card.texts.map { (card.origin, "content_card \(card.id) \($0.field)", $0.text) }
             }
         for (origin, name, text) in texts where text.liquid.usesShorthandDefault {
             warnings.append(

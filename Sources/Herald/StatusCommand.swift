@@ -130,6 +130,7 @@ struct StatusReport {
         }
         lines += campaignTable()
         lines += inAppTable()
+        lines += cardTable()
         if let held = heldLine(now: Date()) { lines.append(held) }
         lines += channelTable()
         return lines
@@ -191,6 +192,21 @@ struct StatusReport {
             rows.append(
                 "\(message.column(width))  \(count(sum("impression")).leftPad(7))  "
                     + "\(count(sum("click") + sum("button_click")).leftPad(7))  \(count(sum("dismiss")).leftPad(9))")
+        }
+        return rows
+    }
+
+    /// Per content card: delivered into feeds, viewed, clicked, dismissed (each once per user), and not delivered
+    /// because the feed was full.
+    func cardTable() -> [String] {
+        let events = "herald_content_cards_total"
+        let cards = Set(orchestrator?.values(of: "card", in: events) ?? [])
+        guard let orchestrator, !cards.isEmpty else { return [] }
+        let width = max(cards.map(\.count).max() ?? 0, 8)
+        let columns = ["delivered", "viewed", "clicked", "dismissed", "capped"]
+        var rows = ["", "CARD".column(width) + columns.map { "  " + $0.uppercased().leftPad(9) }.joined()]
+        for card in cards.sorted() {
+            rows.append(card.column(width) + columns.map { "  " + count(orchestrator.sum(events, ["card": card, "event": $0])).leftPad(9) }.joined())
         }
         return rows
     }

@@ -56,7 +56,7 @@ enum Orchestrator {
         let announcer = OwnershipAnnouncer(
             owner: manager.owner, producer: producer, instance: common.instanceID, logger: context.logger
         ) { await ListeningPort.advertisedURL(common, advertised: advertised) }
-        InAppEndpoints(manager: manager, catalog: context.config.catalog, owners: owners, instance: common.instanceID)
+        AppReads(manager: manager, catalog: context.config.catalog, owners: owners, instance: common.instanceID)
             .register(on: router)
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",

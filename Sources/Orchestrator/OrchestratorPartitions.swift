@@ -258,7 +258,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
             do {
                 guard let (ids, receipts, decisions, capped) = try await owner.run(on: number, { database in
                     let ids = try await database.pruneApplied(before: now.addingTimeInterval(-window))
-                    let receipts = try await database.prunePushReceipts(now: now)
+                    let receipts = try await database.prunePushReceipts(now: now) + database.pruneContentCards(now: now)
                     // Not before the configuration is known: a `once` campaign's decisions are kept for good.
                     guard let rules else { return (ids, receipts, 0, 0) }
                     return (
@@ -272,7 +272,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
                     logger.info(
                         "retention applied",
                         metadata: [
-                            "partition": "\(number)", "ids": "\(ids)", "push_receipts": "\(receipts)", "decisions": "\(decisions)",
+                            "partition": "\(number)", "ids": "\(ids)", "receipts": "\(receipts)", "decisions": "\(decisions)",
                             "frequency_log": "\(capped)",
                         ])
                 }

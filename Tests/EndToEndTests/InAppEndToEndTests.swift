@@ -56,6 +56,32 @@ struct InAppEndToEndTests {
         let signal = try #require(sends.compactMap { try? Wire.decode(SendRequest.self, from: $0.value ?? []) }.first { $0.campaign == "order-shipped-signal" })
         #expect(signal.payload?["IS_SERVER_EVENT"] == .bool(true) && signal.payload?["CAMPAIGN_NAME"] == .string("order-shipped"))
         #expect(signal.content["push_type"] == "background")
+        // The same campaign puts a card into paul's feed (item 5): a whole first sync, then only what changed.
+        let cards = "http://127.0.0.1:\(port)/v1/app/content-cards?installation_id=I-1&custom_id=paul"
+        try await waitUntil("the order card in paul's feed") {
+            let answer = try await httpGet(cards, headers: paul)
+            latest.withLock { $0 = answer }
+            return answer.0 == 200 && answer.1.contains("Paul, your parcel is on its way.")
+        }
+        let feed = try JSONParser.parse(Array(latest.withLock { $0.1 }.utf8))
+        let card = try #require(feed["cards"]?[0])
+        let cardID = try #require(card["id"]?.stringValue)
+        #expect(feed["full"] == .bool(true) && card["url"] == .string("https://shop.example/orders") && card["domain"] == .string("shop.example"))
+        let cursor = try #require(feed["cursor"]?.stringValue)
+        #expect(try await httpGet("\(cards)&since=\(cursor)", headers: paul).1 == #"{"cursor":"\#(cursor)","full":false,"cards":[],"removed":[]}"#)
+        #expect(try await httpGet("\(cards)&since=nope", headers: paul).0 == 400)
+        let (dismissed, dismissal) = try await httpPost(
+            "\(ingestURL)/v1/app/activity", headers: paul,
+            body: #"{"installation_id":"I-1","custom_id":"paul","activity":[{"type":"card_view","card_id":"\#(cardID)","time":"2026-11-27T09:00:00Z"},{"type":"card_dismiss","card_id":"\#(cardID)","time":"2026-11-27T09:00:05Z"}]}"#)
+        #expect(dismissed == 200, "\(dismissal)")
+        let dismissID = try #require(JSONParser.parse(Array(dismissal.utf8))["ids"]?[1]?.stringValue)
+        try await waitUntil("the dismissal applied") {
+            let answer = try await httpGet(
+                "\(cards)&since=\(cursor)&after=\(dismissID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? dismissID)", headers: paul)
+            latest.withLock { $0 = answer }
+            return answer.0 == 200
+        }
+        #expect(try JSONParser.parse(Array(latest.withLock { $0.1 }.utf8))["removed"] == .array([.string(cardID)]))
 
         // Who may read: the app's key, and the user's proof when it names one.
         let key = ["X-Api-Key": "live_demo_ios_0123456789"]

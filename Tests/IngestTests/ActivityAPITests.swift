@@ -76,6 +76,10 @@ struct ActivityAPITests {
             (#""session_start""#, ["activity[0] invalid_type"]),
             (#"{"type":"in_app_click","message_id":"sale!","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].message_id invalid_id"]),
             (#"{"type":"in_app_impression","message_id":"sale","button_id":"shop","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].button_id unknown_field"]),
+            (#"{"type":"card_view","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].card_id missing_field"]),
+            (#"{"type":"card_click","card_id":"0123456789ABCDEF0123456789abcdef","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].card_id invalid_card_id"]),
+            (#"{"type":"card_dismiss","card_id":"0123","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].card_id invalid_card_id"]),
+            (#"{"type":"card_dismiss","card_id":"0123456789abcdef0123456789abcdef","message_id":"x","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].message_id unknown_field"]),
         ])
     func itemProblems(item: String, problems: [String]) async throws {
         let sink = FakeSink()
@@ -84,6 +88,23 @@ struct ActivityAPITests {
         #expect(answer.status == .unprocessableContent)
         #expect(answer.problems == problems)
         #expect(sink.records.isEmpty)
+    }
+
+    @Test("card reports: one record per card, action and installation (a card counts one view, click and dismissal per profile)")
+    func cards() async throws {
+        let sink = FakeSink()
+        let card = "0123456789abcdef0123456789abcdef"
+        let items = ["view", "click", "dismiss", "view"].enumerated().map { index, action in
+            #"{"type":"card_\#(action)","card_id":"\#(card)","time":"2026-11-22T09:00:0\#(index)Z"}"#
+        }
+        let answer = try await call(
+            "/v1/app/activity", key: iosKey, body: #"{"installation_id":"I","activity":[\#(items.joined(separator: ","))]}"#, sink: sink)
+        #expect(answer.status == .ok && answer.accepted == 4)
+        #expect(sink.records.map(\.op) == [.contentCard, .contentCard, .contentCard, .contentCard])
+        #expect(sink.records.map(\.id) == ["app:card_view:I:\(card)", "app:card_click:I:\(card)", "app:card_dismiss:I:\(card)", "app:card_view:I:\(card)"])
+        #expect(
+            sink.records[1].json["content_card"].map { String(decoding: $0.serialized, as: UTF8.self) }
+                == #"{"action":"click","card":"\#(card)","time":"2026-11-22T09:00:01.000Z"}"#)
     }
 
     @Test("the list: required, an array, at most 200 items")

@@ -130,7 +130,8 @@ struct IngestGoldenRecordTests {
               {"type":"session_start","session_id":"s-1","time":"2026-11-22T10:00:00+01:00"},
               {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-22T09:00:06Z"},
               {"type":"session_end","session_id":"s-1","time":"2026-11-22T09:02:00Z","duration":115.5},
-              {"type":"in_app_click","message_id":"ski-sale","button_id":"shop","time":"2026-11-22T09:01:00Z"}]}
+              {"type":"in_app_click","message_id":"ski-sale","button_id":"shop","time":"2026-11-22T09:01:00Z"},
+              {"type":"card_dismiss","card_id":"0123456789abcdef0123456789abcdef","time":"2026-11-22T09:02:00Z"}]}
             """#)
         return lines
     }

@@ -8,6 +8,7 @@ package enum ActivityItem: Sendable, Equatable {
     case session(SessionReport)
     case pushOpen(PushOpenReport)
     case inApp(InAppReport)
+    case card(CardReport)
 
     /// The longest session an app may report: a week (a kiosk app stays in the foreground for days).
     package static let maxSessionSeconds = 7.0 * 86_400
@@ -17,6 +18,7 @@ package enum ActivityItem: Sendable, Equatable {
         case .session(let session): .session(session)
         case .pushOpen(let open): .pushOpen(open)
         case .inApp(let report): .inApp(report)
+        case .card(let report): .contentCard(report)
         }
     }
 
@@ -28,6 +30,8 @@ package enum ActivityItem: Sendable, Equatable {
         // An in-app message may show again: each report is one at its time.
         case .inApp(let report):
             "app:in_app_\(report.action.rawValue):\(installationID):\(report.message):\(WireTime.format(report.time))\(report.button.map { ":\($0)" } ?? "")"
+        // A card counts one view, one click and one dismissal per profile: the first report of each is the one.
+        case .card(let report): "app:card_\(report.action.rawValue):\(installationID):\(report.card)"
         }
     }
 
@@ -38,11 +42,15 @@ package enum ActivityItem: Sendable, Equatable {
         "in_app_impression": ["type", "message_id", "time"],
         "in_app_click": ["type", "message_id", "button_id", "time"],
         "in_app_dismiss": ["type", "message_id", "time"],
+        "card_view": ["type", "card_id", "time"],
+        "card_click": ["type", "card_id", "time"],
+        "card_dismiss": ["type", "card_id", "time"],
     ]
 
-    static let types = "session_start, session_end, push_open, in_app_impression, in_app_click or in_app_dismiss"
+    static let types =
+        "session_start, session_end, push_open, in_app_impression, in_app_click, in_app_dismiss, card_view, card_click or card_dismiss"
 
-    /// Validates `{"type": "session_start" | "session_end" | "push_open" | "in_app_…", "time", …}`.
+    /// Validates `{"type": "session_start" | "session_end" | "push_open" | "in_app_…" | "card_…", "time", …}`.
     package static func validate(_ value: JSONValue, path: String) -> (item: ActivityItem?, problems: ProblemList) {
         guard case .object(let members) = value else {
             return (nil, ProblemList([Violation("invalid_type", "an activity item is an object").at(path)]))
@@ -94,6 +102,11 @@ package enum ActivityItem: Sendable, Equatable {
             let time = date()
             let action = InAppReport.Action(rawValue: String(type.dropFirst("in_app_".count)))!
             item = message.flatMap { message in time.map { .inApp(InAppReport(action: action, message: message, button: button, time: $0)) } }
+        case "card_view", "card_click", "card_dismiss":
+            let card = string("card_id", Self.cardID)
+            let time = date()
+            let action = CardReport.Action(rawValue: String(type.dropFirst("card_".count)))!
+            item = card.flatMap { card in time.map { .card(CardReport(action: action, card: card, time: $0)) } }
         case "push_open":
             let sendID = string("send_id", Self.sendID)
             let action = string("action", required: false, Rules.actionID)
@@ -121,6 +134,14 @@ package enum ActivityItem: Sendable, Equatable {
     static func sessionID(_ text: String) throws(Violation) -> String {
         guard Rules.isVisibleASCII(text, length: 1...128) else {
             throw Violation("invalid_session_id", "session ids are 1 to 128 visible ASCII characters")
+        }
+        return text
+    }
+
+    /// A content card's id, as the feed gave it: 32 lowercase hex digits.
+    static func cardID(_ text: String) throws(Violation) -> String {
+        guard text.utf8.count == 32, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            throw Violation("invalid_card_id", "card ids are 32 lowercase hex digits, as the feed gives them")
         }
         return text
     }

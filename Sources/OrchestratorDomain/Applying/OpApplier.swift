@@ -144,6 +144,9 @@ struct OpApplier {
         case .inApp(let report):
             try touch(&effects)
             try InAppReports(db: db, write: write, config: config).apply(report)
+        case .contentCard(let report):
+            try touch(&effects)
+            try ContentCardReports(db: db, write: write, config: config).apply(report)
         case .optOut, .optIn:
             try touch(&effects)
             if try installation.setOptedOut(write.op == .optOut) { effects.contactChanged(key) }

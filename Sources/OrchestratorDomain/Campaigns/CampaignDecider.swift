@@ -130,19 +130,24 @@ struct CampaignDecider {
             CampaignMetrics.decision(campaign, "no_profile")
             return
         }
-        guard try QuietHoursHold(db: db, rules: rules, now: now).allowsNow(campaign, key: key, values: values, context) else {
-            return
+        // Quiet hours and frequency caps hold messages; cards do not interrupt anyone (a campaign of cards only
+        // delivers them at once).
+        if !campaign.messages.isEmpty {
+            guard try QuietHoursHold(db: db, rules: rules, now: now).allowsNow(campaign, key: key, values: values, context) else {
+                return
+            }
         }
         // Every message over a frequency cap: not decided at all (a later trigger may still send it).
         let caps = FrequencyCaps(db: db, rules: rules, now: now)
-        let capped = !rules.config.frequencyCaps(of: campaign).isEmpty
-        if capped, try !campaign.messages.contains(where: { try caps.allow(campaign, key: key, channel: $0.channel) }) {
+        let capped = !rules.config.frequencyCaps(of: campaign).isEmpty && !campaign.messages.isEmpty
+        if capped, campaign.cards.isEmpty, try !campaign.messages.contains(where: { try caps.allow(campaign, key: key, channel: $0.channel) }) {
             for message in campaign.messages { caps.capped(campaign, channel: message.channel, occurrence: context.occurrence) }
             return
         }
         guard try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now))
         else { return }  // decided before for this occurrence
         let renderer = MessageRenderer(rules: rules, now: now)
+        let delivered = try deliverCards(campaign, values: values, context, renderer: renderer)
         var aborted = 0
         for (index, message) in campaign.messages.enumerated() {
             let step = "message-\(index)"
@@ -186,9 +191,35 @@ struct CampaignDecider {
             }
         }
         // Nothing was sent: the decision does not count towards re-eligibility either.
-        if aborted == campaign.messages.count {
+        if aborted == campaign.messages.count, delivered == 0 {
             try CampaignHistoryTable(db).forget(campaign: campaign.key, key: key, occurrence: context.occurrence)
         }
+    }
+
+    /// The campaign's content cards put into the profile's feed; returns how many were (a replay's count too).
+    private mutating func deliverCards(
+        _ campaign: CampaignDefinition, values: ProfileValues, _ context: TriggerContext, renderer: MessageRenderer
+    ) throws -> Int {
+        var delivered = 0
+        let delivery = ContentCardDelivery(db: db, config: rules.config, now: now)
+        for (index, id) in campaign.cards.enumerated() {
+            guard let card = rules.config.contentCards["\(campaign.project)/\(id)"] else { continue }
+            let step = "card-\(index)"
+            switch try delivery.deliver(card, campaign: campaign, step: step, values: values, context) {
+            case .delivered(let cardID):
+                delivered += 1
+                CampaignMetrics.decision(campaign, "card_delivered")
+                Self.logger.info(
+                    "content card delivered",
+                    metadata: ["campaign": "\(campaign.key)", "card": "\(card.key)", "card_id": "\(cardID)", "trigger": "\(context.type)"])
+            case .repeated: delivered += 1
+            case .capped: CampaignMetrics.decision(campaign, "card_capped")
+            case .failed(let reason):
+                CampaignMetrics.decision(campaign, "render_failed")
+                outputs.append(renderer.failure(campaign, step: step, key: values.key, occurrence: context.occurrence, reason: reason))
+            }
+        }
+        return delivered
     }
 
     /// Once per profile, at most N per period, or always.

@@ -36,14 +36,8 @@ package struct InAppEligibility {
     /// (an identify or a logout not applied yet, or another user's installation): no message computed for another
     /// profile is ever returned.
     package func answer(key: String, installationID: String) throws -> Answer? {
-        guard let installation = try InstallationsTable(db).row(key, installationID) else { return nil }
+        guard let installation = try InstallationHolder.row(db, key: key, installationID: installationID) else { return nil }
         let project = ProfileKey.project(of: key)
-        // At its home, an installation linked to a user is that user's, whatever row the move has not taken yet.
-        if key == ProfileKey.home(project, installationID),
-            try InstallationLinksTable(db).link(project: project, installationID: installationID)?.customID != nil
-        {
-            return nil
-        }
         var validUntil = now.addingTimeInterval(Self.maxValidity)
         var messages: [JSONValue] = []
         let opted = installation["opted_out"] as Bool? ?? false

@@ -189,6 +189,23 @@ package enum OrchestratorSchema {
                 ALTER TABLE push_receipts ADD COLUMN clicked_at TEXT;
                 """)
         }
+        migrator.registerMigration("v15: content cards") { db in
+            // Each profile's feed of content cards (ContentCardsTable): a row per card delivered, kept 30 days past its
+            // expiry as the card's "received" record; `seq` orders the feed's changes for the apps' cursor syncs.
+            try db.execute(sql: """
+                CREATE TABLE content_cards (
+                    profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                    card_id TEXT NOT NULL, card_key TEXT NOT NULL, campaign_key TEXT NOT NULL, seq INTEGER NOT NULL,
+                    language TEXT NOT NULL, texts TEXT NOT NULL, content TEXT NOT NULL, context TEXT NOT NULL,
+                    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, expires_at TEXT NOT NULL,
+                    viewed_at TEXT, clicked_at TEXT, dismissed_at TEXT,
+                    PRIMARY KEY (profile_key, card_id)) WITHOUT ROWID;
+                CREATE INDEX content_cards_by_seq ON content_cards (profile_key, seq);
+                CREATE INDEX content_cards_by_expiry ON content_cards (expires_at);
+                CREATE TABLE content_card_sequence (id INTEGER PRIMARY KEY CHECK (id = 0), seq INTEGER NOT NULL);
+                INSERT INTO content_card_sequence (id, seq) VALUES (0, 0);
+                """)
+        }
         return migrator
     }
 }

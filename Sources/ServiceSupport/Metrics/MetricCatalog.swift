@@ -207,6 +207,14 @@ package enum MetricCatalog {
             help: "In-app messages left out of a sync because their texts could not be rendered whole for the profile, by project/message.",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_content_cards_total", kind: .counter,
+            help: "Content cards by project/card and event: delivered into a feed, viewed, clicked and dismissed (each once per profile and card, whichever device reports it), capped (the profile's feed was full) and too_large (over 2 KB rendered).",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_content_card_reports_ignored_total", kind: .counter,
+            help: "Apps' content card reports that count nowhere, by reason (unknown_card: no such card in the profile's feed; repeated: counted already; no_url: a click on a card without a URL; not_dismissible).",
+            services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_card", "repeated", "no_url", "not_dismissible"])])),
+        Family(
             name: "herald_quiet_window_held", kind: .gauge,
             help: "Sends held now in the instance's partitions until their recipients' quiet hours end (counted every 10 s).",
             services: [.orchestrator], zeroSeries: [[]]),

@@ -25,15 +25,19 @@ struct ConfigReader {
         }
         guard let kind = string(node, "kind") else { return nil }
         let known: [String: [String]] = [
-            "project": ["name", "default_language", "timezone", "quiet_hours", "frequency_caps", "array_limits", "profile_limits"],
+            "project": [
+                "name", "default_language", "timezone", "quiet_hours", "frequency_caps", "array_limits", "profile_limits",
+                "max_content_cards",
+            ],
             "app": ["project", "platform", "bundle_id", "categories"],
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
             "content_block": ["project", "content"],
             "in_app_message": Self.inAppMessageFields,
+            "content_card": Self.contentCardFields,
             "campaign": [
                 "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
-                "reeligibility", "messages", "quiet_hours", "ignore_frequency_cap", "rate_limit",
+                "reeligibility", "messages", "cards", "quiet_hours", "ignore_frequency_cap", "rate_limit",
             ],
         ]
         guard let fields = known[kind] else {
@@ -62,6 +66,13 @@ struct ConfigReader {
             if let caps = node["frequency_caps"] { project.frequencyCaps = frequencyCaps(caps) }
             if let limits = node["array_limits"] { project.arrayLimits = arrayLimits(limits) }
             if let limits = node["profile_limits"] { project.profileLimits = profileLimits(limits) }
+            if let limit = node["max_content_cards"] {
+                if case .number(let number) = limit.value, number >= 1, number <= 1000, number == number.rounded() {
+                    project.maxContentCards = Int(number)
+                } else {
+                    fail(limit, "max_content_cards: expected a whole number from 1 to 1000 (live cards per profile)")
+                }
+            }
             return .project(project)
         case "app":
             guard let platform = string(node, "platform") else { return nil }
@@ -85,6 +96,7 @@ struct ConfigReader {
             guard let content = templateText(contentNode, "content") else { return nil }
             return .contentBlock(ContentBlockDefinition(id: id, project: project, content: content, origin: origin))
         case "in_app_message": return inAppMessage(node, id: id, project: project, origin: origin).map(ConfigObject.inAppMessage)
+        case "content_card": return contentCard(node, id: id, project: project, origin: origin).map(ConfigObject.contentCard)
         default: return campaign(node, id: id, project: project, origin: origin).map(ConfigObject.campaign)
         }
     }
@@ -364,7 +376,23 @@ struct ConfigReader {
         let delay = duration(node, "delay")
         if !cancelOn.isEmpty && delay == nil { fail(node["cancel_on"], "cancel_on: only a campaign with a `delay` can be cancelled") }
         var messages: [CampaignDefinition.Message] = []
-        if case .array(let items)? = node["messages"]?.value, !items.isEmpty {
+        var cards: [String] = []
+        if let cardsNode = node["cards"] {
+            if case .array(let items) = cardsNode.value, (1...10).contains(items.count) {
+                for item in items {
+                    guard case .string(let card) = item.value, Self.isIdentifier(card) else {
+                        fail(item, "cards: expected content card ids")
+                        continue
+                    }
+                    if cards.contains(card) { fail(item, "cards: \(card) twice") } else { cards.append(card) }
+                }
+            } else {
+                fail(cardsNode, "cards: expected a list of 1 to 10 content card ids")
+            }
+        }
+        if node["messages"] == nil, node["cards"] != nil {
+            // A campaign of cards only.
+        } else if case .array(let items)? = node["messages"]?.value, !items.isEmpty {
             for (index, item) in items.enumerated() {
                 guard let channelText = string(item, "channel"), let template = identifier(item, "template") else { continue }
                 guard let channel = MessageChannel(rawValue: channelText) else {
@@ -376,13 +404,14 @@ struct ConfigReader {
                 messages.append(CampaignDefinition.Message(channel: channel, template: template, app: app))
             }
         } else {
-            fail(node["messages"] ?? node, "messages: expected a list of {channel, template}")
+            fail(node["messages"] ?? node, "messages: expected a list of {channel, template} (or `cards` alone)")
         }
         var campaign = CampaignDefinition(
             id: id, project: project, name: string(node, "name", required: false) ?? id,
             enabled: bool(node, "enabled", default: true), marketing: type != "transactional", trigger: trigger,
             audience: audience, delay: delay, cancelOn: cancelOn, expiresAfter: duration(node, "expires_after"),
             reeligibility: reeligibility(node["reeligibility"]), messages: messages, origin: origin)
+        campaign.cards = cards
         if let window = node["quiet_hours"] {
             switch window.value {
             case .bool(false), .string("off"): campaign.quietHours = .off

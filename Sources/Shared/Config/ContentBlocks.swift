@@ -28,6 +28,9 @@ extension HeraldConfiguration {
         for template in templates.values.sorted(by: { $0.key < $1.key }) {
             for (field, text) in template.texts { missing(text, project: template.project, template.origin, "template \(template.id) \(field)") }
         }
+        for card in contentCards.values.sorted(by: { $0.key < $1.key }) {
+            for (field, text) in card.texts { missing(text, project: card.project, card.origin, "content_card \(card.id) \(field)") }
+        }
         for block in contentBlocks.values.sorted(by: { $0.key < $1.key }) {
             if projects[block.project] == nil {
                 issues.append(ConfigIssue(file: block.origin.file, line: block.origin.line, message: "content_block \(block.id): no project \(block.project)"))

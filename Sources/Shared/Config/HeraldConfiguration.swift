@@ -10,6 +10,7 @@ package struct HeraldConfiguration: Sendable {
     package var campaigns: [String: CampaignDefinition] = [:]
     package var contentBlocks: [String: ContentBlockDefinition] = [:]
     package var inAppMessages: [String: InAppMessageDefinition] = [:]
+    package var contentCards: [String: ContentCardDefinition] = [:]
 
     package init() {}
 
@@ -45,6 +46,7 @@ package struct HeraldConfiguration: Sendable {
             case .campaign(let campaign): config.campaigns[campaign.key] = campaign
             case .contentBlock(let block): config.contentBlocks[block.key] = block
             case .inAppMessage(let message): config.inAppMessages[message.key] = message
+            case .contentCard(let card): config.contentCards[card.key] = card
             }
         }
         issues += config.crossCheck()
@@ -92,6 +94,12 @@ package struct HeraldConfiguration: Sendable {
                     check(apps["\(project)/\(app)"] != nil, campaign.origin, "\(name): messages[\(index)].app: no app \(app) in project \(project)")
                 }
             }
+            for card in campaign.cards {
+                check(contentCards["\(project)/\(card)"] != nil, campaign.origin, "\(name): cards: no content_card \(card) in project \(project)")
+            }
+        }
+        for card in contentCards.values.sorted(by: { $0.key < $1.key }) {
+            check(projects[card.project] != nil, card.origin, "content_card \(card.id): no project \(card.project)")
         }
         for message in inAppMessages.values.sorted(by: { $0.key < $1.key }) {
             let project = message.project
@@ -162,8 +170,11 @@ package enum ConfigObject: Sendable {
     case campaign(CampaignDefinition)
     case contentBlock(ContentBlockDefinition)
     case inAppMessage(InAppMessageDefinition)
+    case contentCard(ContentCardDefinition)
 
-    package static let kinds = ["project", "app", "segment", "template", "content_block", "campaign", "in_app_message"]
+    package static let kinds = [
+        "project", "app", "segment", "template", "content_block", "campaign", "in_app_message", "content_card",
+    ]
 
     package var key: String {
         switch self {
@@ -174,6 +185,7 @@ package enum ConfigObject: Sendable {
         case .campaign(let campaign): HeraldConfiguration.key(kind: "campaign", project: campaign.project, id: campaign.id)
         case .contentBlock(let block): HeraldConfiguration.key(kind: "content_block", project: block.project, id: block.id)
         case .inAppMessage(let message): HeraldConfiguration.key(kind: "in_app_message", project: message.project, id: message.id)
+        case .contentCard(let card): HeraldConfiguration.key(kind: "content_card", project: card.project, id: card.id)
         }
     }
 }
@@ -193,6 +205,8 @@ package struct ProjectDefinition: Sendable {
     package var arrayLimits: [String: Int] = [:]
     /// How much one profile may hold (`profile_limits`).
     package var profileLimits = ProfileLimits()
+    /// How many live content cards (neither dismissed nor expired) one profile holds; a card past it is not delivered.
+    package var maxContentCards = ContentCardDefinition.defaultMaxPerProfile
     package static let defaultArrayLimit = 25
     package static let largestArrayLimit = 100
     package var origin: ConfigOrigin
@@ -238,7 +252,7 @@ package enum PayloadValue: Sendable, Equatable {
     case json(JSONValue)
 }
 
-package struct TemplateDefinition: Sendable {
+package struct TemplateDefinition: Sendable, LanguageVariants {
     package var id: String
     package var project: String
     package var channel: MessageChannel
@@ -252,22 +266,11 @@ package struct TemplateDefinition: Sendable {
 
     /// Every text of the template with where it is (`variants.en.body`, `payload.deep_link`), in a fixed order.
     package var texts: [(field: String, text: TemplateText)] {
-        var texts: [(field: String, text: TemplateText)] = []
-        for (language, fields) in variants.sorted(by: { $0.key < $1.key }) {
-            for (name, text) in fields.sorted(by: { $0.key < $1.key }) { texts.append(("variants.\(language).\(name)", text)) }
-        }
+        var texts = variantTexts
         for (name, value) in payload.sorted(by: { $0.key < $1.key }) {
             if case .text(let text) = value { texts.append(("payload.\(name)", text)) }
         }
         return texts
-    }
-
-    /// The variant for `language`: the language's own, else `default`, else the project's default language.
-    package func variant(language: String?, fallback: String) -> (language: String, fields: [String: TemplateText])? {
-        for candidate in [language, "default", fallback].compactMap({ $0 }) {
-            if let fields = variants[candidate] { return (candidate, fields) }
-        }
-        return nil
     }
 }
 
@@ -347,6 +350,8 @@ package struct CampaignDefinition: Sendable {
     package var expiresAfter: TimeInterval?
     package var reeligibility: Reeligibility
     package var messages: [Message]
+    /// The content cards each decision delivers into the profile's feed (`kind: content_card` ids).
+    package var cards: [String] = []
     /// Marketing sends only: the project's quiet hours, none, or the campaign's own.
     package var quietHours: QuietHoursSetting = .project
     /// Marketing only: the project's frequency caps do not hold this campaign back (its sends still count).

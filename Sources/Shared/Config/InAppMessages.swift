@@ -4,7 +4,7 @@ import Foundation
 /// one of its triggers fires on the device (braze-rules §6, rules 22–24). The server says which messages a profile is
 /// eligible for now (audience, start and end, re-eligibility, the project's in-app cap, counted per profile across its
 /// devices), with their triggers and their content rendered for the profile; the app evaluates the triggers.
-package struct InAppMessageDefinition: Sendable {
+package struct InAppMessageDefinition: Sendable, LanguageVariants {
     package enum Kind: String, Sendable, CaseIterable {
         case slideup, modal, full, html
 
@@ -118,19 +118,5 @@ package struct InAppMessageDefinition: Sendable {
     }
 
     /// Every text with where it is, in a fixed order.
-    package var texts: [(field: String, text: TemplateText)] {
-        var texts: [(field: String, text: TemplateText)] = []
-        for (language, fields) in variants.sorted(by: { $0.key < $1.key }) {
-            for (name, text) in fields.sorted(by: { $0.key < $1.key }) { texts.append(("variants.\(language).\(name)", text)) }
-        }
-        return texts
-    }
-
-    /// The variant for `language`: its own, else `default`, else the project's default language.
-    package func variant(language: String?, fallback: String) -> (language: String, fields: [String: TemplateText])? {
-        for candidate in [language, "default", fallback].compactMap({ $0 }) {
-            if let fields = variants[candidate] { return (candidate, fields) }
-        }
-        return nil
-    }
+    package var texts: [(field: String, text: TemplateText)] { variantTexts }
 }

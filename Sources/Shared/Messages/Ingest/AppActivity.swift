@@ -107,3 +107,38 @@ package struct InAppReport: Sendable, Equatable {
         self.init(action: action, message: try object.string("message"), button: try object.optionalString("button"), time: time)
     }
 }
+
+/// `content_card`: the app showed a content card of the profile's feed (`view`), its user opened it (`click`), or
+/// dismissed it (`dismiss`). The card is the id the feed gave it.
+package struct CardReport: Sendable, Equatable {
+    package enum Action: String, Sendable, CaseIterable {
+        case view, click, dismiss
+    }
+
+    package var action: Action
+    package var card: String
+    package var time: Date
+
+    package init(action: Action, card: String, time: Date) {
+        self.action = action
+        self.card = card
+        self.time = time
+    }
+
+    var json: JSONValue {
+        .object([
+            JSONMember("action", .string(action.rawValue)), JSONMember("card", .string(card)),
+            JSONMember("time", .string(WireTime.format(time))),
+        ])
+    }
+
+    init(wire value: JSONValue, path: String) throws(WireError) {
+        let object = try WireObject(value, path: path)
+        let actionText = try object.string("action")
+        guard let action = Action(rawValue: actionText) else {
+            throw WireError(reason: "\(path).action: expected view, click or dismiss, got \(actionText)")
+        }
+        guard let time = try object.optionalDate("time") else { throw WireError(reason: "\(path).time: missing") }
+        self.init(action: action, card: try object.string("card"), time: time)
+    }
+}

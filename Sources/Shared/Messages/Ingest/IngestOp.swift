@@ -31,6 +31,8 @@ package enum IngestOp: String, Sendable, CaseIterable {
     case pushOpen = "push_open"
     /// An app showed an in-app message, or its user clicked or dismissed it (`in_app`: action, message, button, time).
     case inApp = "in_app"
+    /// An app showed a content card, or its user opened or dismissed it (`content_card`: action, card id, time).
+    case contentCard = "content_card"
 
     // Written by the orchestrator itself (source "orchestrator"), to move identity state between the partitions of
     // the keys involved (docs/orchestrator.md, Identity). The ingest never accepts them.
@@ -61,7 +63,7 @@ package enum IngestOp: String, Sendable, CaseIterable {
     package static let aliasOps: Set<IngestOp> = [.alias, .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove]
 
     /// The ops only an app writes (`POST /v1/app/activity`): what it reports about its own use.
-    package static let appOnlyOps: Set<IngestOp> = [.session, .pushOpen, .inApp]
+    package static let appOnlyOps: Set<IngestOp> = [.session, .pushOpen, .inApp, .contentCard]
 
     /// The ops only the orchestrator writes.
     package static let internalOps: Set<IngestOp> = [

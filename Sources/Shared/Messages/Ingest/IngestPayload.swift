@@ -26,6 +26,7 @@ package enum IngestPayload: Sendable, Equatable {
     case session(SessionReport)
     case pushOpen(PushOpenReport)
     case inApp(InAppReport)
+    case contentCard(CardReport)
 
     // The orchestrator's own.
     case installLink(InstallLink)
@@ -63,6 +64,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .session: .session
         case .pushOpen: .pushOpen
         case .inApp: .inApp
+        case .contentCard: .contentCard
         case .installLink: .installLink
         case .installUnlink: .installUnlink
         case .installDetach: .installDetach
@@ -97,6 +99,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .session(let session): return [JSONMember("session", session.json)]
         case .pushOpen(let open): return [JSONMember("push_open", open.json)]
         case .inApp(let report): return [JSONMember("in_app", report.json)]
+        case .contentCard(let report): return [JSONMember("content_card", report.json)]
         case .installLink(let link):
             return [JSONMember("target_custom_id", .string(link.targetCustomID)), JSONMember("merge", .bool(link.merge))]
         case .installUnlink(let target): return target.map { [JSONMember("target_custom_id", .string($0))] } ?? []
@@ -152,6 +155,8 @@ package enum IngestPayload: Sendable, Equatable {
         case .session: self = .session(try SessionReport(wire: try Self.required(fields, "session"), path: "session"))
         case .pushOpen: self = .pushOpen(try PushOpenReport(wire: try Self.required(fields, "push_open"), path: "push_open"))
         case .inApp: self = .inApp(try InAppReport(wire: try Self.required(fields, "in_app"), path: "in_app"))
+        case .contentCard:
+            self = .contentCard(try CardReport(wire: try Self.required(fields, "content_card"), path: "content_card"))
         case .installLink:
             self = .installLink(InstallLink(targetCustomID: try fields.string("target_custom_id"), merge: try fields.bool("merge")))
         case .installUnlink: self = .installUnlink(targetCustomID: try fields.optionalString("target_custom_id"))

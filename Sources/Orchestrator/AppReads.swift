@@ -1,0 +1,129 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import OrchestratorDomain
+import PartitionStore
+import ServiceSupport
+import Shared
+
+/// What a read an app makes of its profile's state (in-app messages, content cards) found in this instance's
+/// partitions.
+enum AppRead<Answer: Sendable>: Sendable {
+    case answer(Answer)
+    /// No partition here holds the installation under that profile: an identify or logout not applied yet, another
+    /// user's installation, or a partition of another instance.
+    case notHeld
+    /// The profile is here, but the app's write the request names is not applied yet.
+    case writePending
+    /// The configuration is not read yet.
+    case notReady
+    /// Another instance owns the profile's partition (or none does, during a rebalance).
+    case notOwner(partition: Int32)
+}
+
+/// The reads an app makes of its profile's state on the orchestrator (docs/in-app.md), what they share: the app's key
+/// (`X-Api-Key`) and, with `custom_id`, the user's proof (`X-CustomID-Auth`, as for the app's writes); the profile the
+/// request names (the user's, or the installation's anonymous one), answered only while it holds the installation
+/// (after an identify or a logout, the previous profile's answer is 409, never its content); `after`, the app's
+/// latest write (an id the ingest returned), which the answer reflects or is 409 until it is applied; and a read of a
+/// partition another instance owns sent on to that owner, once.
+struct AppReads: Sendable {
+    let manager: OrchestratorPartitions
+    let catalog: AppsCatalog?
+    /// Who owns the other partitions: a read of a profile this instance does not hold goes there.
+    let owners: PartitionDirectory?
+    let instance: String
+
+    func register(on router: Router<ServiceRequestContext>) {
+        router.get("v1/app/in-app-messages") { request, _ in
+            try await read(request) { key, installationID, after, _ in
+                try await manager.inAppMessages(key: key, installationID: installationID, after: after, now: Date())
+            } respond: { answer in
+                InAppEndpoint.response(answer, request: request)
+            }
+        }
+        router.get("v1/app/content-cards") { request, _ in
+            let since = request.uri.queryParameters.get("since").map { String($0) }
+            let cursor = since.flatMap(ContentCardFeed.Cursor.init)
+            if since != nil, cursor == nil {
+                return Response.jsonError(.badRequest, "invalid_cursor", "since: the `cursor` of the last answer (<number>-<16 hex>)")
+            }
+            return try await read(request) { key, installationID, after, _ in
+                try await manager.contentCards(key: key, installationID: installationID, after: after, since: cursor, now: Date())
+            } respond: { answer in
+                var response = Response.json(answer)
+                response.headers[.cacheControl] = "no-store"
+                return response
+            }
+        }
+    }
+
+    /// Authenticates the request, reads the profile's partition (here, or at its owner), and answers.
+    func read<Answer: Sendable>(
+        _ request: Request,
+        _ read: (_ key: String, _ installationID: String, _ after: String?, _ customID: String?) async throws -> AppRead<Answer>,
+        respond: (Answer) -> Response
+    ) async throws -> Response {
+        guard let catalog else {
+            return .jsonError(.serviceUnavailable, "in_app_not_configured", "in-app messages and cards need HERALD_APPS_FILE on the orchestrator")
+        }
+        let query = request.uri.queryParameters
+        guard let key = request.headers[HTTPField.Name("X-Api-Key")!], !key.isEmpty else {
+            return .jsonError(.unauthorized, "missing_credentials", "X-Api-Key: the app's API key is required")
+        }
+        guard case .app(let project, let appID, _)? = catalog.credential(for: key) else {
+            if catalog.credential(for: key) != nil {
+                return .jsonError(.forbidden, "wrong_key_kind", "X-Api-Key: an app's reads take an app key, not a REST key")
+            }
+            return .jsonError(.unauthorized, "invalid_credentials", "X-Api-Key: unknown API key")
+        }
+        let installationID: String
+        var customID: String?
+        var after: String?
+        do throws(Violation) {
+            installationID = try Rules.installationID(query.get("installation_id").map { String($0) } ?? "")
+            if let value = query.get("custom_id") { customID = try Rules.customID(String(value)) }
+            if let value = query.get("after") { after = try Rules.clientID(String(value)) }
+        } catch {
+            return .jsonError(.badRequest, error.code, "\(error.message) (installation_id, custom_id, after)")
+        }
+        let app = catalog.app(project: project, id: appID)
+        if let customID, app?.requireSignedIdentity ?? true {
+            guard let proof = request.headers[HTTPField.Name("X-CustomID-Auth")!], !proof.isEmpty else {
+                return .jsonError(.unauthorized, "missing_custom_id_auth", "X-CustomID-Auth is required with custom_id")
+            }
+            guard CustomIDProof.verify(proof, apiKey: key, customID: customID, secrets: app?.identitySecrets ?? []) else {
+                return .jsonError(.unauthorized, "invalid_custom_id_auth", "X-CustomID-Auth does not match this custom_id and API key")
+            }
+        }
+        let profileKey = customID.map { ProfileKey.profile(project, $0) } ?? ProfileKey.home(project, installationID)
+        switch try await read(profileKey, installationID, after, customID) {
+        case .notReady:
+            return Self.retry(.serviceUnavailable, "not_ready", "the configuration is not read yet")
+        case .notHeld:
+            return Self.retry(
+                .conflict, "installation_not_in_profile",
+                customID == nil
+                    ? "the installation is not anonymous here (yet): sync with the user it belongs to, or retry"
+                    : "the installation does not belong to \(customID!) here (yet): retry once the identify is applied")
+        case .notOwner(let partition):
+            // Sent on to the owner, once; the owner answers, or says to retry while a rebalance moves the partition.
+            guard !ReadForwarding.isForwarded(request), let owner = owners?.owner(of: partition), owner.instance != instance else {
+                return Self.retry(
+                    .serviceUnavailable, "not_partition_owner",
+                    "no orchestrator instance runs partition \(partition) here now (a rebalance is moving it): retry")
+            }
+            return await ReadForwarding.forward(request, to: owner.url, from: instance)
+        case .writePending:
+            return Self.retry(.conflict, "write_pending", "after: the write is not applied yet")
+        case .answer(let answer):
+            return respond(answer)
+        }
+    }
+
+    static func retry(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
+        var response = Response.jsonError(status, code, message)
+        response.headers[.retryAfter] = "1"
+        return response
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import OrchestratorDomain
+import ServiceSupport
+import Shared
+
+/// The in-app messages an app syncs (docs/in-app.md), with what every app read takes (`AppReads`):
+///
+///     GET /v1/app/in-app-messages?installation_id=…[&custom_id=…][&after=<record id>]
+///
+/// `If-None-Match` with the last answer's `ETag` gives 304 while nothing changed.
+enum InAppEndpoint {
+    static func response(_ answer: InAppEligibility.Answer, request: Request) -> Response {
+        var headers = HTTPFields()
+        headers[.eTag] = answer.etag
+        headers[.cacheControl] = "no-store"
+        if request.headers[.ifNoneMatch] == answer.etag { return Response(status: .notModified, headers: headers) }
+        var response = Response.json(answer.json)
+        for field in headers { response.headers.append(field) }
+        return response
+    }
+}

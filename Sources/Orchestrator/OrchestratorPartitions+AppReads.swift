@@ -1,0 +1,45 @@
+import Foundation
+import GRDB
+import OrchestratorDomain
+import PartitionStore
+import Shared
+
+extension OrchestratorPartitions {
+    /// The in-app messages for the installation under the profile `key`, once the app's write `after` (a record id the
+    /// ingest returned) is applied there.
+    func inAppMessages(key: String, installationID: String, after writeID: String?, now: Date) async throws
+        -> AppRead<InAppEligibility.Answer>
+    {
+        try await readProfile(key: key, after: writeID) { db, config in
+            try InAppEligibility(db: db, config: config, now: now).answer(key: key, installationID: installationID)
+        }
+    }
+
+    /// The content card feed of the installation under the profile `key`, since `cursor`, once the app's write
+    /// `after` is applied there.
+    func contentCards(
+        key: String, installationID: String, after writeID: String?, since cursor: ContentCardFeed.Cursor?, now: Date
+    ) async throws -> AppRead<JSONValue> {
+        try await readProfile(key: key, after: writeID) { db, config in
+            try ContentCardFeed(db: db, config: config, now: now).answer(key: key, installationID: installationID, since: cursor)
+        }
+    }
+
+    /// Reads the profile's partition, if this instance runs it: `answer` is nil when the profile does not hold the
+    /// installation.
+    private func readProfile<Answer: Sendable>(
+        key: String, after writeID: String?, _ answer: @escaping @Sendable (Database, HeraldConfiguration) throws -> Answer?
+    ) async throws -> AppRead<Answer> {
+        guard let rules else { return .notReady }
+        let config = rules.config
+        let project = ProfileKey.project(of: key)
+        let partition = KeyPartitioner.partition(of: key, partitions: Int32(rules.partitions))
+        guard owner.isRunning(partition), let database = await owner.openDatabases.first(where: { $0.partition == partition })?.database
+        else { return .notOwner(partition: partition) }
+        return try await database.read { db -> AppRead<Answer> in
+            guard let found = try answer(db, config) else { return .notHeld }
+            if let writeID, try !RecordDedupe.applied(db, scope: project, id: "\(key) \(writeID)") { return .writePending }
+            return .answer(found)
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Crypto
+import Foundation
+import Liquid
+import Shared
+
+/// A content card rendered for one profile and trigger: its texts, whole (a value missing without a default fails the
+/// card: it is never delivered half-rendered), in the profile's language, and the card as the app receives it within
+/// 2 KB (`ContentCardDefinition.maxBytes`).
+struct ContentCardRenderer {
+    let config: HeraldConfiguration
+    let now: Date
+
+    struct Rendered {
+        var language: String
+        var texts: [String: String]
+    }
+
+    /// A digest of what delivered cards show of a definition: an edit that changes it renders them anew.
+    static func digest(_ card: ContentCardDefinition) -> String {
+        SHA256.hash(data: Array(card.content.utf8)).prefix(8).hexString
+    }
+
+    func render(_ card: ContentCardDefinition, values: ProfileValues, _ context: TriggerContext) throws -> Rendered {
+        let fallback = config.defaultLanguage(project: card.project)
+        guard let variant = card.variant(language: values.language, fallback: fallback) else {
+            throw TemplateError("content card \(card.id) has no variant for \(values.language ?? "no language"), default or \(fallback)")
+        }
+        let templates = variant.fields.values.map(\.liquid)
+        let blocks = templates.contains { !$0.contentBlocks.isEmpty } ? config.contentBlocks(project: card.project) : [:]
+        let paths = MessageRenderer.variablePaths(templates, blocks: blocks)
+        let variables = MessageContext(values: values, context: context, campaign: nil, step: "card").variables(for: paths)
+        var options = MessageRenderer.options(timeZone: values.timeZone, now: now)
+        options.contentBlocks = blocks
+        var texts: [String: String] = [:]
+        for (name, text) in variant.fields.sorted(by: { $0.key < $1.key }) {
+            do {
+                texts[name] = try text.liquid.render(variables, options: options)
+            } catch {
+                throw TemplateError("\(card.id).\(variant.language).\(name): \(error)")
+            }
+            if name.hasSuffix("url"), !texts[name]!.isEmpty, (try? Rules.url(texts[name]!)) == nil {
+                throw TemplateError("\(card.id).\(variant.language).\(name): not a URL once rendered")
+            }
+        }
+        // An empty URL is no URL (`{% if %}` around one): the card is then not clickable.
+        for name in ["url", "image_url"] where texts[name]?.isEmpty == true { texts[name] = nil }
+        return Rendered(language: variant.language, texts: texts)
+    }
+
+    /// The card's size as the app receives it, in bytes.
+    static func size(_ card: ContentCardDefinition, _ rendered: Rendered, expiresAt: Date) -> Int {
+        card.card(
+            id: String(repeating: "0", count: 32), language: rendered.language, texts: rendered.texts, createdAt: expiresAt,
+            updatedAt: expiresAt, expiresAt: expiresAt, viewed: false, clicked: false
+        ).serialized.count
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import GRDB
+import Metrics
+import Shared
+
+/// An app's report on a card of the profile's feed (braze-rules 25): the first view, the first click and the
+/// dismissal are the profile's, whichever of its devices reports them (a card dismissed on one device is gone from
+/// all at their next sync), each counted once in `herald_content_cards_total`. A click counts only on a card with a
+/// URL, a dismissal only on a dismissible card; a report naming a card the feed does not hold counts nowhere
+/// (`herald_content_card_reports_ignored_total`): what an app key reports never makes up a metric's labels.
+struct ContentCardReports {
+    let db: Database
+    let write: Write
+    let config: HeraldConfiguration
+
+    static func ignored(_ reason: String) {
+        Counter(label: "herald_content_card_reports_ignored_total", dimensions: [("reason", reason)]).increment()
+    }
+
+    func apply(_ report: CardReport) throws {
+        let table = ContentCardsTable(db)
+        let key = write.profileKey
+        guard let card = try table.card(key, cardID: report.card), let definition = config.contentCards[card.cardKey] else {
+            return Self.ignored("unknown_card")
+        }
+        let mark: ContentCardsTable.Mark
+        switch report.action {
+        case .view: mark = .viewed
+        case .click:
+            guard card.texts["url"] != nil else { return Self.ignored("no_url") }
+            mark = .clicked
+        case .dismiss:
+            // The card as the feed shows it now (an edit may have made it dismissible, or not).
+            guard definition.dismissible else { return Self.ignored("not_dismissible") }
+            mark = .dismissed
+        }
+        guard try table.mark(key, cardID: report.card, mark, at: write.time) else { return Self.ignored("repeated") }
+        ContentCardDelivery.count(card.cardKey, mark == .viewed ? "viewed" : mark == .clicked ? "clicked" : "dismissed")
+    }
+}

@@ -1,0 +1,15 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+extension PartitionDatabase {
+    /// Forgets the cards that expired longer ago than `ContentCardsTable.retention` (their "received" records), through
+    /// the `expires_at` index, `chunk` rows per transaction; returns how many went (docs/retention.md).
+    package func pruneContentCards(now: Date, chunk: Int = 5_000) async throws -> Int {
+        let cutoff = WireTime.format(now.addingTimeInterval(-ContentCardsTable.retention))
+        return try await pruneInChunks(chunk: chunk) { db, limit in
+            try ContentCardsTable(db).prune(expiredBefore: cutoff, limit: limit)
+        }
+    }
+}
