@@ -131,7 +131,7 @@ struct StatusReport {
         lines += campaignTable()
         lines += inAppTable()
         lines += cardTable()
-        if let held = heldLine(now: Date()) { lines.append(held) }
+        if let held = heldLine(now: Date()) { lines += ["", held] }
         lines += channelTable()
         return lines
     }
