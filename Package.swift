@@ -228,7 +228,10 @@ let package = Package(
             dependencies: [
                 // Ingest: the tests write profile edits and events as its validation makes them.
                 "Orchestrator", "OrchestratorDomain", "Ingest", "PartitionStore", "Shared", "Liquid", "HeraldTestSupport",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "ServiceSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                // The in-app sync benchmark serves the orchestrator's read path (InAppSyncBenchmark).
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -21,6 +21,15 @@ enum AppRead<Answer: Sendable>: Sendable {
     case notOwner(partition: Int32)
 }
 
+/// Where an app's reads are answered: this instance's partitions (`OrchestratorPartitions`), or a benchmark's database.
+protocol AppReadSource: Sendable {
+    func inAppMessages(key: String, installationID: String, after writeID: String?, now: Date) async throws
+        -> AppRead<InAppEligibility.Answer>
+    func contentCards(
+        key: String, installationID: String, after writeID: String?, since cursor: ContentCardFeed.Cursor?, now: Date
+    ) async throws -> AppRead<JSONValue>
+}
+
 /// The reads an app makes of its profile's state on the orchestrator (docs/in-app.md), what they share: the app's key
 /// (`X-Api-Key`) and, with `custom_id`, the user's proof (`X-CustomID-Auth`, as for the app's writes); the profile the
 /// request names (the user's, or the installation's anonymous one), answered only while it holds the installation
@@ -28,7 +37,7 @@ enum AppRead<Answer: Sendable>: Sendable {
 /// latest write (an id the ingest returned), which the answer reflects or is 409 until it is applied; and a read of a
 /// partition another instance owns sent on to that owner, once.
 struct AppReads: Sendable {
-    let manager: OrchestratorPartitions
+    let manager: any AppReadSource
     let catalog: AppsCatalog?
     /// Who owns the other partitions: a read of a profile this instance does not hold goes there.
     let owners: PartitionDirectory?

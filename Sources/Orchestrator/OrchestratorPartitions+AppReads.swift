@@ -4,7 +4,7 @@ import OrchestratorDomain
 import PartitionStore
 import Shared
 
-extension OrchestratorPartitions {
+extension OrchestratorPartitions: AppReadSource {
     /// The in-app messages for the installation under the profile `key`, once the app's write `after` (a record id the
     /// ingest returned) is applied there.
     func inAppMessages(key: String, installationID: String, after writeID: String?, now: Date) async throws
@@ -32,12 +32,20 @@ extension OrchestratorPartitions {
     ) async throws -> AppRead<Answer> {
         guard let rules else { return .notReady }
         let config = rules.config
-        let project = ProfileKey.project(of: key)
         let partition = KeyPartitioner.partition(of: key, partitions: Int32(rules.partitions))
         guard owner.isRunning(partition), let database = await owner.openDatabases.first(where: { $0.partition == partition })?.database
         else { return .notOwner(partition: partition) }
+        return try await Self.read(database, key: key, after: writeID) { db in try answer(db, config) }
+    }
+
+    /// Reads the profile `key` in `database`: `answer` is nil when the profile does not hold the installation; a write
+    /// `after` not applied there yet is `writePending`.
+    static func read<Answer: Sendable>(
+        _ database: PartitionDatabase, key: String, after writeID: String?, _ answer: @escaping @Sendable (Database) throws -> Answer?
+    ) async throws -> AppRead<Answer> {
+        let project = ProfileKey.project(of: key)
         return try await database.read { db -> AppRead<Answer> in
-            guard let found = try answer(db, config) else { return .notHeld }
+            guard let found = try answer(db) else { return .notHeld }
             if let writeID, try !RecordDedupe.applied(db, scope: project, id: "\(key) \(writeID)") { return .writePending }
             return .answer(found)
         }

@@ -192,16 +192,20 @@ struct ContentCardTests {
         #expect(ids(try await feed(harness, since: after["cursor"]?.stringValue)).isEmpty)
     }
 
-    @Test("a card that cannot render whole, or is over 2 KB rendered, is not delivered: a dead letter says why")
+    @Test("a card that cannot render whole, or is over 2 KB rendered, is not delivered: a dead letter says why; nor an expired one")
     func neverHalfRendered() async throws {
         let config = try Self.config(
             #"{"kind":"campaign","id":"noted","project":"demo","trigger":{"event":"noted"},"cards":["note"]}"#,
             #"{"kind":"content_card","id":"big","project":"demo","type":"text_announcement","variants":{"default":{"description":"\#(String(repeating: "y", count: 1600)){{ c.bio }}"}}}"#,
-            #"{"kind":"campaign","id":"bio","project":"demo","trigger":{"event":"bio"},"cards":["big"]}"#)
+            #"{"kind":"campaign","id":"bio","project":"demo","trigger":{"event":"bio"},"cards":["big"]}"#,
+            #"{"kind":"content_card","id":"past","project":"demo","type":"text_announcement","expires_at":"2020-01-01T00:00:00Z","variants":{"default":{"description":"Old"}}}"#,
+            #"{"kind":"campaign","id":"old","project":"demo","trigger":{"event":"old"},"cards":["past"]}"#)
         let harness = try await deliveredHarness(config)
         try await harness.apply([
             try harness.writer.update(id: "u2", #"{"bio":"\#(String(repeating: "x", count: 250))"}"#),
             try harness.writer.event(id: "e2", #"{"name":"noted"}"#), try harness.writer.event(id: "e3", #"{"name":"bio"}"#),
+            // A card past its expires_at: nowhere to show, not delivered, no dead letter either.
+            try harness.writer.event(id: "e4", #"{"name":"old"}"#),
         ])
         #expect(ids(try await feed(harness)).count == 1)
         let reasons = harness.deadLetters.map(\.reason)

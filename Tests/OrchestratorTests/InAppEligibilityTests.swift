@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldTestSupport
+import Logging
 import Shared
 import Testing
 
@@ -86,6 +87,15 @@ struct InAppEligibilityTests {
         // A nickname: `named` renders now.
         try await harness.apply([try harness.writer.update(id: "u3", #"{"nickname":"P"}"#, at: t0 + 86_402)])
         #expect(try await ids(harness) == ["later", "named"])
+    }
+
+    @Test("a message that cannot render is logged once a minute per message, not at every sync")
+    func renderWarnings() {
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let key = "demo/warn-\(UUID().uuidString)"
+        #expect(RenderWarnings.warn(logger, key: key, "x", metadata: [:]))
+        #expect(!RenderWarnings.warn(logger, key: key, "x", metadata: [:]))
+        #expect(RenderWarnings.warn(logger, key: key + "-other", "x", metadata: [:]))
     }
 
     @Test("the answer holds at most 5 s, less when a message starts or ends sooner; the same messages give the same tag")

@@ -214,6 +214,7 @@ struct CampaignDecider {
                     metadata: ["campaign": "\(campaign.key)", "card": "\(card.key)", "card_id": "\(cardID)", "trigger": "\(context.type)"])
             case .repeated: delivered += 1
             case .capped: CampaignMetrics.decision(campaign, "card_capped")
+            case .expired: CampaignMetrics.decision(campaign, "card_expired")
             case .failed(let reason):
                 CampaignMetrics.decision(campaign, "render_failed")
                 outputs.append(renderer.failure(campaign, step: step, key: values.key, occurrence: context.occurrence, reason: reason))

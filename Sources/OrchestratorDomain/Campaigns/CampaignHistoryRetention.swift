@@ -13,22 +13,10 @@ extension PartitionDatabase {
     package func pruneCampaignHistory(
         rules: EngagementRules, now: Date, dedupeWindow: TimeInterval, chunk: Int = 5_000
     ) async throws -> Int {
-        var total = 0
-        var after = ""
-        // The campaigns the table holds, one index seek each.
-        while case let previous = after, let campaign = try await read({ db in try CampaignHistoryTable(db).campaign(after: previous) }) {
-            after = campaign
-            let kept: TimeInterval
-            switch rules.config.campaigns[campaign]?.reeligibility {
-            case .once?: continue
-            case .limit(_, let period)?: kept = max(period, dedupeWindow)
-            case .always?, nil: kept = dedupeWindow
-            }
-            let cutoff = WireTime.format(now.addingTimeInterval(-kept))
-            total += try await pruneInChunks(chunk: chunk) { db, limit in
-                try CampaignHistoryTable(db).prune(campaign: campaign, before: cutoff, limit: limit)
-            }
-        }
-        return total
+        try await pruneByReeligibility(
+            now: now, dedupeWindow: dedupeWindow, limitFloor: dedupeWindow, chunk: chunk,
+            next: { db, after in try CampaignHistoryTable(db).campaign(after: after) },
+            reeligibility: { rules.config.campaigns[$0]?.reeligibility },
+            prune: { db, campaign, cutoff, limit in try CampaignHistoryTable(db).prune(campaign: campaign, before: cutoff, limit: limit) })
     }
 }

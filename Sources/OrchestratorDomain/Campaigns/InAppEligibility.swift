@@ -41,20 +41,30 @@ package struct InAppEligibility {
         var validUntil = now.addingTimeInterval(Self.maxValidity)
         var messages: [JSONValue] = []
         let opted = installation["opted_out"] as Bool? ?? false
-        let candidates = config.inAppMessages.values.filter { $0.project == project }
-            .sorted { ($0.priority, $1.id) > ($1.priority, $0.id) }
-        // Read once for every message the profile may see.
+        let candidates = config.inAppMessagesByPriority[project] ?? []
+        // Read once for every message the profile may see: its values, segments and impressions.
         let values = ProfileValues(db: db, key: key, defaultTimeZone: config.defaultTimeZone(project: project))
+        let profile = try ProfileState(db: db, key: key)
+        var shown: [InAppMessageDefinition] = []
         for message in candidates {
             // The next start or end changes the answer by itself.
             for edge in [message.start, message.end].compactMap({ $0 }) where edge > now && edge < validUntil { validUntil = edge }
-            guard !opted, message.isLive(at: now), try eligible(message, key: key) else { continue }
+            guard !opted, message.isLive(at: now), eligible(message, profile) else { continue }
+            shown.append(message)
+        }
+        // The profile's language, time zone and variables, once for every message shown.
+        let language = values.language
+        let rendering = Rendering(
+            language: language, options: MessageRenderer.options(timeZone: values.timeZone, now: now),
+            variables: variables(for: shown, values: values, language: language))
+        for message in shown {
             do {
-                messages.append(try render(message, values: values))
+                messages.append(try render(message, rendering))
             } catch {
                 Counter(label: "herald_in_app_render_failed_total", dimensions: [("message", message.key)]).increment()
-                Logger(label: "herald.in-app").warning(
-                    "in-app message not rendered", metadata: ["message": "\(message.key)", "profile": "\(key)", "error": "\(error)"])
+                RenderWarnings.warn(
+                    Logger(label: "herald.in-app"), key: message.key, "in-app message not rendered",
+                    metadata: ["message": "\(message.key)", "profile": "\(key)", "error": "\(error)"])
             }
         }
         let list = JSONValue.array(messages)
@@ -70,34 +80,57 @@ package struct InAppEligibility {
             etag: etag)
     }
 
-    /// Audience and re-eligibility, counted over the profile's impressions on every device.
-    func eligible(_ message: InAppMessageDefinition, key: String) throws -> Bool {
-        if let audience = message.audience,
-            try !SegmentMembersTable(db).contains(segment: "\(message.project)/\(audience)", key: key)
-        {
-            return false
-        }
-        let impressions = InAppImpressionsTable(db)
-        switch message.reeligibility {
-        case .always: return true
-        case .once: return try impressions.count(key, message: message.key) == 0
-        case .limit(let count, let period):
-            let since = WireTime.format(now.addingTimeInterval(-period))
-            return try impressions.count(key, message: message.key, since: since) < count
+    /// What eligibility reads of the profile, read once per sync: its segments, and its impressions on every device.
+    struct ProfileState {
+        var segments: Set<String>
+        /// Message key → the times it was shown.
+        var impressions: [String: [String]]
+
+        init(db: Database, key: String) throws {
+            segments = Set(try SegmentMembersTable(db).segments(of: key))
+            impressions = Dictionary(grouping: try InAppImpressionsTable(db).all(key), by: \.message).mapValues { $0.map(\.at) }
         }
     }
 
-    /// The message as the app shows it, its texts in the profile's language.
-    func render(_ message: InAppMessageDefinition, values: ProfileValues) throws -> JSONValue {
-        let fallback = config.defaultLanguage(project: message.project)
-        guard let variant = message.variant(language: values.language, fallback: fallback) else {
-            throw TemplateError("no variant for \(values.language ?? "no language"), default or \(fallback)")
+    /// Audience and re-eligibility, counted over the profile's impressions on every device.
+    func eligible(_ message: InAppMessageDefinition, _ profile: ProfileState) -> Bool {
+        if let audience = message.audience, !profile.segments.contains("\(message.project)/\(audience)") { return false }
+        let shown = profile.impressions[message.key] ?? []
+        switch message.reeligibility {
+        case .always: return true
+        case .once: return shown.isEmpty
+        case .limit(let count, let period):
+            let since = WireTime.format(now.addingTimeInterval(-period))
+            return shown.count(where: { $0 >= since }) < count
         }
-        let texts = variant.fields.values.map(\.liquid)
-        let paths = MessageRenderer.variablePaths(texts, blocks: [:])
+    }
+
+    /// How a sync renders its messages: the profile's language, its render options (time zone, now) and variables.
+    struct Rendering {
+        var language: String?
+        var options: LiquidRenderOptions
+        var variables: LiquidObject
+    }
+
+    /// The variables every text of `messages` reads, in the profile's language, built once for all of them.
+    func variables(for messages: [InAppMessageDefinition], values: ProfileValues, language: String?) -> LiquidObject {
+        var texts: [LiquidTemplate] = []
+        for message in messages {
+            let fallback = config.defaultLanguage(project: message.project)
+            texts += message.variant(language: language, fallback: fallback)?.fields.values.map(\.liquid) ?? []
+        }
         let trigger = TriggerContext(type: "in_app", occurrence: "in_app", at: now)
-        let variables = MessageContext(values: values, context: trigger, campaign: nil, step: "in_app").variables(for: paths)
-        let options = MessageRenderer.options(timeZone: values.timeZone, now: now)
+        return MessageContext(values: values, context: trigger, campaign: nil, step: "in_app")
+            .variables(for: MessageRenderer.variablePaths(texts, blocks: [:]))
+    }
+
+    /// The message as the app shows it, its texts in the profile's language.
+    func render(_ message: InAppMessageDefinition, _ rendering: Rendering) throws -> JSONValue {
+        let fallback = config.defaultLanguage(project: message.project)
+        guard let variant = message.variant(language: rendering.language, fallback: fallback) else {
+            throw TemplateError("no variant for \(rendering.language ?? "no language"), default or \(fallback)")
+        }
+        let (options, variables) = (rendering.options, rendering.variables)
         var rendered: [String: String] = [:]
         for (name, text) in variant.fields.sorted(by: { $0.key < $1.key }) {
             do {

@@ -10,21 +10,10 @@ extension PartitionDatabase {
     package func pruneInAppImpressions(
         rules: EngagementRules, now: Date, dedupeWindow: TimeInterval, chunk: Int = 5_000
     ) async throws -> Int {
-        var total = 0
-        var after = ""
-        while case let previous = after, let message = try await read({ db in try InAppImpressionsTable(db).message(after: previous) }) {
-            after = message
-            let kept: TimeInterval
-            switch rules.config.inAppMessages[message]?.reeligibility {
-            case .once?: continue
-            case .limit(_, let period)?: kept = period
-            case .always?, nil: kept = dedupeWindow
-            }
-            let cutoff = WireTime.format(now.addingTimeInterval(-kept))
-            total += try await pruneInChunks(chunk: chunk) { db, limit in
-                try InAppImpressionsTable(db).prune(message: message, before: cutoff, limit: limit)
-            }
-        }
-        return total
+        try await pruneByReeligibility(
+            now: now, dedupeWindow: dedupeWindow, chunk: chunk,
+            next: { db, after in try InAppImpressionsTable(db).message(after: after) },
+            reeligibility: { rules.config.inAppMessages[$0]?.reeligibility },
+            prune: { db, message, cutoff, limit in try InAppImpressionsTable(db).prune(message: message, before: cutoff, limit: limit) })
     }
 }

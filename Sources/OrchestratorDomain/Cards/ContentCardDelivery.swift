@@ -19,6 +19,8 @@ struct ContentCardDelivery {
         case repeated
         /// The profile's feed holds its cap of live cards.
         case capped
+        /// The card's `expires_at` has passed: it would show nowhere.
+        case expired
         case failed(String)
     }
 
@@ -43,7 +45,10 @@ struct ContentCardDelivery {
             return .failed(error.message)
         }
         let expiresAt = card.expiry(deliveredAt: now)
-        guard expiresAt > now else { return .failed("content card \(card.id) expired at \(WireTime.format(expiresAt))") }
+        guard expiresAt > now else {
+            Self.count(card, "expired")
+            return .expired
+        }
         let size = ContentCardRenderer.size(card, rendered, expiresAt: expiresAt)
         guard size <= ContentCardDefinition.maxBytes else {
             Self.count(card, "too_large")

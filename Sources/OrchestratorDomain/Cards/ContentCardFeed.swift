@@ -108,8 +108,9 @@ package struct ContentCardFeed {
             return rendered
         } catch {
             ContentCardDelivery.count(definition, "render_failed")
-            Logger(label: "herald.cards").warning(
-                "edited content card not rendered", metadata: ["card": "\(definition.key)", "card_id": "\(row.id)", "error": "\(error)"])
+            RenderWarnings.warn(
+                Logger(label: "herald.cards"), key: definition.key, "edited content card not rendered",
+                metadata: ["card": "\(definition.key)", "card_id": "\(row.id)", "error": "\(error)"])
             return nil
         }
     }

@@ -24,6 +24,13 @@ struct InAppImpressionsTable {
             arguments: [key, message, time ?? ""]) ?? 0
     }
 
+    /// Every impression of the profile still kept: its message and time (a sync reads them once for all messages).
+    func all(_ key: String) throws -> [(message: String, at: String)] {
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT message_key, at FROM in_app_impressions WHERE profile_key = ?"), arguments: [key]
+        ).map { ($0["message_key"], $0["at"]) }
+    }
+
     /// The impressions of the profile at or after `since`, per message, with the earliest of them.
     func recent(_ key: String, since time: String) throws -> [String: (count: Int, first: String)] {
         var found: [String: (count: Int, first: String)] = [:]

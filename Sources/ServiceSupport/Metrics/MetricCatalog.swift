@@ -208,7 +208,7 @@ package enum MetricCatalog {
             services: [.orchestrator], zeroSeries: []),
         Family(
             name: "herald_content_cards_total", kind: .counter,
-            help: "Content cards by project/card and event: delivered into a feed, viewed, clicked and dismissed (each once per profile and card, whichever device reports it), capped (the profile's feed was full) and too_large (over 2 KB rendered).",
+            help: "Content cards by project/card and event: delivered into a feed, viewed, clicked and dismissed (each once per profile and card, whichever device reports it), capped (the profile's feed was full), expired (a card whose expires_at has passed), too_large (over 2 KB rendered) and render_failed.",
             services: [.orchestrator], zeroSeries: []),
         Family(
             name: "herald_content_card_reports_ignored_total", kind: .counter,

@@ -9,7 +9,12 @@ package struct HeraldConfiguration: Sendable {
     package var templates: [String: TemplateDefinition] = [:]
     package var campaigns: [String: CampaignDefinition] = [:]
     package var contentBlocks: [String: ContentBlockDefinition] = [:]
-    package var inAppMessages: [String: InAppMessageDefinition] = [:]
+    package var inAppMessages: [String: InAppMessageDefinition] = [:] {
+        didSet { inAppMessagesByPriority = Self.byPriority(inAppMessages) }
+    }
+    /// Each project's in-app messages, highest priority first (then by id): what a sync walks, sorted once here
+    /// rather than at every sync.
+    package private(set) var inAppMessagesByPriority: [String: [InAppMessageDefinition]] = [:]
     package var contentCards: [String: ContentCardDefinition] = [:]
 
     package init() {}
@@ -115,6 +120,12 @@ package struct HeraldConfiguration: Sendable {
             }
         }
         return issues + contentBlockIssues()
+    }
+
+    static func byPriority(_ messages: [String: InAppMessageDefinition]) -> [String: [InAppMessageDefinition]] {
+        Dictionary(grouping: messages.values, by: \.project).mapValues { list in
+            list.sorted { ($0.priority, $1.id) > ($1.priority, $0.id) }
+        }
     }
 
     /// The default language of a project's templates.

@@ -1,0 +1,150 @@
+import Foundation
+import GRDB
+import HeraldTestSupport
+import Hummingbird
+import Logging
+import ServiceSupport
+import Shared
+import Testing
+
+@testable import Orchestrator
+@testable import PartitionStore
+@testable import OrchestratorDomain
+
+/// Not a test: the server of scripts/bench/in-app (runs only with HERALD_BENCH_SYNC_DIR, in release). One partition
+/// database holding `HERALD_BENCH_PROFILES` profiles (1M by default), each with an installation and a plan that puts it
+/// in one of 10 segments; 100 live in-app messages (90 with one of those segments as audience, 10 for everyone, each
+/// rendered with the profile's first name), so that a sync renders 19 messages. The production read path serves them
+/// (`AppReads`: the app key, the profile's partition, the holder check, eligibility, rendering), next to `/static`,
+/// a constant 200 of the same server (the ceiling). It writes the port to `port` in that directory once listening, and
+/// stops when a file `stop` appears there; the script drives it with wrk.
+@Suite("In-app sync benchmark", .enabled(if: ProcessInfo.processInfo.environment["HERALD_BENCH_SYNC_DIR"] != nil), .serialized)
+struct InAppSyncBenchmark {
+    static let environment = ProcessInfo.processInfo.environment
+    static let profiles = Int(environment["HERALD_BENCH_PROFILES"] ?? "") ?? 1_000_000
+    static let templates = 10
+
+    static func config() throws -> HeraldConfiguration {
+        var objects = [demoProject]
+        for segment in 0..<templates {
+            objects.append(#"{"kind":"segment","id":"plan-\#(segment)","project":"demo","condition":"c.plan = \"p\#(segment)\""}"#)
+        }
+        for message in 0..<100 {
+            let audience = message < 90 ? #","audience":"plan-\#(message % templates)""# : ""
+            objects.append(
+                #"""
+                {"kind":"in_app_message","id":"m\#(message)","project":"demo","type":"modal","priority":\#(message % 101)\#(audience),
+                 "reeligibility":{"max":3,"per":"7d"},"triggers":[{"event":"add_to_cart","where":"event.price > \#(message)"},{"session_start":true}],
+                 "buttons":[{"id":"go","action":{"uri":"demo://m\#(message)"}}],
+                 "variants":{"default":{"header":"Offer \#(message)","message":"{{ c.first_name | default: \"Hello\" }}, see offer \#(message)","button.go":"Go"}}}
+                """#)
+        }
+        return try configuration(objects)
+    }
+
+    /// The database: 10 template profiles written through the applier (identify, attributes, segment entries), then
+    /// copied row for row, every table that holds a profile's rows, under new keys (`demo/u<n>`, template `n % 10`).
+    static func database(_ rules: EngagementRules, directory: String) async throws -> PartitionDatabase {
+        let database = try PartitionDatabase.open(directory: directory, partition: 0, migrator: OrchestratorSchema.migrator)
+        var writer = Writer()
+        var records: [KafkaRecord] = []
+        for template in 0..<templates {
+            writer.source = .app(id: "ios", dev: false)
+            records.append(writer.record(.identify, id: "i\(template)", customID: "u\(template)", installationID: "T"))
+            writer.source = .server
+            records.append(try writer.update(id: "a\(template)", #"{"plan":"p\#(template)","first_name":"Ann"}"#, customID: "u\(template)"))
+        }
+        _ = try await database.applyBatch(records) { db, record in try OrchestratorApplier.apply(db, record: record, rules: rules) }
+        let count = profiles
+        try await database.write { db in
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+            for table in tables {
+                let columns = try db.columns(in: table).map(\.name)
+                guard columns.contains("profile_key") else { continue }
+                let select = columns.map { $0 == "profile_key" ? "'demo/u' || n" : "t.\"\($0)\"" }.joined(separator: ", ")
+                try db.execute(
+                    sql: """
+                        WITH RECURSIVE seq(n) AS (SELECT \(templates) UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < ?)
+                        INSERT INTO "\(table)" (\(columns.map { "\"\($0)\"" }.joined(separator: ", ")))
+                        SELECT \(select) FROM seq JOIN "\(table)" t ON t.profile_key = 'demo/u' || (n % \(templates))
+                        """, arguments: [count])
+            }
+        }
+        return database
+    }
+
+    /// The read path over one database (this instance owns the partition).
+    struct Source: AppReadSource {
+        let database: PartitionDatabase
+        let config: HeraldConfiguration
+
+        func inAppMessages(key: String, installationID: String, after writeID: String?, now: Date) async throws
+            -> AppRead<InAppEligibility.Answer>
+        {
+            let config = config
+            return try await OrchestratorPartitions.read(database, key: key, after: writeID) { db in
+                try InAppEligibility(db: db, config: config, now: now).answer(key: key, installationID: installationID)
+            }
+        }
+
+        func contentCards(
+            key: String, installationID: String, after writeID: String?, since cursor: ContentCardFeed.Cursor?, now: Date
+        ) async throws -> AppRead<JSONValue> {
+            let config = config
+            return try await OrchestratorPartitions.read(database, key: key, after: writeID) { db in
+                try ContentCardFeed(db: db, config: config, now: now).answer(key: key, installationID: installationID, since: cursor)
+            }
+        }
+    }
+
+    @Test("serve syncs until told to stop")
+    func serve() async throws {
+        let directory = try #require(Self.environment["HERALD_BENCH_SYNC_DIR"])
+        let config = try Self.config()
+        let rules = EngagementRules(config: config, clock: { Date() })
+        let started = ContinuousClock.now
+        let data = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let database = try await Self.database(rules, directory: data)
+        let prepared = ContinuousClock.now - started
+        let profiles = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM profiles") ?? 0 }
+        let members = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") ?? 0 }
+        // The domain alone, one thread: what a sync costs before HTTP.
+        let sample = 2_000
+        let domainStart = ContinuousClock.now
+        var rendered = 0
+        for index in 0..<sample {
+            let key = "demo/u\((index * 7919) % Self.profiles)"
+            let answer = try await database.read { db in
+                try InAppEligibility(db: db, config: config, now: Date()).answer(key: key, installationID: "T")
+            }
+            if case .array(let messages)? = answer?.json["messages"] { rendered += messages.count }
+        }
+        let domain = ContinuousClock.now - domainStart
+        let perSync = Double(domain.components.attoseconds) / 1e12 / Double(sample) + Double(domain.components.seconds) * 1e6 / Double(sample)
+        print(
+            "in-app sync benchmark: \(profiles) profiles, \(members) segment memberships, 100 live messages, prepared in \(prepared)")
+        print("figure-line domain_us_per_sync=\(String(format: "%.1f", perSync)) messages_per_sync=\(rendered / sample)")
+
+        var catalog = try AppsCatalog.load(path: repositoryFile("config/apps.sample.json"))
+        catalog.projects[0].apps[0].requireSignedIdentity = false
+        let router = Router(context: ServiceRequestContext.self)
+        router.get("static") { _, _ in "ok" }
+        AppReads(manager: Source(database: database, config: config), catalog: catalog, owners: nil, instance: "bench").register(on: router)
+        let app = Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "herald-bench"),
+            onServerRunning: { channel in
+                try? "\(channel.localAddress?.port ?? 0)".write(toFile: "\(directory)/port", atomically: true, encoding: .utf8)
+            },
+            logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService() }
+            while !FileManager.default.fileExists(atPath: "\(directory)/stop") {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            group.cancelAll()
+        }
+        try database.close()
+    }
+}
