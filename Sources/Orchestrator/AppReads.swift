@@ -54,10 +54,12 @@ struct AppReads: Sendable {
         router.get("v1/app/content-cards") { request, _ in
             let since = request.uri.queryParameters.get("since").map { String($0) }
             let cursor = since.flatMap(ContentCardFeed.Cursor.init)
-            if since != nil, cursor == nil {
-                return Response.jsonError(.badRequest, "invalid_cursor", "since: the `cursor` of the last answer (<number>-<16 hex>)")
-            }
-            return try await read(request) { key, installationID, after, _ in
+            return try await read(request) {
+                guard since == nil || cursor != nil else {
+                    return Response.jsonError(.badRequest, "invalid_cursor", "since: the `cursor` of the last answer (<number>-<16 hex>)")
+                }
+                return nil
+            } read: { key, installationID, after, _ in
                 try await manager.contentCards(key: key, installationID: installationID, after: after, since: cursor, now: Date())
             } respond: { answer in
                 var response = Response.json(answer)
@@ -67,10 +69,11 @@ struct AppReads: Sendable {
         }
     }
 
-    /// Authenticates the request, reads the profile's partition (here, or at its owner), and answers.
+    /// Authenticates the request, checks its own parameters (`check`: a refusal, or nil), reads the profile's partition
+    /// (here, or at its owner), and answers.
     func read<Answer: Sendable>(
-        _ request: Request,
-        _ read: (_ key: String, _ installationID: String, _ after: String?, _ customID: String?) async throws -> AppRead<Answer>,
+        _ request: Request, check: () -> Response? = { nil },
+        read: (_ key: String, _ installationID: String, _ after: String?, _ customID: String?) async throws -> AppRead<Answer>,
         respond: (Answer) -> Response
     ) async throws -> Response {
         guard let catalog else {
@@ -105,6 +108,7 @@ struct AppReads: Sendable {
                 return .jsonError(.unauthorized, "invalid_custom_id_auth", "X-CustomID-Auth does not match this custom_id and API key")
             }
         }
+        if let refusal = check() { return refusal }
         let profileKey = customID.map { ProfileKey.profile(project, $0) } ?? ProfileKey.home(project, installationID)
         switch try await read(profileKey, installationID, after, customID) {
         case .notReady:
