@@ -45,7 +45,7 @@ struct AppReads: Sendable {
 
     func register(on router: Router<ServiceRequestContext>) {
         router.get("v1/app/in-app-messages") { request, _ in
-            try await read(request) { key, installationID, after, _ in
+            try await read(request) { key, installationID, after in
                 try await manager.inAppMessages(key: key, installationID: installationID, after: after, now: Date())
             } respond: { answer in
                 InAppEndpoint.response(answer, request: request)
@@ -59,7 +59,7 @@ struct AppReads: Sendable {
                     return Response.jsonError(.badRequest, "invalid_cursor", "since: the `cursor` of the last answer (<number>-<16 hex>)")
                 }
                 return nil
-            } read: { key, installationID, after, _ in
+            } read: { key, installationID, after in
                 try await manager.contentCards(key: key, installationID: installationID, after: after, since: cursor, now: Date())
             } respond: { answer in
                 var response = Response.json(answer)
@@ -73,7 +73,7 @@ struct AppReads: Sendable {
     /// (here, or at its owner), and answers.
     func read<Answer: Sendable>(
         _ request: Request, check: () -> Response? = { nil },
-        read: (_ key: String, _ installationID: String, _ after: String?, _ customID: String?) async throws -> AppRead<Answer>,
+        read: (_ key: String, _ installationID: String, _ after: String?) async throws -> AppRead<Answer>,
         respond: (Answer) -> Response
     ) async throws -> Response {
         guard let catalog else {
@@ -110,7 +110,7 @@ struct AppReads: Sendable {
         }
         if let refusal = check() { return refusal }
         let profileKey = customID.map { ProfileKey.profile(project, $0) } ?? ProfileKey.home(project, installationID)
-        switch try await read(profileKey, installationID, after, customID) {
+        switch try await read(profileKey, installationID, after) {
         case .notReady:
             return Self.retry(.serviceUnavailable, "not_ready", "the configuration is not read yet")
         case .notHeld:

@@ -69,6 +69,17 @@ struct ContentCardConfigTests {
         #expect(issues == [message])
     }
 
+    @Test("a card's digest is FNV-1a 64 (stable across processes: rows store it); an edit of what it shows changes it")
+    func digests() throws {
+        #expect(ContentCardDefinition.digest("") == "cbf29ce484222325" && ContentCardDefinition.digest("a") == "af63dc4c8601ec8c")
+        let (before, _) = try read([Self.project, Self.card()])
+        let (after, _) = try read([Self.project, Self.card(#","pinned":false"#)])
+        let (renamed, _) = try read([Self.project, Self.card(#","name":"Other name""#)])
+        #expect(before.contentCardDigests["demo/ski"] != after.contentCardDigests["demo/ski"])
+        #expect(before.contentCardDigests["demo/ski"] == renamed.contentCardDigests["demo/ski"])
+        #expect(before.contentCardVersions["demo"] != after.contentCardVersions["demo"])
+    }
+
     @Test("a banner shows an image only; a campaign's cards exist in its project and are listed once")
     func bannersAndCampaigns() throws {
         let banner = #"{"kind":"content_card","id":"b","project":"demo","type":"banner","variants":{"default":{"title":"T","image_url":"https://x.example/b.png"}}}"#

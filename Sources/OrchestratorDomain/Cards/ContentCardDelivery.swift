@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import Logging
 import Metrics
 import Shared
 
@@ -56,7 +55,7 @@ struct ContentCardDelivery {
         }
         try table.insert(
             key, cardID: id, cardKey: card.key, campaignKey: campaign.key, language: rendered.language, texts: rendered.texts,
-            content: ContentCardRenderer.digest(card), context: context.json, at: time, expiresAt: WireTime.format(expiresAt))
+            content: ContentCardRenderer.digest(card, config: config), context: context.json, at: time, expiresAt: WireTime.format(expiresAt))
         Self.count(card, "delivered")
         return .delivered(id: id)
     }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GRDB
 import Logging
@@ -44,11 +43,9 @@ package struct ContentCardFeed {
         package var text: String { "\(seq)-\(version)" }
     }
 
-    /// A digest of every card definition of the project: an edit of any changes it, and the next sync is whole.
+    /// The version of the project's card definitions (an edit of any changes it, and the next sync is whole).
     static func version(_ config: HeraldConfiguration, project: String) -> String {
-        let cards = config.contentCards.values.filter { $0.project == project }.sorted { $0.key < $1.key }
-        let text = cards.map { "\($0.key) \(ContentCardRenderer.digest($0))" }.joined(separator: "\n")
-        return SHA256.hash(data: Array(text.utf8)).prefix(8).hexString
+        config.contentCardVersions[project] ?? String(repeating: "0", count: 16)
     }
 
     /// The answer for the installation under the profile `key`; nil when the profile does not hold it.
@@ -70,7 +67,7 @@ package struct ContentCardFeed {
             }
             var language = row.language
             var texts = row.texts
-            if row.content != ContentCardRenderer.digest(definition) {
+            if row.content != ContentCardRenderer.digest(definition, config: config) {
                 // Edited since its delivery: rendered anew, whole and within 2 KB, or left out.
                 if values == nil { values = ProfileValues(db: db, key: key, defaultTimeZone: config.defaultTimeZone(project: project)) }
                 guard let rendered = rerender(definition, row, values: values!) else {

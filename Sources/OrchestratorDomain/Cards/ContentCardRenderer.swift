@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Liquid
 import Shared
@@ -15,9 +14,9 @@ struct ContentCardRenderer {
         var texts: [String: String]
     }
 
-    /// A digest of what delivered cards show of a definition: an edit that changes it renders them anew.
-    static func digest(_ card: ContentCardDefinition) -> String {
-        SHA256.hash(data: Array(card.content.utf8)).prefix(8).hexString
+    /// The digest of what delivered cards show of a definition (an edit that changes it renders them anew).
+    static func digest(_ card: ContentCardDefinition, config: HeraldConfiguration) -> String {
+        config.contentCardDigests[card.key] ?? ContentCardDefinition.digest(card.content)
     }
 
     func render(_ card: ContentCardDefinition, values: ProfileValues, _ context: TriggerContext) throws -> Rendered {

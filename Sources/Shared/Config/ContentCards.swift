@@ -79,6 +79,18 @@ package struct ContentCardDefinition: Sendable, LanguageVariants {
         return String(decoding: JSONValue.object(members).serialized, as: UTF8.self)
     }
 
+    /// A digest of a text (FNV-1a, 64 bits, as 16 hex digits): what tells an edit of a card's `content` apart, stable
+    /// across processes (Swift's `Hasher` is seeded per process), not a security digest.
+    package static func digest(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
     /// The card as the app receives it, from its rendered texts: `id`, times and state are the delivery's.
     package func card(
         id: String, language: String, texts: [String: String], createdAt: Date, updatedAt: Date, expiresAt: Date,

@@ -15,7 +15,14 @@ package struct HeraldConfiguration: Sendable {
     /// Each project's in-app messages, highest priority first (then by id): what a sync walks, sorted once here
     /// rather than at every sync.
     package private(set) var inAppMessagesByPriority: [String: [InAppMessageDefinition]] = [:]
-    package var contentCards: [String: ContentCardDefinition] = [:]
+    package var contentCards: [String: ContentCardDefinition] = [:] {
+        didSet { (contentCardDigests, contentCardVersions) = Self.cardDigests(contentCards) }
+    }
+    /// Each card's digest of what its delivered cards show (`ContentCardDefinition.content`): a card whose digest
+    /// changed since its delivery is rendered anew. Computed once per configuration, not at every sync.
+    package private(set) var contentCardDigests: [String: String] = [:]
+    /// Each project's digest of all its cards' digests: the version an app's feed cursor carries.
+    package private(set) var contentCardVersions: [String: String] = [:]
 
     package init() {}
 
@@ -120,6 +127,14 @@ package struct HeraldConfiguration: Sendable {
             }
         }
         return issues + contentBlockIssues()
+    }
+
+    static func cardDigests(_ cards: [String: ContentCardDefinition]) -> ([String: String], [String: String]) {
+        let digests = cards.mapValues { ContentCardDefinition.digest($0.content) }
+        let versions = Dictionary(grouping: cards.values, by: \.project).mapValues { list in
+            ContentCardDefinition.digest(list.map(\.key).sorted().map { "\($0) \(digests[$0]!)" }.joined(separator: "\n"))
+        }
+        return (digests, versions)
     }
 
     static func byPriority(_ messages: [String: InAppMessageDefinition]) -> [String: [InAppMessageDefinition]] {
