@@ -140,7 +140,7 @@ package enum ActivityItem: Sendable, Equatable {
 
     /// A content card's id, as the feed gave it: 32 lowercase hex digits.
     static func cardID(_ text: String) throws(Violation) -> String {
-        guard text.utf8.count == 32, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+        guard text.isLowercaseHex(count: 32) else {
             throw Violation("invalid_card_id", "card ids are 32 lowercase hex digits, as the feed gives them")
         }
         return text

@@ -45,13 +45,9 @@ struct MessageRenderer {
             throw TemplateError("template \(template.id) has no variant for \(values.language ?? "no language"), default or \(fallback)")
         }
         let payloadTexts = template.payload.values.compactMap { if case .text(let text) = $0 { text } else { nil } }
-        let texts = (Array(variant.fields.values) + payloadTexts).map(\.liquid)
-        // The project's blocks only for a message that includes one.
-        let blocks = texts.contains { !$0.contentBlocks.isEmpty } ? rules.config.contentBlocks(project: campaign.project) : [:]
-        let paths = Self.variablePaths(texts, blocks: blocks)
-        let variables = MessageContext(values: values, context: context, campaign: campaign, step: step).variables(for: paths)
-        var options = Self.options(timeZone: values.timeZone, now: now)
-        options.contentBlocks = blocks
+        let (variables, options) = Self.environment(
+            Array(variant.fields.values) + payloadTexts, config: rules.config, project: campaign.project,
+            MessageContext(values: values, context: context, campaign: campaign, step: step), now: now)
         func render(_ text: TemplateText, _ field: String, html: Bool = false) throws -> String {
             var fieldOptions = options
             if html { fieldOptions.escape = { LiquidFilters.escapeHTML($0) } }
@@ -104,6 +100,18 @@ struct MessageRenderer {
             send.dueAt = context.at
         }
         return send
+    }
+
+    /// What `texts` render with for one profile and trigger: the variables they read (with the content blocks they
+    /// include, the project's blocks only when one does), and the strict, bounded options in the profile's time zone.
+    static func environment(
+        _ texts: [TemplateText], config: HeraldConfiguration, project: String, _ context: MessageContext, now: Date
+    ) -> (LiquidObject, LiquidRenderOptions) {
+        let templates = texts.map(\.liquid)
+        let blocks = templates.contains { !$0.contentBlocks.isEmpty } ? config.contentBlocks(project: project) : [:]
+        var options = options(timeZone: context.values.timeZone, now: now)
+        options.contentBlocks = blocks
+        return (context.variables(for: variablePaths(templates, blocks: blocks)), options)
     }
 
     /// What `templates` read, with the content blocks they include (and those include, each once).

@@ -48,7 +48,7 @@ struct ContentCardDelivery {
             Self.count(card, "expired")
             return .expired
         }
-        let size = ContentCardRenderer.size(card, rendered, expiresAt: expiresAt)
+        let size = card.size(language: rendered.language, texts: rendered.texts)
         guard size <= ContentCardDefinition.maxBytes else {
             Self.count(card, "too_large")
             return .failed("content card \(card.id) is \(size) bytes rendered; at most \(ContentCardDefinition.maxBytes)")

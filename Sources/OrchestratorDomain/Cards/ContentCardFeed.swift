@@ -35,7 +35,7 @@ package struct ContentCardFeed {
         package init?(_ text: String) {
             let parts = text.split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count == 2, parts[0].count <= 18, parts[0].allSatisfy(\.isASCII), let seq = Int64(parts[0]), seq >= 0,
-                parts[1].utf8.count == 16, parts[1].utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+                parts[1].isLowercaseHex(count: 16)
             else { return nil }
             self.init(seq: seq, version: String(parts[1]))
         }
@@ -97,8 +97,7 @@ package struct ContentCardFeed {
         let context = TriggerContext(json: row.context) ?? TriggerContext(type: "card", occurrence: row.id, at: now)
         do {
             let rendered = try ContentCardRenderer(config: config, now: now).render(definition, values: values, context)
-            let expiresAt = WireTime.parse(row.expiresAt) ?? now
-            guard ContentCardRenderer.size(definition, rendered, expiresAt: expiresAt) <= ContentCardDefinition.maxBytes else {
+            guard definition.size(language: rendered.language, texts: rendered.texts) <= ContentCardDefinition.maxBytes else {
                 ContentCardDelivery.count(definition, "too_large")
                 return nil
             }

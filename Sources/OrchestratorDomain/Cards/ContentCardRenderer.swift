@@ -24,12 +24,9 @@ struct ContentCardRenderer {
         guard let variant = card.variant(language: values.language, fallback: fallback) else {
             throw TemplateError("content card \(card.id) has no variant for \(values.language ?? "no language"), default or \(fallback)")
         }
-        let templates = variant.fields.values.map(\.liquid)
-        let blocks = templates.contains { !$0.contentBlocks.isEmpty } ? config.contentBlocks(project: card.project) : [:]
-        let paths = MessageRenderer.variablePaths(templates, blocks: blocks)
-        let variables = MessageContext(values: values, context: context, campaign: nil, step: "card").variables(for: paths)
-        var options = MessageRenderer.options(timeZone: values.timeZone, now: now)
-        options.contentBlocks = blocks
+        let (variables, options) = MessageRenderer.environment(
+            Array(variant.fields.values), config: config, project: card.project,
+            MessageContext(values: values, context: context, campaign: nil, step: "card"), now: now)
         var texts: [String: String] = [:]
         for (name, text) in variant.fields.sorted(by: { $0.key < $1.key }) {
             do {
@@ -44,13 +41,5 @@ struct ContentCardRenderer {
         // An empty URL is no URL (`{% if %}` around one): the card is then not clickable.
         for name in ["url", "image_url"] where texts[name]?.isEmpty == true { texts[name] = nil }
         return Rendered(language: variant.language, texts: texts)
-    }
-
-    /// The card's size as the app receives it, in bytes.
-    static func size(_ card: ContentCardDefinition, _ rendered: Rendered, expiresAt: Date) -> Int {
-        card.card(
-            id: String(repeating: "0", count: 32), language: rendered.language, texts: rendered.texts, createdAt: expiresAt,
-            updatedAt: expiresAt, expiresAt: expiresAt, viewed: false, clicked: false
-        ).serialized.count
     }
 }

@@ -93,7 +93,7 @@ struct ContentCardsTable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                key, cardID, cardKey, campaignKey, try nextSeq(), language, textsJSON.text, content, context.text, time, time,
+                key, cardID, cardKey, campaignKey, try nextSeq(), language, textsJSON.serializedText, content, context.serializedText, time, time,
                 expiresAt,
             ])
     }
@@ -113,13 +113,16 @@ struct ContentCardsTable {
     /// Records the card's first view, click or dismissal (a change the feed's cursor shows); false when it was
     /// recorded before.
     func mark(_ key: String, cardID: String, _ mark: Mark, at time: String) throws -> Bool {
-        let seq = try nextSeq()
+        // The next change number is taken only by a change: a repeated report writes nothing (nor its changelog).
         try db.executeCached(
             sql: """
-                UPDATE content_cards SET \(mark.rawValue) = ?, seq = ?, updated_at = ?
+                UPDATE content_cards SET \(mark.rawValue) = ?, updated_at = ?,
+                    seq = (SELECT seq + 1 FROM content_card_sequence WHERE id = 0)
                 WHERE profile_key = ? AND card_id = ? AND \(mark.rawValue) IS NULL
-                """, arguments: [time, seq, time, key, cardID])
-        return db.changesCount == 1
+                """, arguments: [time, time, key, cardID])
+        guard db.changesCount == 1 else { return false }
+        try db.executeCached(sql: "UPDATE content_card_sequence SET seq = seq + 1 WHERE id = 0")
+        return true
     }
 
     /// The profile's cards in its feed now: neither dismissed nor expired at `now`.
@@ -153,9 +156,4 @@ struct ContentCardsTable {
                 """, arguments: [cutoff, limit])
         return db.changesCount
     }
-}
-
-extension JSONValue {
-    /// The value as JSON text.
-    fileprivate var text: String { String(decoding: serialized, as: UTF8.self) }
 }

@@ -10,25 +10,17 @@ package final class OwnersFollower: Service, Sendable {
     let directory: PartitionDirectory
 
     package init(client: KafkaClientSettings, instanceID: String, directory: PartitionDirectory, logger: Logger) throws {
-        consumer = try KafkaConsumer(
-            configuration: KafkaConsumerConfiguration(
-                client: client, clientID: "\(instanceID)-owners",
-                groupID: "herald-owners-\(instanceID)-\(UUID().uuidString)", topics: [HeraldTopic.owners.name]),
-            listener: FromBeginningListener(), logger: logger)
+        consumer = try KafkaConsumer.wholeTopic(.owners, client: client, instanceID: instanceID, purpose: "owners", logger: logger)
         self.directory = directory
     }
 
     package func run() async throws {
-        do {
+        try await consumer.closing {
             try await withGracefulShutdownHandler {
                 for try await batch in consumer.batches() { directory.fold(batch.records) }
             } onGracefulShutdown: {
                 self.consumer.stop()
             }
-        } catch {
-            await consumer.close()
-            throw error
         }
-        await consumer.close()
     }
 }

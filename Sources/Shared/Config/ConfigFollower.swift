@@ -17,11 +17,7 @@ package final class ConfigFollower: Service, Sendable {
     package init(
         client: KafkaClientSettings, instanceID: String, logger: Logger, apply: @escaping @Sendable (HeraldConfiguration) async -> Void
     ) throws {
-        consumer = try KafkaConsumer(
-            configuration: KafkaConsumerConfiguration(
-                client: client, clientID: "\(instanceID)-config",
-                groupID: "herald-config-\(instanceID)-\(UUID().uuidString)", topics: [HeraldTopic.config.name]),
-            listener: FromBeginningListener(), logger: logger)
+        consumer = try KafkaConsumer.wholeTopic(.config, client: client, instanceID: instanceID, purpose: "config", logger: logger)
         self.apply = apply
         self.logger = logger
     }
@@ -52,13 +48,7 @@ package final class ConfigFollower: Service, Sendable {
     package func run() async throws {
         // Stopping (or failing) before the first whole read releases the writes' consumer, which then stops too.
         defer { finishLoading(false) }
-        do {
-            try await follow()
-        } catch {
-            await consumer.close()
-            throw error
-        }
-        await consumer.close()
+        try await consumer.closing { try await follow() }
     }
 
     private func follow() async throws {

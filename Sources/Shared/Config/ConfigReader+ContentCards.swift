@@ -85,11 +85,7 @@ extension ConfigReader {
                 fail(fieldsNode, "variants.\(language): missing `\(name)` (a \(card.kind.rawValue) card shows it)")
             }
             // What every rendering holds for sure: over the limit already, no profile can fit.
-            let fixed = card.card(
-                id: String(repeating: "0", count: 32), language: language, texts: texts.mapValues(\.fixedText),
-                createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0),
-                expiresAt: Date(timeIntervalSince1970: 0), viewed: false, clicked: false)
-            let size = fixed.serialized.count
+            let size = card.size(language: language, texts: texts.mapValues(\.fixedText))
             if size > ContentCardDefinition.maxBytes {
                 fail(fieldsNode, "variants.\(language): the card is \(size) bytes as the app receives it; at most \(ContentCardDefinition.maxBytes)")
             }

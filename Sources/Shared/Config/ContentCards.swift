@@ -76,7 +76,7 @@ package struct ContentCardDefinition: Sendable, LanguageVariants {
         members.append(JSONMember("variants", .object(variants.sorted { $0.key < $1.key }.map { language, fields in
             JSONMember(language, .object(fields.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value.source)) }))
         })))
-        return String(decoding: JSONValue.object(members).serialized, as: UTF8.self)
+        return JSONValue.object(members).serializedText
     }
 
     /// A digest of a text (FNV-1a, 64 bits, as 16 hex digits): what tells an edit of a card's `content` apart, stable
@@ -89,6 +89,15 @@ package struct ContentCardDefinition: Sendable, LanguageVariants {
         }
         let hex = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// The size, in bytes, of the card as the app receives it with these texts (ids and times are of fixed width).
+    package func size(language: String, texts: [String: String]) -> Int {
+        let time = Date(timeIntervalSince1970: 0)
+        return card(
+            id: String(repeating: "0", count: 32), language: language, texts: texts, createdAt: time, updatedAt: time,
+            expiresAt: time, viewed: false, clicked: false
+        ).serialized.count
     }
 
     /// The card as the app receives it, from its rendered texts: `id`, times and state are the delivery's.

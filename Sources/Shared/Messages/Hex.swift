@@ -1,3 +1,10 @@
+extension StringProtocol {
+    /// Whether the text is exactly `count` lowercase hexadecimal digits (the form `hexString` writes: ids, cursors).
+    package func isLowercaseHex(count: Int) -> Bool {
+        utf8.count == count && utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+}
+
 extension Sequence where Element == UInt8 {
     /// Lowercase hexadecimal, two digits a byte: the text of digests in ids (send ids, `apns-id`, proofs).
     /// `String(format: "%02x")` per byte was 5% of the notifier's push path (a `Locale`-aware format each time).

@@ -15,6 +15,9 @@ extension JSONValue {
         return out
     }
 
+    /// The same, as a string (for a TEXT column or a digest's input).
+    package var serializedText: String { String(decoding: serialized, as: UTF8.self) }
+
     private func write(to out: inout [UInt8]) {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
