@@ -190,12 +190,13 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// is work on its partition, and each attempt it hands out is held until its result is recorded (`complete`): a
     /// revocation waits for both.
     func claim(_ channel: MessageChannel, limit: Int) async -> [(partition: Int32, claimed: SendClaims.Claimed)] {
-        var result: [(Int32, SendClaims.Claimed)] = []
+        var claims: [Int32: [SendClaims.Claimed]] = [:]
+        var count = 0
         let now = clock()
         let (owner, platforms) = (self.owner, self.platforms)
-        for number in await owner.runningPartitions where result.count < limit {
+        for number in await owner.runningPartitions where count < limit {
             guard handover[number] == nil else { continue }
-            let left = limit - result.count
+            let left = limit - count
             do {
                 // Let in only while the partition runs, and it claims only if the partition still runs when its write
                 // transaction starts (`isRunning`, read inside it): a revocation, drained or lost, that begins while the
@@ -213,10 +214,38 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                     if !outbox.isEmpty { await owner.scheduleFlush(number) }
                     return claimed
                 } ?? []
-                result += claimed.map { (number, $0) }
+                if !claimed.isEmpty { claims[number] = claimed }
+                count += claimed.count
             } catch {
                 logger.error("claiming sends failed", metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
             }
+        }
+        return await inChangelog(claims, channel: channel)
+    }
+
+    /// The claims whose `sending` rows are in their partition's changelog, all partitions waited for at once: a
+    /// partition's next owner then restores them as attempts in doubt, and waits for their answers (reported late by
+    /// this instance) instead of making them again. Those of a partition lost meanwhile are not attempted: the next
+    /// owner may have restored it without them and will make them itself (docs/partitions.md, "Claims in the
+    /// changelog"). Without a changelog, every claim.
+    private func inChangelog(
+        _ claims: [Int32: [SendClaims.Claimed]], channel: MessageChannel
+    ) async -> [(partition: Int32, claimed: SendClaims.Claimed)] {
+        let owner = self.owner
+        let holding = await withTaskGroup(of: (Int32, Bool).self) { group in
+            for number in claims.keys { group.addTask { (number, await owner.changelogHolds(number)) } }
+            return await group.reduce(into: [Int32: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        var result: [(Int32, SendClaims.Claimed)] = []
+        for (number, claimed) in claims.sorted(by: { $0.key < $1.key }) {
+            guard holding[number] == true else {
+                logger.warning(
+                    "claimed attempts not made: their partition was lost before its changelog had them; its next owner makes them",
+                    metadata: ["partition": "\(number)", "channel": "\(channel)", "attempts": "\(claimed.count)"])
+                await owner.release(claimed.count, on: number)
+                continue
+            }
+            result += claimed.map { (number, $0) }
         }
         return result
     }

@@ -73,7 +73,8 @@ package actor PartitionOwner: KafkaRebalanceListener {
     private nonisolated let restoreStops = RestoreStops()
     /// Restores going on outside the rebalance callback (`restoreLater`), until they end.
     private var laterRestores: [Int32: Task<Void, Never>] = [:]
-    /// Lost partitions: their outbox is still produced, but not their changelog (the new owner writes it now).
+    /// Lost partitions, until they are assigned here again: their outbox is still produced, but not their changelog
+    /// (the new owner writes it now), and what they wrote is not acted on any more (`changelogHolds`).
     private var changelogHeld: Set<Int32> = []
     /// The failures of paused partitions, and when each is tried again.
     private var faults = PartitionFaults()
@@ -240,6 +241,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
         // A restore of this number still ending outside the callback (revoked, then assigned again): the database is
         // one file, restored by one at a time.
         if deadline != nil, let earlier = laterRestores[number] { await earlier.value }
+        changelogHeld.remove(number)
         slots[number] = Slot(state: changelog == nil ? .opening : .restoring, topics: assigned)
         let database: PartitionDatabase
         do {
@@ -357,7 +359,6 @@ package actor PartitionOwner: KafkaRebalanceListener {
             let flushed = await flush(number)
             flushRequested.remove(number)
             if let task = flushTasks[number] { await task.value }
-            changelogHeld.remove(number)
             guard let database = slots.removeValue(forKey: number)?.database else { continue }
             unflushed[number] = nil
             Self.outboxAge(number).record(0)
@@ -533,6 +534,20 @@ package actor PartitionOwner: KafkaRebalanceListener {
             }
         }
         flushTasks[number] = nil
+    }
+
+    /// Whether what the partition's transactions wrote until now may be acted on outside the process (the notifier's
+    /// provider call for an attempt it claimed): its changelog is produced first, so that a next owner restores those
+    /// changes and does not do again what they began.
+    ///
+    /// False when the partition was lost, before or during the wait: its changelog is no longer this member's to write,
+    /// and the next owner may have restored it without those changes. True otherwise, also when the produce failed
+    /// while the partition stays here (the broker did not answer within the producer's delivery timeout; the relay
+    /// produces it later): a broker outage slows the work down to that timeout, only a loss stops it.
+    package func changelogHolds(_ number: Int32) async -> Bool {
+        guard changelog != nil, !changelogHeld.contains(number) else { return changelog == nil }
+        await flush(number)
+        return !changelogHeld.contains(number)
     }
 
     /// Publishes records that belong to no open partition any more (an outcome that arrived after its partition

@@ -43,10 +43,13 @@ final class NotifierHarness: @unchecked Sendable {
 
     /// How long a revocation waits for the provider calls in flight.
     let drainTimeout: Duration
+    /// What the first owner produces goes through it: its changelog records can be held (`changelog: true`).
+    let gate: ChangelogGate
+    private let restoreReader: KafkaPartitionReader?
 
     init(
         retry: RetryPolicy = RetryPolicy(maxAttempts: 3, base: .milliseconds(20), cap: .milliseconds(100)),
-        drainTimeout: Duration = .seconds(15), clock: @escaping @Sendable () -> Date = { Date() }
+        drainTimeout: Duration = .seconds(15), changelog: Bool = false, clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws {
         self.retry = retry
         self.drainTimeout = drainTimeout
@@ -75,8 +78,16 @@ final class NotifierHarness: @unchecked Sendable {
         Task { try? await group.run() }
         try await waitUntil("the HTTP simulators") { port.withLock { $0 } != nil }
         httpPort = port.withLock { $0 }!
+        gate = ChangelogGate(producer)
+        restoreReader = changelog
+            ? try KafkaPartitionReader(
+                client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers), clientID: "test-restore",
+                groupID: "test-restore-\(UUID().uuidString)", logger: logger)
+            : nil
         partitions = NotifierPartitions(
-            directory: directory, producer: producer, catalog: Self.catalog, logger: logger, drainTimeout: drainTimeout, clock: clock)
+            directory: directory, producer: gate,
+            changelog: restoreReader.map { ChangelogSettings(topic: HeraldTopic.stateNotifier.name, source: $0) },
+            catalog: Self.catalog, logger: logger, drainTimeout: drainTimeout, clock: clock)
         try await open()
     }
 
@@ -219,9 +230,57 @@ final class NotifierHarness: @unchecked Sendable {
         driver.shutdown()
         await producer.shutdown()
         await inspector?.shutdown()
+        await restoreReader?.shutdown()
         await deliveriesReader.shutdown()
         await cluster.shutdown()
         try? FileManager.default.removeItem(atPath: caFile)
+    }
+}
+
+/// The notifier's producer, with its changelog records held at the test's word: a publish that carries one waits while
+/// the gate is held, then goes to the broker, or fails as if the broker had not answered.
+final class ChangelogGate: OutboxPublisher {
+    private struct State {
+        var holding = false
+        var failing = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let producer: KafkaProducer
+    private let state = Locked(State())
+
+    init(_ producer: KafkaProducer) { self.producer = producer }
+
+    /// Publishes of changelog records waiting at the gate now.
+    var waiting: Int { state.withLock { $0.waiters.count } }
+
+    func hold() { state.withLock { $0.holding = true } }
+
+    /// Lets the waiting publishes and the later ones go: to the broker, or failing (`failing`).
+    func release(failing: Bool = false) {
+        let waiters = state.withLock { state in
+            state.holding = false
+            state.failing = failing
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func publish(_ records: [KafkaOutgoingRecord]) async throws -> [KafkaDeliveryReport] {
+        if records.contains(where: { $0.topic == HeraldTopic.stateNotifier.name }) {
+            await withCheckedContinuation { continuation in
+                let go = state.withLock { state -> Bool in
+                    if state.holding { state.waiters.append(continuation) }
+                    return !state.holding
+                }
+                if go { continuation.resume() }
+            }
+            if state.withLock({ $0.failing }) {
+                throw KafkaError(code: .brokerUnavailable, reason: "the test's broker did not take the changelog")
+            }
+        }
+        return try await producer.send(records)
     }
 }
 
@@ -557,6 +616,60 @@ struct DeliveryFlowTests {
         let reports = try await harness.reports { $0.filter { $0.outcome == .sent }.count >= 3 }
         #expect(Set(reports.compactMap(\.sendID)) == Set((0..<3).map { "claimed-\($0)" }))
         #expect(harness.simulators.count("apns") == 3)
+        await harness.shutdown()
+    }
+
+    /// Three pushes (`<prefix>-0` to `-2`) claimed at once by a notifier whose changelog the gate holds: the claim waits
+    /// for its changelog record, so nothing is sent yet.
+    func claimedBehindGate(_ prefix: String) async throws -> NotifierHarness {
+        let harness = try await NotifierHarness(changelog: true)
+        try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
+        harness.gate.hold()
+        // Queued before the worker starts, so that one claim takes the three.
+        for index in 0..<3 { try await harness.send(sendRequest(id: "\(prefix)-\(index)")) }
+        try await harness.startWorkers([.push])
+        try await waitUntil("the partition's changelog at the gate") { harness.gate.waiting > 0 }
+        // A negative can only be observed over a window.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(harness.simulators.count("apns") == 0, "no call before the changelog has the claim")
+        #expect(try await attemptsOut(harness, (0..<3).map { "\(prefix)-\($0)" }), "claimed, waiting for the changelog")
+        return harness
+    }
+
+    /// Each of the three pushes reported sent, and made once in all.
+    func expectEachSentOnce(_ harness: NotifierHarness, _ prefix: String) async throws {
+        let reports = try await harness.reports { $0.filter { $0.outcome == .sent }.count == 3 }
+        #expect(Set(reports.compactMap(\.sendID)) == Set((0..<3).map { "\(prefix)-\($0)" }))
+        #expect(harness.simulators.count("apns") == 3)
+    }
+
+    @Test("a claim's calls wait for its `sending` rows to be in the changelog, where a next owner would restore them in doubt")
+    func claimWaitsForChangelog() async throws {
+        let harness = try await claimedBehindGate("logged")
+        harness.gate.release()
+        try await expectEachSentOnce(harness, "logged")
+        await harness.shutdown()
+    }
+
+    @Test("a partition lost before its changelog had a claim makes none of its calls: the next owner, restored without the claim, sends each push once")
+    func lostBeforeChangelog() async throws {
+        let harness = try await claimedBehindGate("lost")
+        // The group gives the partition away (this member missed its session timeout); the changelog produce in hand
+        // fails, as a lost member's does.
+        let owner = await harness.partitions.owner
+        let revoked = Task { await harness.partitions.partitionsRevoked(harness.topicPartitions, lost: true) }
+        try await waitUntil("the loss known") { !owner.isRunning(0) }
+        harness.gate.release(failing: true)
+        await revoked.value
+        try await waitUntil("the claimed attempts dropped") { await harness.partitions.attemptsInFlight(0) == 0 }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(harness.simulators.count("apns") == 0, "the lost owner makes none of the calls its changelog did not take")
+
+        // The next owner knows nothing of the claim (it is in no changelog): it sends each push, once in all.
+        try await harness.handOver(revoked: true)
+        try await harness.startWorkers([.push])
+        try await harness.replay()
+        try await expectEachSentOnce(harness, "lost")
         await harness.shutdown()
     }
 
