@@ -52,22 +52,30 @@ final class DeliveryWorker: Service, @unchecked Sendable {
                 if Task.isCancelled || Task.isShuttingDownGracefully { stopping = true }
                 if !stopping && inFlight < window {
                     let claimed = await partitions.claim(channel, limit: window - inFlight)
-                    for (partition, item) in claimed {
+                    for item in claimed {
                         inFlight += 1
                         group.addTask { [self] in
+                            // Made once its claim is in the partition's changelog; turned away if the partition was
+                            // lost first (nil result: its hold is released already).
+                            guard await partitions.admit(item) else {
+                                self.events.finished(Finished(partition: item.partition, result: nil))
+                                return
+                            }
                             let started = ContinuousClock.now
-                            let (name, outcome) = await self.attempt(item.attempt)
-                            self.log(item.attempt, provider: name, outcome: outcome, duration: ContinuousClock.now - started)
+                            let (name, outcome) = await self.attempt(item.claimed.attempt)
+                            self.log(item.claimed.attempt, provider: name, outcome: outcome, duration: ContinuousClock.now - started)
                             self.events.finished(Finished(
-                                partition: partition,
-                                result: AttemptResults.AttemptResult(claimed: item, provider: name, outcome: outcome, finishedAt: Date())))
+                                partition: item.partition,
+                                result: AttemptResults.AttemptResult(
+                                    claimed: item.claimed, provider: name, outcome: outcome, finishedAt: Date())))
                         }
                     }
                 }
                 let finished = await events.wait(for: inFlight == 0 || inFlight < window ? pollInterval : .seconds(1))
                 inFlight -= finished.count
                 for (partition, items) in Dictionary(grouping: finished, by: \.partition) {
-                    await partitions.complete(partition: partition, results: items.map(\.result), retry: retry)
+                    let results = items.compactMap(\.result)
+                    if !results.isEmpty { await partitions.complete(partition: partition, results: results, retry: retry) }
                 }
             }
         }
@@ -122,7 +130,8 @@ final class DeliveryWorker: Service, @unchecked Sendable {
 
     struct Finished: Sendable {
         var partition: Int32
-        var result: AttemptResults.AttemptResult
+        /// Nil: the attempt was not made (`NotifierPartitions.admit`).
+        var result: AttemptResults.AttemptResult?
     }
 
     /// Finished attempts and wake-ups, waited for with a timeout.

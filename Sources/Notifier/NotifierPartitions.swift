@@ -33,6 +33,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Results whose recording failed, per partition: written again at each relay round (the partition is paused
     /// meanwhile), reported straight to the broker if the partition goes first.
     private var unrecorded: [Int32: [(results: [AttemptResults.AttemptResult], retry: RetryPolicy)]] = [:]
+    /// The last claim (its changelog end) per partition whose attempts `admit` turned away: logged once.
+    private var droppedClaims: [Int32: Int64] = [:]
 
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, catalog: AppsCatalog,
@@ -186,68 +188,67 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
 
     // MARK: Delivery
 
+    /// An attempt handed out by `claim`: where its claim ends in the partition's changelog (nil: no changelog), which
+    /// `admit` waits for before the provider is called.
+    struct ClaimedAttempt: Sendable {
+        var partition: Int32
+        var claimed: SendClaims.Claimed
+        var changelogEnd: Int64?
+    }
+
     /// Claims up to `limit` due attempts of `channel` across the running partitions (not those handing over). A claim
-    /// is work on its partition, and each attempt it hands out is held until its result is recorded (`complete`): a
-    /// revocation waits for both.
-    func claim(_ channel: MessageChannel, limit: Int) async -> [(partition: Int32, claimed: SendClaims.Claimed)] {
-        var claims: [Int32: [SendClaims.Claimed]] = [:]
-        var count = 0
+    /// is work on its partition, and each attempt it hands out is held until its result is recorded (`complete`), or
+    /// until `admit` turns it away: a revocation waits for both.
+    func claim(_ channel: MessageChannel, limit: Int) async -> [ClaimedAttempt] {
+        var result: [ClaimedAttempt] = []
         let now = clock()
         let (owner, platforms) = (self.owner, self.platforms)
-        for number in await owner.runningPartitions where count < limit {
+        for number in await owner.runningPartitions where result.count < limit {
             guard handover[number] == nil else { continue }
-            let left = limit - count
+            let left = limit - result.count
             do {
                 // Let in only while the partition runs, and it claims only if the partition still runs when its write
                 // transaction starts (`isRunning`, read inside it): a revocation, drained or lost, that begins while the
                 // claim reads or waits for the writer leaves the sends pending for the next owner. A check between the
                 // read and the write left the write's own wait open; without any, a lost partition's old owner sent
                 // what it had claimed after the loss, and the new owner sent it again (StateMoveTests).
-                let claimed = try await owner.run(on: number) { database -> [SendClaims.Claimed] in
-                    guard try await database.read({ db in try SendsTable(db).hasWork(channel: channel, at: WireTime.format(now)) }) else { return [] }
-                    let (claimed, outbox) = try await database.writeWithOutbox { db in
+                let claim = try await owner.run(on: number) { database -> ([SendClaims.Claimed], Int64?) in
+                    guard try await database.read({ db in try SendsTable(db).hasWork(channel: channel, at: WireTime.format(now)) })
+                    else { return ([], nil) }
+                    let (claimed, outbox, end) = try await database.writeWithOutboxLogged { db in
                         guard owner.isRunning(number) else { return ([SendClaims.Claimed](), [PendingOutput]()) }
                         return try SendClaims.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
                     }
                     // Held before this claim's own work ends: a drain never sees a moment with neither.
                     await owner.hold(claimed.count, on: number)
                     if !outbox.isEmpty { await owner.scheduleFlush(number) }
-                    return claimed
-                } ?? []
-                if !claimed.isEmpty { claims[number] = claimed }
-                count += claimed.count
+                    return (claimed, end)
+                }
+                guard let (claimed, end) = claim else { continue }
+                result += claimed.map { ClaimedAttempt(partition: number, claimed: $0, changelogEnd: end) }
             } catch {
                 logger.error("claiming sends failed", metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
             }
         }
-        return await inChangelog(claims, channel: channel)
+        return result
     }
 
-    /// The claims whose `sending` rows are in their partition's changelog, all partitions waited for at once: a
-    /// partition's next owner then restores them as attempts in doubt, and waits for their answers (reported late by
-    /// this instance) instead of making them again. Those of a partition lost meanwhile are not attempted: the next
-    /// owner may have restored it without them and will make them itself (docs/partitions.md, "Claims in the
-    /// changelog"). Without a changelog, every claim.
-    private func inChangelog(
-        _ claims: [Int32: [SendClaims.Claimed]], channel: MessageChannel
-    ) async -> [(partition: Int32, claimed: SendClaims.Claimed)] {
-        let owner = self.owner
-        let holding = await withTaskGroup(of: (Int32, Bool).self) { group in
-            for number in claims.keys { group.addTask { (number, await owner.changelogHolds(number)) } }
-            return await group.reduce(into: [Int32: Bool]()) { $0[$1.0] = $1.1 }
+    /// Whether a claimed attempt may be made now: once its claim's `sending` row is in the partition's changelog, a
+    /// next owner restores it as an attempt in doubt and waits for its answer (reported late by this instance) instead
+    /// of making it again. An attempt of a partition lost before its changelog had the claim is not made: the next
+    /// owner may have restored the partition without it and makes it itself (docs/partitions.md, "Claims in the
+    /// changelog"); its hold is released here. Each attempt waits in its own task, so the worker goes on claiming and
+    /// completing meanwhile.
+    func admit(_ attempt: ClaimedAttempt) async -> Bool {
+        guard let end = attempt.changelogEnd, await !owner.changelogHolds(attempt.partition, through: end) else { return true }
+        if droppedClaims[attempt.partition] != end {
+            droppedClaims[attempt.partition] = end
+            logger.warning(
+                "claimed attempts not made: their partition was lost before its changelog had them; its next owner makes them",
+                metadata: ["partition": "\(attempt.partition)", "channel": "\(attempt.claimed.attempt.request.channel)"])
         }
-        var result: [(Int32, SendClaims.Claimed)] = []
-        for (number, claimed) in claims.sorted(by: { $0.key < $1.key }) {
-            guard holding[number] == true else {
-                logger.warning(
-                    "claimed attempts not made: their partition was lost before its changelog had them; its next owner makes them",
-                    metadata: ["partition": "\(number)", "channel": "\(channel)", "attempts": "\(claimed.count)"])
-                await owner.release(claimed.count, on: number)
-                continue
-            }
-            result += claimed.map { (number, $0) }
-        }
-        return result
+        await owner.release(1, on: attempt.partition)
+        return false
     }
 
     /// Writes attempts' results of one partition and produces their reports. When the partition is gone (a drain that

@@ -140,10 +140,20 @@ package struct PartitionDatabase: Sendable {
     package func writeWithOutbox<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> (T, [PendingOutput])
     ) async throws -> (T, [OutboxRecord]) {
-        try await write { db in
+        let written = try await writeWithOutboxLogged(body)
+        return (written.result, written.outbox)
+    }
+
+    /// As `writeWithOutbox`, and where the transaction ends in the changelog: its commit record's sequence number (nil
+    /// without a changelog, or when the transaction changed nothing), which `PartitionOwner.changelogHolds` waits for.
+    package func writeWithOutboxLogged<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> (T, [PendingOutput])
+    ) async throws -> (result: T, outbox: [OutboxRecord], changelogEnd: Int64?) {
+        let ((result, outbox), end) = try await writeMarked { db in
             let (result, outputs) = try body(db)
             return (result, try outputs.map { try Outbox.insert(db, $0) })
         }
+        return (result, outbox, end)
     }
 
     /// Outbox records not yet produced, oldest first (replayed after a restart).
@@ -163,10 +173,12 @@ package struct PartitionDatabase: Sendable {
     /// sends decided after it.
     ///
     /// A record that can never be produced (too large, invalid) is replaced by `unproducible(record, error)`, a dead
-    /// letter without its value, so that it does not hold the partition's other outputs forever.
+    /// letter without its value, so that it does not hold the partition's other outputs forever. `produced` is told the
+    /// sequence number through which the changelog went out, after each chunk.
     package func produceOutbox(
         with publisher: any OutboxPublisher, changelog: Bool = true,
-        unproducible: (KafkaOutgoingRecord, KafkaError) -> KafkaOutgoingRecord = PartitionDatabase.defaultStub
+        unproducible: (KafkaOutgoingRecord, KafkaError) -> KafkaOutgoingRecord = PartitionDatabase.defaultStub,
+        produced: @Sendable (Int64) async -> Void = { _ in }
     ) async throws {
         let topic = changelog ? changelogTopic : nil
         while true {
@@ -184,22 +196,24 @@ package struct PartitionDatabase: Sendable {
                     Outbox.countProduced(pending)
                 }
             }
-            if let topic, let changelogEnd {
-                try await produceChangelogChunk(topic: topic, through: changelogEnd, with: publisher, unproducible: unproducible)
+            if let topic, let changelogEnd,
+                let last = try await produceChangelogChunk(topic: topic, through: changelogEnd, with: publisher, unproducible: unproducible)
+            {
+                await produced(last)
             }
         }
     }
 
-    /// Produces the oldest changelog records up to `end`, at most one chunk.
+    /// Produces the oldest changelog records up to `end`, at most one chunk; returns the last sequence number produced.
     private func produceChangelogChunk(
         topic: String, through end: Int64, with publisher: any OutboxPublisher,
         unproducible: (KafkaOutgoingRecord, KafkaError) -> KafkaOutgoingRecord
-    ) async throws {
+    ) async throws -> Int64? {
         let (changes, writer) = try await pool.read { db in
             (try ChangelogCapture.pending(db, limit: 5000, through: end),
              try String.fetchOne(db, sql: "SELECT writer FROM changelog_state WHERE id = 0") ?? "")
         }
-        guard let last = changes.last else { return }
+        guard let last = changes.last else { return nil }
         let produced = ChangelogCapture.lastImagePerTransaction(changes)
         // A row image that can never be produced is lost to a restore (the row's next change carries it again); a dead
         // letter says so rather than the partition's outputs stopping behind it.
@@ -208,6 +222,7 @@ package struct PartitionDatabase: Sendable {
         let next = (reports.compactMap { $0?.offset }.max() ?? -1) + 1
         try await pool.write { db in try ChangelogCapture.produced(db, through: last.seq, nextOffset: next) }
         Outbox.countProduced(produced.count, topic: topic)
+        return last.seq
     }
 
     /// The dead letter of an output that can never be produced, for callers that have no service name to give.
@@ -234,12 +249,20 @@ package struct PartitionDatabase: Sendable {
     /// Runs `body` in a write transaction. With a changelog, a transaction that changed anything ends with a commit
     /// record there.
     package func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        guard changelogTopic != nil else { return try await pool.write(body) }
+        try await writeMarked(body).result
+    }
+
+    /// `write`, and the sequence number of the commit record it added (nil: none).
+    private func writeMarked<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> (result: T, changelogEnd: Int64?) {
+        guard changelogTopic != nil else { return (try await pool.write(body), nil) }
         return try await pool.write { db in
             let before = db.totalChangesCount
             let result = try body(db)
-            if db.totalChangesCount != before { try ChangelogCapture.markCommit(db) }
-            return result
+            guard db.totalChangesCount != before else { return (result, nil) }
+            try ChangelogCapture.markCommit(db)
+            return (result, db.lastInsertedRowID)
         }
     }
 

@@ -76,6 +76,10 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// Lost partitions, until they are assigned here again: their outbox is still produced, but not their changelog
     /// (the new owner writes it now), and what they wrote is not acted on any more (`changelogHolds`).
     private var changelogHeld: Set<Int32> = []
+    /// Per open partition: the changelog sequence number produced through, and the callers of `changelogHolds` waiting
+    /// for theirs.
+    private var changelogThrough: [Int32: Int64] = [:]
+    private var changelogWaiters: [Int32: [(end: Int64, waiter: CheckedContinuation<Void, Never>)]] = [:]
     /// The failures of paused partitions, and when each is tried again.
     private var faults = PartitionFaults()
     private nonisolated let flowBox = Mutex(WeakFlow())
@@ -242,6 +246,8 @@ package actor PartitionOwner: KafkaRebalanceListener {
         // one file, restored by one at a time.
         if deadline != nil, let earlier = laterRestores[number] { await earlier.value }
         changelogHeld.remove(number)
+        // A database restored anew numbers its changelog from the start again.
+        changelogThrough.removeValue(forKey: number)
         slots[number] = Slot(state: changelog == nil ? .opening : .restoring, topics: assigned)
         let database: PartitionDatabase
         do {
@@ -522,9 +528,10 @@ package actor PartitionOwner: KafkaRebalanceListener {
         while flushRequested.remove(number) != nil, let database = slots[number]?.database {
             do {
                 let (service, logger) = (self.service, self.logger)
-                try await database.produceOutbox(with: publisher, changelog: !changelogHeld.contains(number)) { record, error in
-                    record.unproducibleStub(service: service, error: error, logger: logger)
-                }
+                try await database.produceOutbox(
+                    with: publisher, changelog: !changelogHeld.contains(number),
+                    unproducible: { record, error in record.unproducibleStub(service: service, error: error, logger: logger) },
+                    produced: { end in await self.changelogProduced(number, through: end) })
                 unflushed[number] = nil
             } catch {
                 markUnflushed(number)
@@ -534,19 +541,40 @@ package actor PartitionOwner: KafkaRebalanceListener {
             }
         }
         flushTasks[number] = nil
+        // Produced, failed, or lost: those still waiting learn which from `changelogHolds`.
+        resumeChangelogWaiters(number) { _ in true }
     }
 
-    /// Whether what the partition's transactions wrote until now may be acted on outside the process (the notifier's
-    /// provider call for an attempt it claimed): its changelog is produced first, so that a next owner restores those
-    /// changes and does not do again what they began.
+    private func changelogProduced(_ number: Int32, through end: Int64) {
+        changelogThrough[number] = max(changelogThrough[number] ?? 0, end)
+        resumeChangelogWaiters(number) { $0 <= end }
+    }
+
+    private func resumeChangelogWaiters(_ number: Int32, where ready: (Int64) -> Bool) {
+        guard let waiting = changelogWaiters.removeValue(forKey: number) else { return }
+        let staying = waiting.filter { !ready($0.end) }
+        if !staying.isEmpty { changelogWaiters[number] = staying }
+        for waiting in waiting where ready(waiting.end) { waiting.waiter.resume() }
+    }
+
+    /// Whether what the partition's transactions wrote up to the changelog's sequence number `end` (a transaction's
+    /// `changelogEnd`) may be acted on outside the process (the notifier's provider call for an attempt it claimed):
+    /// the changelog is produced through it first, so that a next owner restores those changes and does not do again
+    /// what they began. The wait ends with the flush round that produces `end`, not when the changelog is empty (under
+    /// a steady load, it never is).
     ///
     /// False when the partition was lost, before or during the wait: its changelog is no longer this member's to write,
     /// and the next owner may have restored it without those changes. True otherwise, also when the produce failed
     /// while the partition stays here (the broker did not answer within the producer's delivery timeout; the relay
     /// produces it later): a broker outage slows the work down to that timeout, only a loss stops it.
-    package func changelogHolds(_ number: Int32) async -> Bool {
+    package func changelogHolds(_ number: Int32, through end: Int64) async -> Bool {
         guard changelog != nil, !changelogHeld.contains(number) else { return changelog == nil }
-        await flush(number)
+        if (changelogThrough[number] ?? 0) < end {
+            scheduleFlush(number)
+            if flushTasks[number] != nil {
+                await withCheckedContinuation { changelogWaiters[number, default: []].append((end, $0)) }
+            }
+        }
         return !changelogHeld.contains(number)
     }
 

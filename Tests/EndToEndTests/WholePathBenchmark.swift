@@ -13,6 +13,21 @@ struct WholePathBenchmark {
     static let rate = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_RATE"] ?? "") ?? 1000
     static let seconds = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_SECONDS"] ?? "") ?? 10
     static let users = 1000
+    /// `HERALD_BENCH_RATE=search`: the highest rate whose p99 meets the goal, by a short search (`nextRate`).
+    static let search = ProcessInfo.processInfo.environment["HERALD_BENCH_RATE"] == "search"
+    static let goalMilliseconds = 100.0
+
+    /// The next rate to try, or nil when the search is over: double until a rate misses (4,000/s at most), halve down
+    /// to 50/s until one meets, then bisect until the gap is at most an eighth of the best rate met (or 50/s).
+    static func nextRate(met: Int?, missed: Int?, last: Int) -> Int? {
+        switch (met, missed) {
+        case (_, nil): return last >= 4000 ? nil : min(4000, last * 2)
+        case (nil, _): return last <= 50 ? nil : max(50, last / 2)
+        case (let met?, let missed?):
+            guard missed - met > max(50, met / 8) else { return nil }
+            return (met + missed) / 100 * 50
+        }
+    }
     /// `fetch.wait.max.ms` of the orchestrator and the notifier: 2 removes the embedded broker's idle-fetch hold
     /// (docs/performance.md), so that the figure is the product's.
     static let fetchWait = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_FETCH_WAIT_MS"] ?? "") ?? 2
@@ -110,88 +125,49 @@ struct WholePathBenchmark {
         }
         try await waitUntil("the reader's partitions") { !reader.assignment.isEmpty }
 
-        // Events over HTTP: every 10 ms one request to the server API with the tick's events, one per user in turn.
-        let total = Self.rate * Self.seconds
-        let perTick = max(1, Self.rate / 100)
-        let answers = Locked<[Double]>([])
-        let start = Date()
-        var posted = 0
-        while posted < total {
-            let due = start.addingTimeInterval(Double(posted / perTick) * 0.01)
-            if due > Date() { try await Task.sleep(for: .seconds(due.timeIntervalSinceNow)) }
-            let count = min(perTick, total - posted)
-            let body = (posted..<(posted + count)).map { n in
-                #"{"identifiers":{"custom_id":"u\#(n % Self.users)"},"events":[{"name":"tap","id":"tap-\#(n)","attributes":{"item":"i\#(n % 50)"}}]}"#
-            }.joined(separator: ",")
-            posted += count
-            Task {
-                let sent = Date()
-                let (status, _) = try await httpPost(
-                    "http://127.0.0.1:\(ingestPort)/v1/profiles/update",
-                    headers: ["Authorization": "Bearer rest_demo_0123456789abcdef"], body: "[\(body)]")
-                if status == 200 { answers.withLock { $0.append(Date().timeIntervalSince(sent) * 1000) } }
+        let processes = [("ingest", ingest), ("orchestrator", orchestrator), ("notifier", notifier)]
+        let load = PathLoad(ingestPort: ingestPort, reports: reports, simulators: simulators, processes: processes.map { ($0.0, $0.1.pid) })
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        print("whole path benchmark (\(cores) cores, \(StateMoveTests.partitions) partitions, one ingest, orchestrator and notifier, fetch.wait.max.ms \(Self.fetchWait))")
+        let idle = try await load.idleCPU(seconds: 3)
+        print("  idle (no events, 3 s): " + processes.map { String(format: "%@ %.2f", $0.0, idle[$0.0] ?? 0) }.joined(separator: ", ") + " cores")
+        if Self.search {
+            // The highest rate whose p99 stays under the goal: doubling from 250/s until a rate misses it, then halving
+            // the gap between the best rate that met it and the first that missed, down to a step of 1/8.
+            var (met, missed): (Int?, Int?) = (nil, nil)
+            var rate: Int? = 250
+            var phase = 0
+            while let next = rate {
+                phase += 1
+                let result = try await load.run(rate: next, seconds: Self.seconds, phase: phase, idle: idle)
+                print(result.lines)
+                if result.p99 < Self.goalMilliseconds { met = max(met ?? 0, next) } else { missed = min(missed ?? .max, next) }
+                rate = Self.nextRate(met: met, missed: missed, last: next)
             }
+            print("  highest rate with event -> provider answer p99 < \(Int(Self.goalMilliseconds)) ms: \(met.map { "\($0)/s" } ?? "none tried") (first missed: \(missed.map { "\($0)/s" } ?? "none up to 4000/s"))")
+            printFigure("highest_rate_p99_under_100ms", Double(met ?? 0), unit: "events/s", goal: ">=2000")
+        } else {
+            let result = try await load.run(rate: Self.rate, seconds: Self.seconds, phase: 1, idle: idle)
+            print(result.lines)
+            printFigure("event_to_provider_p50_at_\(Self.rate)", result.p50, unit: "ms", goal: "-")
+            printFigure(
+                "event_to_provider_p99_at_\(Self.rate)", result.p99, unit: "ms",
+                goal: Self.rate == 2000 ? "<100" : "<100_at_2000/s")
+            printFigure("hop_ingest_to_decision_p99", result.hopP99.decide, unit: "ms", goal: "-")
+            printFigure("hop_decision_to_provider_request_p99", result.hopP99.request, unit: "ms", goal: "-")
+            printFigure("hop_provider_request_to_answer_p99", result.hopP99.answer, unit: "ms", goal: "-")
+            printFigure("path_cpu_seconds_per_1000_events_at_\(Self.rate)", result.cpuPerThousand.values.reduce(0, +), unit: "s", goal: "-")
+            printFigure(
+                "path_cpu_seconds_per_1000_events_net_of_idle_at_\(Self.rate)", result.netCPUPerThousand.values.reduce(0, +), unit: "s",
+                goal: "-")
         }
-        let produceSeconds = Date().timeIntervalSince(start)
-        try await waitUntil("every push answered", timeout: .seconds(180)) { reports.withLock { $0.count } >= total }
         reader.stop()
         try? await reading.value
         await reader.close()
-
-        // The provider's side: when each push reached the simulator.
-        var arrivals: [String: Date] = [:]
-        for received in simulators.received("apns") {
-            guard let payload = try? JSONParser.parse(Array(received.body.utf8)),
-                case .string(let sendID)? = payload["com.herald"]?["i"]
-            else { continue }
-            arrivals[sendID] = min(arrivals[sendID] ?? received.at, received.at)
-        }
-        struct Hops { var decide: [Double] = [], request: [Double] = [], answer: [Double] = [], total: [Double] = [] }
-        var hops = Hops()
-        var all: [Double] = []
-        for report in reports.withLock({ Array($0.values) }) {
-            guard let triggered = report.triggeredAt, let decided = report.decidedAt, let arrival = arrivals[report.sendID ?? ""]
-            else { continue }
-            let total = report.at.timeIntervalSince(triggered) * 1000
-            all.append(total)
-            // The steady state: the first second is the services' first batches.
-            guard triggered >= start.addingTimeInterval(1) else { continue }
-            hops.decide.append(decided.timeIntervalSince(triggered) * 1000)
-            hops.request.append(arrival.timeIntervalSince(decided) * 1000)
-            hops.answer.append(report.at.timeIntervalSince(arrival) * 1000)
-            hops.total.append(total)
-        }
-        func percentile(_ values: [Double], _ p: Double) -> Double {
-            let sorted = values.sorted()
-            return sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-        }
-        func line(_ name: String, _ values: [Double]) -> String {
-            "  " + name.padding(toLength: 40, withPad: " ", startingAt: 0)
-                + String(format: " p50 %7.1f ms   p99 %7.1f ms   max %7.1f ms", percentile(values, 0.5), percentile(values, 0.99), values.max() ?? .nan)
-        }
-        print(
-            """
-            whole path benchmark (\(ProcessInfo.processInfo.activeProcessorCount) cores, \(StateMoveTests.partitions) partitions, one ingest, orchestrator and notifier, fetch.wait.max.ms \(Self.fetchWait))
-              \(total) events at \(Self.rate)/s for \(Self.seconds) s over HTTP (posted in \(String(format: "%.1f", produceSeconds)) s) -> \(reports.withLock { $0.count }) pushes answered, \(arrivals.count) reached APNs
-            \(line("HTTP answer (broker acknowledged)", answers.withLock { $0 }))
-            \(line("ingest -> decision", hops.decide))
-            \(line("decision -> APNs request", hops.request))
-            \(line("APNs request -> answer recorded", hops.answer))
-            \(line("event -> provider answer (steady)", hops.total))
-            \(line("event -> provider answer (whole run)", all))
-            """)
-        printFigure("event_to_provider_p50_at_\(Self.rate)", percentile(hops.total, 0.5), unit: "ms", goal: "-")
-        printFigure(
-            "event_to_provider_p99_at_\(Self.rate)", percentile(hops.total, 0.99), unit: "ms",
-            goal: Self.rate == 2000 ? "<100" : "<100_at_2000/s")
-        printFigure("hop_ingest_to_decision_p99", percentile(hops.decide, 0.99), unit: "ms", goal: "-")
-        printFigure("hop_decision_to_provider_request_p99", percentile(hops.request, 0.99), unit: "ms", goal: "-")
-        printFigure("hop_provider_request_to_answer_p99", percentile(hops.answer, 0.99), unit: "ms", goal: "-")
 
         for process in [ingest, orchestrator, notifier] { process.signal(SIGTERM) }
         for process in [ingest, orchestrator, notifier] { _ = try? await process.waitForExit() }
         await apns.stop()
         await stack.shutdown()
-        #expect(reports.withLock { $0.count } >= total)
     }
 }

@@ -490,6 +490,34 @@ struct ChangelogTests {
         #expect(broker.records(TopicPartition(topic, 0)).count == produced)
     }
 
+    @Test("a transaction may be acted on once the changelog is produced through its commit record; a lost partition's never")
+    func changelogHolds() async throws {
+        let broker = MemoryBroker()
+        let first = owner(broker)
+        _ = try await first.partitionsAssigned(inputs)
+        let database = try #require(await first.database(0))
+        let written = try await database.writeWithOutboxLogged { db in
+            try db.execute(sql: "INSERT INTO profiles (key, visits) VALUES ('p', 1)")
+            return ((), [PendingOutput]())
+        }
+        let end = try #require(written.changelogEnd)
+        #expect(await first.changelogHolds(0, through: end))
+        // The row and its transaction's commit record are in the topic (a restore applies the row).
+        #expect(broker.records(TopicPartition(topic, 0)).count == 2)
+        let later = try await database.writeWithOutboxLogged { db in
+            try db.execute(sql: "UPDATE profiles SET visits = 2")
+            return ((), [PendingOutput]())
+        }
+        await first.partitionsRevoked(inputs, lost: true)
+        #expect(await !first.changelogHolds(0, through: try #require(later.changelogEnd)))
+        #expect(broker.records(TopicPartition(topic, 0)).count == 2)
+        // Nothing written: no commit record, nothing to wait for.
+        let second = owner(broker)
+        _ = try await second.partitionsAssigned(inputs)
+        let unchanged = try await #require(await second.database(0)).writeWithOutboxLogged { _ in ((), [PendingOutput]()) }
+        #expect(unchanged.changelogEnd == nil)
+    }
+
     @Test("a database made before its changelog existed captures its whole state on its first assignment")
     func adoptsExistingDatabase() async throws {
         let broker = MemoryBroker()

@@ -1,0 +1,145 @@
+import Foundation
+import HeraldTestSupport
+import ProviderSimulators
+import Shared
+
+/// One phase of the whole-path benchmark (`WholePathBenchmark`): events posted to the ingest's server API at a steady
+/// rate, each triggering a push; what each push took per hop, and the CPU each service used meanwhile, from the
+/// kernel's accounting of its process.
+struct PathLoad {
+    let ingestPort: Int
+    /// The `sent` reports read from `herald.deliveries`, by send id (filled by the benchmark's reader).
+    let reports: Locked<[String: DeliveryReport]>
+    let simulators: SimulatorState
+    let processes: [(name: String, pid: pid_t)]
+
+    struct Result {
+        var lines: String
+        var p50: Double
+        var p99: Double
+        var hopP99: (decide: Double, request: Double, answer: Double)
+        /// CPU seconds per 1,000 events, by service: whole, and net of what the service uses idle.
+        var cpuPerThousand: [String: Double]
+        var netCPUPerThousand: [String: Double]
+    }
+
+    /// Posts `rate` events a second for `seconds` (one request per tick with the tick's events, one per user in turn:
+    /// at most 100 ticks a second, each when its first event is due), waits for every push to be answered, and
+    /// measures. Event
+    /// ids carry `phase`, so that phases never dedupe. The CPU is given whole, and net of `idle` (each service's CPU
+    /// seconds per second with no load, `idleCPU`).
+    func run(rate: Int, seconds: Int, phase: Int, idle: [String: Double]) async throws -> Result {
+        reports.withLock { $0.removeAll() }
+        simulators.reset()
+        let users = WholePathBenchmark.users
+        let total = rate * seconds
+        let perTick = (rate + 99) / 100
+        let answers = Locked<[Double]>([])
+        let cpuBefore = cpuSeconds()
+        let start = Date()
+        var posted = 0
+        while posted < total {
+            let due = start.addingTimeInterval(Double(posted) / Double(rate))
+            if due > Date() { try await Task.sleep(for: .seconds(due.timeIntervalSinceNow)) }
+            let count = min(perTick, total - posted)
+            let body = (posted..<(posted + count)).map { n in
+                #"{"identifiers":{"custom_id":"u\#(n % users)"},"events":[{"name":"tap","id":"tap-\#(phase)-\#(n)","attributes":{"item":"i\#(n % 50)"}}]}"#
+            }.joined(separator: ",")
+            posted += count
+            Task { [ingestPort] in
+                let sent = Date()
+                let (status, _) = try await httpPost(
+                    "http://127.0.0.1:\(ingestPort)/v1/profiles/update",
+                    headers: ["Authorization": "Bearer rest_demo_0123456789abcdef"], body: "[\(body)]")
+                if status == 200 { answers.withLock { $0.append(Date().timeIntervalSince(sent) * 1000) } }
+            }
+        }
+        let produceSeconds = Date().timeIntervalSince(start)
+        try await waitUntil("every push answered", timeout: .seconds(300)) { reports.withLock { $0.count } >= total }
+        let busy = Date().timeIntervalSince(start)
+        let cpuAfter = cpuSeconds()
+
+        // The provider's side: when each push reached the simulator.
+        var arrivals: [String: Date] = [:]
+        for received in simulators.received("apns") {
+            guard let payload = try? JSONParser.parse(Array(received.body.utf8)),
+                case .string(let sendID)? = payload["com.herald"]?["i"]
+            else { continue }
+            arrivals[sendID] = min(arrivals[sendID] ?? received.at, received.at)
+        }
+        var (decide, request, answer, steady, all): ([Double], [Double], [Double], [Double], [Double]) = ([], [], [], [], [])
+        for report in reports.withLock({ Array($0.values) }) {
+            guard let triggered = report.triggeredAt, let decided = report.decidedAt, let arrival = arrivals[report.sendID ?? ""]
+            else { continue }
+            let total = report.at.timeIntervalSince(triggered) * 1000
+            all.append(total)
+            // The steady state: the first second is the services' first batches at this rate.
+            guard triggered >= start.addingTimeInterval(1) else { continue }
+            decide.append(decided.timeIntervalSince(triggered) * 1000)
+            request.append(arrival.timeIntervalSince(decided) * 1000)
+            answer.append(report.at.timeIntervalSince(arrival) * 1000)
+            steady.append(total)
+        }
+        var (cpu, net): ([String: Double], [String: Double]) = ([:], [:])
+        for (name, _) in processes {
+            let used = (cpuAfter[name] ?? 0) - (cpuBefore[name] ?? 0)
+            cpu[name] = used * 1000 / Double(total)
+            net[name] = max(0, used - (idle[name] ?? 0) * busy) * 1000 / Double(total)
+        }
+        let used = cpu.values.reduce(0, +)
+        let usedNet = net.values.reduce(0, +)
+        func perService(_ figures: [String: Double]) -> String {
+            processes.map { String(format: "%@ %.2f s", $0.name, figures[$0.name] ?? 0) }.joined(separator: ", ")
+        }
+        let lines = """
+              phase \(phase): \(total) events at \(rate)/s for \(seconds) s over HTTP (posted in \(String(format: "%.1f", produceSeconds)) s) -> \(reports.withLock { $0.count }) pushes answered, \(arrivals.count) reached APNs
+            \(Self.line("HTTP answer (broker acknowledged)", answers.withLock { $0 }))
+            \(Self.line("ingest -> decision", decide))
+            \(Self.line("decision -> APNs request", request))
+            \(Self.line("APNs request -> answer recorded", answer))
+            \(Self.line("event -> provider answer (steady)", steady))
+            \(Self.line("event -> provider answer (whole phase)", all))
+                CPU per 1,000 events: \(perService(cpu)); all \(String(format: "%.2f", used)) s (\(String(format: "%.0f", used * 1000)) µs per event; \(String(format: "%.2f", used * Double(total) / 1000 / busy)) cores busy over the \(String(format: "%.1f", busy)) s)
+                net of idle: \(perService(net)); all \(String(format: "%.2f", usedNet)) s (\(String(format: "%.0f", usedNet * 1000)) µs per event)
+            """
+        return Result(
+            lines: lines, p50: Self.percentile(steady, 0.5), p99: Self.percentile(steady, 0.99),
+            hopP99: (Self.percentile(decide, 0.99), Self.percentile(request, 0.99), Self.percentile(answer, 0.99)),
+            cpuPerThousand: cpu, netCPUPerThousand: net)
+    }
+
+    /// Each service's CPU seconds per second with no events (its consumers polling the broker, its tickers), over
+    /// `seconds`.
+    func idleCPU(seconds: Double) async throws -> [String: Double] {
+        let before = cpuSeconds()
+        try await Task.sleep(for: .seconds(seconds))
+        let after = cpuSeconds()
+        return after.reduce(into: [:]) { idle, entry in idle[entry.key] = (entry.value - (before[entry.key] ?? 0)) / seconds }
+    }
+
+    /// User and system CPU seconds each process has used so far: fields 14 and 15 of `/proc/<pid>/stat`, in clock
+    /// ticks (counted after the command's closing parenthesis, which may itself hold spaces).
+    func cpuSeconds() -> [String: Double] {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var seconds: [String: Double] = [:]
+        for (name, pid) in processes {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+            seconds[name] = (user + system) / ticks
+        }
+        return seconds
+    }
+
+    static func percentile(_ values: [Double], _ p: Double) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+    }
+
+    static func line(_ name: String, _ values: [Double]) -> String {
+        "    " + name.padding(toLength: 40, withPad: " ", startingAt: 0)
+            + String(format: " p50 %7.1f ms   p99 %7.1f ms   max %7.1f ms", percentile(values, 0.5), percentile(values, 0.99), values.max() ?? .nan)
+    }
+}
