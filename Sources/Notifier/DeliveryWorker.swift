@@ -51,7 +51,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             while !stopping || inFlight > 0 {
                 if Task.isCancelled || Task.isShuttingDownGracefully { stopping = true }
                 if !stopping && inFlight < window {
-                    let claimed = await partitions.claim(channel, limit: window - inFlight)
+                    let claimed = await partitions.claim(channel, limit: window - inFlight, fullScan: pollInterval)
                     for item in claimed {
                         inFlight += 1
                         group.addTask { [self] in

@@ -35,6 +35,10 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     private var unrecorded: [Int32: [(results: [AttemptResults.AttemptResult], retry: RetryPolicy)]] = [:]
     /// The last claim (its changelog end) per partition whose attempts `admit` turned away: logged once.
     private var droppedClaims: [Int32: Int64] = [:]
+    /// Per channel, the partitions a batch brought work to since the last claim looked at them, and when a claim last
+    /// looked at every partition (`claim`'s `fullScan`).
+    private var hinted: [MessageChannel: Set<Int32>] = [:]
+    private var lastFullScan: [MessageChannel: ContinuousClock.Instant] = [:]
 
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, catalog: AppsCatalog,
@@ -74,6 +78,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
 
     func partitionsAssigned(_ partitions: [TopicPartition]) async throws -> [TopicPartition: KafkaStartOffset] {
         let starts = try await owner.partitionsAssigned(partitions)
+        // New partitions may hold work already: every partition is looked at next.
+        lastFullScan.removeAll()
         for body in wake.values { body() }
         return starts
     }
@@ -153,6 +159,11 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     func apply(_ batch: KafkaBatch) async {
         var channels: Set<MessageChannel> = []
         for (tp, records) in batch.byPartition {
+            var brought: Set<MessageChannel> = []
+            defer {
+                for channel in brought { hinted[channel, default: []].insert(tp.partition) }
+                channels.formUnion(brought)
+            }
             let now = clock()
             let applied = await owner.apply(tp, records) { db, record in try NotifierApplier.apply(db, record: record, now: now) }
             guard applied != nil else { continue }
@@ -169,16 +180,16 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                             "partition": "\(tp.partition)",
                             "seconds": "\(String(format: "%.1f", clock().timeIntervalSince(pending.started)))",
                         ])
-                    channels.formUnion(MessageChannel.allCases)
+                    brought.formUnion(MessageChannel.allCases)
                 }
             }
             for record in records {
                 switch HeraldTopic(rawValue: record.topic) {
-                case .sendsPush: channels.insert(.push)
-                case .sendsEmail: channels.insert(.email)
-                case .sendsSMS: channels.insert(.sms)
+                case .sendsPush: brought.insert(.push)
+                case .sendsEmail: brought.insert(.email)
+                case .sendsSMS: brought.insert(.sms)
                 // A snapshot releases the sends of its profile that were waiting for it.
-                case .contacts: channels.formUnion(MessageChannel.allCases)
+                case .contacts: brought.formUnion(MessageChannel.allCases)
                 default: break
                 }
             }
@@ -199,11 +210,30 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Claims up to `limit` due attempts of `channel` across the running partitions (not those handing over). A claim
     /// is work on its partition, and each attempt it hands out is held until its result is recorded (`complete`), or
     /// until `admit` turns it away: a revocation waits for both.
-    func claim(_ channel: MessageChannel, limit: Int) async -> [ClaimedAttempt] {
+    ///
+    /// Which partitions it looks at: all of them when `fullScan` has passed since it last did (what comes due with time:
+    /// retries, held and waiting sends), else only those a batch brought sends or contacts to since (`hinted`), and those
+    /// whose last claim was cut by the limit: a wake-up for one send reads one partition, not every one.
+    func claim(_ channel: MessageChannel, limit: Int, fullScan: Duration = .zero) async -> [ClaimedAttempt] {
         var result: [ClaimedAttempt] = []
+        let running = await owner.runningPartitions
+        let scanned: [Int32]
+        if let last = lastFullScan[channel], ContinuousClock.now - last < fullScan {
+            let hints = hinted.removeValue(forKey: channel) ?? []
+            scanned = running.filter { hints.contains($0) }
+        } else {
+            lastFullScan[channel] = .now
+            hinted.removeValue(forKey: channel)
+            scanned = running
+        }
         let now = clock()
         let (owner, platforms) = (self.owner, self.platforms)
-        for number in await owner.runningPartitions where result.count < limit {
+        for (index, number) in scanned.enumerated() {
+            guard result.count < limit else {
+                // Not looked at: looked at first next time.
+                hinted[channel, default: []].formUnion(scanned[index...])
+                break
+            }
             guard handover[number] == nil else { continue }
             let left = limit - result.count
             do {
@@ -225,6 +255,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                     return (claimed, end)
                 }
                 guard let (claimed, end) = claim else { continue }
+                // Cut by the limit: more may be due there.
+                if claimed.count == left { hinted[channel, default: []].insert(number) }
                 result += claimed.map { ClaimedAttempt(partition: number, claimed: $0, changelogEnd: end) }
             } catch {
                 logger.error("claiming sends failed", metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
