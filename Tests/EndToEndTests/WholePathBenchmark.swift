@@ -132,8 +132,7 @@ struct WholePathBenchmark {
         let idle = try await load.idleCPU(seconds: 3)
         print("  idle (no events, 3 s): " + processes.map { String(format: "%@ %.2f", $0.0, idle[$0.0] ?? 0) }.joined(separator: ", ") + " cores")
         if Self.search {
-            // The highest rate whose p99 stays under the goal: doubling from 250/s until a rate misses it, then halving
-            // the gap between the best rate that met it and the first that missed, down to a step of 1/8.
+            // The highest rate whose p99 stays under the goal, from 250/s (`nextRate` says how the search goes on).
             var (met, missed): (Int?, Int?) = (nil, nil)
             var rate: Int? = 250
             var phase = 0
@@ -144,7 +143,7 @@ struct WholePathBenchmark {
                 if result.p99 < Self.goalMilliseconds { met = max(met ?? 0, next) } else { missed = min(missed ?? .max, next) }
                 rate = Self.nextRate(met: met, missed: missed, last: next)
             }
-            print("  highest rate with event -> provider answer p99 < \(Int(Self.goalMilliseconds)) ms: \(met.map { "\($0)/s" } ?? "none tried") (first missed: \(missed.map { "\($0)/s" } ?? "none up to 4000/s"))")
+            print("  highest rate with event -> provider answer p99 < \(Int(Self.goalMilliseconds)) ms: \(met.map { "\($0)/s" } ?? "none of those tried") (first missed: \(missed.map { "\($0)/s" } ?? "none up to 4000/s"))")
             printFigure("highest_rate_p99_under_100ms", Double(met ?? 0), unit: "events/s", goal: ">=2000")
         } else {
             let result = try await load.run(rate: Self.rate, seconds: Self.seconds, phase: 1, idle: idle)
