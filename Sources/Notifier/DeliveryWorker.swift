@@ -57,7 +57,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
                         group.addTask { [self] in
                             // Made once its claim is in the partition's changelog; turned away if the partition was
                             // lost first (nil result: its hold is released already).
-                            guard await partitions.admit(item) else {
+                            guard await item.admitted else {
                                 self.events.finished(Finished(partition: item.partition, result: nil))
                                 return
                             }
@@ -130,7 +130,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
 
     struct Finished: Sendable {
         var partition: Int32
-        /// Nil: the attempt was not made (`NotifierPartitions.admit`).
+        /// Nil: the attempt was not made (`NotifierPartitions.ClaimedAttempt.admitted`).
         var result: AttemptResults.AttemptResult?
     }
 

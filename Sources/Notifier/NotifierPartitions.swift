@@ -33,8 +33,6 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Results whose recording failed, per partition: written again at each relay round (the partition is paused
     /// meanwhile), reported straight to the broker if the partition goes first.
     private var unrecorded: [Int32: [(results: [AttemptResults.AttemptResult], retry: RetryPolicy)]] = [:]
-    /// The last claim (its changelog end) per partition whose attempts `admit` turned away: logged once.
-    private var droppedClaims: [Int32: Int64] = [:]
     /// Per channel, the partitions a batch brought work to since the last claim looked at them, and when a claim last
     /// looked at every partition (`claim`'s `fullScan`).
     private var hinted: [MessageChannel: Set<Int32>] = [:]
@@ -199,17 +197,20 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
 
     // MARK: Delivery
 
-    /// An attempt handed out by `claim`: where its claim ends in the partition's changelog (nil: no changelog), which
-    /// `admit` waits for before the provider is called.
+    /// An attempt handed out by `claim`, with its claim's admission (nil: no changelog), one per claim and shared by its
+    /// attempts, which the worker awaits (`admitted`) before the provider is called.
     struct ClaimedAttempt: Sendable {
         var partition: Int32
         var claimed: SendClaims.Claimed
-        var changelogEnd: Int64?
+        var admission: Task<Bool, Never>?
+
+        /// Whether the attempt may be made (`NotifierPartitions.admission`); false: its hold is released already.
+        var admitted: Bool { get async { await admission?.value ?? true } }
     }
 
     /// Claims up to `limit` due attempts of `channel` across the running partitions (not those handing over). A claim
     /// is work on its partition, and each attempt it hands out is held until its result is recorded (`complete`), or
-    /// until `admit` turns it away: a revocation waits for both.
+    /// until its admission turns it away: a revocation waits for both.
     ///
     /// Which partitions it looks at: all of them when `fullScan` has passed since it last did (what comes due with time:
     /// retries, held and waiting sends), else only those a batch brought sends or contacts to since (`hinted`), and those
@@ -257,7 +258,11 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                 guard let (claimed, end) = claim else { continue }
                 // Cut by the limit: more may be due there.
                 if claimed.count == left { hinted[channel, default: []].insert(number) }
-                result += claimed.map { ClaimedAttempt(partition: number, claimed: $0, changelogEnd: end) }
+                guard !claimed.isEmpty else { continue }
+                let admission = end.map { end in
+                    Task { await self.admission(number, through: end, attempts: claimed.count, channel: channel) }
+                }
+                result += claimed.map { ClaimedAttempt(partition: number, claimed: $0, admission: admission) }
             } catch {
                 logger.error("claiming sends failed", metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
             }
@@ -265,21 +270,18 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         return result
     }
 
-    /// Whether a claimed attempt may be made now: once its claim's `sending` row is in the partition's changelog, a
-    /// next owner restores it as an attempt in doubt and waits for its answer (reported late by this instance) instead
-    /// of making it again. An attempt of a partition lost before its changelog had the claim is not made: the next
-    /// owner may have restored the partition without it and makes it itself (docs/partitions.md, "Claims in the
-    /// changelog"); its hold is released here. Each attempt waits in its own task, so the worker goes on claiming and
-    /// completing meanwhile.
-    func admit(_ attempt: ClaimedAttempt) async -> Bool {
-        guard let end = attempt.changelogEnd, await !owner.changelogHolds(attempt.partition, through: end) else { return true }
-        if droppedClaims[attempt.partition] != end {
-            droppedClaims[attempt.partition] = end
-            logger.warning(
-                "claimed attempts not made: their partition was lost before its changelog had them; its next owner makes them",
-                metadata: ["partition": "\(attempt.partition)", "channel": "\(attempt.claimed.attempt.request.channel)"])
-        }
-        await owner.release(1, on: attempt.partition)
+    /// Whether a claim's attempts may be made: once its `sending` rows are in the partition's changelog (through `end`,
+    /// its commit record), a next owner restores them as attempts in doubt and waits for their answers (reported late
+    /// by this instance) instead of making them again. The attempts of a partition lost before its changelog had the
+    /// claim are not made: the next owner may have restored the partition without them and makes them itself
+    /// (docs/partitions.md, "Claims in the changelog"); their holds are released here. The worker awaits it in each
+    /// attempt's task, so it goes on claiming and completing meanwhile.
+    private func admission(_ number: Int32, through end: Int64, attempts: Int, channel: MessageChannel) async -> Bool {
+        guard await !owner.changelogHolds(number, through: end) else { return true }
+        logger.warning(
+            "claimed attempts not made: their partition was lost before its changelog had them; its next owner makes them",
+            metadata: ["partition": "\(number)", "channel": "\(channel)", "attempts": "\(attempts)"])
+        await owner.release(attempts, on: number)
         return false
     }
 

@@ -103,8 +103,8 @@ struct PathLoad {
                 net of idle: \(perService(net)); all \(String(format: "%.2f", usedNet)) s (\(String(format: "%.0f", usedNet * 1000)) µs per event)
             """
         return Result(
-            lines: lines, p50: Self.percentile(steady, 0.5), p99: Self.percentile(steady, 0.99),
-            hopP99: (Self.percentile(decide, 0.99), Self.percentile(request, 0.99), Self.percentile(answer, 0.99)),
+            lines: lines, p50: percentile(steady, 0.5), p99: percentile(steady, 0.99),
+            hopP99: (percentile(decide, 0.99), percentile(request, 0.99), percentile(answer, 0.99)),
             cpuPerThousand: cpu, netCPUPerThousand: net)
     }
 
@@ -131,11 +131,6 @@ struct PathLoad {
             seconds[name] = (user + system) / ticks
         }
         return seconds
-    }
-
-    static func percentile(_ values: [Double], _ p: Double) -> Double {
-        let sorted = values.sorted()
-        return sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
     }
 
     static func line(_ name: String, _ values: [Double]) -> String {

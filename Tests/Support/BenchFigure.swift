@@ -9,3 +9,9 @@ package func printFigure(_ name: String, _ value: Double, unit: String, ceiling:
     let ratio = ceiling.map { $0 > 0 ? String(format: "%.2f", value / $0) : "-" } ?? "-"
     print("figure=\(name) value=\(number(value)) unit=\(unit) ceiling=\(ceiling.map(number) ?? "-") ratio=\(ratio) goal=\(goal)")
 }
+
+/// The `p` quantile of `values` by the nearest rank below (index ⌊n·p⌋, the last for p = 1); NaN when there are none.
+package func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
