@@ -29,7 +29,7 @@ enum Notifier {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: logger)
-        await producer.prepare(topics: [.deliveries, .dlq, .stateNotifier])
+        await producer.prepare(topics: [.deliveries, .dlq, .stateNotifier, .owners])
         let restoreReader = try KafkaPartitionReader(
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: "\(settings.service.consumerGroup).restore", logger: logger)
@@ -78,16 +78,32 @@ enum Notifier {
             await partitions.apply(batch)
         }
 
+        // The inbox and SMS replies need partitions other instances may own: this instance announces the partitions it
+        // runs, with a key its peers present, and follows the others' announcements (docs/partitions.md, "Questions to
+        // the owners").
+        let common = context.common
+        let owners = PartitionDirectory(service: "notifier")
+        let ownersFollower = try OwnersFollower(client: common.kafka, instanceID: common.instanceID, directory: owners, logger: logger)
+        let peers = PartitionPeers(instance: common.instanceID, owner: { owners.owner(of: $0) }, runs: { partitions.owner.isRunning($0) })
+        let advertised = settings.service.advertisedURL
+        let announcer = OwnershipAnnouncer(
+            owner: partitions.owner, producer: producer, instance: common.instanceID, peerKey: peers.key, logger: logger
+        ) { await ListeningPort.advertisedURL(common, advertised: advertised) }
+
         let router = Router(context: ServiceRequestContext.self)
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(InFlightLimitMiddleware<ServiceRequestContext>(service: "notifier", limit: settings.maxInFlightRequests))
         RecipientEndpoints(
-            partitions: partitions, producer: producer, publicURL: settings.publicURL,
+            partitions: partitions, peers: peers, partitionCount: common.topicPartitions, producer: producer,
+            publicURL: settings.publicURL,
             links: settings.unsubscribeSecret.map { UnsubscribeLinks(secret: $0, publicURL: settings.publicURL) },
             smsWebhookToken: settings.smsWebhookToken, smsSenders: SMSSenders(settings), bodyTimeout: settings.bodyTimeout,
             logger: logger
         ).register(on: router)
-        InboxEndpoints(partitions: partitions, catalog: settings.catalog, logger: logger).register(on: router)
+        InboxEndpoints(
+            reads: InboxReads(partitions: partitions, peers: peers, partitionCount: common.topicPartitions), catalog: settings.catalog,
+            logger: logger
+        ).register(on: router)
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "notifier",
             checks: [
@@ -99,8 +115,9 @@ enum Notifier {
         let purge = RetentionPurge(
             partitions: partitions, inboxRetention: settings.inboxRetention, sendRetention: settings.service.dedupeRetention,
             interval: settings.inboxPurgeInterval, logger: logger)
-        return [producer, restoreReader, CurlService(driver: driver), NotifierRelay(partitions: partitions), consuming, purge]
-            + workers + [http]
+        return [
+            producer, restoreReader, CurlService(driver: driver), NotifierRelay(partitions: partitions), ownersFollower, consuming, purge,
+        ] + workers + [announcer, http]
     }
 
     struct Providers {

@@ -17,7 +17,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// How long an attempt found `sending` at an opening is in doubt (the longest provider attempt and a margin): it is
     /// made again only after that, since another instance may still answer it and report the outcome.
     let attemptsInDoubt: Duration
-    let owner: PartitionOwner
+    nonisolated let owner: PartitionOwner
     private let logger: Logger
     /// `project/app` → platform, for push fan-out.
     let platforms: [String: String]

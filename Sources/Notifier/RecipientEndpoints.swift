@@ -6,9 +6,15 @@ import NIOCore
 import ServiceSupport
 import Shared
 
-/// What recipients and providers call: one-click unsubscribe (RFC 8058) and inbound SMS replies.
+/// What recipients and providers call: one-click unsubscribe (RFC 8058) and inbound SMS replies. An SMS reply names a
+/// phone number, which profiles in any partition may hold: the instance it reaches records it in the partitions it runs
+/// and asks the owners of the others to (`PartitionPeers`).
 struct RecipientEndpoints: Sendable {
     let partitions: NotifierPartitions
+    /// The other instances, for the partitions this one does not run.
+    let peers: PartitionPeers
+    /// How many partitions the topics have (`HERALD_TOPIC_PARTITIONS`).
+    let partitionCount: Int32
     let producer: KafkaProducer
     let publicURL: String
     let links: UnsubscribeLinks?
@@ -20,6 +26,10 @@ struct RecipientEndpoints: Sendable {
     let logger: Logger
 
     func register(on router: Router<ServiceRequestContext>) {
+        let partitions = partitions
+        peers.answer(RecipientChange.self, at: RecipientChange.path, on: router) { change, numbers in
+            try await partitions.recordRecipientFeedback(change, in: numbers)
+        }
         // GET shows a confirmation (link scanners fetch URLs; only a POST unsubscribes).
         router.get("v1/unsubscribe/:token") { _, context in
             guard let claim = links?.verify(context.parameters.get("token") ?? "") else { return Self.invalidLink }
@@ -60,9 +70,17 @@ struct RecipientEndpoints: Sendable {
             if let outcome = SMSReplies.outcome(text) {
                 // Only the projects that send from the number replied to: the same person may hear from several.
                 let projects = smsSenders.projects(sendingFrom: to)
-                let recorded = projects.isEmpty ? 0 : try await partitions.recordRecipientFeedback(
+                let change = RecipientChange(
                     key: nil, phoneNumber: from, projects: projects, channel: .sms, outcome: outcome, address: from,
                     reason: "reply \(text.trimmingCharacters(in: .whitespacesAndNewlines).uppercased())", at: Date())
+                let recorded: Int
+                do {
+                    recorded = projects.isEmpty ? 0 : try await record(change)
+                } catch let unavailable as PartitionPeers.Unavailable {
+                    // The provider is asked to try again; the partitions that recorded it record it again (a state, not a count).
+                    logger.warning("sms reply not recorded everywhere: a partition is not answered", metadata: ["reason": "\(unavailable)"])
+                    return unavailable.response
+                }
                 logger.info(
                     "sms reply", metadata: ["outcome": "\(outcome.rawValue)", "profiles": "\(recorded)"])
                 if projects.isEmpty {
@@ -70,7 +88,7 @@ struct RecipientEndpoints: Sendable {
                         "sms reply to a number no project sends from (HERALD_SMS_FROM, a project's sms_from): ignored",
                         metadata: ["outcome": "\(outcome.rawValue)"])
                 } else if recorded == 0 {
-                    logger.warning("sms reply from a number no partition of this instance knows", metadata: ["outcome": "\(outcome.rawValue)"])
+                    logger.warning("sms reply from a number no profile holds", metadata: ["outcome": "\(outcome.rawValue)"])
                 }
             }
             return Response(
@@ -79,11 +97,20 @@ struct RecipientEndpoints: Sendable {
         }
     }
 
+    /// In every partition, here and at their owners: how many profiles hold the number.
+    private func record(_ change: RecipientChange) async throws -> Int {
+        let partitions = partitions
+        let counts: [Int] = try await peers.ask(change, about: Array(0..<partitionCount), at: RecipientChange.path) { local in
+            try await partitions.recordRecipientFeedback(change, in: local)
+        }
+        return counts.reduce(0, +)
+    }
+
     /// Local state at once when this instance holds the profile; the report to the orchestrator either way.
     private func unsubscribe(_ claim: UnsubscribeLinks.Claim) async throws {
-        let recorded = try await partitions.recordRecipientFeedback(
+        let recorded = try await partitions.recordRecipientFeedback(RecipientChange(
             key: claim.profileKey, phoneNumber: nil, projects: nil, channel: .email, outcome: .unsubscribed, address: claim.address,
-            reason: "one-click unsubscribe", at: Date())
+            reason: "one-click unsubscribe", at: Date()))
         guard recorded == 0 else { return }
         let report = DeliveryReport.recipientFeedback(
             key: claim.profileKey, customID: nil, channel: .email, outcome: .unsubscribed, address: claim.address,

@@ -3,41 +3,53 @@ import PartitionStore
 import Shared
 
 /// A recipient's own change of subscription, arriving over HTTP (an SMS reply, a one-click unsubscribe): local state at
-/// once, in whichever partitions of this instance hold the profile, and a report for the orchestrator.
+/// once, in whichever partitions hold the profile, and a report for the orchestrator.
 extension NotifierPartitions {
-    /// Records a recipient's feedback arriving over HTTP (an SMS reply, an email unsubscribe): local state at once, and
-    /// a report for the orchestrator, for the profile `key` or those of `phoneNumber` in `projects` (nil: any). Returns
-    /// how many profiles this instance's partitions hold.
-    func recordRecipientFeedback(
-        key: String?, phoneNumber: String?, projects: Set<String>?, channel: MessageChannel, outcome: DeliveryReport.Outcome, address: String?,
-        reason: String, at: Date
-    ) async throws -> Int {
+    /// Records `change` in every partition open here; returns how many profiles they hold.
+    func recordRecipientFeedback(_ change: RecipientChange) async throws -> Int {
         var recorded = 0
         for (number, database) in await owner.openDatabases {
-            let keys: [String] = try await database.read { db in
-                if let key { return try ContactsTable(db).contact(key) != nil ? [key] : [] }
-                return try ContactsTable(db).profiles(phoneNumber: phoneNumber ?? "").filter { key in
-                    projects.map { $0.contains(ProfileKey.project(of: key)) } ?? true
-                }
-            }
-            guard !keys.isEmpty else { continue }
-            _ = try await database.writeWithOutbox { db in
-                var outputs: [PendingOutput] = []
-                for key in keys {
-                    guard let contact = try ContactsTable(db).contact(key), let kind = FeedbackKind.marketing(channel) else { continue }
-                    let state = outcome == .subscribed ? "subscribed" : "unsubscribed"
-                    try FeedbackTable(db).record(key, kind, value: state, at: at)
-                    let report = DeliveryReport.recipientFeedback(
-                        key: key, customID: contact.customID, channel: channel, outcome: outcome, address: address, reason: reason,
-                        at: at)
-                    outputs.append(PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(report)))
-                }
-                return ((), outputs)
-            }
-            await owner.scheduleFlush(number)
-            recorded += keys.count
+            recorded += try await record(change, number, database)
         }
         return recorded
+    }
+
+    /// Records `change` in `partitions`, each running here (as work their revocation waits for); how many profiles
+    /// they hold, or nil when one is not running here.
+    func recordRecipientFeedback(_ change: RecipientChange, in partitions: [Int32]) async throws -> Int? {
+        var recorded = 0
+        for number in partitions {
+            guard let count = try await owner.run(on: number, { database in try await self.record(change, number, database) }) else {
+                return nil
+            }
+            recorded += count
+        }
+        return recorded
+    }
+
+    private func record(_ change: RecipientChange, _ number: Int32, _ database: PartitionDatabase) async throws -> Int {
+        let keys: [String] = try await database.read { db in
+            if let key = change.key { return try ContactsTable(db).contact(key) != nil ? [key] : [] }
+            return try ContactsTable(db).profiles(phoneNumber: change.phoneNumber ?? "").filter { key in
+                change.projects.map { $0.contains(ProfileKey.project(of: key)) } ?? true
+            }
+        }
+        guard !keys.isEmpty else { return 0 }
+        _ = try await database.writeWithOutbox { db in
+            var outputs: [PendingOutput] = []
+            for key in keys {
+                guard let contact = try ContactsTable(db).contact(key), let kind = FeedbackKind.marketing(change.channel) else { continue }
+                let state = change.outcome == .subscribed ? "subscribed" : "unsubscribed"
+                try FeedbackTable(db).record(key, kind, value: state, at: change.at)
+                let report = DeliveryReport.recipientFeedback(
+                    key: key, customID: contact.customID, channel: change.channel, outcome: change.outcome, address: change.address,
+                    reason: change.reason, at: change.at)
+                outputs.append(PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(report)))
+            }
+            return ((), outputs)
+        }
+        await owner.scheduleFlush(number)
+        return keys.count
     }
 }
 

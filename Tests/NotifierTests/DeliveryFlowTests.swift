@@ -5,6 +5,7 @@ import HeraldTestSupport
 import Logging
 import ProviderSimulators
 import ServiceLifecycle
+import ServiceSupport
 import Shared
 import Testing
 import _CryptoExtras
@@ -92,6 +93,12 @@ final class NotifierHarness: @unchecked Sendable {
     }
 
     var topicPartitions: [TopicPartition] { Notifier.topics.map { TopicPartition($0.name, 0) } }
+
+    /// The harness's one instance, which runs the one partition: no other to ask.
+    var peers: PartitionPeers {
+        let owner = partitions.owner
+        return PartitionPeers(instance: "test", owner: { _ in nil }, runs: { owner.isRunning($0) })
+    }
 
     private func open() async throws {
         _ = try await partitions.partitionsAssigned(topicPartitions)
@@ -447,9 +454,9 @@ struct DeliveryFlowTests {
         try await harness.send(sendRequest(id: "mail-2", channel: .email, marketing: false, content: ["subject": "Code", "text": "1234"]))
         try await harness.send(sendRequest(id: "sms-1", channel: .sms, content: ["text": "Sale"]))
         _ = try await harness.reports { $0.contains { $0.sendID == "sms-1" } && $0.contains { $0.sendID == "mail-2" } }
-        let recorded = try await harness.partitions.recordRecipientFeedback(
+        let recorded = try await harness.partitions.recordRecipientFeedback(RecipientChange(
             key: nil, phoneNumber: "+33612345678", projects: nil, channel: .sms, outcome: .unsubscribed, address: "+33612345678", reason: "reply STOP",
-            at: Date())
+            at: Date()))
         #expect(recorded == 1)
         try await harness.send(sendRequest(id: "sms-2", channel: .sms, content: ["text": "Sale"]))
         let reports = try await harness.reports { $0.contains { $0.sendID == "sms-2" } }

@@ -63,7 +63,10 @@ struct InboxTests {
         customAuth: String? = paulAuth()
     ) async throws -> Answer {
         let router = Router(context: ServiceRequestContext.self)
-        InboxEndpoints(partitions: harness.partitions, catalog: NotifierHarness.catalog, logger: harness.logger).register(on: router)
+        InboxEndpoints(
+            reads: InboxReads(partitions: harness.partitions, peers: harness.peers, partitionCount: 1), catalog: NotifierHarness.catalog,
+            logger: harness.logger
+        ).register(on: router)
         var fields: HTTPFields = [:]
         if let key { fields[HTTPField.Name("X-Api-Key")!] = key }
         if let customAuth { fields[HTTPField.Name("X-CustomID-Auth")!] = customAuth }

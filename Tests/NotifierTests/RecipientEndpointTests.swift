@@ -23,7 +23,7 @@ struct RecipientEndpointTests {
     func application(_ harness: NotifierHarness, smsToken: String? = "sms-token") -> some ApplicationProtocol {
         let router = Router(context: ServiceRequestContext.self)
         RecipientEndpoints(
-            partitions: harness.partitions, producer: harness.producer, publicURL: Self.publicURL, links: Self.links,
+            partitions: harness.partitions, peers: harness.peers, partitionCount: 1, producer: harness.producer, publicURL: Self.publicURL, links: Self.links,
             smsWebhookToken: smsToken, smsSenders: Self.senders, logger: harness.logger
         ).register(on: router)
         return Application(router: router)

@@ -8,8 +8,8 @@ import Shared
 /// (docs/inbox.md). Its rows are `InboxTable`'s; which installation a profile holds, `InboxInstallationsTable`'s.
 enum Inbox {
     /// Whose inbox: an installation's (`install`) or a custom ID's (`custom`), within one app of a project.
-    struct Owner: Sendable, Hashable {
-        enum Kind: String, Sendable { case install, custom }
+    struct Owner: Sendable, Hashable, Codable {
+        enum Kind: String, Sendable, Codable { case install, custom }
         var project: String
         var app: String
         var kind: Kind
@@ -17,7 +17,7 @@ enum Inbox {
     }
 
     /// Where a page starts: strictly older than this notification.
-    struct Cursor: Sendable, Equatable {
+    struct Cursor: Sendable, Equatable, Codable {
         /// Microseconds since 1970 (the order key; notification times are shown in milliseconds).
         var sentAt: Int64
         var notificationID: String
@@ -40,7 +40,7 @@ enum Inbox {
         }
     }
 
-    struct Notification: Sendable, Equatable {
+    struct Notification: Sendable, Equatable, Codable {
         var notificationID: String
         var sendID: String
         var installationID: String?
@@ -51,11 +51,18 @@ enum Inbox {
         var body: String?
         var attachmentURL: String?
         var silent: Bool
-        var payload: [UInt8]
+        /// The raw payload, JSON in its APNs form.
+        var payload: Data
         var read: Bool
         var opened: Bool
 
-        var cursor: Cursor { Cursor(sentAt: sentAt, notificationID: notificationID) }    }
+        var cursor: Cursor { Cursor(sentAt: sentAt, notificationID: notificationID) }
+
+        /// Newest first: by send time, then id.
+        static func newerFirst(_ a: Notification, _ b: Notification) -> Bool {
+            (a.sentAt, a.notificationID) > (b.sentAt, b.notificationID)
+        }
+    }
 
     /// `campaign`, `transactional` or `trigger`, from the send's trigger.
     static func source(_ send: SendRequest) -> String {
@@ -80,7 +87,7 @@ enum Inbox {
         let entry = Notification(
             notificationID: send.sendID, sendID: send.sendID, installationID: installationID, customID: customID,
             sentAt: microseconds(at), source: source(send), title: send.content["title"], body: send.content["body"],
-            attachmentURL: send.content["image_url"], silent: APNsProvider.isBackground(send) || APNsProvider.isBadgeOnly(send), payload: [], read: false,
+            attachmentURL: send.content["image_url"], silent: APNsProvider.isBackground(send) || APNsProvider.isBadgeOnly(send), payload: Data(), read: false,
             opened: false)
         let payload = APNsProvider.payload(send)
         var owners = [Owner(project: send.project, app: app, kind: .install, id: installationID)]
@@ -108,5 +115,5 @@ enum Inbox {
         try InboxTable(db).purge(before: microseconds(cutoff))
     }
 
-    enum Mark: String, Sendable { case read, opened, deleted }
+    enum Mark: String, Sendable, Codable { case read, opened, deleted }
 }

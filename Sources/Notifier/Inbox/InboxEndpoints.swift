@@ -15,8 +15,10 @@ import Shared
 ///     POST   /v1/inbox/{install|custom}/{id}/notifications/{notification_id}/opened
 ///     DELETE /v1/inbox/{install|custom}/{id}/notifications/{notification_id}
 ///     POST   /v1/inbox/{install|custom}/{id}/read-all?until={notification_id}
+///
+/// Every instance answers for the whole inbox: the partitions it does not run are asked of their owners (`InboxReads`).
 struct InboxEndpoints: Sendable {
-    let partitions: NotifierPartitions
+    let reads: InboxReads
     let catalog: AppsCatalog
     let logger: Logger
 
@@ -25,6 +27,7 @@ struct InboxEndpoints: Sendable {
     static let maxIdentifierLength = 1024
 
     func register(on router: Router<ServiceRequestContext>) {
+        reads.answer(on: router)
         router.get("v1/inbox/:mode/:owner") { request, context in
             try await handle(request, context) { owner in try await page(owner, request) }
         }
@@ -49,7 +52,7 @@ struct InboxEndpoints: Sendable {
                 guard let until = request.uri.queryParameters.get("until"), !until.isEmpty else {
                     return .jsonError(.badRequest, "invalid_parameter", "until: the newest notification the app has shown is required")
                 }
-                guard let marked = try await partitions.inboxMarkAllRead(owner, until: until) else {
+                guard let marked = try await reads.markAllRead(owner, until: until) else {
                     return .jsonError(.notFound, "notification_not_found", "until: no notification \(until) in this inbox")
                 }
                 return .json(.object([JSONMember("marked", .number(String(marked)))]))
@@ -61,11 +64,22 @@ struct InboxEndpoints: Sendable {
     private func handle(
         _ request: Request, _ context: ServiceRequestContext, _ body: (Inbox.Owner) async throws -> Response
     ) async throws -> Response {
+        do {
+            return try await authenticated(request, context, body)
+        } catch let unavailable as PartitionPeers.Unavailable {
+            logger.info("inbox partition not answered", metadata: ["reason": "\(unavailable)"])
+            return unavailable.response
+        }
+    }
+
+    private func authenticated(
+        _ request: Request, _ context: ServiceRequestContext, _ body: (Inbox.Owner) async throws -> Response
+    ) async throws -> Response {
         switch authenticate(request, context) {
         case .failure(let refusal): return refusal.response
         case .success(let owner):
             if owner.kind == .install {
-                let installation = try await partitions.installation(project: owner.project, installationID: owner.id)
+                let installation = try await reads.installation(project: owner.project, installationID: owner.id)
                 if installation.optedOut == true {
                     return .jsonError(.forbidden, "opted_out", "this installation opted out: its inbox is off")
                 }
@@ -155,7 +169,7 @@ struct InboxEndpoints: Sendable {
             }
             includeSilent = text == "true"
         }
-        let (notifications, hasMore) = try await partitions.inboxPage(owner, before: cursor, limit: limit, includeSilent: includeSilent)
+        let (notifications, hasMore) = try await reads.page(owner, before: cursor, limit: limit, includeSilent: includeSilent)
         var members = [JSONMember("hasMore", .bool(hasMore))]
         if hasMore, let last = notifications.last { members.append(JSONMember("cursor", .string(last.cursor.token))) }
         members.append(JSONMember("notifications", .array(notifications.map(Self.json))))
@@ -181,12 +195,12 @@ struct InboxEndpoints: Sendable {
         if let body = notification.body { members.append(JSONMember("body", .string(body))) }
         if let url = notification.attachmentURL { members.append(JSONMember("attachmentUrl", .string(url))) }
         members.append(JSONMember("silent", .bool(notification.silent)))
-        members.append(JSONMember("payload", (try? JSONParser.parse(notification.payload)) ?? .null))
+        members.append(JSONMember("payload", (try? JSONParser.parse(Array(notification.payload))) ?? .null))
         return .object(members)
     }
 
     private func mark(_ owner: Inbox.Owner, _ notificationID: String, _ mark: Inbox.Mark) async throws -> Response {
-        guard try await partitions.inboxMark(owner, notificationID: notificationID, mark) else {
+        guard try await reads.mark(owner, notificationID: notificationID, mark) else {
             return .jsonError(.notFound, "notification_not_found", "notification_id: no notification \(notificationID) in this inbox")
         }
         return Response(status: .noContent)

@@ -4,58 +4,41 @@ import Shared
 
 /// The inbox's queries over this instance's partitions.
 extension NotifierPartitions {
-    /// A page of an owner's inbox over this instance's partitions (an installation's notifications may sit in two: the
-    /// anonymous profile's and the identified one's), newest first; `hasMore` when older ones remain.
-    func inboxPage(
-        _ owner: Inbox.Owner, before cursor: Inbox.Cursor?, limit: Int, includeSilent: Bool
-    ) async throws -> (notifications: [Inbox.Notification], hasMore: Bool) {
-        var all: [Inbox.Notification] = []
-        for (_, database) in await self.owner.openDatabases {
-            all += try await database.read { db in
-                try InboxTable(db).page(owner, before: cursor, limit: limit + 1, includeSilent: includeSilent)
+    /// Answers `question` from `partitions`, each running here (as work their revocation waits for); nil when one is
+    /// not running here.
+    func answer(_ question: InboxQuestion, in partitions: [Int32]) async throws -> InboxAnswer? {
+        var answers: [InboxAnswer] = []
+        for partition in partitions {
+            guard let answer = try await owner.run(on: partition, { database in try await Self.answer(question, database) }) else {
+                return nil
             }
+            answers.append(answer)
         }
-        all.sort { ($0.sentAt, $0.notificationID) > ($1.sentAt, $1.notificationID) }
-        return (Array(all.prefix(limit)), all.count > limit)
+        return InboxAnswer.combined(answers, for: question)
     }
 
-    /// Marks one notification read, opened or deleted; false when the owner has no such notification.
-    func inboxMark(_ owner: Inbox.Owner, notificationID: String, _ mark: Inbox.Mark) async throws -> Bool {
-        var found = false
-        for (_, database) in await self.owner.openDatabases {
-            let changed = try await database.write { db in try InboxTable(db).mark(owner, notificationID: notificationID, mark) }
-            found = found || changed
-        }
-        return found
-    }
-
-    /// Marks read what is not newer than `notificationID`; nil when the owner has no such notification.
-    func inboxMarkAllRead(_ owner: Inbox.Owner, until notificationID: String) async throws -> Int? {
-        var until: Inbox.Cursor?
-        for (_, database) in await self.owner.openDatabases where until == nil {
-            until = try await database.read { db in try Inbox.cursor(db, owner: owner, notificationID: notificationID) }
-        }
-        guard let until else { return nil }
-        var marked = 0
-        for (_, database) in await self.owner.openDatabases {
-            marked += try await database.write { db in try InboxTable(db).markAllRead(owner, until: until) }
-        }
-        return marked
-    }
-
-    /// What this instance's partitions know of an installation (from the contact snapshots): whether it opted out (nil:
-    /// unknown here), and the custom IDs of the named profiles that hold it (none: it is anonymous, or unknown here).
-    func installation(project: String, installationID: String) async throws -> (optedOut: Bool?, users: [String]) {
-        var optedOut: Bool?
-        var users: [String] = []
-        for (_, database) in await self.owner.openDatabases {
-            let holders = try await database.read { db in try InboxInstallationsTable(db).holders(project: project, installationID: installationID) }
-            for holder in holders {
-                optedOut = (optedOut ?? false) || holder.optedOut
-                if let customID = ProfileKey.customID(of: holder.profileKey, project: project) { users.append(customID) }
+    private static func answer(_ question: InboxQuestion, _ database: PartitionDatabase) async throws -> InboxAnswer {
+        switch question {
+        case .installation(let project, let installationID):
+            // What this partition's contact snapshots know of the installation: whether it opted out, and the custom IDs
+            // of the named profiles that hold it (none: it is anonymous, or unknown here).
+            let holders = try await database.read { db in
+                try InboxInstallationsTable(db).holders(project: project, installationID: installationID)
             }
+            return .installation(
+                optedOut: holders.isEmpty ? nil : holders.contains { $0.optedOut },
+                users: holders.compactMap { ProfileKey.customID(of: $0.profileKey, project: project) })
+        case .page(let owner, let cursor, let limit, let includeSilent):
+            return .notifications(try await database.read { db in
+                try InboxTable(db).page(owner, before: cursor, limit: limit, includeSilent: includeSilent)
+            })
+        case .mark(let owner, let notificationID, let mark):
+            return .changed(try await database.write { db in try InboxTable(db).mark(owner, notificationID: notificationID, mark) } ? 1 : 0)
+        case .find(let owner, let notificationID):
+            return .found(try await database.read { db in try Inbox.cursor(db, owner: owner, notificationID: notificationID) })
+        case .markAllRead(let owner, let until):
+            return .changed(try await database.write { db in try InboxTable(db).markAllRead(owner, until: until) })
         }
-        return (optedOut, users)
     }
 
     /// Deletes inbox entries older than the retention; returns how many.

@@ -92,7 +92,7 @@ extension Inbox.Notification {
         self.init(
             notificationID: row["notification_id"], sendID: row["send_id"], installationID: row["installation_id"],
             customID: row["custom_id"], sentAt: row["sent_at"], source: row["source"], title: row["title"], body: row["body"],
-            attachmentURL: row["attachment_url"], silent: row["silent"], payload: Array(row["payload"] as Data), read: row["read"],
+            attachmentURL: row["attachment_url"], silent: row["silent"], payload: row["payload"] as Data, read: row["read"],
             opened: row["opened"])
     }
 }

@@ -12,17 +12,20 @@ package final class OwnershipAnnouncer: Service, Sendable {
     let instance: String
     /// The instance's address, once its HTTP port listens.
     let address: @Sendable () async -> String
+    /// What peers present to ask this instance about its partitions (`PartitionPeers.key`); nil: no questions.
+    let peerKey: String?
     let logger: Logger
     let interval: Duration
     let refresh: Duration
 
     package init(
-        owner: PartitionOwner, producer: KafkaProducer, instance: String, logger: Logger,
+        owner: PartitionOwner, producer: KafkaProducer, instance: String, peerKey: String? = nil, logger: Logger,
         interval: Duration = .milliseconds(250), refresh: Duration = .seconds(30), address: @escaping @Sendable () async -> String
     ) {
         self.owner = owner
         self.producer = producer
         self.instance = instance
+        self.peerKey = peerKey
         self.address = address
         self.logger = logger
         self.interval = interval
@@ -43,7 +46,7 @@ package final class OwnershipAnnouncer: Service, Sendable {
             if !new.isEmpty {
                 let now = Date()
                 let records = try new.map { partition in
-                    let announcement = OwnerAnnouncement(service: owner.service, partition: partition, instance: instance, url: url, at: now)
+                    let announcement = OwnerAnnouncement(service: owner.service, partition: partition, instance: instance, url: url, at: now, peerKey: peerKey)
                     return KafkaOutgoingRecord(topic: HeraldTopic.owners.name, key: announcement.key, value: try Wire.encode(announcement))
                 }
                 do {

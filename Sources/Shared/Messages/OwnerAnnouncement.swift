@@ -15,13 +15,18 @@ package struct OwnerAnnouncement: WireMessage {
     /// Where the instance answers, such as `http://10.0.0.7:8081`.
     package var url: String
     package var at: Date
+    /// What another instance of the service presents when it asks this one about its partitions (`PartitionPeers`): a
+    /// random key the instance draws at start, so that only a reader of `herald.owners` (the instances, inside the
+    /// trust boundary of the topics themselves) can put a question to it. Absent: the instance answers no questions.
+    package var peerKey: String?
 
-    package init(service: String, partition: Int32, instance: String, url: String, at: Date) {
+    package init(service: String, partition: Int32, instance: String, url: String, at: Date, peerKey: String? = nil) {
         self.service = service
         self.partition = partition
         self.instance = instance
         self.url = url
         self.at = at
+        self.peerKey = peerKey
     }
 
     package var key: String { "\(service)/\(partition)" }
