@@ -77,9 +77,11 @@ enum NotifierApplier {
     /// `sending` here is finished too: its partition came back to this instance while an attempt was out, and that
     /// attempt's answer came while the partition was away (reported late, read back now); the row would otherwise stay
     /// `sending` until a restart made the attempt again. Reports that name no target of a send (a recipient's own
-    /// unsubscribe) and unreadable ones are left to the orchestrator.
+    /// unsubscribe), engagement (an open, a click: the target was finished before), reports of the surfaces apps read
+    /// (in-app messages, content cards) and unreadable ones are left to the orchestrator.
     static func applyReport(_ db: Database, record: KafkaRecord, now: Date) throws {
         guard let value = record.value, let report = try? Wire.decode(DeliveryReport.self, from: value),
+            !report.outcome.isEngagement, let channel = report.channel.message,
             let sendID = report.sendID, let targetID = report.targetID ?? legacyTargetID(report, sendID: sendID)
         else { return }
         let state: LedgerState =
@@ -89,7 +91,7 @@ enum NotifierApplier {
             default: .failed
             }
         try LedgerTable(db).finishedElsewhere(
-            sendID: sendID, targetID: targetID, channel: report.channel, profileKey: report.profileKey ?? record.keyString ?? "",
+            sendID: sendID, targetID: targetID, channel: channel, profileKey: report.profileKey ?? record.keyString ?? "",
             state: state, reason: report.reason, at: WireTime.format(now))
     }
 

@@ -64,7 +64,7 @@ extension DeliveryReport {
         var report = DeliveryReport(
             id: "\(channel.rawValue)-\(state)/\(key)/\(WireTime.format(at))", sendID: sendID,
             project: ProfileKey.project(of: key), customID: customID,
-            channel: channel, outcome: outcome, reason: reason, address: address, at: at)
+            channel: DeliveryReport.Channel(channel), outcome: outcome, reason: reason, address: address, at: at)
         report.profileKey = key
         return report
     }

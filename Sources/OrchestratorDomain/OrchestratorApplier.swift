@@ -82,8 +82,9 @@ package enum OrchestratorApplier {
         } catch {
             return [deadLetter(record, reason: error.description)]
         }
-        // Opens and clicks are the orchestrator's own reports (PushOpens), applied when the app reported them.
-        guard report.outcome != .opened, report.outcome != .clicked else { return [] }
+        // Engagement (opens, clicks, views, dismissals) is the orchestrator's own reports (PushOpens, InAppReports,
+        // ContentCardReports), applied when the app reported them.
+        guard !report.outcome.isEngagement else { return [] }
         let now = rules.clock()
         var outputs: [PendingOutput] = []
         if rules.isActive, let key = record.keyString {

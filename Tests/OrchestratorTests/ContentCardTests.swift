@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldTestSupport
+import Ingest
 import Shared
 import Testing
 
@@ -150,6 +151,15 @@ struct ContentCardTests {
         let after = try #require(try await feed(harness))
         #expect(ids(after) == [banner, welcome])
         #expect(after["cards"]?[0]?["clicked"] == .bool(false) && after["cards"]?[1]?["clicked"] == .bool(true))
+        // What counted is on herald.deliveries (channel content_card), once: the welcome card's click; a second click
+        // of it counts nowhere.
+        try await harness.apply([harness.writer.record(.contentCard, id: "c5", installationID: "J", fields: cardReport("click", welcome))])
+        let reports = try harness.outbox.filter { $0.topic == HeraldTopic.deliveries.name }.map {
+            try Wire.decode(DeliveryReport.self, from: $0.value ?? [])
+        }
+        #expect(reports.map(\.outcome) == [.clicked] && reports.first?.channel == .contentCard, "\(reports)")
+        #expect(reports.first?.sendID == welcome && reports.first?.campaign == "cart" && reports.first?.key == "demo/paul")
+        #expect(reports.first?.installationID == "I")
     }
 
     @Test("the cap counts live cards only: a full feed delivers nothing more until a card is dismissed or expires")
@@ -212,5 +222,57 @@ struct ContentCardTests {
         #expect(reasons.count == 2)
         #expect(reasons.contains { $0.contains("note") && $0.contains("nickname") })
         #expect(reasons.contains { $0.contains("bytes rendered; at most 2048") })
+    }
+}
+
+/// Cards and identity (braze-rules §1.2: the anonymous history merges once, into a new user only): what an anonymous
+/// installation received is its user's once it identifies for the first time, with its views and dismissals.
+@Suite("Content cards: identify")
+struct ContentCardIdentityTests {
+    func cluster(seed: UInt64) throws -> Cluster {
+        let cluster = try Cluster(seed: seed)
+        cluster.rules = EngagementRules(config: try ContentCardTests.config(), clock: { t0 + 3_600 })
+        return cluster
+    }
+
+    func feed(_ cluster: Cluster, _ key: String, installation: String = "A") async throws -> JSONValue? {
+        let config = cluster.rules.config
+        return try await cluster.databases[cluster.partition(of: key)].read { db in
+            try ContentCardFeed(db: db, config: config, now: t0 + 3_600).answer(key: key, installationID: installation, since: nil)
+        }
+    }
+
+    func cards(_ answer: JSONValue?) -> [JSONValue] {
+        guard case .array(let items)? = answer?["cards"] else { return [] }
+        return items
+    }
+
+    @Test("an anonymous user's cards follow their first identify, viewed as they were; not into a user who had a profile", arguments: [1, 2, 3] as [UInt64])
+    func followIdentify(seed: UInt64) async throws {
+        for existing in [false, true] {
+            let cluster = try cluster(seed: seed)
+            if existing { cluster.server(.profileUpdate, "s1", customID: "anna", attribute("plan", "gold")) }
+            let event = #"{"name":"add_to_cart","attributes":{"item":"ski"}}"#
+            guard case .valid(let validated) = EventValidation.validate(try JSONParser.parse(Array(event.utf8)), path: "e") else {
+                Issue.record("invalid event")
+                return
+            }
+            cluster.app(.event, "e1", installation: "A", [JSONMember("event", validated.json)])
+            try await cluster.settle()
+            let anonymous = cards(try await feed(cluster, "demo/install/A"))
+            #expect(anonymous.count == 1, "\(anonymous)")
+            let card = try #require(anonymous.first?["id"]?.stringValue)
+            cluster.app(.contentCard, "v1", installation: "A", cardReport("view", card))
+            cluster.app(.identify, "id1", installation: "A", customID: "anna")
+            try await cluster.settle()
+            let hers = cards(try await feed(cluster, "demo/anna"))
+            if existing {
+                #expect(hers.isEmpty, "\(hers)")
+            } else {
+                #expect(hers.map { $0["id"]?.stringValue } == [card], "\(hers)")
+                #expect(hers.first?["viewed"] == .bool(true) && hers.first?["description"] == .string("Your ski is waiting"))
+            }
+            #expect(cluster.deadLetters.isEmpty, "\(cluster.deadLetters)")
+        }
     }
 }

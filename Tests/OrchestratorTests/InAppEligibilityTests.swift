@@ -77,6 +77,15 @@ struct InAppEligibilityTests {
         ])
         #expect(try await ids(harness, installation: "J") == [])
         #expect(try await ids(harness, installation: "I") == [])
+        // Each report on herald.deliveries (channel in_app), for the campaign figures: the button's id as the action.
+        let reports = try harness.outbox.filter { $0.topic == HeraldTopic.deliveries.name }.map {
+            try Wire.decode(DeliveryReport.self, from: $0.value ?? [])
+        }
+        #expect(reports.map(\.outcome) == [.viewed, .viewed, .viewed, .clicked])
+        #expect(reports.map(\.campaign) == ["sale", "sale", "tips", "sale"] && reports.map(\.installationID) == ["I", "J", "J", "J"])
+        #expect(reports.allSatisfy { $0.channel == .inApp && $0.key == "demo/paul" && $0.sendID == nil })
+        #expect(reports.last?.action == "shop" && reports.last?.at == t0 + 61)
+        #expect(Set(reports.map(\.id)).count == 4)
         // A day after the first impression, one more is allowed; `later` has started; `tips` was shown once, for good.
         harness.clock.set(t0 + 86_400 + 1)
         #expect(try await ids(harness) == ["sale", "later"])
@@ -178,5 +187,6 @@ struct InAppEligibilityTests {
         ])
         #expect(try await harness.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM in_app_impressions") } == 0)
         #expect(try await ids(harness) == ["tips"])
+        #expect(harness.outbox.filter { $0.topic == HeraldTopic.deliveries.name }.isEmpty)
     }
 }

@@ -10,7 +10,7 @@ enum DeliveryReports {
         _ send: SendRequest, target: DeliveryTarget?, installationID: String? = nil, outcome: DeliveryReport.Outcome,
         reason: String?, attempts: Int, provider: String? = nil, messageID: String? = nil, now: Date
     ) -> PendingOutput {
-        let channel = send.channel
+        let channel = DeliveryReport.Channel(send.channel)
         let targetID = target?.id ?? installationID ?? send.channel.rawValue
         var report = DeliveryReport(
             id: "\(send.sendID)/\(targetID)/\(outcome.rawValue)", sendID: send.sendID, project: send.project,

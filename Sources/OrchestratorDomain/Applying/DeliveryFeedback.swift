@@ -39,7 +39,8 @@ struct DeliveryFeedback {
             // Only the address that bounced: a newer one set since is still good.
             reachabilityChanged = try profiles.markEmailBounced(key, address: report.address, at: time)
         case (.email, .unsubscribed), (.email, .subscribed), (.sms, .unsubscribed), (.sms, .subscribed):
-            reachabilityChanged = try profiles.setMarketing(key, channel: report.channel, subscribed: report.outcome == .subscribed, at: time)
+            guard let channel = report.channel.message else { break }
+            reachabilityChanged = try profiles.setMarketing(key, channel: channel, subscribed: report.outcome == .subscribed, at: time)
         default:
             break
         }

@@ -143,10 +143,10 @@ struct OpApplier {
             try PushOpens(db: db, write: write).apply(open, &effects)
         case .inApp(let report):
             try touch(&effects)
-            try InAppReports(db: db, write: write, config: config).apply(report)
+            try InAppReports(db: db, write: write, config: config).apply(report, &effects)
         case .contentCard(let report):
             try touch(&effects)
-            try ContentCardReports(db: db, write: write, config: config).apply(report)
+            try ContentCardReports(db: db, write: write, config: config).apply(report, &effects)
         case .optOut, .optIn:
             try touch(&effects)
             if try installation.setOptedOut(write.op == .optOut) { effects.contactChanged(key) }

@@ -45,7 +45,7 @@ struct FrequencyCaps {
         switch report.outcome {
         case .sent: try FrequencyLogTable(db).sent(key, sendID: sendID)
         case .failed, .suppressed, .tokenInvalid, .bounced: try FrequencyLogTable(db).released(key, sendID: sendID)
-        case .unsubscribed, .subscribed, .opened, .clicked: break
+        case .unsubscribed, .subscribed, .opened, .clicked, .viewed, .dismissed: break
         }
     }
 }

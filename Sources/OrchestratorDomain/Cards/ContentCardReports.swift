@@ -1,11 +1,13 @@
 import Foundation
 import GRDB
 import Metrics
+import PartitionStore
 import Shared
 
 /// An app's report on a card of the profile's feed (braze-rules 25): the first view, the first click and the
 /// dismissal are the profile's, whichever of its devices reports them (a card dismissed on one device is gone from
-/// all at their next sync), each counted once in `herald_content_cards_total`. A click counts only on a card with a
+/// all at their next sync), each counted once in `herald_content_cards_total` and reported once on `herald.deliveries`
+/// (channel `content_card`: `viewed`, `clicked`, `dismissed`, with the card's id as `send_id`). A click counts only on a card with a
 /// URL, a dismissal only on a dismissible card; a report naming a card the feed does not hold counts nowhere
 /// (`herald_content_card_reports_ignored_total`): what an app key reports never makes up a metric's labels.
 struct ContentCardReports {
@@ -17,7 +19,7 @@ struct ContentCardReports {
         Counter(label: "herald_content_card_reports_ignored_total", dimensions: [("reason", reason)]).increment()
     }
 
-    func apply(_ report: CardReport) throws {
+    func apply(_ report: CardReport, _ effects: inout WriteEffects) throws {
         let table = ContentCardsTable(db)
         let key = write.profileKey
         guard let card = try table.card(key, cardID: report.card), let definition = config.contentCards[card.cardKey] else {
@@ -36,5 +38,17 @@ struct ContentCardReports {
         }
         guard try table.mark(key, cardID: report.card, mark, at: write.time) else { return Self.ignored("repeated") }
         ContentCardDelivery.count(card.cardKey, mark == .viewed ? "viewed" : mark == .clicked ? "clicked" : "dismissed")
+        let outcome: DeliveryReport.Outcome = switch mark {
+        case .viewed: .viewed
+        case .clicked: .clicked
+        case .dismissed: .dismissed
+        }
+        var delivery = DeliveryReport(
+            id: "\(report.card)/\(outcome.rawValue)", sendID: report.card, project: write.project, customID: write.customID,
+            installationID: write.installationID, channel: .contentCard, outcome: outcome, at: report.time)
+        delivery.profileKey = key
+        let campaign = card.campaignKey.dropFirst(write.project.count + 1)
+        delivery.campaign = campaign.isEmpty ? nil : String(campaign)
+        effects.output(PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(delivery)))
     }
 }

@@ -5,7 +5,8 @@ import Shared
 
 /// What an anonymous or alias-only profile carries to the profile it merges into (docs/orchestrator.md, braze-rules
 /// §1.2): language, region, time zone, address and phone where the profile has none, custom attributes (with their
-/// times), event aggregates and purchases.
+/// times), event aggregates, purchases and content cards (with their views, clicks and dismissals, and the "received"
+/// records of expired ones).
 struct ProfileHistory {
     let db: Database
 
@@ -30,7 +31,9 @@ struct ProfileHistory {
                 name: event.name, count: event.count, first: event.first, last: event.last, label: event.label, tags: event.tags,
                 attributes: event.attributes)
         }
-        return MergedHistory(natives: natives, attributes: attributes, events: events, purchases: try Purchases(db).history(key))
+        return MergedHistory(
+            natives: natives, attributes: attributes, events: events, purchases: try Purchases(db).history(key),
+            cards: try ContentCardsTable(db).history(key))
     }
 
     /// Merges a history into a profile: natives only where the profile has none, attributes where the merged value
@@ -55,5 +58,7 @@ struct ProfileHistory {
                     tags: event.tags, attributes: event.attributes))
         }
         try Purchases(db).merge(key, history.purchases)
+        let cards = ContentCardsTable(db)
+        for card in history.cards { try cards.receive(key, card) }
     }
 }

@@ -147,6 +147,35 @@ struct ContentCardsTable {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(seq) FROM content_cards WHERE profile_key = ?"), arguments: [key]) ?? 0
     }
 
+    /// Every card the profile received (live, dismissed, or expired and kept as its "received" record): what an
+    /// anonymous profile hands on at its first identification.
+    func history(_ key: String) throws -> [MergedHistory.Card] {
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM content_cards WHERE profile_key = ? ORDER BY seq"), arguments: [key])
+            .map { row in
+                MergedHistory.Card(
+                    id: row["card_id"], cardKey: row["card_key"], campaignKey: row["campaign_key"], language: row["language"],
+                    texts: row["texts"], content: row["content"], context: row["context"], createdAt: row["created_at"],
+                    updatedAt: row["updated_at"], expiresAt: row["expires_at"], viewedAt: row["viewed_at"],
+                    clickedAt: row["clicked_at"], dismissedAt: row["dismissed_at"])
+            }
+    }
+
+    /// A card handed on by a profile merged into this one, under its id and with its views, clicks and dismissal, as
+    /// this profile's next change (the apps' next sync shows it); nothing when the profile has a card of that id.
+    func receive(_ key: String, _ card: MergedHistory.Card) throws {
+        guard try !exists(key, cardID: card.id) else { return }
+        try db.executeCached(
+            sql: """
+                INSERT INTO content_cards (profile_key, card_id, card_key, campaign_key, seq, language, texts, content, context,
+                    created_at, updated_at, expires_at, viewed_at, clicked_at, dismissed_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                key, card.id, card.cardKey, card.campaignKey, try nextSeq(), card.language, card.texts, card.content, card.context,
+                card.createdAt, card.updatedAt, card.expiresAt, card.viewedAt, card.clickedAt, card.dismissedAt,
+            ])
+    }
+
     /// Deletes up to `limit` rows whose card expired before `cutoff`; returns how many.
     func prune(expiredBefore cutoff: String, limit: Int) throws -> Int {
         try db.execute(

@@ -19,8 +19,36 @@ package struct DeliveryReport: WireMessage {
         case subscribed
         /// The recipient opened the message (a notification tapped, reported by the app).
         case opened
-        /// The recipient pressed one of the message's buttons (`action`: its id).
+        /// The recipient pressed one of the message's buttons (`action`: its id), or clicked an in-app message or a
+        /// content card.
         case clicked
+        /// An in-app message shown, a content card viewed (reported by the app).
+        case viewed
+        /// An in-app message or a content card dismissed by the recipient.
+        case dismissed
+
+        /// What the recipient did with a message delivered (reported by the app, written by the orchestrator, which
+        /// applied it then): nothing a consumer of delivery outcomes acts on.
+        package var isEngagement: Bool { [.opened, .clicked, .viewed, .dismissed].contains(self) }
+    }
+
+    /// Where the report's message went: one of the channels sends go on, or one of the surfaces an app reads
+    /// (in-app messages, content cards), whose engagement reports the orchestrator writes.
+    package enum Channel: String, Codable, Sendable {
+        case push, email, sms
+        case inApp = "in_app"
+        case contentCard = "content_card"
+
+        package init(_ channel: MessageChannel) {
+            switch channel {
+            case .push: self = .push
+            case .email: self = .email
+            case .sms: self = .sms
+            }
+        }
+
+        /// The channel sends go on; nil for the surfaces apps read.
+        package var message: MessageChannel? { MessageChannel(rawValue: rawValue) }
     }
 
     /// Unique per report: a replay of the id is a no-op.
@@ -33,7 +61,7 @@ package struct DeliveryReport: WireMessage {
     package var project: String
     package var customID: String?
     package var installationID: String?
-    package var channel: MessageChannel
+    package var channel: Channel
     package var outcome: Outcome
     package var reason: String?
     package var token: String?
@@ -62,7 +90,7 @@ package struct DeliveryReport: WireMessage {
 
     package init(
         id: String, sendID: String? = nil, project: String, customID: String?, installationID: String? = nil,
-        channel: MessageChannel, outcome: Outcome, reason: String? = nil, token: String? = nil, address: String? = nil,
+        channel: Channel, outcome: Outcome, reason: String? = nil, token: String? = nil, address: String? = nil,
         at: Date
     ) {
         self.id = id

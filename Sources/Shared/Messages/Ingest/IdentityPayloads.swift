@@ -128,17 +128,57 @@ package struct MergedHistory: Sendable, Equatable {
         }
     }
 
+    /// A content card of the profile's feed, as stored (texts and context as JSON text): live, dismissed or expired
+    /// (its "received" record).
+    package struct Card: Sendable, Equatable {
+        package var id: String
+        package var cardKey: String
+        package var campaignKey: String
+        package var language: String
+        package var texts: String
+        package var content: String
+        package var context: String
+        package var createdAt: String
+        package var updatedAt: String
+        package var expiresAt: String
+        package var viewedAt: String?
+        package var clickedAt: String?
+        package var dismissedAt: String?
+
+        package init(
+            id: String, cardKey: String, campaignKey: String, language: String, texts: String, content: String, context: String,
+            createdAt: String, updatedAt: String, expiresAt: String, viewedAt: String?, clickedAt: String?, dismissedAt: String?
+        ) {
+            self.id = id
+            self.cardKey = cardKey
+            self.campaignKey = campaignKey
+            self.language = language
+            self.texts = texts
+            self.content = content
+            self.context = context
+            self.createdAt = createdAt
+            self.updatedAt = updatedAt
+            self.expiresAt = expiresAt
+            self.viewedAt = viewedAt
+            self.clickedAt = clickedAt
+            self.dismissedAt = dismissedAt
+        }
+    }
+
     /// Native field (`language`, `email`, …) → value.
     package var natives: [JSONMember]
     package var attributes: [Attribute]
     package var events: [Event]
     package var purchases: [Product]
+    /// The content cards it received (`cards`, written only when there are some).
+    package var cards: [Card]
 
-    package init(natives: [JSONMember], attributes: [Attribute], events: [Event], purchases: [Product]) {
+    package init(natives: [JSONMember], attributes: [Attribute], events: [Event], purchases: [Product], cards: [Card] = []) {
         self.natives = natives
         self.attributes = attributes
         self.events = events
         self.purchases = purchases
+        self.cards = cards
     }
 }
 
@@ -156,9 +196,35 @@ extension MergedHistory.Product {
     }
 }
 
+extension MergedHistory.Card {
+    static let fields = [
+        "id", "card_key", "campaign_key", "language", "texts", "content", "context", "created_at", "updated_at", "expires_at",
+    ]
+
+    var json: JSONValue {
+        let values = [id, cardKey, campaignKey, language, texts, content, context, createdAt, updatedAt, expiresAt]
+        var members = zip(Self.fields, values).map { JSONMember($0.0, .string($0.1)) }
+        for (name, value) in [("viewed_at", viewedAt), ("clicked_at", clickedAt), ("dismissed_at", dismissedAt)] {
+            if let value { members.append(JSONMember(name, .string(value))) }
+        }
+        return .object(members)
+    }
+
+    init(wire value: JSONValue, path: String) throws(WireError) {
+        let card = try WireObject(value, path: path)
+        var values: [String] = []
+        for field in Self.fields { values.append(try card.string(field)) }
+        self.init(
+            id: values[0], cardKey: values[1], campaignKey: values[2], language: values[3], texts: values[4], content: values[5],
+            context: values[6], createdAt: values[7], updatedAt: values[8], expiresAt: values[9],
+            viewedAt: try card.optionalString("viewed_at"), clickedAt: try card.optionalString("clicked_at"),
+            dismissedAt: try card.optionalString("dismissed_at"))
+    }
+}
+
 extension MergedHistory {
     var json: JSONValue {
-        .object([
+        var members: [JSONMember] = [
             JSONMember("natives", .object(natives)),
             JSONMember(
                 "attributes",
@@ -176,7 +242,9 @@ extension MergedHistory {
                         ])
                     })),
             JSONMember("purchases", .object(purchases.map { JSONMember($0.productID, $0.json) })),
-        ])
+        ]
+        if !cards.isEmpty { members.append(JSONMember("cards", .array(cards.map(\.json)))) }
+        return .object(members)
     }
 
     init(wire value: JSONValue, path: String) throws(WireError) {
@@ -211,6 +279,10 @@ extension MergedHistory {
                     last: try product.string("last"), lastPrice: try product.double("last_price"),
                     lastCurrency: try product.string("last_currency")))
         }
-        self.init(natives: natives, attributes: attributes, events: events, purchases: purchases)
+        var cards: [Card] = []
+        for (index, item) in (try object.optionalArray("cards") ?? []).enumerated() {
+            cards.append(try Card(wire: item, path: "\(object.path("cards"))[\(index)]"))
+        }
+        self.init(natives: natives, attributes: attributes, events: events, purchases: purchases, cards: cards)
     }
 }
