@@ -264,7 +264,8 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
                     return (
                         ids, receipts,
                         try await database.pruneCampaignHistory(rules: rules, now: now, dedupeWindow: window)
-                            + database.pruneInAppImpressions(rules: rules, now: now, dedupeWindow: window),
+                            + database.pruneInAppImpressions(rules: rules, now: now, dedupeWindow: window)
+                            + database.pruneExperimentAssignments(rules: rules, now: now),
                         try await database.pruneFrequencyLog(rules: rules, now: now)
                     )
                 }) else { continue }

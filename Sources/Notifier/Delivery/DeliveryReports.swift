@@ -20,6 +20,8 @@ enum DeliveryReports {
         report.profileKey = send.profileKey
         report.targetID = targetID
         report.campaign = send.campaign
+        report.experiment = send.experiment
+        report.variant = send.variant
         report.provider = provider
         report.providerMessageID = messageID
         report.attempts = attempts

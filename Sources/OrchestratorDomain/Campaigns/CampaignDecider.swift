@@ -7,8 +7,9 @@ import Shared
 
 /// Triggers turned into campaign decisions (docs/campaigns.md): segment entries and exits, events (which also cancel
 /// waiting delays), API triggers, timers and schedules. A decision waits the campaign's delay on a durable timer, or is
-/// made now: expiry, audience, re-eligibility, quiet hours (`QuietHoursHold`), frequency caps (`FrequencyCaps`), then
-/// each message rendered (`MessageRenderer`) and written as a send request to the outbox.
+/// made now: expiry, audience, re-eligibility, the experiment's control group and variant (`ExperimentAssignment`),
+/// quiet hours (`QuietHoursHold`), frequency caps (`FrequencyCaps`), then each message rendered (`MessageRenderer`,
+/// with the variant's template) and written as a send request to the outbox.
 struct CampaignDecider {
     let db: Database
     let rules: EngagementRules
@@ -130,6 +131,25 @@ struct CampaignDecider {
             CampaignMetrics.decision(campaign, "no_profile")
             return
         }
+        // The experiment before quiet hours, caps and rates: the control group is the profiles the campaign would
+        // have reached, whatever holds their messages back.
+        var assignment: (version: String, variant: String)?
+        if let experiment = campaign.experiment {
+            let assigned = ExperimentAssignment.assign(experiment, project: campaign.project, campaign: campaign.id, profileKey: key)
+            if try ExperimentAssignmentsTable(db).record(
+                key, campaign: campaign.key, version: assigned.version, variant: assigned.variant, at: WireTime.format(now))
+            {
+                CampaignMetrics.assigned(campaign, assigned)
+            }
+            if assigned.variant == Experiment.control {
+                // Nothing sent; the decision counts towards re-eligibility, as a send would.
+                if try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now)) {
+                    CampaignMetrics.decision(campaign, "control")
+                }
+                return
+            }
+            assignment = assigned
+        }
         // Quiet hours and frequency caps hold messages; cards do not interrupt anyone (a campaign of cards only
         // delivers them at once).
         if !campaign.messages.isEmpty {
@@ -156,7 +176,11 @@ struct CampaignDecider {
                 continue
             }
             do {
-                let request = try renderer.render(campaign, message: message, step: step, values: values, context)
+                var variantMessage = message
+                variantMessage.template = message.template(variant: assignment?.variant)
+                var request = try renderer.render(campaign, message: variantMessage, step: step, values: values, context)
+                request.experiment = assignment?.version
+                request.variant = assignment?.variant
                 try caps.count(campaign, key: key, channel: message.channel, sendID: request.sendID)
                 outputs.append(
                     PendingOutput(
@@ -235,10 +259,17 @@ struct CampaignDecider {
     }
 }
 
-/// `herald_campaign_decisions_total{campaign,outcome}`.
+/// `herald_campaign_decisions_total{campaign,outcome}`, `herald_experiment_assignments_total{campaign,version,variant}`.
 enum CampaignMetrics {
     static func decision(_ campaign: CampaignDefinition, _ outcome: String, by amount: Int = 1) {
         Counter(label: "herald_campaign_decisions_total", dimensions: [("campaign", campaign.key), ("outcome", outcome)])
             .increment(by: amount)
+    }
+
+    static func assigned(_ campaign: CampaignDefinition, _ assignment: (version: String, variant: String)) {
+        Counter(
+            label: "herald_experiment_assignments_total",
+            dimensions: [("campaign", campaign.key), ("version", assignment.version), ("variant", assignment.variant)]
+        ).increment()
     }
 }

@@ -206,6 +206,17 @@ package enum OrchestratorSchema {
                 INSERT INTO content_card_sequence (id, seq) VALUES (0, 0);
                 """)
         }
+        migrator.registerMigration("v16: experiment assignments") { db in
+            // Each profile's variant in each experiment version of a campaign, when it was first decided
+            // (ExperimentAssignmentsTable): the control group's record, and the start of every conversion window.
+            try db.execute(sql: """
+                CREATE TABLE experiment_assignments (
+                    profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                    campaign_key TEXT NOT NULL, version TEXT NOT NULL, variant TEXT NOT NULL, assigned_at TEXT NOT NULL,
+                    PRIMARY KEY (profile_key, campaign_key, version)) WITHOUT ROWID;
+                CREATE INDEX experiment_assignments_by_version ON experiment_assignments (campaign_key, version, assigned_at);
+                """)
+        }
         return migrator
     }
 }

@@ -187,6 +187,10 @@ package enum MetricCatalog {
             help: "Campaign decisions, by project/campaign and outcome (sent, delayed, not_in_audience, held_quiet_hours, render_failed, aborted, ...).",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_experiment_assignments_total", kind: .counter,
+            help: "Profiles assigned a variant of a campaign's experiment, by project/campaign, experiment version and variant (control, a variant's id, or message): once per profile and version, the control group included.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
             name: "herald_campaign_engagements_total", kind: .counter,
             help: "Recipients' reported engagement with a campaign's messages, by project/campaign, channel and action (opened, clicked): push opens checked against the pushes delivered to the installation.",
             services: [.orchestrator], zeroSeries: []),

@@ -37,7 +37,7 @@ struct ConfigReader {
             "content_card": Self.contentCardFields,
             "campaign": [
                 "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
-                "reeligibility", "messages", "cards", "quiet_hours", "ignore_frequency_cap", "rate_limit",
+                "reeligibility", "messages", "cards", "quiet_hours", "ignore_frequency_cap", "rate_limit", "experiment",
             ],
         ]
         guard let fields = known[kind] else {
@@ -376,6 +376,8 @@ struct ConfigReader {
         let delay = duration(node, "delay")
         if !cancelOn.isEmpty && delay == nil { fail(node["cancel_on"], "cancel_on: only a campaign with a `delay` can be cancelled") }
         var messages: [CampaignDefinition.Message] = []
+        /// Where each message's `variants` is, for errors.
+        var variantNodes: [Int: ConfigNode] = [:]
         var cards: [String] = []
         if let cardsNode = node["cards"] {
             if case .array(let items) = cardsNode.value, (1...10).contains(items.count) {
@@ -401,7 +403,12 @@ struct ConfigReader {
                 }
                 let app = item["app"] != nil ? identifier(item, "app") : nil
                 if app != nil && channel != .push { fail(item["app"], "messages[\(index)].app: only push messages target an app") }
-                messages.append(CampaignDefinition.Message(channel: channel, template: template, app: app))
+                var message = CampaignDefinition.Message(channel: channel, template: template, app: app)
+                if let variants = item["variants"] {
+                    message.variantTemplates = variantTemplates(variants, at: "messages[\(index)].variants")
+                    variantNodes[messages.count] = variants
+                }
+                messages.append(message)
             }
         } else {
             fail(node["messages"] ?? node, "messages: expected a list of {channel, template} (or `cards` alone)")
@@ -425,6 +432,15 @@ struct ConfigReader {
         campaign.ignoreFrequencyCap = bool(node, "ignore_frequency_cap", default: false)
         if campaign.ignoreFrequencyCap && !campaign.marketing {
             fail(node["ignore_frequency_cap"], "ignore_frequency_cap: transactional campaigns are never capped; remove it")
+        }
+        if let experimentNode = node["experiment"] {
+            campaign.experiment = experiment(experimentNode)
+        }
+        let declared = Set(campaign.experiment?.variants.map(\.id) ?? [])
+        for (index, message) in messages.enumerated() {
+            for variant in message.variantTemplates.keys.sorted() where !declared.contains(variant) {
+                fail(variantNodes[index] ?? node, "messages[\(index)].variants.\(variant): not a variant of the campaign's experiment")
+            }
         }
         if let limit = node["rate_limit"] {
             campaign.rateLimit = rateLimit(limit)

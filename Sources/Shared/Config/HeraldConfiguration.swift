@@ -105,6 +105,17 @@ package struct HeraldConfiguration: Sendable {
                 if let app = message.app {
                     check(apps["\(project)/\(app)"] != nil, campaign.origin, "\(name): messages[\(index)].app: no app \(app) in project \(project)")
                 }
+                for (variant, id) in message.variantTemplates.sorted(by: { $0.key < $1.key }) {
+                    let other = templates["\(project)/\(id)"]
+                    check(
+                        other != nil, campaign.origin,
+                        "\(name): messages[\(index)].variants.\(variant): no template \(id) in project \(project)")
+                    if let other {
+                        check(
+                            other.channel == message.channel, campaign.origin,
+                            "\(name): messages[\(index)].variants.\(variant): template \(id) is for \(other.channel.rawValue), not \(message.channel.rawValue)")
+                    }
+                }
             }
             for card in campaign.cards {
                 check(contentCards["\(project)/\(card)"] != nil, campaign.origin, "\(name): cards: no content_card \(card) in project \(project)")
@@ -357,6 +368,11 @@ package struct CampaignDefinition: Sendable {
         package var template: String
         /// Push: only this app's installations (nil: every app of the project).
         package var app: String?
+        /// The experiment's variants that send this message with another template: variant id → template id.
+        package var variantTemplates: [String: String] = [:]
+
+        /// The template a profile of `variant` gets (nil: no experiment).
+        package func template(variant: String?) -> String { variant.flatMap { variantTemplates[$0] } ?? template }
     }
 
     package var id: String
@@ -385,6 +401,8 @@ package struct CampaignDefinition: Sendable {
     /// Scheduled campaigns only: at most this many messages per minute, the audience spread at that rate
     /// (docs/campaigns.md, "Send rate limits").
     package var rateLimit: Double?
+    /// A control group and variants (docs/measurement.md).
+    package var experiment: Experiment?
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 }

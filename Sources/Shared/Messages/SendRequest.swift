@@ -47,6 +47,9 @@ package struct SendRequest: WireMessage {
     package var dueAt: Date? = nil
     /// The ingest request whose write triggered the send (`X-Request-Id`): the correlation id of the delivery logs.
     package var requestID: String? = nil
+    /// The campaign's experiment the send is part of: its version and the profile's variant (docs/measurement.md).
+    package var experiment: String? = nil
+    package var variant: String? = nil
     /// The revision of the profile's contact snapshot (`herald.contacts`) when the send was decided: the notifier
     /// resolves the send's targets only once it holds that snapshot or a newer one (the two topics are read
     /// independently). Absent in sends that need no contact (raw tokens) and in sends from before revisions.
@@ -125,5 +128,6 @@ package struct SendRequest: WireMessage {
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
         case expiresAt = "expires_at", test, token, installationID = "installation_id", requestID = "request_id"
         case dueAt = "due_at", contactRevision = "contact_revision", notBefore = "not_before", actions, transactional
+        case experiment, variant
     }
 }

@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `experiment_assignments`: each profile's variant in each experiment version of a campaign (docs/measurement.md),
+/// from the first decision that assigned it. The assignment itself is a hash (`ExperimentAssignment`): the row records
+/// when, so that the control group, which gets nothing, is recorded too, and each assignment counts once however many
+/// times its decision runs (a quiet-hours hold decides again when it ends).
+struct ExperimentAssignmentsTable {
+    let db: Database
+
+    /// How long the assignments of a version no campaign runs any more are kept: the longest conversion window.
+    static let window: TimeInterval = 90 * 86_400
+
+    init(_ db: Database) { self.db = db }
+
+    /// Records the assignment; false when the profile had it already.
+    func record(_ key: String, campaign: String, version: String, variant: String, at time: String) throws -> Bool {
+        try db.executeCached(
+            sql: """
+                INSERT INTO experiment_assignments (profile_key, campaign_key, version, variant, assigned_at)
+                VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                """, arguments: [key, campaign, version, variant, time])
+        return db.changesCount == 1
+    }
+
+    func variant(_ key: String, campaign: String, version: String) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT variant FROM experiment_assignments WHERE profile_key = ? AND campaign_key = ? AND version = ?"),
+            arguments: [key, campaign, version])
+    }
+
+    /// The experiment versions the partition holds assignments of.
+    func versions() throws -> [(campaign: String, version: String)] {
+        try Row.fetchAll(db, sql: "SELECT DISTINCT campaign_key, version FROM experiment_assignments").map { ($0["campaign_key"], $0["version"]) }
+    }
+
+    /// Deletes up to `limit` assignments of one version made before `cutoff`; returns how many.
+    func prune(campaign: String, version: String, before cutoff: String, limit: Int) throws -> Int {
+        try db.execute(
+            sql: """
+                DELETE FROM experiment_assignments WHERE (profile_key, campaign_key, version) IN (
+                    SELECT profile_key, campaign_key, version FROM experiment_assignments
+                    WHERE campaign_key = ? AND version = ? AND assigned_at < ? LIMIT ?)
+                """, arguments: [campaign, version, cutoff, limit])
+        return db.changesCount
+    }
+}

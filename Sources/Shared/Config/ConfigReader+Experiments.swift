@@ -1,0 +1,72 @@
+import Foundation
+
+/// A campaign's `experiment` and its messages' `variants` (docs/measurement.md): every field checked, with its file
+/// and line.
+extension ConfigReader {
+    /// At most this many variants per experiment.
+    static let maxVariants = 8
+    /// The most a control group holds out, in percent.
+    static let maxControlPercent = 90.0
+
+    /// `{control: 10, variants: {a: 50, b: 50}}`: the control share in percent (0 to 90, up to two decimals, 0 by
+    /// default), and 2 to 8 variants with whole weights (1 to 10,000, relative). One of the two at least.
+    mutating func experiment(_ node: ConfigNode) -> Experiment? {
+        guard case .object = node.value else {
+            fail(node, "experiment: expected {control: <percent>, variants: {<id>: <weight>, ...}}, found \(node.typeName)")
+            return nil
+        }
+        rejectUnknown(node, allowed: ["control", "variants"], "experiment")
+        var control = 0
+        if let share = node["control"] {
+            guard case .number(let percent) = share.value, percent >= 0, percent <= Self.maxControlPercent,
+                abs(percent * 100 - (percent * 100).rounded()) < 1e-6
+            else {
+                fail(share, "experiment.control: expected a percentage from 0 to 90 with up to two decimals, found \(share.scalarText ?? share.typeName)")
+                return nil
+            }
+            control = Int((percent * 100).rounded())
+        }
+        var variants: [Experiment.Variant] = []
+        if let variantsNode = node["variants"] {
+            guard case .object(let members) = variantsNode.value, (2...Self.maxVariants).contains(members.count) else {
+                fail(variantsNode, "experiment.variants: expected 2 to \(Self.maxVariants) variants as {<id>: <weight>, ...}")
+                return nil
+            }
+            for (id, weightNode) in members {
+                guard Self.isIdentifier(id), ![Experiment.control, Experiment.message].contains(id) else {
+                    fail(
+                        weightNode,
+                        "experiment.variants.\(id): a variant id is 1 to 128 letters, digits, `_`, `-` or `.`, and not `control` or `message`")
+                    continue
+                }
+                guard case .number(let weight) = weightNode.value, weight >= 1, weight <= 10_000, weight == weight.rounded() else {
+                    fail(weightNode, "experiment.variants.\(id): expected a whole weight from 1 to 10000, found \(weightNode.scalarText ?? weightNode.typeName)")
+                    continue
+                }
+                variants.append(Experiment.Variant(id: id, weight: Int(weight)))
+            }
+        }
+        guard control > 0 || !variants.isEmpty else {
+            fail(node, "experiment: a control share above 0 or variants, or both")
+            return nil
+        }
+        return Experiment(controlBasisPoints: control, variants: variants)
+    }
+
+    /// A message's `variants`: `{<variant id>: <template id>}`, the template each of those variants sends instead.
+    mutating func variantTemplates(_ node: ConfigNode, at path: String) -> [String: String] {
+        guard case .object(let members) = node.value, !members.isEmpty else {
+            fail(node, "\(path): expected {<variant id>: <template id>, ...}, found \(node.typeName)")
+            return [:]
+        }
+        var templates: [String: String] = [:]
+        for (variant, templateNode) in members {
+            guard case .string(let template) = templateNode.value, Self.isIdentifier(template) else {
+                fail(templateNode, "\(path).\(variant): expected a template id")
+                continue
+            }
+            templates[variant] = template
+        }
+        return templates
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// A campaign's experiment (docs/measurement.md): a control group held out, and weighted variants that send each
+/// message with a template of their own. Which profile gets what is decided by a documented hash of the project, the
+/// campaign, the experiment's version and the profile (`ExperimentAssignment`), so a replay, a restart or another
+/// instance decides the same. The version is a digest of the split: changing the control share or a weight starts a
+/// new experiment, never moves profiles silently within one.
+package struct Experiment: Sendable, Equatable {
+    package struct Variant: Sendable, Equatable {
+        package var id: String
+        /// Relative to the other variants' (50 and 50, or 1 and 1, split the same).
+        package var weight: Int
+
+        package init(id: String, weight: Int) {
+            self.id = id
+            self.weight = weight
+        }
+    }
+
+    /// The variant name of the profiles held out.
+    package static let control = "control"
+    /// The variant name of the profiles that get the messages as configured, in an experiment without variants.
+    package static let message = "message"
+
+    /// The share of the campaign's audience held out, in basis points (0 to 9,000: 0 to 90 %).
+    package var controlBasisPoints: Int
+    /// The variants, ordered by id (the order of the configuration file does not move anyone); none: the messages as
+    /// configured, against the control group.
+    package var variants: [Variant]
+
+    package init(controlBasisPoints: Int, variants: [Variant]) {
+        self.controlBasisPoints = controlBasisPoints
+        self.variants = variants.sorted { $0.id < $1.id }
+    }
+
+    /// What the version digests: `control=<basis points>` and `<id>=<weight>` per variant, by id, joined with `;`.
+    package var splitText: String {
+        (["control=\(controlBasisPoints)"] + variants.map { "\($0.id)=\($0.weight)" }).joined(separator: ";")
+    }
+
+    /// Every variant name a profile can get: `control` (when some are held out), then the variants (or `message`).
+    package var names: [String] {
+        (controlBasisPoints > 0 ? [Self.control] : []) + (variants.isEmpty ? [Self.message] : variants.map(\.id))
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import GRDB
+import HeraldTestSupport
+import Shared
+import Testing
+
+@testable import PartitionStore
+@testable import OrchestratorDomain
+
+/// Experiments (issue 36, item 3; docs/measurement.md): the assignment against its published vectors and an
+/// independent implementation, the split of many profiles, and a campaign's control group and variants.
+@Suite("Experiments: assignment, control groups and variants", .serialized)
+struct ExperimentTests {
+    static let vectorsFile = repositoryFile("docs/experiment-vectors.json")
+
+    static func experiment(_ vector: JSONValue) -> Experiment {
+        var variants: [Experiment.Variant] = []
+        if case .object(let members)? = vector["variants"] {
+            for member in members { variants.append(.init(id: member.key, weight: int(member.value) ?? 0)) }
+        }
+        return Experiment(controlBasisPoints: int(vector["control_basis_points"]) ?? 0, variants: variants)
+    }
+
+    static func int(_ value: JSONValue?) -> Int? { if case .number(let text)? = value { Int(text) } else { nil } }
+
+    @Test("the published vectors: this code and the independent Python implementation compute every one")
+    func publishedVectors() async throws {
+        let published = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: Self.vectorsFile))))
+        guard case .array(let vectors)? = published["vectors"] else { throw TimedOut(what: "vectors in \(Self.vectorsFile)") }
+        #expect(vectors.count >= 20)
+        var variants: Set<String> = []
+        for vector in vectors {
+            let experiment = Self.experiment(vector)
+            let version = ExperimentAssignment.version(experiment)
+            let bucket = ExperimentAssignment.bucket(
+                project: vector["project"]?.stringValue ?? "", campaign: vector["campaign"]?.stringValue ?? "", version: version,
+                profileKey: vector["profile_key"]?.stringValue ?? "")
+            let variant = ExperimentAssignment.variant(bucket: bucket, experiment)
+            #expect(version == vector["version"]?.stringValue && bucket == Self.int(vector["bucket"]), "\(vector)")
+            #expect(variant == vector["variant"]?.stringValue, "\(vector)")
+            variants.insert(variant)
+        }
+        #expect(variants.isSuperset(of: ["control", "message", "a", "b", "c"]), "the vectors cover every kind of answer: \(variants)")
+        let (status, verdict) = try await runCommand(
+            judgePython(), [repositoryFile("scripts/experiment-vectors.py"), "--check", Self.vectorsFile])
+        #expect(status == 0, "\(verdict)")
+    }
+
+    @Test("300 assignments this code makes (random profiles and splits) are the Python implementation's")
+    func independentImplementation() async throws {
+        var generator = SeededGenerator(seed: 36)
+        var vectors: [JSONValue] = []
+        for index in 0..<300 {
+            let control = [0, 1, 500, 1000, 3333, 9000][index % 6]
+            let count = index % 6 == 0 ? 2 + Int.random(in: 0...3, using: &generator) : Int.random(in: 0...4, using: &generator)
+            let variants = (0..<(control == 0 ? max(count, 2) : count)).map {
+                Experiment.Variant(id: "v\($0)", weight: Int.random(in: 1...100, using: &generator))
+            }
+            let experiment = Experiment(controlBasisPoints: control, variants: variants)
+            let profile = "demo/\(UInt64.random(in: 0...UInt64.max, using: &generator))-é"
+            let version = ExperimentAssignment.version(experiment)
+            let bucket = ExperimentAssignment.bucket(project: "demo", campaign: "c\(index % 7)", version: version, profileKey: profile)
+            vectors.append(.object([
+                JSONMember("project", .string("demo")), JSONMember("campaign", .string("c\(index % 7)")),
+                JSONMember("control_basis_points", .number(String(control))),
+                JSONMember("variants", .object(variants.map { JSONMember($0.id, .number(String($0.weight))) })),
+                JSONMember("profile_key", .string(profile)), JSONMember("version", .string(version)),
+                JSONMember("bucket", .number(String(bucket))),
+                JSONMember("variant", .string(ExperimentAssignment.variant(bucket: bucket, experiment))),
+            ]))
+        }
+        let directory = try scratchDirectory("herald-experiment")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = "\(directory)/vectors.json"
+        try Data(JSONValue.object([JSONMember("vectors", .array(vectors))]).serialized).write(to: URL(fileURLWithPath: file))
+        let (status, verdict) = try await runCommand(judgePython(), [repositoryFile("scripts/experiment-vectors.py"), "--check", file])
+        #expect(status == 0 && verdict.contains("300 vectors, 0 differ"), "\(verdict)")
+    }
+
+    @Test("100,000 profiles split within 1 % of the weights; the order the variants are written in moves nobody")
+    func split() {
+        let experiment = Experiment(controlBasisPoints: 1000, variants: [.init(id: "b", weight: 30), .init(id: "a", weight: 60)])
+        let reordered = Experiment(controlBasisPoints: 1000, variants: [.init(id: "a", weight: 60), .init(id: "b", weight: 30)])
+        #expect(ExperimentAssignment.version(experiment) == ExperimentAssignment.version(reordered))
+        var counts: [String: Int] = [:]
+        for index in 0..<100_000 {
+            counts[ExperimentAssignment.assign(experiment, project: "demo", campaign: "welcome", profileKey: "demo/u\(index)").variant, default: 0] += 1
+        }
+        let expected = ["control": 0.10, "a": 0.60, "b": 0.30]
+        for (variant, share) in expected {
+            let observed = Double(counts[variant] ?? 0) / 100_000
+            #expect(abs(observed - share) < 0.01 * share + 0.001, "\(variant): \(observed) for \(share)")
+        }
+        // A weight changed: a new version (a new experiment), not the old one's profiles moved within it.
+        let changed = Experiment(controlBasisPoints: 1000, variants: [.init(id: "a", weight: 50), .init(id: "b", weight: 40)])
+        #expect(ExperimentAssignment.version(changed) != ExperimentAssignment.version(experiment))
+    }
+
+    static let objects = [
+        demoProject,
+        #"{"kind":"template","id":"hello","project":"demo","channel":"push","variants":{"default":{"body":"Hello A"}}}"#,
+        #"{"kind":"template","id":"hello-b","project":"demo","channel":"push","variants":{"default":{"body":"Hello B"}}}"#,
+    ]
+
+    static func campaign(_ experiment: String) -> String {
+        #"{"kind":"campaign","id":"welcome","project":"demo","trigger":{"event":"signup"},"reeligibility":"once","experiment":\#(experiment),"messages":[{"channel":"push","template":"hello","variants":{"b":"hello-b"}}]}"#
+    }
+
+    @Test("a campaign's control group gets nothing and is recorded; each variant sends its template; a replay or a restart assigns the same")
+    func campaignVariants() async throws {
+        let harness = try await EngagementHarness(try configuration(Self.objects + [Self.campaign(#"{"control":20,"variants":{"a":1,"b":1}}"#)]))
+        let users = (0..<60).map { "u\($0)" }
+        var records: [KafkaRecord] = []
+        for user in users {
+            records.append(try harness.writer.update(id: "p-\(user)", #"{"first_name":"X"}"#, customID: user))
+            records.append(harness.writer.record(
+                .event, id: "e-\(user)", customID: user, fields: event("SIGNUP")))
+        }
+        try await harness.apply(records)
+        let experiment = Experiment(controlBasisPoints: 2000, variants: [.init(id: "a", weight: 1), .init(id: "b", weight: 1)])
+        let expected = Dictionary(uniqueKeysWithValues: users.map {
+            ($0, ExperimentAssignment.assign(experiment, project: "demo", campaign: "welcome", profileKey: "demo/\($0)").variant)
+        })
+        let sends = try harness.sends()
+        #expect(harness.deadLetters.isEmpty, "\(harness.deadLetters)")
+        // One send per profile not in the control group, with its variant's template, named on the send.
+        #expect(Set(sends.map(\.profileKey)) == Set(users.filter { expected[$0] != "control" }.map { "demo/\($0)" }))
+        for send in sends {
+            let variant = expected[String(send.profileKey.dropFirst(5))]
+            #expect(send.variant == variant && send.experiment == ExperimentAssignment.version(experiment))
+            #expect(send.content["body"] == (variant == "b" ? "Hello B" : "Hello A") && send.template == (variant == "b" ? "hello-b" : "hello"))
+        }
+        let controls = users.filter { expected[$0] == "control" }
+        #expect(!controls.isEmpty && sends.contains { $0.variant == "a" } && sends.contains { $0.variant == "b" })
+        // Every profile's assignment recorded, the control group's too, and its decision counted for re-eligibility.
+        let recorded = try await harness.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT profile_key, variant FROM experiment_assignments").map { (String($0[0] as String).dropFirst(5), $0[1] as String) }
+        }
+        #expect(Dictionary(uniqueKeysWithValues: recorded.map { (String($0.0), $0.1) }) == expected)
+        let history = try await harness.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM campaign_history") }
+        #expect(history == users.count)
+
+        // The same profiles again after a restart, under new event ids: `once` holds (control included); a new
+        // profile gets the variant the hash says.
+        try harness.reopen()
+        try await harness.apply([
+            harness.writer.record(.event, id: "again", customID: users[0], fields: event("SIGNUP")),
+            try harness.writer.update(id: "p-new", #"{"first_name":"X"}"#, customID: "new"),
+            harness.writer.record(.event, id: "e-new", customID: "new", fields: event("SIGNUP")),
+        ])
+        let newVariant = ExperimentAssignment.assign(experiment, project: "demo", campaign: "welcome", profileKey: "demo/new").variant
+        #expect(try harness.sends().count == sends.count + (newVariant == "control" ? 0 : 1))
+    }
+}
