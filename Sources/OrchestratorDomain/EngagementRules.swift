@@ -21,6 +21,8 @@ package final class EngagementRules: Sendable {
     let cancellers: [String: [CampaignDefinition]]
     /// `<project>/<app trigger>` (`demo/session_start`) → campaigns triggered by what apps report.
     let appCampaigns: [String: [CampaignDefinition]]
+    /// `<project>/<EVENT>` → the campaigns that count the event as a conversion, with the conversion's index.
+    let conversionCampaigns: [String: [(campaign: CampaignDefinition, index: Int)]]
 
     package static let none = EngagementRules(config: HeraldConfiguration())
 
@@ -42,6 +44,14 @@ package final class EngagementRules: Sendable {
         var exits: [String: [CampaignDefinition]] = [:]
         var cancels: [String: [CampaignDefinition]] = [:]
         var apps: [String: [CampaignDefinition]] = [:]
+        var conversions: [String: [(campaign: CampaignDefinition, index: Int)]] = [:]
+        // Conversions count for disabled campaigns too: a campaign stopped yesterday still converts its recipients.
+        for campaign in config.campaigns.values.sorted(by: { $0.key < $1.key }) {
+            for (index, conversion) in campaign.conversions.enumerated() {
+                conversions["\(campaign.project)/\(conversion.event)", default: []].append((campaign, index))
+            }
+        }
+        conversionCampaigns = conversions
         for campaign in config.campaigns.values.sorted(by: { $0.key < $1.key }) where campaign.enabled {
             switch campaign.trigger {
             case .event(let name, _): events["\(campaign.project)/\(name)", default: []].append(campaign)

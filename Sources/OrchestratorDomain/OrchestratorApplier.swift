@@ -63,7 +63,11 @@ package enum OrchestratorApplier {
         for (key, changes) in effects.changes {
             try campaigns.segmentsChanged(try segments.profileChanged(key: key, changes: changes, cause: write.id))
         }
-        for (key, trigger) in effects.events { try campaigns.eventHappened(key: key, trigger) }
+        let conversions = CampaignConversions(db: db, rules: rules)
+        for (key, trigger) in effects.events {
+            try conversions.eventHappened(key: key, trigger)
+            try campaigns.eventHappened(key: key, trigger)
+        }
         for (key, kind, trigger) in effects.appTriggers { try campaigns.appTriggered(key: key, kind, trigger) }
         for (key, campaign, trigger) in effects.apiTriggers {
             try campaigns.apiTriggered(key: key, campaign: campaign, trigger, record: record)

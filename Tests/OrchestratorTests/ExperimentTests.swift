@@ -151,4 +151,47 @@ struct ExperimentTests {
         let newVariant = ExperimentAssignment.assign(experiment, project: "demo", campaign: "welcome", profileKey: "demo/new").variant
         #expect(try harness.sends().count == sends.count + (newVariant == "control" ? 0 : 1))
     }
+
+    @Test("conversions: a qualifying purchase in the window counts once per profile for its variant, the control group's too; revenue adds up; outside the window or the condition, nothing")
+    func conversions() async throws {
+        let campaign = #"{"kind":"campaign","id":"welcome","project":"demo","trigger":{"event":"SIGNUP"},"reeligibility":"once","experiment":{"control":50},"conversions":[{"event":"PURCHASE","where":"event.revenue_usd >= 10","window":"2d"}],"messages":[{"channel":"push","template":"hello"}]}"#
+        let harness = try await EngagementHarness(try configuration(Self.objects + [campaign]))
+        let experiment = Experiment(controlBasisPoints: 5000, variants: [])
+        let version = ExperimentAssignment.version(experiment)
+        let users = (0..<40).map { "u\($0)" }
+        var records: [KafkaRecord] = []
+        for user in users {
+            records.append(try harness.writer.update(id: "p-\(user)", #"{"first_name":"X"}"#, customID: user))
+            records.append(harness.writer.record(.event, id: "e-\(user)", customID: user, fields: event("SIGNUP")))
+        }
+        try await harness.apply(records)
+        let variants = Dictionary(uniqueKeysWithValues: users.map {
+            ($0, ExperimentAssignment.assign(experiment, project: "demo", campaign: "welcome", profileKey: "demo/\($0)").variant)
+        })
+        #expect(Set(variants.values) == ["control", "message"])
+        // Every user buys twice a day later (12 and 30 USD), then once after the window (50 USD), and once too cheap.
+        records = []
+        for user in users {
+            records.append(harness.writer.record(.purchase, id: "b1-\(user)", customID: user, at: t0 + 86_400, fields: purchase("p", price: 12, quantity: 1, revenue: 12)))
+            records.append(harness.writer.record(.purchase, id: "b2-\(user)", customID: user, at: t0 + 86_500, fields: purchase("p", price: 30, quantity: 1, revenue: 30)))
+            records.append(harness.writer.record(.purchase, id: "b3-\(user)", customID: user, at: t0 + 86_600, fields: purchase("p", price: 5, quantity: 1, revenue: 5)))
+            records.append(harness.writer.record(.purchase, id: "b4-\(user)", customID: user, at: t0 + 3 * 86_400, fields: purchase("p", price: 50, quantity: 1, revenue: 50)))
+        }
+        try await harness.apply(records)
+        // A replayed record changes nothing.
+        try await harness.apply([harness.writer.record(.purchase, id: "b1-u0", customID: "u0", at: t0 + 86_400, fields: purchase("p", price: 12, quantity: 1, revenue: 12))])
+        struct Converted: Sendable { var user, version, variant, firstAt: String; var conversion, events: Int; var revenue: Double }
+        let rows = try await harness.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM campaign_conversions").map { row in
+                Converted(
+                    user: String((row["profile_key"] as String).dropFirst(5)), version: row["version"], variant: row["variant"],
+                    firstAt: row["first_at"], conversion: row["conversion"], events: row["events"], revenue: row["revenue_usd"])
+            }
+        }
+        #expect(rows.count == users.count, "every profile converted once, control and treated alike")
+        for row in rows {
+            #expect(row.variant == variants[row.user] && row.version == version && row.conversion == 0)
+            #expect(row.events == 2 && row.revenue == 42 && row.firstAt == WireTime.format(t0 + 86_400), "\(row)")
+        }
+    }
 }

@@ -222,6 +222,18 @@ struct ConfigurationTests {
              "campaign c: messages[0].variants.b: no template nope in project demo"),
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"experiment":{"variants":{"a":1,"b":1}},"messages":[{"channel":"push","template":"t","variants":{"b":7}}]}"#,
              "messages[0].variants.b: expected a template id"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"messages":[{"channel":"push","template":"t"}],"conversions":[]}"#,
+             "conversions: expected a list of 1 to 5 {event, where, window}"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"messages":[{"channel":"push","template":"t"}],"conversions":[{"event":"A"},{"event":"A"},{"event":"A"},{"event":"A"},{"event":"A"},{"event":"A"}]}"#,
+             "conversions: expected a list of 1 to 5 {event, where, window}"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"messages":[{"channel":"push","template":"t"}],"conversions":[{"event":"PURCHASE","window":"91d"}]}"#,
+             "conversions[0].window: expected a period from 1m to 90d such as 7d, found 91d"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"messages":[{"channel":"push","template":"t"}],"conversions":[{"event":"PURCHASE","window":"30s"}]}"#,
+             "conversions[0].window: expected a period from 1m to 90d such as 7d, found 30s"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"messages":[{"channel":"push","template":"t"}],"conversions":[{"event":"PURCHASE","value":3}]}"#,
+             "conversions[0]: unknown field `value`"),
+            (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"A"},"messages":[{"channel":"push","template":"t"}],"conversions":[{"window":"1d"}]}"#,
+             "missing `event`"),
         ])
     func problems(object: String, message: String) throws {
         let (_, issues) = try read([Self.project, Self.template, object])

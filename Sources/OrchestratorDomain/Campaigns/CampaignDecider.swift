@@ -166,6 +166,11 @@ struct CampaignDecider {
         }
         guard try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now))
         else { return }  // decided before for this occurrence
+        // A campaign counting conversions without an experiment: its recipients' windows start at their first decision.
+        if campaign.experiment == nil, !campaign.conversions.isEmpty {
+            _ = try ExperimentAssignmentsTable(db).record(
+                key, campaign: campaign.key, version: CampaignConversions.noExperiment, variant: Experiment.message, at: WireTime.format(now))
+        }
         let renderer = MessageRenderer(rules: rules, now: now)
         let delivered = try deliverCards(campaign, values: values, context, renderer: renderer)
         var aborted = 0

@@ -25,10 +25,12 @@ struct ExperimentAssignmentsTable {
         return db.changesCount == 1
     }
 
-    func variant(_ key: String, campaign: String, version: String) throws -> String? {
-        try String.fetchOne(
-            db.cachedStatement(sql: "SELECT variant FROM experiment_assignments WHERE profile_key = ? AND campaign_key = ? AND version = ?"),
-            arguments: [key, campaign, version])
+    /// The profile's assignments in a campaign (one per experiment version it was assigned in).
+    func assignments(_ key: String, campaign: String) throws -> [(version: String, variant: String, at: String)] {
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT version, variant, assigned_at FROM experiment_assignments WHERE profile_key = ? AND campaign_key = ?"),
+            arguments: [key, campaign]
+        ).map { ($0["version"], $0["variant"], $0["assigned_at"]) }
     }
 
     /// The experiment versions the partition holds assignments of.

@@ -217,6 +217,18 @@ package enum OrchestratorSchema {
                 CREATE INDEX experiment_assignments_by_version ON experiment_assignments (campaign_key, version, assigned_at);
                 """)
         }
+        migrator.registerMigration("v17: campaign conversions") { db in
+            // Each profile's conversions per campaign, experiment version and conversion (CampaignConversionsTable):
+            // the first one's time, how many events, and their revenue in USD.
+            try db.execute(sql: """
+                CREATE TABLE campaign_conversions (
+                    profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                    campaign_key TEXT NOT NULL, version TEXT NOT NULL, conversion INTEGER NOT NULL, variant TEXT NOT NULL,
+                    first_at TEXT NOT NULL, events INTEGER NOT NULL, revenue_usd REAL NOT NULL,
+                    PRIMARY KEY (profile_key, campaign_key, version, conversion)) WITHOUT ROWID;
+                CREATE INDEX campaign_conversions_by_version ON campaign_conversions (campaign_key, version, first_at);
+                """)
+        }
         return migrator
     }
 }

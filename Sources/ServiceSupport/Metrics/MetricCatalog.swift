@@ -191,6 +191,14 @@ package enum MetricCatalog {
             help: "Profiles assigned a variant of a campaign's experiment, by project/campaign, experiment version and variant (control, a variant's id, or message): once per profile and version, the control group included.",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_campaign_conversions_total", kind: .counter,
+            help: "Profiles that reached a campaign's conversion within its window after their assignment, by project/campaign, experiment version (none without an experiment), variant and conversion (its index): once per profile.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_campaign_revenue_usd_total", kind: .counter,
+            help: "Revenue in USD of the qualifying conversion events (purchases) within their window, by project/campaign, experiment version and variant.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
             name: "herald_campaign_engagements_total", kind: .counter,
             help: "Recipients' reported engagement with a campaign's messages, by project/campaign, channel and action (opened, clicked): push opens checked against the pushes delivered to the installation.",
             services: [.orchestrator], zeroSeries: []),

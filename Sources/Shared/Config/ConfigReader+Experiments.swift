@@ -53,6 +53,39 @@ extension ConfigReader {
         return Experiment(controlBasisPoints: control, variants: variants)
     }
 
+    /// At most this many conversions per campaign.
+    static let maxConversions = 5
+
+    /// `[{event: PURCHASE, where: "event.revenue_usd >= 10", window: 7d}]`: 1 to 5 events (the trigger syntax for the
+    /// condition), each with a window from 1 minute to 90 days (3 days by default).
+    mutating func conversions(_ node: ConfigNode) -> [Conversion] {
+        guard case .array(let items) = node.value, (1...Self.maxConversions).contains(items.count) else {
+            fail(node, "conversions: expected a list of 1 to \(Self.maxConversions) {event, where, window}")
+            return []
+        }
+        var conversions: [Conversion] = []
+        for (index, item) in items.enumerated() {
+            let path = "conversions[\(index)]"
+            rejectUnknown(item, allowed: ["event", "where", "window"], path)
+            guard let text = string(item, "event"), let name = eventName(item["event"], text, "\(path).event") else { continue }
+            var condition: SegmentExpression?
+            if let text = string(item, "where", required: false) {
+                guard let parsed = self.condition(item["where"], text: text, namespaces: ["event"]) else { continue }
+                condition = parsed
+            }
+            var window = Conversion.defaultWindow
+            if let windowNode = item["window"] {
+                guard let text = windowNode.scalarText, let parsed = Self.duration(text), parsed >= 60, parsed <= Conversion.maxWindow else {
+                    fail(windowNode, "\(path).window: expected a period from 1m to 90d such as 7d, found \(windowNode.scalarText ?? windowNode.typeName)")
+                    continue
+                }
+                window = parsed
+            }
+            conversions.append(Conversion(event: name, condition: condition, window: window))
+        }
+        return conversions
+    }
+
     /// A message's `variants`: `{<variant id>: <template id>}`, the template each of those variants sends instead.
     mutating func variantTemplates(_ node: ConfigNode, at path: String) -> [String: String] {
         guard case .object(let members) = node.value, !members.isEmpty else {

@@ -38,6 +38,7 @@ struct ConfigReader {
             "campaign": [
                 "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
                 "reeligibility", "messages", "cards", "quiet_hours", "ignore_frequency_cap", "rate_limit", "experiment",
+                "conversions",
             ],
         ]
         guard let fields = known[kind] else {
@@ -436,6 +437,7 @@ struct ConfigReader {
         if let experimentNode = node["experiment"] {
             campaign.experiment = experiment(experimentNode)
         }
+        if let conversionsNode = node["conversions"] { campaign.conversions = conversions(conversionsNode) }
         let declared = Set(campaign.experiment?.variants.map(\.id) ?? [])
         for (index, message) in messages.enumerated() {
             for variant in message.variantTemplates.keys.sorted() where !declared.contains(variant) {

@@ -43,3 +43,22 @@ package struct Experiment: Sendable, Equatable {
         (controlBasisPoints > 0 ? [Self.control] : []) + (variants.isEmpty ? [Self.message] : variants.map(\.id))
     }
 }
+
+/// What a campaign counts as its goal reached (docs/measurement.md, "Conversions"): an event, with an optional
+/// condition on it (the trigger syntax), within a window after the profile's assignment.
+package struct Conversion: Sendable, Equatable {
+    package var event: String
+    package var condition: SegmentExpression?
+    package var window: TimeInterval
+
+    /// Braze's default conversion deadline.
+    package static let defaultWindow: TimeInterval = 3 * 86_400
+    /// The longest window (Customer.io's; Braze stops at 30 days).
+    package static let maxWindow: TimeInterval = 90 * 86_400
+
+    package init(event: String, condition: SegmentExpression?, window: TimeInterval) {
+        self.event = event
+        self.condition = condition
+        self.window = window
+    }
+}

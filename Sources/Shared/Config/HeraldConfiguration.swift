@@ -403,6 +403,8 @@ package struct CampaignDefinition: Sendable {
     package var rateLimit: Double?
     /// A control group and variants (docs/measurement.md).
     package var experiment: Experiment?
+    /// The events that count as its goal reached, in order (a conversion's index is its position).
+    package var conversions: [Conversion] = []
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 }

@@ -1,0 +1,40 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `campaign_conversions`: a profile's conversions per campaign, experiment version and conversion (docs/measurement.md,
+/// "Conversions"): the first qualifying event's time (the conversion, counted once), how many qualifying events came
+/// within the window, and the revenue in USD they carried.
+struct CampaignConversionsTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    /// Adds a qualifying event; true when it is the profile's first for that conversion (it converts now).
+    func add(
+        _ key: String, campaign: String, version: String, conversion: Int, variant: String, at time: String, revenueUSD: Double
+    ) throws -> Bool {
+        try db.executeCached(
+            sql: """
+                INSERT INTO campaign_conversions (profile_key, campaign_key, version, conversion, variant, first_at, events, revenue_usd)
+                VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+                ON CONFLICT DO UPDATE SET events = events + 1, revenue_usd = revenue_usd + excluded.revenue_usd
+                """, arguments: [key, campaign, version, conversion, variant, time, revenueUSD])
+        return try Int.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT events FROM campaign_conversions WHERE profile_key = ? AND campaign_key = ? AND version = ? AND conversion = ?"),
+            arguments: [key, campaign, version, conversion]) == 1
+    }
+
+    /// Deletes up to `limit` conversions of one version first made before `cutoff`; returns how many.
+    func prune(campaign: String, version: String, before cutoff: String, limit: Int) throws -> Int {
+        try db.execute(
+            sql: """
+                DELETE FROM campaign_conversions WHERE (profile_key, campaign_key, version, conversion) IN (
+                    SELECT profile_key, campaign_key, version, conversion FROM campaign_conversions
+                    WHERE campaign_key = ? AND version = ? AND first_at < ? LIMIT ?)
+                """, arguments: [campaign, version, cutoff, limit])
+        return db.changesCount
+    }
+}
