@@ -6,7 +6,8 @@ import Shared
 /// directory alone (docs/campaigns.md, "Previewing a day").
 struct CampaignCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "campaign", abstract: "Preview a campaign's timing.", subcommands: [Schedule.self])
+        commandName: "campaign", abstract: "Preview a campaign's timing; report on its experiment.",
+        subcommands: [Schedule.self, CampaignReportCommand.self])
 
     struct Schedule: ParsableCommand {
         static let configuration = CommandConfiguration(

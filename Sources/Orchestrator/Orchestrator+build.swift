@@ -53,9 +53,14 @@ enum Orchestrator {
             client: context.common.kafka, instanceID: context.common.instanceID, directory: owners, logger: context.logger)
         let common = context.common
         let advertised = context.config.service.advertisedURL
+        // Questions about several partitions (a campaign's experiment figures) go to their owners with the key each
+        // announces (docs/partitions.md, "Questions to the owners").
+        let peers = PartitionPeers(instance: common.instanceID, owner: { owners.owner(of: $0) }, runs: { manager.owner.isRunning($0) })
         let announcer = OwnershipAnnouncer(
-            owner: manager.owner, producer: producer, instance: common.instanceID, logger: context.logger
+            owner: manager.owner, producer: producer, instance: common.instanceID, peerKey: peers.key, logger: context.logger
         ) { await ListeningPort.advertisedURL(common, advertised: advertised) }
+        let experiments = ExperimentEndpoints(manager: manager, peers: peers, partitionCount: common.topicPartitions)
+        experiments.answer(on: router)
         AppReads(manager: manager, catalog: context.config.catalog, owners: owners, instance: common.instanceID)
             .register(on: router)
         let http = ServiceMain.httpApplication(
@@ -64,7 +69,10 @@ enum Orchestrator {
                 HealthCheck("kafka") { await consumer.brokersReachable() }, HealthCheck("group") { consumer.hasJoinedGroup },
                 HealthCheck("partitions") { await manager.owner.pausedPartitions.isEmpty },
             ],
-            operatorRoutes: ProfileReadEndpoints(manager: manager).register)
+            operatorRoutes: { reads in
+                ProfileReadEndpoints(manager: manager).register(on: reads)
+                experiments.register(on: reads)
+            })
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on
         // revocation), then the producer flushes.
         return [

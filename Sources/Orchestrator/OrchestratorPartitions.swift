@@ -10,7 +10,7 @@ import Shared
 /// The orchestrator's partitions: on the generic owner (which opens, flushes and closes their databases), applies
 /// batches of `herald.ingest` and `herald.deliveries`, follows the configuration, runs timers and segment backfills.
 actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
-    let owner: PartitionOwner
+    nonisolated let owner: PartitionOwner
     private let logger: Logger
 
     /// How long a record id is remembered: a replay older than this is applied again.

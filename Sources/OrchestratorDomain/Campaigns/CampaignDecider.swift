@@ -134,10 +134,14 @@ struct CampaignDecider {
         // The experiment before quiet hours, caps and rates: the control group is the profiles the campaign would
         // have reached, whatever holds their messages back.
         var assignment: (version: String, variant: String)?
+        // When the campaign meant to decide (the trigger's time, plus its delay), on the clock of the events that may
+        // convert: an event the same request carried after the trigger is after the assignment, and a replay records
+        // the same time.
+        let assignedAt = WireTime.format(context.at.addingTimeInterval(campaign.delay ?? 0))
         if let experiment = campaign.experiment {
             let assigned = ExperimentAssignment.assign(experiment, project: campaign.project, campaign: campaign.id, profileKey: key)
             if try ExperimentAssignmentsTable(db).record(
-                key, campaign: campaign.key, version: assigned.version, variant: assigned.variant, at: WireTime.format(now))
+                key, campaign: campaign.key, version: assigned.version, variant: assigned.variant, at: assignedAt)
             {
                 CampaignMetrics.assigned(campaign, assigned)
             }
@@ -169,7 +173,7 @@ struct CampaignDecider {
         // A campaign counting conversions without an experiment: its recipients' windows start at their first decision.
         if campaign.experiment == nil, !campaign.conversions.isEmpty {
             _ = try ExperimentAssignmentsTable(db).record(
-                key, campaign: campaign.key, version: CampaignConversions.noExperiment, variant: Experiment.message, at: WireTime.format(now))
+                key, campaign: campaign.key, version: CampaignConversions.noExperiment, variant: Experiment.message, at: assignedAt)
         }
         let renderer = MessageRenderer(rules: rules, now: now)
         let delivered = try deliverCards(campaign, values: values, context, renderer: renderer)

@@ -1,0 +1,85 @@
+import Foundation
+import GRDB
+import Shared
+
+/// A campaign's experiment figures in some partitions (docs/measurement.md, "The report"): per experiment version and
+/// variant, the profiles assigned and, per conversion, the profiles converted, the qualifying events and their revenue.
+/// Figures of different partitions and instances add up (`adding`), so the report is exact however the partitions are
+/// spread.
+package struct ExperimentFigures: Codable, Sendable, Equatable {
+    package struct Arm: Codable, Sendable, Equatable {
+        package var version: String
+        package var variant: String
+        package var assigned: Int
+        /// Per conversion (its index in the campaign's list).
+        package var converted: [Int]
+        package var events: [Int]
+        package var revenueUSD: Double
+
+        package init(version: String, variant: String, assigned: Int, converted: [Int], events: [Int], revenueUSD: Double) {
+            self.version = version
+            self.variant = variant
+            self.assigned = assigned
+            self.converted = converted
+            self.events = events
+            self.revenueUSD = revenueUSD
+        }
+    }
+
+    /// By version, then variant.
+    package var arms: [Arm]
+
+    package init(arms: [Arm]) { self.arms = arms.sorted { ($0.version, $0.variant) < ($1.version, $1.variant) } }
+
+    /// The campaign's figures in one partition database; `conversions`: how many the campaign counts.
+    package static func read(_ db: Database, campaign: String, conversions: Int) throws -> ExperimentFigures {
+        var arms: [String: Arm] = [:]
+        func arm(_ version: String, _ variant: String) -> Arm {
+            arms["\(version)\n\(variant)"] ?? Arm(
+                version: version, variant: variant, assigned: 0, converted: Array(repeating: 0, count: conversions),
+                events: Array(repeating: 0, count: conversions), revenueUSD: 0)
+        }
+        for row in try Row.fetchAll(
+            db, sql: "SELECT version, variant, count(*) AS n FROM experiment_assignments WHERE campaign_key = ? GROUP BY version, variant",
+            arguments: [campaign])
+        {
+            var entry = arm(row["version"], row["variant"])
+            entry.assigned = row["n"]
+            arms["\(entry.version)\n\(entry.variant)"] = entry
+        }
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT version, variant, conversion, count(*) AS n, sum(events) AS events, sum(revenue_usd) AS revenue
+                FROM campaign_conversions WHERE campaign_key = ? GROUP BY version, variant, conversion
+                """, arguments: [campaign])
+        {
+            let index: Int = row["conversion"]
+            guard index < conversions else { continue }  // a conversion the campaign no longer counts
+            var entry = arm(row["version"], row["variant"])
+            entry.converted[index] += row["n"] as Int
+            entry.events[index] += row["events"] as Int
+            entry.revenueUSD += row["revenue"] as Double
+            arms["\(entry.version)\n\(entry.variant)"] = entry
+        }
+        return ExperimentFigures(arms: Array(arms.values))
+    }
+
+    /// Both sets of figures summed, arm by arm.
+    package func adding(_ other: ExperimentFigures) -> ExperimentFigures {
+        var sums: [String: Arm] = [:]
+        for arm in arms + other.arms {
+            let key = "\(arm.version)\n\(arm.variant)"
+            guard var sum = sums[key] else {
+                sums[key] = arm
+                continue
+            }
+            sum.assigned += arm.assigned
+            sum.converted = zip(sum.converted, arm.converted).map(+)
+            sum.events = zip(sum.events, arm.events).map(+)
+            sum.revenueUSD += arm.revenueUSD
+            sums[key] = sum
+        }
+        return ExperimentFigures(arms: Array(sums.values))
+    }
+}
