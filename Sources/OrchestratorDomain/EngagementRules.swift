@@ -21,6 +21,8 @@ package final class EngagementRules: Sendable {
     let cancellers: [String: [CampaignDefinition]]
     /// `<project>/<app trigger>` (`demo/session_start`) → campaigns triggered by what apps report.
     let appCampaigns: [String: [CampaignDefinition]]
+    /// Each project's global holdout groups, by id.
+    let holdouts: [String: [HoldoutGroup]]
     /// `<project>/<EVENT>` → the campaigns that count the event as a conversion, with the conversion's index.
     let conversionCampaigns: [String: [(campaign: CampaignDefinition, index: Int)]]
 
@@ -52,6 +54,7 @@ package final class EngagementRules: Sendable {
             }
         }
         conversionCampaigns = conversions
+        holdouts = Dictionary(grouping: config.holdouts.values.sorted { $0.key < $1.key }, by: \.project)
         for campaign in config.campaigns.values.sorted(by: { $0.key < $1.key }) where campaign.enabled {
             switch campaign.trigger {
             case .event(let name, _): events["\(campaign.project)/\(name)", default: []].append(campaign)

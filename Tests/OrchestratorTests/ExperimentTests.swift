@@ -194,4 +194,37 @@ struct ExperimentTests {
             #expect(row.events == 2 && row.revenue == 42 && row.firstAt == WireTime.format(t0 + 86_400), "\(row)")
         }
     }
+
+    @Test("a global holdout group: its members get no marketing campaign but the exempt ones, and every transactional one; recorded per campaign")
+    func holdout() async throws {
+        let objects = Self.objects + [
+            #"{"kind":"holdout","id":"global","project":"demo","percent":40,"exempt_campaigns":["service"]}"#,
+            #"{"kind":"campaign","id":"welcome","project":"demo","trigger":{"event":"SIGNUP"},"reeligibility":"once","messages":[{"channel":"push","template":"hello"}]}"#,
+            #"{"kind":"campaign","id":"service","project":"demo","trigger":{"event":"SIGNUP"},"reeligibility":"once","messages":[{"channel":"push","template":"hello"}]}"#,
+            #"{"kind":"campaign","id":"receipt","project":"demo","type":"transactional","trigger":{"event":"SIGNUP"},"reeligibility":"once","messages":[{"channel":"push","template":"hello"}]}"#,
+        ]
+        let harness = try await EngagementHarness(try configuration(objects))
+        let users = (0..<50).map { "h\($0)" }
+        var records: [KafkaRecord] = []
+        for user in users {
+            records.append(try harness.writer.update(id: "p-\(user)", #"{"first_name":"X"}"#, customID: user))
+            records.append(harness.writer.record(.event, id: "e-\(user)", customID: user, fields: event("SIGNUP")))
+        }
+        try await harness.apply(records)
+        let group = try #require(harness.rules.config.holdouts["demo/global"])
+        let held = Set(users.filter { ExperimentAssignment.isHeldOut("demo/\($0)", by: group) })
+        #expect(held.count > 10 && held.count < 30, "about 40 % of 50: \(held.count)")
+        let sends = try harness.sends()
+        func recipients(_ campaign: String) -> Set<String> { Set(sends.filter { $0.campaign == campaign }.map { String($0.profileKey.dropFirst(5)) }) }
+        #expect(recipients("welcome") == Set(users).subtracting(held))
+        #expect(recipients("service") == Set(users) && recipients("receipt") == Set(users))
+        let recorded = try await harness.database.read { db in
+            try String.fetchAll(db, sql: "SELECT profile_key FROM experiment_assignments WHERE campaign_key = 'demo/welcome' AND variant = 'holdout:global'")
+        }
+        #expect(Set(recorded.map { String($0.dropFirst(5)) }) == held)
+        // A larger share only adds members.
+        var larger = group
+        larger.basisPoints = 6000
+        #expect(held.allSatisfy { ExperimentAssignment.isHeldOut("demo/\($0)", by: larger) })
+    }
 }

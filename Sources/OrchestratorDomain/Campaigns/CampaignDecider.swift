@@ -138,6 +138,22 @@ struct CampaignDecider {
         // convert: an event the same request carried after the trigger is after the assignment, and a replay records
         // the same time.
         let assignedAt = WireTime.format(context.at.addingTimeInterval(campaign.delay ?? 0))
+        // A global holdout group holds back every marketing campaign it does not exempt (transactional messages are
+        // never held: a password reset is not marketing).
+        if campaign.marketing {
+            for group in rules.holdouts[campaign.project] ?? [] where !group.exemptCampaigns.contains(campaign.id) {
+                guard ExperimentAssignment.isHeldOut(key, by: group) else { continue }
+                if try ExperimentAssignmentsTable(db).record(
+                    key, campaign: campaign.key, version: group.version, variant: group.variant, at: assignedAt)
+                {
+                    CampaignMetrics.assigned(campaign, (group.version, group.variant))
+                }
+                if try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now)) {
+                    CampaignMetrics.decision(campaign, "holdout")
+                }
+                return
+            }
+        }
         if let experiment = campaign.experiment {
             let assigned = ExperimentAssignment.assign(experiment, project: campaign.project, campaign: campaign.id, profileKey: key)
             if try ExperimentAssignmentsTable(db).record(

@@ -11,6 +11,8 @@ import Shared
 ///   `control=<basis points>;<id>=<weight>;…` by id);
 /// - bucket: the first 8 bytes of SHA-256 of `herald-experiment-1 \n <project> \n <campaign> \n <version> \n
 ///   <profile key>` (UTF-8, no spaces) as a big-endian unsigned integer, modulo 10,000;
+/// - a global holdout group (`kind: holdout`) uses the same bucket with `holdout:<group id>` as the campaign and
+///   `holdout` as the version: a member is below the group's share;
 /// - the control group is the buckets below the control share (in basis points); the others are split over the
 ///   variants by id in proportion to their weights: variant `i` takes the positions `p` (bucket minus the control
 ///   share, over a range of `r` = 10,000 minus the control share) with `p · W < (w₁ + … + wᵢ) · r`, `W` the weights'
@@ -45,6 +47,12 @@ package enum ExperimentAssignment {
             if position * total < cumulative * range { return variant.id }
         }
         return experiment.variants[experiment.variants.count - 1].id
+    }
+
+    /// Whether the profile is in the global holdout group: its bucket over `holdout:<id>` (version `holdout`) below the
+    /// group's share. The version does not name the share, so a larger share only adds members.
+    package static func isHeldOut(_ profileKey: String, by group: HoldoutGroup) -> Bool {
+        bucket(project: group.project, campaign: "holdout:\(group.id)", version: "holdout", profileKey: profileKey) < group.basisPoints
     }
 
     /// The profile's variant in the campaign's experiment, and the experiment's version.

@@ -13,7 +13,7 @@ extension PartitionDatabase {
         let versions = try await read { db in try ExperimentAssignmentsTable(db).versions() }
         var pruned = 0
         for (campaign, version) in versions {
-            guard Self.runningVersion(of: rules.config.campaigns[campaign]) != version else { continue }
+            guard !Self.runningVersions(of: rules.config.campaigns[campaign], rules: rules).contains(version) else { continue }
             pruned += try await pruneInChunks(chunk: chunk) { db, limit in
                 try ExperimentAssignmentsTable(db).prune(campaign: campaign, version: version, before: cutoff, limit: limit)
                     + CampaignConversionsTable(db).prune(campaign: campaign, version: version, before: cutoff, limit: limit)
@@ -22,10 +22,19 @@ extension PartitionDatabase {
         return pruned
     }
 
-    /// The version a campaign assigns in now: its experiment's, `none` when it counts conversions without one.
-    static func runningVersion(of campaign: CampaignDefinition?) -> String? {
-        guard let campaign else { return nil }
-        if let experiment = campaign.experiment { return ExperimentAssignment.version(experiment) }
-        return campaign.conversions.isEmpty ? nil : CampaignConversions.noExperiment
+    /// The versions a campaign assigns in now: its experiment's (`none` when it counts conversions without one), and
+    /// those of the global holdout groups that hold it back.
+    static func runningVersions(of campaign: CampaignDefinition?, rules: EngagementRules) -> Set<String> {
+        guard let campaign else { return [] }
+        var versions: Set<String> = []
+        if let experiment = campaign.experiment {
+            versions.insert(ExperimentAssignment.version(experiment))
+        } else if !campaign.conversions.isEmpty {
+            versions.insert(CampaignConversions.noExperiment)
+        }
+        for group in rules.holdouts[campaign.project] ?? [] where campaign.marketing && !group.exemptCampaigns.contains(campaign.id) {
+            versions.insert(group.version)
+        }
+        return versions
     }
 }

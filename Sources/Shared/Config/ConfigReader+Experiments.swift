@@ -86,6 +86,35 @@ extension ConfigReader {
         return conversions
     }
 
+    /// `kind: holdout`: `percent` (0.01 to 90, up to two decimals) and the `exempt_campaigns` it does not hold back.
+    mutating func holdout(_ node: ConfigNode, id: String, project: String, origin: ConfigOrigin) -> HoldoutGroup? {
+        guard let share = node["percent"] else {
+            fail(node, "missing `percent`")
+            return nil
+        }
+        guard case .number(let percent) = share.value, percent > 0, percent <= Self.maxControlPercent,
+            abs(percent * 100 - (percent * 100).rounded()) < 1e-6
+        else {
+            fail(share, "percent: expected a percentage from 0.01 to 90 with up to two decimals, found \(share.scalarText ?? share.typeName)")
+            return nil
+        }
+        var exempt: [String] = []
+        if let list = node["exempt_campaigns"] {
+            guard case .array(let items) = list.value else {
+                fail(list, "exempt_campaigns: expected a list of campaign ids, found \(list.typeName)")
+                return nil
+            }
+            for item in items {
+                guard case .string(let campaign) = item.value, Self.isIdentifier(campaign) else {
+                    fail(item, "exempt_campaigns: expected campaign ids")
+                    continue
+                }
+                exempt.append(campaign)
+            }
+        }
+        return HoldoutGroup(id: id, project: project, basisPoints: Int((percent * 100).rounded()), exemptCampaigns: exempt, origin: origin)
+    }
+
     /// A message's `variants`: `{<variant id>: <template id>}`, the template each of those variants sends instead.
     mutating func variantTemplates(_ node: ConfigNode, at path: String) -> [String: String] {
         guard case .object(let members) = node.value, !members.isEmpty else {

@@ -35,6 +35,7 @@ struct ConfigReader {
             "content_block": ["project", "content"],
             "in_app_message": Self.inAppMessageFields,
             "content_card": Self.contentCardFields,
+            "holdout": ["project", "name", "percent", "exempt_campaigns"],
             "campaign": [
                 "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
                 "reeligibility", "messages", "cards", "quiet_hours", "ignore_frequency_cap", "rate_limit", "experiment",
@@ -98,6 +99,7 @@ struct ConfigReader {
             return .contentBlock(ContentBlockDefinition(id: id, project: project, content: content, origin: origin))
         case "in_app_message": return inAppMessage(node, id: id, project: project, origin: origin).map(ConfigObject.inAppMessage)
         case "content_card": return contentCard(node, id: id, project: project, origin: origin).map(ConfigObject.contentCard)
+        case "holdout": return holdout(node, id: id, project: project, origin: origin).map(ConfigObject.holdout)
         default: return campaign(node, id: id, project: project, origin: origin).map(ConfigObject.campaign)
         }
     }

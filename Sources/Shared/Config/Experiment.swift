@@ -62,3 +62,30 @@ package struct Conversion: Sendable, Equatable {
         self.window = window
     }
 }
+
+/// A global holdout group (`kind: holdout`, docs/measurement.md): a share of a project's profiles that no marketing
+/// campaign reaches but those it exempts, so that the whole program's effect can be measured against it. Membership is
+/// the experiment's hash over the group (`ExperimentAssignment.holdoutMember`): the same profiles for every campaign.
+package struct HoldoutGroup: Sendable, Equatable {
+    package var id: String
+    package var project: String
+    /// The share held out, in basis points (1 to 9,000).
+    package var basisPoints: Int
+    /// Campaign ids the group does not hold back.
+    package var exemptCampaigns: [String]
+    package var origin: ConfigOrigin
+    package var key: String { "\(project)/\(id)" }
+
+    package init(id: String, project: String, basisPoints: Int, exemptCampaigns: [String], origin: ConfigOrigin) {
+        self.id = id
+        self.project = project
+        self.basisPoints = basisPoints
+        self.exemptCampaigns = exemptCampaigns
+        self.origin = origin
+    }
+
+    /// The variant name a member's assignment in a campaign records.
+    package var variant: String { "holdout:\(id)" }
+    /// The version a member's assignment records: the group and its share (a changed share is another group).
+    package var version: String { "holdout:\(id):\(basisPoints)" }
+}

@@ -9,6 +9,8 @@ package struct HeraldConfiguration: Sendable {
     package var templates: [String: TemplateDefinition] = [:]
     package var campaigns: [String: CampaignDefinition] = [:]
     package var contentBlocks: [String: ContentBlockDefinition] = [:]
+    /// Global holdout groups (`kind: holdout`, docs/measurement.md), by key.
+    package var holdouts: [String: HoldoutGroup] = [:]
     package var inAppMessages: [String: InAppMessageDefinition] = [:] {
         didSet { inAppMessagesByPriority = Self.byPriority(inAppMessages) }
     }
@@ -59,6 +61,7 @@ package struct HeraldConfiguration: Sendable {
             case .contentBlock(let block): config.contentBlocks[block.key] = block
             case .inAppMessage(let message): config.inAppMessages[message.key] = message
             case .contentCard(let card): config.contentCards[card.key] = card
+            case .holdout(let holdout): config.holdouts[holdout.key] = holdout
             }
         }
         issues += config.crossCheck()
@@ -77,6 +80,14 @@ package struct HeraldConfiguration: Sendable {
         }
         for template in templates.values {
             check(projects[template.project] != nil, template.origin, "template \(template.id): no project \(template.project)")
+        }
+        for holdout in holdouts.values {
+            check(projects[holdout.project] != nil, holdout.origin, "holdout \(holdout.id): no project \(holdout.project)")
+            for id in holdout.exemptCampaigns {
+                check(
+                    campaigns["\(holdout.project)/\(id)"] != nil, holdout.origin,
+                    "holdout \(holdout.id): exempt_campaigns: no campaign \(id) in project \(holdout.project)")
+            }
         }
         for app in apps.values {
             check(projects[app.project] != nil, app.origin, "app \(app.id): no project \(app.project)")
@@ -208,9 +219,10 @@ package enum ConfigObject: Sendable {
     case contentBlock(ContentBlockDefinition)
     case inAppMessage(InAppMessageDefinition)
     case contentCard(ContentCardDefinition)
+    case holdout(HoldoutGroup)
 
     package static let kinds = [
-        "project", "app", "segment", "template", "content_block", "campaign", "in_app_message", "content_card",
+        "project", "app", "segment", "template", "content_block", "campaign", "in_app_message", "content_card", "holdout",
     ]
 
     package var key: String {
@@ -223,6 +235,7 @@ package enum ConfigObject: Sendable {
         case .contentBlock(let block): HeraldConfiguration.key(kind: "content_block", project: block.project, id: block.id)
         case .inAppMessage(let message): HeraldConfiguration.key(kind: "in_app_message", project: message.project, id: message.id)
         case .contentCard(let card): HeraldConfiguration.key(kind: "content_card", project: card.project, id: card.id)
+        case .holdout(let holdout): HeraldConfiguration.key(kind: "holdout", project: holdout.project, id: holdout.id)
         }
     }
 }
