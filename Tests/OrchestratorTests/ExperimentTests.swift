@@ -102,6 +102,17 @@ struct ExperimentTests {
         #"{"kind":"template","id":"hello-b","project":"demo","channel":"push","variants":{"default":{"body":"Hello B"}}}"#,
     ]
 
+    /// Each user's profile, then their SIGNUP event (the campaigns' trigger); returns the users.
+    static func signUp(_ harness: EngagementHarness, _ users: [String]) async throws -> [String] {
+        var records: [KafkaRecord] = []
+        for user in users {
+            records.append(try harness.writer.update(id: "p-\(user)", #"{"first_name":"X"}"#, customID: user))
+            records.append(harness.writer.record(.event, id: "e-\(user)", customID: user, fields: event("SIGNUP")))
+        }
+        try await harness.apply(records)
+        return users
+    }
+
     static func campaign(_ experiment: String) -> String {
         #"{"kind":"campaign","id":"welcome","project":"demo","trigger":{"event":"signup"},"reeligibility":"once","experiment":\#(experiment),"messages":[{"channel":"push","template":"hello","variants":{"b":"hello-b"}}]}"#
     }
@@ -109,14 +120,7 @@ struct ExperimentTests {
     @Test("a campaign's control group gets nothing and is recorded; each variant sends its template; a replay or a restart assigns the same")
     func campaignVariants() async throws {
         let harness = try await EngagementHarness(try configuration(Self.objects + [Self.campaign(#"{"control":20,"variants":{"a":1,"b":1}}"#)]))
-        let users = (0..<60).map { "u\($0)" }
-        var records: [KafkaRecord] = []
-        for user in users {
-            records.append(try harness.writer.update(id: "p-\(user)", #"{"first_name":"X"}"#, customID: user))
-            records.append(harness.writer.record(
-                .event, id: "e-\(user)", customID: user, fields: event("SIGNUP")))
-        }
-        try await harness.apply(records)
+        let users = try await Self.signUp(harness, (0..<60).map { "u\($0)" })
         let experiment = Experiment(controlBasisPoints: 2000, variants: [.init(id: "a", weight: 1), .init(id: "b", weight: 1)])
         let expected = Dictionary(uniqueKeysWithValues: users.map {
             ($0, ExperimentAssignment.assign(experiment, project: "demo", campaign: "welcome", profileKey: "demo/\($0)").variant)
@@ -158,19 +162,13 @@ struct ExperimentTests {
         let harness = try await EngagementHarness(try configuration(Self.objects + [campaign]))
         let experiment = Experiment(controlBasisPoints: 5000, variants: [])
         let version = ExperimentAssignment.version(experiment)
-        let users = (0..<40).map { "u\($0)" }
-        var records: [KafkaRecord] = []
-        for user in users {
-            records.append(try harness.writer.update(id: "p-\(user)", #"{"first_name":"X"}"#, customID: user))
-            records.append(harness.writer.record(.event, id: "e-\(user)", customID: user, fields: event("SIGNUP")))
-        }
-        try await harness.apply(records)
+        let users = try await Self.signUp(harness, (0..<40).map { "u\($0)" })
         let variants = Dictionary(uniqueKeysWithValues: users.map {
             ($0, ExperimentAssignment.assign(experiment, project: "demo", campaign: "welcome", profileKey: "demo/\($0)").variant)
         })
         #expect(Set(variants.values) == ["control", "message"])
         // Every user buys twice a day later (12 and 30 USD), then once after the window (50 USD), and once too cheap.
-        records = []
+        var records: [KafkaRecord] = []
         for user in users {
             records.append(harness.writer.record(.purchase, id: "b1-\(user)", customID: user, at: t0 + 86_400, fields: purchase("p", price: 12, quantity: 1, revenue: 12)))
             records.append(harness.writer.record(.purchase, id: "b2-\(user)", customID: user, at: t0 + 86_500, fields: purchase("p", price: 30, quantity: 1, revenue: 30)))
@@ -204,13 +202,7 @@ struct ExperimentTests {
             #"{"kind":"campaign","id":"receipt","project":"demo","type":"transactional","trigger":{"event":"SIGNUP"},"reeligibility":"once","messages":[{"channel":"push","template":"hello"}]}"#,
         ]
         let harness = try await EngagementHarness(try configuration(objects))
-        let users = (0..<50).map { "h\($0)" }
-        var records: [KafkaRecord] = []
-        for user in users {
-            records.append(try harness.writer.update(id: "p-\(user)", #"{"first_name":"X"}"#, customID: user))
-            records.append(harness.writer.record(.event, id: "e-\(user)", customID: user, fields: event("SIGNUP")))
-        }
-        try await harness.apply(records)
+        let users = try await Self.signUp(harness, (0..<50).map { "h\($0)" })
         let group = try #require(harness.rules.config.holdouts["demo/global"])
         let held = Set(users.filter { ExperimentAssignment.isHeldOut("demo/\($0)", by: group) })
         #expect(held.count > 10 && held.count < 30, "about 40 % of 50: \(held.count)")
