@@ -8,6 +8,8 @@ struct CampaignReport {
     struct Arm {
         var variant: String
         var assigned: Int
+        /// Send targets the provider accepted (`sent` reports).
+        var sent: Int
         var converted: Int
         var revenueUSD: Double
         var rate: Double { assigned > 0 ? Double(converted) / Double(assigned) : 0 }
@@ -36,7 +38,8 @@ struct CampaignReport {
         guard case .array(let items)? = figures["arms"] else { throw Invalid(description: "no arms in the orchestrator's answer") }
         arms = items.filter { $0["version"]?.stringValue == version }.map { item in
             Arm(
-                variant: item["variant"]?.stringValue ?? "?", assigned: int(item["assigned"]), converted: int(item["converted"]?[0]),
+                variant: item["variant"]?.stringValue ?? "?", assigned: int(item["assigned"]), sent: int(item["sends"]?["sent"]),
+                converted: int(item["converted"]?[0]),
                 revenueUSD: double(item["revenue_usd"]))
         }
         guard !arms.isEmpty else { throw Invalid(description: "no profile assigned in version \(version) of \(campaign) yet") }
@@ -72,11 +75,11 @@ struct CampaignReport {
         func percent(_ value: Double) -> String { String(format: "%.2f %%", value * 100) }
         func signed(_ value: Double) -> String { String(format: "%+.2f", value * 100) }
         var lines = ["campaign \(campaign) · experiment \(version)", ""]
-        lines.append("variant     assigned  converted      rate  revenue_usd  uplift (95 % interval, points)      p   p_holm")
+        lines.append("variant     assigned      sent  converted      rate  revenue_usd  uplift (95 % interval, points)      p   p_holm")
         for arm in arms {
             var line = arm.variant.padding(toLength: 10, withPad: " ", startingAt: 0)
             let rate = percent(arm.rate)
-            line += String(format: " %9d %10d ", arm.assigned, arm.converted) + String(repeating: " ", count: max(0, 9 - rate.count)) + rate
+            line += String(format: " %9d %9d %10d ", arm.assigned, arm.sent, arm.converted) + String(repeating: " ", count: max(0, 9 - rate.count)) + rate
             line += String(format: " %12.2f", arm.revenueUSD)
             if let comparison = arm.comparison {
                 line += "  \(signed(comparison.difference)) (\(signed(comparison.low)) to \(signed(comparison.high)))"
@@ -102,6 +105,7 @@ struct CampaignReport {
         members.append(JSONMember("arms", .array(arms.map { arm in
             var fields = [
                 JSONMember("variant", .string(arm.variant)), JSONMember("assigned", .number(String(arm.assigned))),
+                JSONMember("sent", .number(String(arm.sent))),
                 JSONMember("converted", .number(String(arm.converted))), JSONMember("rate", number(arm.rate)),
                 JSONMember("revenue_usd", number(arm.revenueUSD)),
             ]

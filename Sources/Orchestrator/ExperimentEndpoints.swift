@@ -57,7 +57,7 @@ struct ExperimentEndpoints: Sendable {
 
     /// `{"campaign", "version" (the running one, or null), "split": {"control_basis_points", "variants": {id: weight}},
     /// "conversions": [{"event", "window_seconds"}], "arms": [{"version", "variant", "assigned", "converted": [..],
-    /// "events": [..], "revenue_usd"}]}`.
+    /// "events": [..], "revenue_usd", "sends": {outcome: count}}]}`.
     static func json(_ campaign: CampaignDefinition, _ figures: ExperimentFigures) -> JSONValue {
         var members = [JSONMember("campaign", .string(campaign.key))]
         if let experiment = campaign.experiment {
@@ -79,6 +79,7 @@ struct ExperimentEndpoints: Sendable {
                 JSONMember("converted", .array(arm.converted.map { .number(String($0)) })),
                 JSONMember("events", .array(arm.events.map { .number(String($0)) })),
                 JSONMember("revenue_usd", .number(JSONValue.literal(arm.revenueUSD))),
+                JSONMember("sends", .object(arm.sends.sorted { $0.key < $1.key }.map { JSONMember($0.key, .number(String($0.value))) })),
             ])
         })))
         return .object(members)

@@ -219,4 +219,39 @@ struct ExperimentTests {
         larger.basisPoints = 6000
         #expect(held.allSatisfy { ExperimentAssignment.isHeldOut("demo/\($0)", by: larger) })
     }
+
+    @Test("the report's figures: each arm's assigned, its sends by outcome from the notifier's reports (a replay counts once), its conversions")
+    func figures() async throws {
+        let harness = try await EngagementHarness(
+            try configuration(Self.objects + [Self.campaign(#"{"control":20,"variants":{"a":1,"b":1}}"#)]))
+        _ = try await Self.signUp(harness, (0..<30).map { "f\($0)" })
+        let sends = try harness.sends()
+        // The notifier's reports of those sends (the experiment and variant copied from each), one of them twice.
+        var records: [KafkaRecord] = []
+        let reported: [(Int, SendRequest)] = Array(sends.enumerated().map { ($0.offset, $0.element) }) + [(0, sends[0])]
+        for (index, send) in reported {
+            var report = DeliveryReport(
+                id: "\(send.sendID)/I/\(index % 5 == 4 ? "failed" : "sent")", sendID: send.sendID, project: "demo", customID: send.customID,
+                channel: .push, outcome: index % 5 == 4 ? .failed : .sent, at: t0)
+            report.campaign = send.campaign
+            (report.experiment, report.variant) = (send.experiment, send.variant)
+            records.append(KafkaRecord(
+                topic: HeraldTopic.deliveries.name, partition: 0, offset: 1_000 + Int64(records.count) + harness.writer.offset,
+                key: Array(send.profileKey.utf8), value: try Wire.encode(report)))
+        }
+        try await harness.apply(records)
+        let figures = try await harness.database.read { db in try ExperimentFigures.read(db, campaign: "demo/welcome", conversions: 0) }
+        let version = try #require(sends.first?.experiment)
+        for variant in ["a", "b"] {
+            let mine = sends.enumerated().filter { $0.element.variant == variant }
+            let arm = try #require(figures.arms.first { $0.variant == variant && $0.version == version })
+            #expect(arm.assigned == mine.count)
+            #expect(arm.sends["sent", default: 0] == mine.filter { $0.offset % 5 != 4 }.count, "\(arm)")
+            #expect(arm.sends["failed", default: 0] == mine.filter { $0.offset % 5 == 4 }.count, "\(arm)")
+        }
+        let control = try #require(figures.arms.first { $0.variant == "control" })
+        #expect(control.assigned == 30 - sends.count && control.sends.isEmpty)
+        // Two partitions' figures add up.
+        #expect(figures.adding(figures).arms.map(\.assigned) == figures.arms.map { $0.assigned * 2 })
+    }
 }

@@ -13,6 +13,12 @@ struct DeliveryFeedback {
     func apply(_ report: DeliveryReport) throws -> (key: String, reachabilityChanged: Bool)? {
         // Reports have their own id space (a space cannot occur in a client's id).
         guard try RecordDedupe.firstTime(db, scope: report.project, id: "delivery \(report.id)", at: report.at) else { return nil }
+        // A send of an experiment: its outcome counts for its variant (the report's figures).
+        if let version = report.experiment, let variant = report.variant, let campaign = report.campaign, report.sendID != nil {
+            try ExperimentSendsTable(db).add(
+                campaign: "\(report.project)/\(campaign)", version: version, variant: variant, outcome: report.outcome.rawValue,
+                at: WireTime.format(report.at))
+        }
         let key = report.key
         let profiles = ProfilesTable(db)
         guard try profiles.exists(key) else { return nil }

@@ -4,20 +4,25 @@ import PartitionStore
 import Shared
 
 extension PartitionDatabase {
-    /// Forgets the assignments and conversions of experiment versions no campaign runs any more (its split changed, its
+    /// Forgets the assignments, conversions and send counts of experiment versions no campaign runs any more (its split changed, its
     /// experiment, its conversions or the campaign removed) once they are older than the longest conversion window,
     /// `ExperimentAssignmentsTable.window` (docs/retention.md); the running versions keep theirs. `chunk` rows per
     /// transaction; returns how many went.
     package func pruneExperimentAssignments(rules: EngagementRules, now: Date, chunk: Int = 5_000) async throws -> Int {
         let cutoff = WireTime.format(now.addingTimeInterval(-ExperimentAssignmentsTable.window))
-        let versions = try await read { db in try ExperimentAssignmentsTable(db).versions() }
+        let versions = try await read { db in
+            Set((try ExperimentAssignmentsTable(db).versions() + ExperimentSendsTable(db).versions()).map { "\($0.campaign)\n\($0.version)" })
+        }
         var pruned = 0
-        for (campaign, version) in versions {
+        for pair in versions.sorted() {
+            let parts = pair.split(separator: "\n", maxSplits: 1).map(String.init)
+            let (campaign, version) = (parts[0], parts[1])
             guard !Self.runningVersions(of: rules.config.campaigns[campaign], rules: rules).contains(version) else { continue }
             pruned += try await pruneInChunks(chunk: chunk) { db, limit in
                 try ExperimentAssignmentsTable(db).prune(campaign: campaign, version: version, before: cutoff, limit: limit)
                     + CampaignConversionsTable(db).prune(campaign: campaign, version: version, before: cutoff, limit: limit)
             }
+            pruned += try await write { db in try ExperimentSendsTable(db).prune(campaign: campaign, version: version, before: cutoff) }
         }
         return pruned
     }

@@ -15,6 +15,8 @@ package struct ExperimentFigures: Codable, Sendable, Equatable {
         package var converted: [Int]
         package var events: [Int]
         package var revenueUSD: Double
+        /// The arm's send targets by delivery outcome (`sent`, `failed`, `suppressed`, …), from the notifier's reports.
+        package var sends: [String: Int] = [:]
 
         package init(version: String, variant: String, assigned: Int, converted: [Int], events: [Int], revenueUSD: Double) {
             self.version = version
@@ -62,6 +64,11 @@ package struct ExperimentFigures: Codable, Sendable, Equatable {
             entry.revenueUSD += row["revenue"] as Double
             arms["\(entry.version)\n\(entry.variant)"] = entry
         }
+        for (version, variant, outcome, count) in try ExperimentSendsTable(db).counts(campaign: campaign) {
+            var entry = arm(version, variant)
+            entry.sends[outcome, default: 0] += count
+            arms["\(entry.version)\n\(entry.variant)"] = entry
+        }
         return ExperimentFigures(arms: Array(arms.values))
     }
 
@@ -78,6 +85,7 @@ package struct ExperimentFigures: Codable, Sendable, Equatable {
             sum.converted = zip(sum.converted, arm.converted).map(+)
             sum.events = zip(sum.events, arm.events).map(+)
             sum.revenueUSD += arm.revenueUSD
+            sum.sends.merge(arm.sends, uniquingKeysWith: +)
             sums[key] = sum
         }
         return ExperimentFigures(arms: Array(sums.values))

@@ -229,6 +229,16 @@ package enum OrchestratorSchema {
                 CREATE INDEX campaign_conversions_by_version ON campaign_conversions (campaign_key, version, first_at);
                 """)
         }
+        migrator.registerMigration("v18: experiment sends") { db in
+            // Per campaign, experiment version, variant and delivery outcome: how many of the partition's sends ended
+            // so (ExperimentSendsTable), from the notifier's reports.
+            try db.execute(sql: """
+                CREATE TABLE experiment_sends (
+                    campaign_key TEXT NOT NULL, version TEXT NOT NULL, variant TEXT NOT NULL, outcome TEXT NOT NULL,
+                    count INTEGER NOT NULL, updated_at TEXT NOT NULL,
+                    PRIMARY KEY (campaign_key, version, variant, outcome)) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

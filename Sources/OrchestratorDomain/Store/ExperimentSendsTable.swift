@@ -1,0 +1,41 @@
+import Foundation
+import GRDB
+import PartitionStore
+import Shared
+
+/// `experiment_sends`: per campaign, experiment version, variant and delivery outcome (`sent`, `failed`, `suppressed`,
+/// `token_invalid`, `bounced`), how many of the partition's send targets ended so, counted from the notifier's
+/// reports as they are applied (once each: the reports' dedupe). What the experiment report shows beside the
+/// assignments (docs/measurement.md, "The report").
+struct ExperimentSendsTable {
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    func add(campaign: String, version: String, variant: String, outcome: String, at time: String) throws {
+        try db.executeCached(
+            sql: """
+                INSERT INTO experiment_sends (campaign_key, version, variant, outcome, count, updated_at) VALUES (?, ?, ?, ?, 1, ?)
+                ON CONFLICT DO UPDATE SET count = count + 1, updated_at = max(updated_at, excluded.updated_at)
+                """, arguments: [campaign, version, variant, outcome, time])
+    }
+
+    /// The campaign's counts: (version, variant, outcome, count).
+    func counts(campaign: String) throws -> [(version: String, variant: String, outcome: String, count: Int)] {
+        try Row.fetchAll(
+            db, sql: "SELECT version, variant, outcome, count FROM experiment_sends WHERE campaign_key = ?", arguments: [campaign]
+        ).map { ($0["version"], $0["variant"], $0["outcome"], $0["count"]) }
+    }
+
+    /// The experiment versions the partition holds counts of.
+    func versions() throws -> [(campaign: String, version: String)] {
+        try Row.fetchAll(db, sql: "SELECT DISTINCT campaign_key, version FROM experiment_sends").map { ($0["campaign_key"], $0["version"]) }
+    }
+
+    /// Deletes the counts of one version last changed before `cutoff`; returns how many rows went.
+    func prune(campaign: String, version: String, before cutoff: String) throws -> Int {
+        try db.execute(
+            sql: "DELETE FROM experiment_sends WHERE campaign_key = ? AND version = ? AND updated_at < ?", arguments: [campaign, version, cutoff])
+        return db.changesCount
+    }
+}
