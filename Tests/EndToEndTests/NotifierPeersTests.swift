@@ -149,6 +149,8 @@ struct NotifierPeersTests {
                 headers: ["X-Twilio-Signature": signature, "Content-Type": "application/x-www-form-urlencoded"], body: body)
             #expect(status == 200, "\(answer)")
         }
+        // The log lines come through the processes' pipes, after the answers.
+        try await waitUntil("every reply logged") { notifiers.flatMap { $0.logs("sms reply") }.count >= Self.users.count }
         let replies = notifiers.flatMap { $0.logs("sms reply") }
         #expect(replies.count == Self.users.count && replies.allSatisfy { $0["profiles"] as? String == "1" }, "\(replies)")
         let reports = try await readTopic(HeraldTopic.deliveries.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) { records in
