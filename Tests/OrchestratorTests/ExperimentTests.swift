@@ -254,4 +254,33 @@ struct ExperimentTests {
         // Two partitions' figures add up.
         #expect(figures.adding(figures).arms.map(\.assigned) == figures.arms.map { $0.assigned * 2 })
     }
+
+    @Test("retention: a version no campaign runs any more goes 90 days after its assignments, with its conversions and send counts; the running one stays")
+    func retention() async throws {
+        let before = Self.objects + [Self.campaign(#"{"control":20,"variants":{"a":1,"b":1}}"#)]
+        let harness = try await EngagementHarness(try configuration(before))
+        _ = try await Self.signUp(harness, (0..<10).map { "k\($0)" })
+        let old = try #require(try harness.sends().first)
+        var report = DeliveryReport(id: "\(old.sendID)/I/sent", sendID: old.sendID, project: "demo", customID: old.customID, channel: .push, outcome: .sent, at: t0)
+        report.campaign = old.campaign
+        (report.experiment, report.variant) = (old.experiment, old.variant)
+        try await harness.apply([KafkaRecord(
+            topic: HeraldTopic.deliveries.name, partition: 0, offset: 2_000, key: Array(old.profileKey.utf8), value: try Wire.encode(report))])
+        // The split changes: a new version, which the same profiles get on their next decision.
+        let rules = EngagementRules(config: try configuration(Self.objects + [Self.campaign(#"{"control":20,"variants":{"a":1,"b":3}}"#)]), clock: { t0 })
+        harness.rules = rules
+        func rows() async throws -> [Int] {
+            try await harness.database.read { db in
+                try ["experiment_assignments", "experiment_sends"].map { try Int.fetchOne(db, sql: "SELECT count(*) FROM \($0)") ?? 0 }
+            }
+        }
+        #expect(try await rows() == [10, 1])
+        #expect(try await harness.database.pruneExperimentAssignments(rules: rules, now: t0 + 89 * 86_400) == 0)
+        #expect(try await harness.database.pruneExperimentAssignments(rules: rules, now: t0 + 91 * 86_400) == 11)
+        #expect(try await rows() == [0, 0])
+        // Under the configuration that runs that version, nothing goes.
+        _ = try await Self.signUp(harness, (10..<14).map { "k\($0)" })
+        #expect(try await harness.database.pruneExperimentAssignments(rules: rules, now: t0 + 400 * 86_400) == 0)
+        #expect(try await rows() == [4, 0])
+    }
 }
