@@ -8,8 +8,8 @@ extension NotifierPartitions {
     /// Records `change` in every partition open here; returns how many profiles they hold.
     func recordRecipientFeedback(_ change: RecipientChange) async throws -> Int {
         var recorded = 0
-        for (number, database) in await owner.openDatabases {
-            recorded += try await record(change, number, database)
+        for (_, database) in await owner.openDatabases {
+            recorded += try await record(change, database)
         }
         return recorded
     }
@@ -17,17 +17,11 @@ extension NotifierPartitions {
     /// Records `change` in `partitions`, each running here (as work their revocation waits for); how many profiles
     /// they hold, or nil when one is not running here.
     func recordRecipientFeedback(_ change: RecipientChange, in partitions: [Int32]) async throws -> Int? {
-        var recorded = 0
-        for number in partitions {
-            guard let count = try await owner.run(on: number, { database in try await self.record(change, number, database) }) else {
-                return nil
-            }
-            recorded += count
-        }
-        return recorded
+        try await owner.run(onEach: partitions) { database in try await self.record(change, database) }?
+            .reduce(0, +)
     }
 
-    private func record(_ change: RecipientChange, _ number: Int32, _ database: PartitionDatabase) async throws -> Int {
+    private func record(_ change: RecipientChange, _ database: PartitionDatabase) async throws -> Int {
         let keys: [String] = try await database.read { db in
             if let key = change.key { return try ContactsTable(db).contact(key) != nil ? [key] : [] }
             return try ContactsTable(db).profiles(phoneNumber: change.phoneNumber ?? "").filter { key in
@@ -48,7 +42,7 @@ extension NotifierPartitions {
             }
             return ((), outputs)
         }
-        await owner.scheduleFlush(number)
+        await owner.scheduleFlush(database.partition)
         return keys.count
     }
 }

@@ -162,6 +162,19 @@ package actor PartitionOwner: KafkaRebalanceListener {
         return try await body(database)
     }
 
+    /// Runs `body` on each of `partitions` in turn, as `run(on:)` does; nil (the others not run) as soon as one is not
+    /// running here: a question about several partitions is answered for all of them or not at all.
+    package func run<T: Sendable>(
+        onEach partitions: [Int32], _ body: @Sendable (PartitionDatabase) async throws -> T
+    ) async rethrows -> [T]? {
+        var results: [T] = []
+        for partition in partitions {
+            guard let result = try await run(on: partition, body) else { return nil }
+            results.append(result)
+        }
+        return results
+    }
+
     /// Holds `units` of work on the partition that outlive a call (the notifier's attempts between their claim and
     /// their results): its revocation waits until they are released (or the drain timeout).
     package func hold(_ units: Int, on partition: Int32) {

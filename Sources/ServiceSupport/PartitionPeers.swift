@@ -45,7 +45,7 @@ package struct PartitionPeers: Sendable {
     /// 32 random bytes, hex.
     package static func drawKey() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexString
     }
 
     /// A partition no instance answers for now (a rebalance is moving it, its owner's announcement is not read yet, or

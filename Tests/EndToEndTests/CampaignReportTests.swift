@@ -12,15 +12,7 @@ struct CampaignReportTests {
 
     static func configDirectory() throws -> String {
         let directory = try scratchDirectory("herald-report-config")
-        let text = """
-            kind: project
-            id: demo
-            default_language: en
-            ---
-            kind: app
-            id: demo-ios
-            project: demo
-            platform: ios
+        let text = StateMoveTests.projectAndApp + """
             ---
             kind: template
             id: hello

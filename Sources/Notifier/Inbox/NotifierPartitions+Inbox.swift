@@ -7,14 +7,8 @@ extension NotifierPartitions {
     /// Answers `question` from `partitions`, each running here (as work their revocation waits for); nil when one is
     /// not running here.
     func answer(_ question: InboxQuestion, in partitions: [Int32]) async throws -> InboxAnswer? {
-        var answers: [InboxAnswer] = []
-        for partition in partitions {
-            guard let answer = try await owner.run(on: partition, { database in try await Self.answer(question, database) }) else {
-                return nil
-            }
-            answers.append(answer)
-        }
-        return InboxAnswer.combined(answers, for: question)
+        try await owner.run(onEach: partitions) { database in try await Self.answer(question, database) }
+            .map { InboxAnswer.combined($0, for: question) }
     }
 
     private static func answer(_ question: InboxQuestion, _ database: PartitionDatabase) async throws -> InboxAnswer {

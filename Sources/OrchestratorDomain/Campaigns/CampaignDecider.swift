@@ -143,29 +143,16 @@ struct CampaignDecider {
         if campaign.marketing {
             for group in rules.holdouts[campaign.project] ?? [] where !group.exemptCampaigns.contains(campaign.id) {
                 guard ExperimentAssignment.isHeldOut(key, by: group) else { continue }
-                if try ExperimentAssignmentsTable(db).record(
-                    key, campaign: campaign.key, version: group.version, variant: group.variant, at: assignedAt)
-                {
-                    CampaignMetrics.assigned(campaign, (group.version, group.variant))
-                }
-                if try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now)) {
-                    CampaignMetrics.decision(campaign, "holdout")
-                }
+                try record(campaign, key: key, (group.version, group.variant), at: assignedAt)
+                try heldBack(campaign, key: key, context, outcome: "holdout")
                 return
             }
         }
         if let experiment = campaign.experiment {
             let assigned = ExperimentAssignment.assign(experiment, project: campaign.project, campaign: campaign.id, profileKey: key)
-            if try ExperimentAssignmentsTable(db).record(
-                key, campaign: campaign.key, version: assigned.version, variant: assigned.variant, at: assignedAt)
-            {
-                CampaignMetrics.assigned(campaign, assigned)
-            }
+            try record(campaign, key: key, assigned, at: assignedAt)
             if assigned.variant == Experiment.control {
-                // Nothing sent; the decision counts towards re-eligibility, as a send would.
-                if try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now)) {
-                    CampaignMetrics.decision(campaign, "control")
-                }
+                try heldBack(campaign, key: key, context, outcome: "control")
                 return
             }
             assignment = assigned
@@ -242,6 +229,21 @@ struct CampaignDecider {
         // Nothing was sent: the decision does not count towards re-eligibility either.
         if aborted == campaign.messages.count, delivered == 0 {
             try CampaignHistoryTable(db).forget(campaign: campaign.key, key: key, occurrence: context.occurrence)
+        }
+    }
+
+    /// Records the profile's assignment, and counts it the first time.
+    private func record(_ campaign: CampaignDefinition, key: String, _ assignment: (version: String, variant: String), at time: String) throws {
+        if try ExperimentAssignmentsTable(db).record(key, campaign: campaign.key, version: assignment.version, variant: assignment.variant, at: time) {
+            CampaignMetrics.assigned(campaign, assignment)
+        }
+    }
+
+    /// A profile a control or holdout group holds back: nothing sent, and the decision counts towards re-eligibility,
+    /// as a send would (`outcome` on the decisions' metric).
+    private func heldBack(_ campaign: CampaignDefinition, key: String, _ context: TriggerContext, outcome: String) throws {
+        if try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now)) {
+            CampaignMetrics.decision(campaign, outcome)
         }
     }
 

@@ -23,7 +23,7 @@ package enum ExperimentAssignment {
     package static let buckets = 10_000
 
     package static func version(_ experiment: Experiment) -> String {
-        "v" + SHA256.hash(data: Array(experiment.splitText.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        "v" + SHA256.hash(data: Array(experiment.splitText.utf8)).prefix(8).hexString
     }
 
     package static func bucket(project: String, campaign: String, version: String, profileKey: String) -> Int {

@@ -10,13 +10,18 @@ extension PartitionDatabase {
     /// transaction; returns how many went.
     package func pruneExperimentAssignments(rules: EngagementRules, now: Date, chunk: Int = 5_000) async throws -> Int {
         let cutoff = WireTime.format(now.addingTimeInterval(-ExperimentAssignmentsTable.window))
+        // Every version the partition holds rows of: assignments, or send counts alone (their assignments pruned).
         let versions = try await read { db in
-            Set((try ExperimentAssignmentsTable(db).versions() + ExperimentSendsTable(db).versions()).map { "\($0.campaign)\n\($0.version)" })
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT campaign_key, version FROM experiment_assignments UNION SELECT campaign_key, version FROM experiment_sends
+                    ORDER BY 1, 2
+                    """
+            ).map { ($0[0] as String, $0[1] as String) }
         }
         var pruned = 0
-        for pair in versions.sorted() {
-            let parts = pair.split(separator: "\n", maxSplits: 1).map(String.init)
-            let (campaign, version) = (parts[0], parts[1])
+        for (campaign, version) in versions {
             guard !Self.runningVersions(of: rules.config.campaigns[campaign], rules: rules).contains(version) else { continue }
             pruned += try await pruneInChunks(chunk: chunk) { db, limit in
                 try ExperimentAssignmentsTable(db).prune(campaign: campaign, version: version, before: cutoff, limit: limit)

@@ -33,11 +33,6 @@ struct ExperimentAssignmentsTable {
         ).map { ($0["version"], $0["variant"], $0["assigned_at"]) }
     }
 
-    /// The experiment versions the partition holds assignments of.
-    func versions() throws -> [(campaign: String, version: String)] {
-        try Row.fetchAll(db, sql: "SELECT DISTINCT campaign_key, version FROM experiment_assignments").map { ($0["campaign_key"], $0["version"]) }
-    }
-
     /// Deletes up to `limit` assignments of one version made before `cutoff`; returns how many.
     func prune(campaign: String, version: String, before cutoff: String, limit: Int) throws -> Int {
         try db.execute(

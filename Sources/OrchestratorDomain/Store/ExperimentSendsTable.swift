@@ -27,11 +27,6 @@ struct ExperimentSendsTable {
         ).map { ($0["version"], $0["variant"], $0["outcome"], $0["count"]) }
     }
 
-    /// The experiment versions the partition holds counts of.
-    func versions() throws -> [(campaign: String, version: String)] {
-        try Row.fetchAll(db, sql: "SELECT DISTINCT campaign_key, version FROM experiment_sends").map { ($0["campaign_key"], $0["version"]) }
-    }
-
     /// Deletes the counts of one version last changed before `cutoff`; returns how many rows went.
     func prune(campaign: String, version: String, before cutoff: String) throws -> Int {
         try db.execute(

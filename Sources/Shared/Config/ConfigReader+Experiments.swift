@@ -18,13 +18,8 @@ extension ConfigReader {
         rejectUnknown(node, allowed: ["control", "variants"], "experiment")
         var control = 0
         if let share = node["control"] {
-            guard case .number(let percent) = share.value, percent >= 0, percent <= Self.maxControlPercent,
-                abs(percent * 100 - (percent * 100).rounded()) < 1e-6
-            else {
-                fail(share, "experiment.control: expected a percentage from 0 to 90 with up to two decimals, found \(share.scalarText ?? share.typeName)")
-                return nil
-            }
-            control = Int((percent * 100).rounded())
+            guard let basisPoints = basisPoints(share, "experiment.control", from: 0) else { return nil }
+            control = basisPoints
         }
         var variants: [Experiment.Variant] = []
         if let variantsNode = node["variants"] {
@@ -92,12 +87,7 @@ extension ConfigReader {
             fail(node, "missing `percent`")
             return nil
         }
-        guard case .number(let percent) = share.value, percent > 0, percent <= Self.maxControlPercent,
-            abs(percent * 100 - (percent * 100).rounded()) < 1e-6
-        else {
-            fail(share, "percent: expected a percentage from 0.01 to 90 with up to two decimals, found \(share.scalarText ?? share.typeName)")
-            return nil
-        }
+        guard let basisPoints = basisPoints(share, "percent", from: 0.01) else { return nil }
         var exempt: [String] = []
         if let list = node["exempt_campaigns"] {
             guard case .array(let items) = list.value else {
@@ -112,7 +102,20 @@ extension ConfigReader {
                 exempt.append(campaign)
             }
         }
-        return HoldoutGroup(id: id, project: project, basisPoints: Int((percent * 100).rounded()), exemptCampaigns: exempt, origin: origin)
+        return HoldoutGroup(id: id, project: project, basisPoints: basisPoints, exemptCampaigns: exempt, origin: origin)
+    }
+
+    /// A percentage from `minimum` to 90 with up to two decimals, in basis points; nil (and the problem, at `path`)
+    /// otherwise.
+    mutating func basisPoints(_ node: ConfigNode, _ path: String, from minimum: Double) -> Int? {
+        guard case .number(let percent) = node.value, percent >= minimum, percent <= Self.maxControlPercent,
+            abs(percent * 100 - (percent * 100).rounded()) < 1e-6
+        else {
+            let range = minimum == 0 ? "0" : "\(minimum)"
+            fail(node, "\(path): expected a percentage from \(range) to 90 with up to two decimals, found \(node.scalarText ?? node.typeName)")
+            return nil
+        }
+        return Int((percent * 100).rounded())
     }
 
     /// A message's `variants`: `{<variant id>: <template id>}`, the template each of those variants sends instead.
