@@ -246,6 +246,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            exclude: ["fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

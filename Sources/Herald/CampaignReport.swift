@@ -8,18 +8,32 @@ struct CampaignReport {
     struct Arm {
         var variant: String
         var assigned: Int
-        /// Send targets the provider accepted (`sent` reports).
-        var sent: Int
+        /// The arm's send targets by figure (`sent`, `failed`, …, `opened`, `clicked_machine`), from the reports on
+        /// `herald.deliveries`.
+        var sends: [String: Int]
         var converted: Int
         var revenueUSD: Double
         var rate: Double { assigned > 0 ? Double(converted) / Double(assigned) : 0 }
         var comparison: ExperimentStatistics.Comparison?
         var adjustedP: Double?
+
+        /// Send targets tried: every outcome but `suppressed` (nothing was sent).
+        var sent: Int { ["sent", "failed", "token_invalid", "bounced"].reduce(0) { $0 + (sends[$1] ?? 0) } }
+        /// Send targets the provider accepted.
+        var delivered: Int { sends["sent"] ?? 0 }
+        /// Targets opened, clicked, once each, by the recipient (`machine`: by a privacy proxy or a link scanner only).
+        var opened: Int { sends["opened"] ?? 0 }
+        var machineOpened: Int { sends["opened_machine"] ?? 0 }
+        var clicked: Int { sends["clicked"] ?? 0 }
+        var machineClicked: Int { sends["clicked_machine"] ?? 0 }
     }
 
     var campaign: String
     var version: String
     var arms: [Arm]
+    /// The global holdout groups that held the campaign back (their own versions, `holdout:<id>:<basis points>`): what
+    /// the campaign's conversions were without it.
+    var holdouts: [Arm]
     /// The sample-ratio check, when the version is the running one (its weights are known).
     var sampleRatio: (chiSquare: Double, degrees: Int, p: Double)?
 
@@ -36,12 +50,15 @@ struct CampaignReport {
         func int(_ value: JSONValue?) -> Int { if case .number(let text)? = value { Int(text) ?? 0 } else { 0 } }
         func double(_ value: JSONValue?) -> Double { if case .number(let text)? = value { Double(text) ?? 0 } else { 0 } }
         guard case .array(let items)? = figures["arms"] else { throw Invalid(description: "no arms in the orchestrator's answer") }
-        arms = items.filter { $0["version"]?.stringValue == version }.map { item in
-            Arm(
-                variant: item["variant"]?.stringValue ?? "?", assigned: int(item["assigned"]), sent: int(item["sends"]?["sent"]),
-                converted: int(item["converted"]?[0]),
-                revenueUSD: double(item["revenue_usd"]))
+        func arm(_ item: JSONValue) -> Arm {
+            var sends: [String: Int] = [:]
+            if case .object(let members)? = item["sends"] { for member in members { sends[member.key] = int(member.value) } }
+            return Arm(
+                variant: item["variant"]?.stringValue ?? "?", assigned: int(item["assigned"]), sends: sends,
+                converted: int(item["converted"]?[0]), revenueUSD: double(item["revenue_usd"]))
         }
+        arms = items.filter { $0["version"]?.stringValue == version }.map(arm)
+        holdouts = items.filter { $0["version"]?.stringValue?.hasPrefix("holdout:") == true }.map(arm).sorted { $0.variant < $1.variant }
         guard !arms.isEmpty else { throw Invalid(description: "no profile assigned in version \(version) of \(campaign) yet") }
         arms.sort { ($0.variant == Experiment.control ? "" : $0.variant) < ($1.variant == Experiment.control ? "" : $1.variant) }
         if let control = arms.first(where: { $0.variant == Experiment.control }) {
@@ -75,16 +92,20 @@ struct CampaignReport {
         func percent(_ value: Double) -> String { String(format: "%.2f %%", value * 100) }
         func signed(_ value: Double) -> String { String(format: "%+.2f", value * 100) }
         var lines = ["campaign \(campaign) · experiment \(version)", ""]
-        lines.append("variant     assigned      sent  converted      rate  revenue_usd  uplift (95 % interval, points)      p   p_holm")
-        for arm in arms {
+        func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
+        lines.append(
+            "variant     assigned      sent delivered  opened (machine)  clicked (machine)  converted      rate  revenue_usd"
+                + "  uplift (95 % interval, points)      p   p_holm")
+        for arm in arms + holdouts {
             var line = arm.variant.padding(toLength: 10, withPad: " ", startingAt: 0)
-            let rate = percent(arm.rate)
-            line += String(format: " %9d %9d %10d ", arm.assigned, arm.sent, arm.converted) + String(repeating: " ", count: max(0, 9 - rate.count)) + rate
+            line += String(format: " %9d %9d %9d %7d", arm.assigned, arm.sent, arm.delivered, arm.opened) + pad("(\(arm.machineOpened))", 10)
+            line += String(format: " %8d", arm.clicked) + pad("(\(arm.machineClicked))", 10)
+            line += String(format: " %10d ", arm.converted) + pad(percent(arm.rate), 9)
             line += String(format: " %12.2f", arm.revenueUSD)
             if let comparison = arm.comparison {
                 line += "  \(signed(comparison.difference)) (\(signed(comparison.low)) to \(signed(comparison.high)))"
                 line += String(format: "  %.4f  %.4f", comparison.p, arm.adjustedP ?? comparison.p)
-            } else if arm.variant != Experiment.control {
+            } else if arm.variant != Experiment.control, !arm.variant.hasPrefix("holdout:") {
                 line += "  -"
             }
             lines.append(line)
@@ -102,13 +123,19 @@ struct CampaignReport {
     var json: JSONValue {
         func number(_ value: Double) -> JSONValue { .number(JSONValue.literal(value)) }
         var members = [JSONMember("campaign", .string(campaign)), JSONMember("version", .string(version))]
-        members.append(JSONMember("arms", .array(arms.map { arm in
-            var fields = [
-                JSONMember("variant", .string(arm.variant)), JSONMember("assigned", .number(String(arm.assigned))),
-                JSONMember("sent", .number(String(arm.sent))),
-                JSONMember("converted", .number(String(arm.converted))), JSONMember("rate", number(arm.rate)),
+        func fields(_ arm: Arm) -> [JSONMember] {
+            func count(_ value: Int) -> JSONValue { .number(String(value)) }
+            return [
+                JSONMember("variant", .string(arm.variant)), JSONMember("assigned", count(arm.assigned)),
+                JSONMember("sent", count(arm.sent)), JSONMember("delivered", count(arm.delivered)),
+                JSONMember("opened", count(arm.opened)), JSONMember("opened_machine", count(arm.machineOpened)),
+                JSONMember("clicked", count(arm.clicked)), JSONMember("clicked_machine", count(arm.machineClicked)),
+                JSONMember("converted", count(arm.converted)), JSONMember("rate", number(arm.rate)),
                 JSONMember("revenue_usd", number(arm.revenueUSD)),
             ]
+        }
+        members.append(JSONMember("arms", .array(arms.map { arm in
+            var fields = fields(arm)
             if let comparison = arm.comparison {
                 fields.append(JSONMember("uplift", .object([
                     JSONMember("difference", number(comparison.difference)), JSONMember("low", number(comparison.low)),
@@ -119,6 +146,7 @@ struct CampaignReport {
             }
             return .object(fields)
         })))
+        if !holdouts.isEmpty { members.append(JSONMember("holdouts", .array(holdouts.map { .object(fields($0)) }))) }
         if let check = sampleRatio {
             members.append(JSONMember("sample_ratio", .object([
                 JSONMember("chi_square", number(check.chiSquare)), JSONMember("degrees", .number(String(check.degrees))),

@@ -100,6 +100,12 @@ enum Notifier {
             smsWebhookToken: settings.smsWebhookToken, smsSenders: SMSSenders(settings), bodyTimeout: settings.bodyTimeout,
             logger: logger
         ).register(on: router)
+        if let secret = settings.unsubscribeSecret {
+            TrackingEndpoints(
+                links: TrackingLinks(secret: secret, publicURL: settings.publicURL), producer: producer,
+                clients: ClientAddress(trustedProxies: settings.trustedProxies), logger: logger
+            ).register(on: router)
+        }
         InboxEndpoints(
             reads: InboxReads(partitions: partitions, peers: peers, partitionCount: common.topicPartitions), catalog: settings.catalog,
             logger: logger
@@ -146,7 +152,8 @@ enum Notifier {
         }
         if let smtp = settings.smtp, let secret = settings.unsubscribeSecret {
             providers.email = SMTPProvider(
-                driver: driver, settings: smtp, links: UnsubscribeLinks(secret: secret, publicURL: settings.publicURL))
+                driver: driver, settings: smtp, links: UnsubscribeLinks(secret: secret, publicURL: settings.publicURL),
+                tracking: settings.emailTracking ? TrackingLinks(secret: secret, publicURL: settings.publicURL) : nil)
         }
         if let sms = settings.sms { providers.sms = SMSProvider(driver: driver, settings: sms, senders: SMSSenders(settings)) }
         return providers

@@ -12,7 +12,12 @@ struct NotifierSettings: Sendable {
     var sms: SMSProvider.Settings?
     /// The notifier's address as recipients reach it (unsubscribe links, SMS webhook signatures).
     var publicURL: String
+    /// Signs the unsubscribe links, and the tracked links and open pixels of emails (`HERALD_UNSUBSCRIBE_SECRET`).
     var unsubscribeSecret: String?
+    /// `HERALD_EMAIL_TRACKING` (true): emails' opens and clicks tracked, unless their campaign says `tracking: false`.
+    var emailTracking = true
+    /// `HERALD_TRUSTED_PROXIES`: the proxies whose `X-Forwarded-For` names the client (tracked opens and clicks).
+    var trustedProxies: [AddressRange] = []
     /// The token inbound SMS webhooks are signed with (the provider's auth token by default).
     var smsWebhookToken: String?
     var retry: RetryPolicy
@@ -180,6 +185,8 @@ struct NotifierSettings: Sendable {
             unsubscribeSecret: secret, smsWebhookToken: webhookToken, retry: retry, caFile: caFile)
         result.inboxRetention = .seconds(try env.int("HERALD_INBOX_RETENTION_DAYS", default: 90, range: 1...3650) * 86_400)
         result.inboxPurgeInterval = .seconds(try env.int("HERALD_INBOX_PURGE_INTERVAL_SECONDS", default: 3600, range: 1...86_400))
+        result.emailTracking = try env.bool("HERALD_EMAIL_TRACKING", default: true)
+        result.trustedProxies = try env.trustedProxies()
         result.maxInFlightRequests = try env.int("HERALD_MAX_IN_FLIGHT_REQUESTS", default: 256, range: 1...100_000)
         result.bodyTimeout = .seconds(try env.int("HERALD_HTTP_BODY_TIMEOUT_SECONDS", default: 30, range: 1...3600))
         let floor = result.longestAttempt

@@ -86,9 +86,12 @@ package enum OrchestratorApplier {
         } catch {
             return [deadLetter(record, reason: error.description)]
         }
-        // Engagement (opens, clicks, views, dismissals) is the orchestrator's own reports (PushOpens, InAppReports,
-        // ContentCardReports), applied when the app reported them.
-        guard !report.outcome.isEngagement else { return [] }
+        // Engagement (opens, clicks, views, dismissals) was applied where it was reported; it counts only for its
+        // experiment arm.
+        guard !report.outcome.isEngagement else {
+            try DeliveryFeedback(db: db).applyEngagement(report)
+            return []
+        }
         let now = rules.clock()
         var outputs: [PendingOutput] = []
         if rules.isActive, let key = record.keyString {

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import ServiceSupport
 import Shared
 import Synchronization
 import Testing

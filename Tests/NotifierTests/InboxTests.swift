@@ -83,9 +83,14 @@ struct InboxTests {
 
     /// Delivers pushes with these ids to paul's installations and waits for their reports.
     static func deliver(
-        _ harness: NotifierHarness, _ ids: [String], content: [String: String] = ["title": "Hello", "body": "World"], targets: Int = 1
+        _ harness: NotifierHarness, _ ids: [String], content: [String: String] = ["title": "Hello", "body": "World"], targets: Int = 1,
+        variant: String? = nil
     ) async throws {
-        for id in ids { try await harness.send(sendRequest(id: id, app: nil, content: content)) }
+        for id in ids {
+            var request = sendRequest(id: id, app: nil, content: content)
+            if let variant { (request.experiment, request.variant) = ("v1", variant) }
+            try await harness.send(request)
+        }
         // Done when each send's ledger rows are final (the inbox is written with them).
         try await waitUntil("the deliveries of \(ids)") {
             for id in ids {
@@ -182,10 +187,19 @@ struct InboxTests {
         let harness = try await NotifierHarness()
         try await harness.contact(Self.paul())
         try await harness.startWorkers([.push])
-        for id in ["n1", "n2", "n3"] { try await Self.deliver(harness, [id]) }
+        for id in ["n1", "n2", "n3"] { try await Self.deliver(harness, [id], variant: id == "n2" ? "b" : nil) }
         let base = "/v1/inbox/install/i-ios"
         #expect(try await Self.call(harness, "\(base)/notifications/n1/read", method: .post).status == .noContent)
         #expect(try await Self.call(harness, "\(base)/notifications/n2/opened", method: .post).status == .noContent)
+        // Opened again, and in the custom ID's inbox: the push was opened once, reported as the app's open would be,
+        // for the send's campaign and experiment arm.
+        #expect(try await Self.call(harness, "\(base)/notifications/n2/opened", method: .post).status == .noContent)
+        #expect(try await Self.call(harness, "/v1/inbox/custom/paul/notifications/n2/opened", method: .post).status == .noContent)
+        // Each inbox reports its first open, under the one id the orchestrator counts once.
+        let opens = try await harness.reports { $0.filter { $0.outcome == .opened }.count >= 2 }.filter { $0.outcome.isEngagement }
+        #expect(opens.map(\.id) == ["n2/i-ios/opened", "n2/i-ios/opened"], "\(opens.map(\.id))")
+        #expect(opens.first.map { ($0.key, $0.campaign, $0.experiment, $0.variant, $0.installationID) } ?? ("", nil, nil, nil, nil)
+            == ("demo/paul", "cart", "v1", "b", "i-ios"))
         var page = try await Self.call(harness, base)
         #expect(page.item("n1")?["read"] == .bool(true) && page.item("n1")?["opened"] == .bool(false))
         #expect(page.item("n2")?["read"] == .bool(true) && page.item("n2")?["opened"] == .bool(true))
@@ -205,9 +219,9 @@ struct InboxTests {
         #expect(try await Self.call(harness, "\(base)/notifications/n9/read", method: .post).status == .notFound)
         #expect(try await Self.call(harness, base).ids == ["n4", "n3", "n1"])
         #expect(try await Self.call(harness, "\(base)?limit=1&from=\(Inbox.Cursor(sentAt: Int64.max, notificationID: "z").token)").ids == ["n4"])
-        // The custom ID's inbox is its own: n2 is still there, unread.
+        // The custom ID's inbox is its own: n2 is still there, n1 unread.
         let custom = try await Self.call(harness, "/v1/inbox/custom/paul", customAuth: Self.paulAuth())
-        #expect(custom.ids == ["n4", "n3", "n2", "n1"] && custom.item("n2")?["read"] == .bool(false))
+        #expect(custom.ids == ["n4", "n3", "n2", "n1"] && custom.item("n1")?["read"] == .bool(false))
         await harness.shutdown()
     }
 

@@ -317,6 +317,21 @@ struct CampaignTests {
         #expect(harness.deadLetters.contains { $0.reason.contains("mail.default.subject: a line break in a header field") })
     }
 
+    @Test("email: a campaign's tracking: false goes on its sends (the notifier then rewrites nothing); others leave it unset")
+    func emailTracking() async throws {
+        let harness = try await EngagementHarness(try configuration(
+            demoProject,
+            #"{"kind":"template","id":"mail","project":"demo","channel":"email","variants":{"default":{"subject":"Hi","text":"Hi","html":"<a href=\"https://x.example.com\">x</a>"}}}"#,
+            #"{"kind":"campaign","id":"tracked","project":"demo","trigger":{"event":"ADD_TO_CART"},"reeligibility":"always","messages":[{"channel":"email","template":"mail"}]}"#,
+            #"{"kind":"campaign","id":"untracked","project":"demo","trigger":{"event":"ADD_TO_CART"},"reeligibility":"always","tracking":false,"messages":[{"channel":"email","template":"mail"}]}"#))
+        try await harness.apply([
+            try harness.writer.update(id: "1", #"{"$email_address":"paul@example.com"}"#),
+            try harness.writer.event(id: "cart-1", #"{"name":"add_to_cart"}"#),
+        ])
+        let sends = try harness.sends(.email)
+        #expect(Dictionary(uniqueKeysWithValues: sends.map { ($0.campaign, $0.tracking) }) == ["tracked": nil, "untracked": false])
+    }
+
     @Test("push: a line break rendered into collapse_id (the apns-collapse-id header) fails the send")
     func collapseIDInjection() async throws {
         let harness = try await EngagementHarness(try configuration(

@@ -232,7 +232,7 @@ struct ExperimentTests {
         for (index, send) in reported {
             var report = DeliveryReport(
                 id: "\(send.sendID)/I/\(index % 5 == 4 ? "failed" : "sent")", sendID: send.sendID, project: "demo", customID: send.customID,
-                channel: .push, outcome: index % 5 == 4 ? .failed : .sent, at: t0)
+                installationID: "I", channel: .push, outcome: index % 5 == 4 ? .failed : .sent, at: t0)
             report.campaign = send.campaign
             (report.experiment, report.variant) = (send.experiment, send.variant)
             records.append(KafkaRecord(
@@ -251,6 +251,46 @@ struct ExperimentTests {
         }
         let control = try #require(figures.arms.first { $0.variant == "control" })
         #expect(control.assigned == 30 - sends.count && control.sends.isEmpty)
+
+        // Opens: the app reports every third delivered push opened (once more, and a button of the first), the
+        // orchestrator's reports come back on `herald.deliveries` (twice); a mail proxy's open of the second (a machine
+        // open) and the inbox's open of the third arrive from the notifier. Each push counts one open for its variant.
+        let delivered = sends.enumerated().filter { $0.offset % 5 != 4 }.map(\.element)
+        let opened = delivered.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
+        harness.writer.source = .app(id: "ios", dev: false)
+        var opens: [KafkaRecord] = []
+        for (index, send) in (opened + [opened[0], opened[0]]).enumerated() {
+            opens.append(harness.writer.record(
+                .pushOpen, id: "open-\(index)", customID: send.customID, installationID: "I",
+                fields: pushOpen(send.sendID, action: index == opened.count + 1 ? "BUY" : nil, at: t0 + 5)))
+        }
+        harness.outbox = []
+        try await harness.apply(opens)
+        var notifierOpens: [DeliveryReport] = []
+        for (send, machine) in [(delivered[1], true), (delivered[4], false)] {
+            var report = DeliveryReport(
+                id: "\(send.sendID)/I/opened\(machine ? "/machine" : "")", sendID: send.sendID, project: "demo", customID: send.customID,
+                installationID: "I", channel: .push, outcome: .opened, at: t0 + 6)
+            (report.campaign, report.experiment, report.variant, report.machine) = (send.campaign, send.experiment, send.variant, machine)
+            notifierOpens.append(report)
+        }
+        let echoed = try harness.outbox.filter { $0.topic == HeraldTopic.deliveries.name }.map { try Wire.decode(DeliveryReport.self, from: $0.value ?? []) }
+        #expect(echoed.count == opened.count + 1, "one open per push and one button press: \(echoed.map(\.id))")
+        var readBack: [KafkaRecord] = []
+        for report in echoed + echoed + notifierOpens + notifierOpens {
+            readBack.append(KafkaRecord(
+                topic: HeraldTopic.deliveries.name, partition: 0, offset: 2_000 + Int64(readBack.count) + harness.writer.offset,
+                key: Array(report.key.utf8), value: try Wire.encode(report)))
+        }
+        try await harness.apply(readBack)
+        let engaged = try await harness.database.read { db in try ExperimentFigures.read(db, campaign: "demo/welcome", conversions: 0) }
+        let humanOpens = Set((opened + [delivered[4]]).map(\.sendID))
+        for variant in ["a", "b"] {
+            let arm = try #require(engaged.arms.first { $0.variant == variant && $0.version == version })
+            #expect(arm.sends["opened", default: 0] == humanOpens.filter { id in sends.contains { $0.sendID == id && $0.variant == variant } }.count, "\(arm)")
+            #expect(arm.sends["opened_machine", default: 0] == (delivered[1].variant == variant ? 1 : 0), "\(arm)")
+            #expect(arm.sends["clicked", default: 0] == (opened[0].variant == variant ? 1 : 0), "\(arm)")
+        }
         // Two partitions' figures add up.
         #expect(figures.adding(figures).arms.map(\.assigned) == figures.arms.map { $0.assigned * 2 })
     }

@@ -93,7 +93,7 @@ enum Inbox {
         var owners = [Owner(project: send.project, app: app, kind: .install, id: installationID)]
         if let customID { owners.append(Owner(project: send.project, app: app, kind: .custom, id: customID)) }
         let table = InboxTable(db)
-        for owner in owners where try table.insert(owner, entry, payload: payload) { NotifierMetrics.storedInInbox() }
+        for owner in owners where try table.insert(owner, entry, payload: payload, send: send) { NotifierMetrics.storedInInbox() }
     }
 
     /// A deleted profile's inbox goes with it: its custom ID's notifications and those of its installations.
@@ -116,4 +116,39 @@ enum Inbox {
     }
 
     enum Mark: String, Sendable, Codable { case read, opened, deleted }
+
+    /// A notification's first `opened` mark: the push opened, as the app's open report would say it (the same id, so
+    /// that the orchestrator counts one open of the push however many ways it is told).
+    struct Opening: Sendable {
+        var sendID: String
+        var installationID: String?
+        var customID: String?
+        var profileKey: String?
+        var campaign: String?
+        var experiment: String?
+        var variant: String?
+
+        func report(project: String, at time: Date) -> DeliveryReport {
+            let target = installationID ?? "inbox"
+            var report = DeliveryReport(
+                id: "\(sendID)/\(target)/\(DeliveryReport.Outcome.opened.rawValue)", sendID: sendID, project: project,
+                customID: customID, installationID: installationID, channel: .push, outcome: .opened, at: time)
+            report.targetID = target
+            report.profileKey = profileKey
+            report.campaign = campaign
+            report.experiment = experiment
+            report.variant = variant
+            report.reason = "inbox"
+            return report
+        }
+    }
+
+    /// Marks one notification; its first `opened` mark is reported on `herald.deliveries` (in the same transaction).
+    static func mark(_ db: Database, _ owner: Owner, notificationID: String, _ mark: Mark, at time: Date) throws -> (Bool, [PendingOutput]) {
+        let table = InboxTable(db)
+        let opening = mark == .opened ? try table.opening(owner, notificationID: notificationID) : nil
+        guard try table.mark(owner, notificationID: notificationID, mark) else { return (false, []) }
+        guard let report = opening?.report(project: owner.project, at: time) else { return (true, []) }
+        return (true, [PendingOutput(topic: HeraldTopic.deliveries.name, key: report.key, value: try Wire.encode(report))])
+    }
 }

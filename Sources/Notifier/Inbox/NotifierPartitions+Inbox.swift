@@ -7,11 +7,11 @@ extension NotifierPartitions {
     /// Answers `question` from `partitions`, each running here (as work their revocation waits for); nil when one is
     /// not running here.
     func answer(_ question: InboxQuestion, in partitions: [Int32]) async throws -> InboxAnswer? {
-        try await owner.run(onEach: partitions) { database in try await Self.answer(question, database) }
+        try await owner.run(onEach: partitions) { database in try await self.answer(question, database) }
             .map { InboxAnswer.combined($0, for: question) }
     }
 
-    private static func answer(_ question: InboxQuestion, _ database: PartitionDatabase) async throws -> InboxAnswer {
+    private func answer(_ question: InboxQuestion, _ database: PartitionDatabase) async throws -> InboxAnswer {
         switch question {
         case .installation(let project, let installationID):
             // What this partition's contact snapshots know of the installation: whether it opted out, and the custom IDs
@@ -27,7 +27,11 @@ extension NotifierPartitions {
                 try InboxTable(db).page(owner, before: cursor, limit: limit, includeSilent: includeSilent)
             })
         case .mark(let owner, let notificationID, let mark):
-            return .changed(try await database.write { db in try InboxTable(db).mark(owner, notificationID: notificationID, mark) } ? 1 : 0)
+            let (changed, _) = try await database.writeWithOutbox { db in
+                try Inbox.mark(db, owner, notificationID: notificationID, mark, at: Date())
+            }
+            if mark == .opened { await self.owner.scheduleFlush(database.partition) }
+            return .changed(changed ? 1 : 0)
         case .find(let owner, let notificationID):
             return .found(try await database.read { db in try Inbox.cursor(db, owner: owner, notificationID: notificationID) })
         case .markAllRead(let owner, let until):

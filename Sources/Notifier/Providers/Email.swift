@@ -18,6 +18,8 @@ struct SMTPProvider: DeliveryProvider {
     let driver: CurlDriver
     let settings: Settings
     let links: UnsubscribeLinks
+    /// Open and click tracking (nil: off).
+    var tracking: TrackingLinks? = nil
     var maxInFlight: Int { settings.connections }
 
     func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
@@ -32,7 +34,7 @@ struct SMTPProvider: DeliveryProvider {
         if !EmailMessage.mailboxParts(from).address.utf8.allSatisfy({ $0 < 0x80 }) || !attempt.target.address.utf8.allSatisfy({ $0 < 0x80 }) {
             return .failed(reason: "invalid_header: a non-ASCII email address (SMTPUTF8 is not used)")
         }
-        let message = EmailMessage.build(attempt, from: from, links: links, date: Date())
+        let message = EmailMessage.build(attempt, from: from, links: links, tracking: tracking, date: Date())
         let request = SMTPRequest(
             url: settings.url, from: Self.envelopeAddress(settings.from), recipients: [attempt.target.address],
             message: message, user: settings.user, password: settings.password, startTLS: settings.startTLS,

@@ -8,7 +8,11 @@ import Shared
 /// offers, so names are encoded instead.
 enum EmailMessage {
     /// The message of an attempt. The Message-ID is derived from the send, so that a repeated attempt is recognisable.
-    static func build(_ attempt: DeliveryAttempt, from: String, links: UnsubscribeLinks?, date: Date) -> [UInt8] {
+    /// `tracking`: the HTML's links go through the notifier and an open pixel is added (`TrackedHTML`), unless the send
+    /// says not to.
+    static func build(
+        _ attempt: DeliveryAttempt, from: String, links: UnsubscribeLinks?, tracking: TrackingLinks? = nil, date: Date
+    ) -> [UInt8] {
         let send = attempt.request
         let boundary = "herald-\(send.sendID)"
         var headers = [
@@ -28,7 +32,15 @@ enum EmailMessage {
             headers.append("List-Unsubscribe-Post: List-Unsubscribe=One-Click")
         }
         var parts: [(String, String)] = [("text/plain", send.content["text"] ?? "")]
-        if let html = send.field("html") { parts.append(("text/html", html)) }
+        if var html = send.field("html") {
+            if let tracking, send.tracking != false {
+                let claim = TrackingLinks.claim(send, target: attempt.target, at: date)
+                html = TrackedHTML.rewrite(html, pixel: tracking.openURL(claim)) { index, url in
+                    url.hasPrefix(tracking.publicURL + "/") ? nil : tracking.clickURL(claim, link: index, url: url)
+                }
+            }
+            parts.append(("text/html", html))
+        }
         headers.append("Content-Type: multipart/alternative; boundary=\"\(boundary)\"")
         var lines = headers + [""]
         for (type, body) in parts {

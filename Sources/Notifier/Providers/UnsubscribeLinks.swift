@@ -2,15 +2,14 @@
 import Foundation
 import Shared
 
-/// One-click unsubscribe links (RFC 8058). The token is opaque and sealed: the claim (profile, address, send) is
-/// encrypted and authenticated with a key derived from the notifier's secret (ChaChaPoly), so that nobody can read an
+/// One-click unsubscribe links (RFC 8058). The token is opaque and sealed (`SealedTokens`): the claim (profile, address,
+/// send) is encrypted and authenticated with a key derived from the notifier's secret, so that nobody can read an
 /// address out of a link, nor unsubscribe someone else by making one. Links of the first format (the claim readable in
 /// base64, signed with HMAC) keep working: they are in emails already sent.
 struct UnsubscribeLinks: Sendable {
     /// The first format's key (HMAC-SHA256 over the base64 claim).
     let secret: SymmetricKey
-    /// The sealing key: HKDF-SHA256 of the secret.
-    let sealing: SymmetricKey
+    let sealing: SealedTokens
     /// `https://notify.example.com` (the notifier's public address).
     let publicURL: String
 
@@ -18,9 +17,7 @@ struct UnsubscribeLinks: Sendable {
 
     init(secret: String, publicURL: String) {
         self.secret = SymmetricKey(data: Array(secret.utf8))
-        sealing = HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: self.secret, info: Array("herald unsubscribe links v2".utf8),
-            outputByteCount: 32)
+        sealing = SealedTokens(secret: self.secret, purpose: "herald unsubscribe links v2")
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
     }
 
@@ -38,11 +35,7 @@ struct UnsubscribeLinks: Sendable {
         ]).serialized
     }
 
-    func token(_ claim: Claim) -> String {
-        // A fresh nonce per link; sealing cannot fail with a 256-bit key.
-        let sealed = try! ChaChaPoly.seal(Self.payload(claim), using: sealing).combined
-        return Self.prefix + Base64URL.encode(Array(sealed))
-    }
+    func token(_ claim: Claim) -> String { Self.prefix + sealing.seal(Self.payload(claim)) }
 
     func url(_ claim: Claim) -> String { "\(publicURL)/v1/unsubscribe/\(token(claim))" }
 
@@ -50,11 +43,8 @@ struct UnsubscribeLinks: Sendable {
     func verify(_ token: String) -> Claim? {
         let payload: [UInt8]
         if token.hasPrefix(Self.prefix) {
-            guard let sealed = Base64URL.decode(String(token.dropFirst(Self.prefix.count))),
-                let box = try? ChaChaPoly.SealedBox(combined: sealed),
-                let opened = try? ChaChaPoly.open(box, using: sealing)
-            else { return nil }
-            payload = Array(opened)
+            guard let opened = sealing.open(String(token.dropFirst(Self.prefix.count))) else { return nil }
+            payload = opened
         } else {
             // The first format, `<base64 claim>.<base64 HMAC>` (compared in constant time).
             let parts = token.split(separator: ".", omittingEmptySubsequences: false)

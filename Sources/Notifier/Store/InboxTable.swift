@@ -11,19 +11,33 @@ struct InboxTable {
     init(_ db: Database) { self.db = db }
 
     /// Keeps a notification for an owner; false when it has it (a replayed send).
-    func insert(_ owner: Inbox.Owner, _ entry: Inbox.Notification, payload: [UInt8]) throws -> Bool {
+    func insert(_ owner: Inbox.Owner, _ entry: Inbox.Notification, payload: [UInt8], send: SendRequest) throws -> Bool {
         try db.executeCached(
             sql: """
                 INSERT INTO inbox (project, app, owner_kind, owner_id, notification_id, send_id, installation_id, custom_id,
-                    sent_at, source, title, body, attachment_url, silent, payload)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                    sent_at, source, title, body, attachment_url, silent, payload, profile_key, campaign, experiment, variant)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """,
             arguments: [
                 owner.project, owner.app, owner.kind.rawValue, owner.id, entry.notificationID, entry.sendID, entry.installationID,
                 entry.customID, entry.sentAt, entry.source, entry.title, entry.body, entry.attachmentURL, entry.silent,
-                Data(payload),
+                Data(payload), send.profileKey, send.campaign.isEmpty ? nil : send.campaign, send.experiment, send.variant,
             ])
         return db.changesCount > 0
+    }
+
+    /// A notification not opened yet, as its `opened` report names it; nil when it is opened, deleted or unknown.
+    func opening(_ owner: Inbox.Owner, notificationID: String) throws -> Inbox.Opening? {
+        try Row.fetchOne(
+            db, sql: """
+                SELECT send_id, installation_id, custom_id, profile_key, campaign, experiment, variant FROM inbox
+                WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ? AND notification_id = ? AND deleted = 0 AND opened = 0
+                """, arguments: [owner.project, owner.app, owner.kind.rawValue, owner.id, notificationID]
+        ).map {
+            Inbox.Opening(
+                sendID: $0["send_id"], installationID: $0["installation_id"], customID: $0["custom_id"], profileKey: $0["profile_key"],
+                campaign: $0["campaign"], experiment: $0["experiment"], variant: $0["variant"])
+        }
     }
 
     /// Up to `limit` notifications older than `cursor`, newest first (deleted ones never; silent ones when asked).

@@ -86,6 +86,16 @@ enum NotifierSchema {
                     PRIMARY KEY (project, installation_id)) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("notifier v8: the send of an inbox notification") { db in
+            // Whose send it was, of which campaign and experiment arm: its first `opened` mark is reported on
+            // `herald.deliveries` (`InboxTable.opening`).
+            try db.execute(sql: """
+                ALTER TABLE inbox ADD COLUMN profile_key TEXT;
+                ALTER TABLE inbox ADD COLUMN campaign TEXT;
+                ALTER TABLE inbox ADD COLUMN experiment TEXT;
+                ALTER TABLE inbox ADD COLUMN variant TEXT;
+                """)
+        }
         return migrator
     }
 }

@@ -11,14 +11,8 @@ struct DeliveryFeedback {
 
     /// Returns the profile whose reachability changed, if it did.
     func apply(_ report: DeliveryReport) throws -> (key: String, reachabilityChanged: Bool)? {
-        // Reports have their own id space (a space cannot occur in a client's id).
-        guard try RecordDedupe.firstTime(db, scope: report.project, id: "delivery \(report.id)", at: report.at) else { return nil }
-        // A send of an experiment: its outcome counts for its variant (the report's figures).
-        if let version = report.experiment, let variant = report.variant, let campaign = report.campaign, report.sendID != nil {
-            try ExperimentSendsTable(db).add(
-                campaign: "\(report.project)/\(campaign)", version: version, variant: variant, outcome: report.outcome.rawValue,
-                at: WireTime.format(report.at))
-        }
+        guard try firstTime(report) else { return nil }
+        try countForExperiment(report)
         let key = report.key
         let profiles = ProfilesTable(db)
         guard try profiles.exists(key) else { return nil }
@@ -30,7 +24,9 @@ struct DeliveryFeedback {
             if let installationID = report.installationID {
                 try InstallationsTable(db).markPushed(key, installationID, at: time)
                 if let sendID = report.sendID {
-                    try PushReceiptsTable(db).delivered(key, sendID: sendID, installationID: installationID, campaign: report.campaign, at: time)
+                    try PushReceiptsTable(db).delivered(
+                        key, sendID: sendID, installationID: installationID, campaign: report.campaign,
+                        experiment: report.experiment, variant: report.variant, at: time)
                 }
             }
         case (.push, .tokenInvalid):
@@ -51,5 +47,27 @@ struct DeliveryFeedback {
             break
         }
         return (key, reachabilityChanged)
+    }
+
+    /// An engagement report (an open, a click, a view, a dismissal): applied where it was made (the app's reports by
+    /// `PushOpens`, `InAppReports`, `ContentCardReports`; the notifier's email and inbox opens need nothing more), it
+    /// only counts for its send's experiment arm, once.
+    func applyEngagement(_ report: DeliveryReport) throws {
+        guard report.experiment != nil, try firstTime(report) else { return }
+        try countForExperiment(report)
+    }
+
+    /// Reports have their own id space (a space cannot occur in a client's id): a replay is a no-op.
+    private func firstTime(_ report: DeliveryReport) throws -> Bool {
+        try RecordDedupe.firstTime(db, scope: report.project, id: "delivery \(report.id)", at: report.at)
+    }
+
+    /// A send of an experiment: its outcome (delivery, open, click) counts for its variant (the report's figures).
+    private func countForExperiment(_ report: DeliveryReport) throws {
+        guard let version = report.experiment, let variant = report.variant, let campaign = report.campaign, report.sendID != nil
+        else { return }
+        try ExperimentSendsTable(db).add(
+            campaign: "\(report.project)/\(campaign)", version: version, variant: variant, outcome: report.figure,
+            at: WireTime.format(report.at))
     }
 }

@@ -90,6 +90,7 @@ struct MessageRenderer {
         send.requestID = context.requestID
         send.contactRevision = values.profile?["contact_revision"]
         send.dueAt = campaign.delay.map { context.at.addingTimeInterval($0) }
+        if message.channel == .email, !campaign.tracking { send.tracking = false }
         // The category's buttons, for each app this push may reach whose configuration defines them.
         if message.channel == .push {
             send.actions = rules.config.pushActions(project: campaign.project, app: message.app, category: content["category"])

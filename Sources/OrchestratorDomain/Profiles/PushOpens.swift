@@ -20,9 +20,10 @@ struct PushOpens {
     func apply(_ open: PushOpenReport, _ effects: inout WriteEffects) throws {
         guard let installationID = write.installationID else { return }
         let key = write.profileKey
-        guard let campaign = try PushReceiptsTable(db).campaign(key, sendID: open.sendID, installationID: installationID) else {
+        guard let receipt = try PushReceiptsTable(db).receipt(key, sendID: open.sendID, installationID: installationID) else {
             return Self.ignored("unknown_send")
         }
+        let campaign = receipt.campaign
         let outcome: DeliveryReport.Outcome = open.action == nil ? .opened : .clicked
         // Once per push and installation: a second open, or another button of the same push, counts nowhere (each
         // reported button would otherwise be a click of its own, and an app key could make any number).
@@ -37,6 +38,8 @@ struct PushOpens {
         report.profileKey = key
         report.campaign = campaign.isEmpty ? nil : campaign
         report.action = open.action
+        report.experiment = receipt.experiment
+        report.variant = receipt.variant
         effects.output(
             PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(report)))
         if !campaign.isEmpty {

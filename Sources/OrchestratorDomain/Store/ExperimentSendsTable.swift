@@ -3,9 +3,10 @@ import GRDB
 import PartitionStore
 import Shared
 
-/// `experiment_sends`: per campaign, experiment version, variant and delivery outcome (`sent`, `failed`, `suppressed`,
-/// `token_invalid`, `bounced`), how many of the partition's send targets ended so, counted from the notifier's
-/// reports as they are applied (once each: the reports' dedupe). What the experiment report shows beside the
+/// `experiment_sends`: per campaign, experiment version, variant and figure, how many of the partition's send targets
+/// ended so, counted from the reports on `herald.deliveries` as they are applied (once each: the reports' dedupe). The
+/// figures: the delivery outcomes (`sent`, `failed`, `suppressed`, `token_invalid`, `bounced`) and the first open and
+/// click of each target (`opened`, `clicked`, and `opened_machine`, `clicked_machine` for a machine's). What the experiment report shows beside the
 /// assignments (docs/measurement.md, "The report").
 struct ExperimentSendsTable {
     let db: Database

@@ -239,6 +239,13 @@ package enum OrchestratorSchema {
                     PRIMARY KEY (campaign_key, version, variant, outcome)) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v19: the experiment arm of a push receipt") { db in
+            // A push's open or button press counts for the variant the push was sent for (PushOpens).
+            try db.execute(sql: """
+                ALTER TABLE push_receipts ADD COLUMN experiment TEXT;
+                ALTER TABLE push_receipts ADD COLUMN variant TEXT;
+                """)
+        }
         return migrator
     }
 }

@@ -15,22 +15,31 @@ struct PushReceiptsTable {
 
     init(_ db: Database) { self.db = db }
 
-    func delivered(_ key: String, sendID: String, installationID: String, campaign: String?, at time: String) throws {
+    func delivered(
+        _ key: String, sendID: String, installationID: String, campaign: String?, experiment: String?, variant: String?,
+        at time: String
+    ) throws {
         try db.executeCached(
             sql: """
-                INSERT OR IGNORE INTO push_receipts (profile_key, send_id, installation_id, campaign_key, sent_at)
-                VALUES (?, ?, ?, ?, ?)
-                """, arguments: [key, sendID, installationID, campaign, time])
+                INSERT OR IGNORE INTO push_receipts (profile_key, send_id, installation_id, campaign_key, experiment, variant, sent_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [key, sendID, installationID, campaign, experiment, variant, time])
     }
 
-    /// The campaign of a push delivered to the installation (`""` for a send without one); nil when none was.
-    func campaign(_ key: String, sendID: String, installationID: String) throws -> String? {
-        guard let row = try Row.fetchOne(
+    /// A push delivered to an installation: its campaign (`""` for a send without one) and experiment arm.
+    struct Receipt {
+        var campaign: String
+        var experiment: String?
+        var variant: String?
+    }
+
+    /// The push delivered to the installation; nil when none was.
+    func receipt(_ key: String, sendID: String, installationID: String) throws -> Receipt? {
+        try Row.fetchOne(
             db.cachedStatement(
-                sql: "SELECT campaign_key FROM push_receipts WHERE profile_key = ? AND send_id = ? AND installation_id = ?"),
-            arguments: [key, sendID, installationID])
-        else { return nil }
-        return row["campaign_key"] as String? ?? ""
+                sql: "SELECT campaign_key, experiment, variant FROM push_receipts WHERE profile_key = ? AND send_id = ? AND installation_id = ?"),
+            arguments: [key, sendID, installationID]
+        ).map { Receipt(campaign: $0["campaign_key"] as String? ?? "", experiment: $0["experiment"], variant: $0["variant"]) }
     }
 
     /// Records the push's first open (`clicked`: its first button press); false when it was recorded before, or the

@@ -277,5 +277,17 @@ package enum MetricCatalog {
             name: "herald_inbox_entries_purged_total", kind: .counter,
             help: "Push inbox entries purged by the retention.",
             services: [.notifier], zeroSeries: [[]]),
+        Family(
+            name: "herald_tracking_requests_total", kind: .counter,
+            help: "Email open pixels and tracked links followed, by project/campaign, kind (open, click) and machine (no, or why a machine made it: apple_privacy_proxy, machine_user_agent, head_request, no_user_agent, too_soon); every request, not the first per target that the reports count.",
+            services: [.notifier], zeroSeries: []),
+        Family(
+            name: "herald_tracking_refused_total", kind: .counter,
+            help: "Open pixels and tracked links refused (404): a token this notifier did not make, or altered; by kind.",
+            services: [.notifier], zeroSeries: combinations([("kind", ["open", "click"])])),
+        Family(
+            name: "herald_tracking_reports_lost_total", kind: .counter,
+            help: "Tracked opens and clicks whose report the broker did not take (the recipient got the page all the same).",
+            services: [.notifier], zeroSeries: [[]]),
     ]
 }

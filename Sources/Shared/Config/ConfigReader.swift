@@ -39,7 +39,7 @@ struct ConfigReader {
             "campaign": [
                 "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
                 "reeligibility", "messages", "cards", "quiet_hours", "ignore_frequency_cap", "rate_limit", "experiment",
-                "conversions",
+                "conversions", "tracking",
             ],
         ]
         guard let fields = known[kind] else {
@@ -436,6 +436,7 @@ struct ConfigReader {
         if campaign.ignoreFrequencyCap && !campaign.marketing {
             fail(node["ignore_frequency_cap"], "ignore_frequency_cap: transactional campaigns are never capped; remove it")
         }
+        campaign.tracking = bool(node, "tracking", default: true)
         if let experimentNode = node["experiment"] {
             campaign.experiment = experiment(experimentNode)
         }

@@ -46,6 +46,20 @@ package struct EnvironmentReader {
         return value
     }
 
+    /// `HERALD_TRUSTED_PROXIES`: the proxies (addresses or CIDR ranges, separated by commas) whose `X-Forwarded-For`
+    /// names the client.
+    package mutating func trustedProxies() throws(ConfigError) -> [AddressRange] {
+        var proxies: [AddressRange] = []
+        for entry in string("HERALD_TRUSTED_PROXIES", default: "").split(separator: ",") {
+            let text = entry.trimmingCharacters(in: .whitespaces)
+            guard let range = AddressRange(text) else {
+                throw ConfigError("HERALD_TRUSTED_PROXIES", "expected addresses or CIDR ranges separated by commas, got \"\(text)\"")
+            }
+            proxies.append(range)
+        }
+        return proxies
+    }
+
     package mutating func bool(_ name: String, default fallback: Bool) throws(ConfigError) -> Bool {
         guard let text = raw(name) else { return fallback }
         switch text.lowercased() {

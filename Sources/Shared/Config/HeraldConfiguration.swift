@@ -411,6 +411,8 @@ package struct CampaignDefinition: Sendable {
     package var quietHours: QuietHoursSetting = .project
     /// Marketing only: the project's frequency caps do not hold this campaign back (its sends still count).
     package var ignoreFrequencyCap = false
+    /// Email opens and clicks tracked (an open pixel, links through the notifier); `tracking: false` turns both off.
+    package var tracking = true
     /// Scheduled campaigns only: at most this many messages per minute, the audience spread at that rate
     /// (docs/campaigns.md, "Send rate limits").
     package var rateLimit: Double?

@@ -141,14 +141,7 @@ package struct IngestConfig: Sendable, Equatable {
         let maxInFlightBytes = try env.int("HERALD_MAX_IN_FLIGHT_BYTES", default: 32 << 20, range: maxBody...(64 << 30))
         let perAddress = try env.int("HERALD_RATE_LIMIT_PER_ADDRESS", default: 50, range: 0...10_000_000)
         let perKey = try env.int("HERALD_RATE_LIMIT_PER_KEY", default: 5_000, range: 0...10_000_000)
-        var proxies: [AddressRange] = []
-        for entry in env.string("HERALD_TRUSTED_PROXIES", default: "").split(separator: ",") {
-            let text = entry.trimmingCharacters(in: .whitespaces)
-            guard let range = AddressRange(text) else {
-                throw ConfigError("HERALD_TRUSTED_PROXIES", "expected addresses or CIDR ranges separated by commas, got \"\(text)\"")
-            }
-            proxies.append(range)
-        }
+        let proxies = try env.trustedProxies()
         let bodyTimeout = try env.int("HERALD_HTTP_BODY_TIMEOUT_SECONDS", default: 30, range: 1...3600)
         common.unknownVariables = env.unknownHeraldVariables
         var config = IngestConfig(

@@ -84,9 +84,15 @@ package struct DeliveryReport: WireMessage {
     /// The send's experiment version and variant, copied from the send request (docs/measurement.md).
     package var experiment: String? = nil
     package var variant: String? = nil
+    /// `opened`, `clicked`: made by a machine (a mail privacy proxy fetching every image, a link scanner), not the
+    /// recipient (docs/measurement.md, "Machine opens and clicks").
+    package var machine: Bool? = nil
+
+    /// What the report counts as in an experiment's figures: its outcome, `_machine` appended for a machine's.
+    package var figure: String { machine == true ? "\(outcome.rawValue)_machine" : outcome.rawValue }
 
     enum CodingKeys: String, CodingKey {
-        case id, project, channel, outcome, reason, token, address, at, campaign, provider, attempts, action, experiment, variant
+        case id, project, channel, outcome, reason, token, address, at, campaign, provider, attempts, action, experiment, variant, machine
         case sendID = "send_id", targetID = "target_id", customID = "custom_id", installationID = "installation_id", profileKey = "profile_key"
         case providerMessageID = "provider_message_id", triggeredAt = "triggered_at", decidedAt = "decided_at"
     }

@@ -62,6 +62,8 @@ package struct SendRequest: WireMessage {
     /// A transactional push of `POST /v1/sends/push` (true), not a campaign's message: its `campaign` is the caller's
     /// free label, kept in reports and logs but never a metric label (one series per label the API was given, forever).
     package var transactional: Bool? = nil
+    /// Email: false when the campaign turned off open and click tracking (`tracking: false`); absent: tracked.
+    package var tracking: Bool? = nil
 
     package struct RawToken: Codable, Sendable, Equatable {
         package var token: String
@@ -128,6 +130,6 @@ package struct SendRequest: WireMessage {
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
         case expiresAt = "expires_at", test, token, installationID = "installation_id", requestID = "request_id"
         case dueAt = "due_at", contactRevision = "contact_revision", notBefore = "not_before", actions, transactional
-        case experiment, variant
+        case experiment, variant, tracking
     }
 }

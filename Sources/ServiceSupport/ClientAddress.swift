@@ -4,10 +4,12 @@ import Shared
 /// Who sent a request: the connection's peer; when the peer is one of the operator's proxies (`HERALD_TRUSTED_PROXIES`),
 /// the right-most address of `X-Forwarded-For` that is not one of them (each proxy appends the address it received
 /// the request from; what a client writes to the left is its own to invent).
-struct ClientAddress: Sendable {
-    let trustedProxies: [AddressRange]
+package struct ClientAddress: Sendable {
+    package let trustedProxies: [AddressRange]
 
-    func of(peer: String?, forwardedFor: [String]) -> String {
+    package init(trustedProxies: [AddressRange]) { self.trustedProxies = trustedProxies }
+
+    package func of(peer: String?, forwardedFor: [String]) -> String {
         guard let peer else { return "unknown" }
         guard isTrusted(peer) else { return peer }
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
