@@ -32,7 +32,8 @@ struct TrackedClickBenchmark {
 
         let router = Router(context: ServiceRequestContext.self)
         router.get("static") { _, _ in "ok" }
-        TrackingEndpoints(links: links, producer: producer, clients: ClientAddress(trustedProxies: []), logger: logger).register(on: router)
+        let endpoints = TrackingEndpoints(links: links, producer: producer, clients: ClientAddress(trustedProxies: []), logger: logger)
+        endpoints.register(on: router)
         let app = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "herald-bench"),
@@ -47,7 +48,8 @@ struct TrackedClickBenchmark {
             }
             group.cancelAll()
         }
-        // Every click's report, acknowledged: the partitions' ends.
+        // Every click's report, acknowledged: the partitions' ends once none is waiting for the broker.
+        while endpoints.unacknowledged.current > 0 { try await Task.sleep(for: .milliseconds(50)) }
         let reader = try KafkaPartitionReader(client: client, clientID: "bench-reader", groupID: "bench-reader", logger: logger)
         var written: Int64 = 0
         for partition in 0..<4 { written += try await reader.watermarks(TopicPartition(HeraldTopic.deliveries.name, Int32(partition))).high }

@@ -6,6 +6,7 @@ import Metrics
 import NIOCore
 import ServiceSupport
 import Shared
+import Synchronization
 
 /// What an email's recipient's mail client calls: the open pixel and the tracked links (`TrackingLinks`).
 ///
@@ -15,6 +16,13 @@ import Shared
 /// Each valid request writes an `opened` or `clicked` report on `herald.deliveries` for the send's profile, its
 /// campaign and experiment arm, marked when a machine made it (`MachineEngagement`); the orchestrator counts each
 /// target's first human and first machine one. A token this notifier did not make gets 404, and no report.
+///
+/// The answer does not wait for the broker: a click is a person waiting for a page, and the broker's acknowledgement
+/// took 6 ms at the median and 400 ms at the 99th percentile on the embedded broker (scripts/bench/tracking, 16
+/// connections: 2,506 clicks/s and a p99 of 389 ms waiting, 7,986/s and 6.7 ms not). At most `maxUnacknowledged`
+/// reports wait for the broker at once; beyond, a request waits for its own, so that a broker outage slows clicks
+/// rather than filling memory. A report the broker refuses is counted (`herald_tracking_reports_lost_total`); one in
+/// flight when the process is killed is lost.
 struct TrackingEndpoints: Sendable {
     let links: TrackingLinks
     let producer: KafkaProducer
@@ -22,6 +30,27 @@ struct TrackingEndpoints: Sendable {
     let clients: ClientAddress
     var clock: @Sendable () -> Date = { Date() }
     let logger: Logger
+    /// Reports produced and not acknowledged yet.
+    let unacknowledged = Unacknowledged()
+
+    static let maxUnacknowledged = 10_000
+
+    final class Unacknowledged: Sendable {
+        private let count = Mutex(0)
+
+        /// Takes a slot; false when every one is taken.
+        func reserve() -> Bool {
+            count.withLock { count in
+                guard count < TrackingEndpoints.maxUnacknowledged else { return false }
+                count += 1
+                return true
+            }
+        }
+
+        func release() { count.withLock { $0 -= 1 } }
+
+        var current: Int { count.withLock { $0 } }
+    }
 
     /// A 1×1 transparent GIF.
     static let pixel: [UInt8] = [
@@ -58,8 +87,7 @@ struct TrackingEndpoints: Sendable {
         return .jsonError(.notFound, "invalid_link", "this link is not valid")
     }
 
-    /// The report, once the broker has it. The recipient gets the page or the image either way: a report the broker
-    /// refused is logged and counted (`herald_tracking_reports_lost_total`), not retried.
+    /// The report, handed to the producer (above: the answer does not wait for the broker).
     private func report(_ claim: TrackingLinks.Claim, _ request: Request, _ context: ServiceRequestContext) async {
         let now = clock()
         let kind: MachineEngagement.Kind = claim.url == nil ? .open : .click
@@ -73,12 +101,21 @@ struct TrackingEndpoints: Sendable {
             label: "herald_tracking_requests_total",
             dimensions: [("campaign", "\(report.project)/\(claim.campaign ?? "")"), ("kind", kind.rawValue), ("machine", machine ?? "no")]
         ).increment()
+        guard let value = try? Wire.encode(report) else { return }
+        let record = KafkaOutgoingRecord(topic: HeraldTopic.deliveries.name, key: Array(claim.profileKey.utf8), value: value)
+        guard unacknowledged.reserve() else { return await produce(record, sendID: claim.sendID) }
+        Task { [self] in
+            await produce(record, sendID: claim.sendID)
+            unacknowledged.release()
+        }
+    }
+
+    private func produce(_ record: KafkaOutgoingRecord, sendID: String) async {
         do {
-            _ = try await producer.send(
-                KafkaOutgoingRecord(topic: HeraldTopic.deliveries.name, key: Array(claim.profileKey.utf8), value: try Wire.encode(report)))
+            _ = try await producer.send(record)
         } catch {
             Counter(label: "herald_tracking_reports_lost_total").increment()
-            logger.warning("tracking report not written", metadata: ["send_id": "\(claim.sendID)", "error": "\(error)"])
+            logger.warning("tracking report not written", metadata: ["send_id": "\(sendID)", "error": "\(error)"])
         }
     }
 
