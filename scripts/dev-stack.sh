@@ -160,8 +160,9 @@ if [ "${DEMO_FEED:-1}" != 0 ]; then
         sleep 0.2
     done
     say "demo feed: ${DEMO_USERS:-2000} users at ${DEMO_RATE:-150} requests/s (log: $run_dir/logs/demo-feed.log)"
+    # Then, until stopped, the recipients open and click some of what the simulators received (--engage).
     python3 scripts/produce --generate "${DEMO_USERS:-2000}" --rate "${DEMO_RATE:-150}" --http "$ingest_url" \
-        --orchestrator "$orchestrator_url" > "$run_dir/logs/demo-feed.log" 2>&1 &
+        --orchestrator "$orchestrator_url" --engage "http://$sim" > "$run_dir/logs/demo-feed.log" 2>&1 &
     feed_pid=$!
 fi
 
@@ -171,6 +172,7 @@ cli="$bin/herald"
 status_args=(status --ingest "$ingest_url" --orchestrator "$orchestrator_url" --notifier "$notifier_url"
     --hint "Look deeper:  $cli tail herald.deliveries --follow   $cli lag   $cli topics"
     --hint "              tail -f $run_dir/logs/notifier.log   curl -s $sim/_sim/received/apns   cat $run_dir/logs/demo-feed.log"
+    --hint "The experiment: $cli campaign report demo welcome-offer --orchestrator $orchestrator_url"
     --hint "Ctrl-C stops everything.")
 if [ "${SUMMARY:-1}" != 0 ]; then
     if [ -t 1 ] && [ "$show_logs" != 1 ]; then

@@ -161,7 +161,7 @@ struct StatusReport {
         let width = max(campaigns.map(\.count).max() ?? 0, 8)
         var rows = [
             "",
-            "\("CAMPAIGN".column(width))  \("SENT".leftPad(7))  \("OTHER DECISIONS".column(34))  \("DELIVERED".leftPad(9))  \("P50".leftPad(8))  \("P99".leftPad(8))  \("OPENED".leftPad(7))",
+            "\("CAMPAIGN".column(width))  \("SENT".leftPad(7))  \("OTHER DECISIONS".column(34))  \("DELIVERED".leftPad(9))  \("P50".leftPad(8))  \("P99".leftPad(8))  \("OPENED".leftPad(7))  \("CLICKED".leftPad(7))  \("CONVERTED".leftPad(9))",
         ]
         for campaign in campaigns.sorted() {
             let sent = orchestrator?.sum(decisions, ["campaign": campaign, "outcome": "sent"]) ?? 0
@@ -172,10 +172,14 @@ struct StatusReport {
             let delivered = notifier?.sum(latency + "_count", ["campaign": campaign]) ?? 0
             let p50 = notifier?.quantile(0.5, histogram: latency, ["campaign": campaign])
             let p99 = notifier?.quantile(0.99, histogram: latency, ["campaign": campaign])
-            let opened = orchestrator?.sum("herald_campaign_engagements_total", ["campaign": campaign, "action": "opened"]) ?? 0
+            // Each send target's first open and click by its recipient (push and email; machines' apart, not shown), and
+            // the profiles that reached the campaign's first conversion.
+            let engaged = { (action: String) in orchestrator?.sum("herald_campaign_engagements_total", ["campaign": campaign, "action": action]) ?? 0 }
+            let converted = orchestrator?.sum("herald_campaign_conversions_total", ["campaign": campaign, "conversion": "0"]) ?? 0
             rows.append(
                 "\(campaign.column(width))  \(count(sent).leftPad(7))  \(others.joined(separator: ", ").column(34))  "
-                    + "\(count(delivered).leftPad(9))  \(seconds(p50).leftPad(8))  \(seconds(p99).leftPad(8))  \(count(opened).leftPad(7))")
+                    + "\(count(delivered).leftPad(9))  \(seconds(p50).leftPad(8))  \(seconds(p99).leftPad(8))  "
+                    + "\(count(engaged("opened")).leftPad(7))  \(count(engaged("clicked")).leftPad(7))  \(count(converted).leftPad(9))")
         }
         return rows
     }

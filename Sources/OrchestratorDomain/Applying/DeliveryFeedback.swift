@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Metrics
 import PartitionStore
 import Shared
 
@@ -51,10 +52,18 @@ struct DeliveryFeedback {
 
     /// An engagement report (an open, a click, a view, a dismissal): applied where it was made (the app's reports by
     /// `PushOpens`, `InAppReports`, `ContentCardReports`; the notifier's email and inbox opens need nothing more), it
-    /// only counts for its send's experiment arm, once.
+    /// only counts, once: for its send's experiment arm, and an email's for its campaign on `/metrics`
+    /// (`herald_campaign_engagements_total`, which `PushOpens` counts for push when it applies the app's report).
     func applyEngagement(_ report: DeliveryReport) throws {
-        guard report.experiment != nil, try firstTime(report) else { return }
+        let email = report.channel == .email && report.campaign != nil
+        guard report.experiment != nil || email, try firstTime(report) else { return }
         try countForExperiment(report)
+        if email, let campaign = report.campaign {
+            Counter(
+                label: "herald_campaign_engagements_total",
+                dimensions: [("campaign", "\(report.project)/\(campaign)"), ("channel", "email"), ("action", report.figure)]
+            ).increment()
+        }
     }
 
     /// Reports have their own id space (a space cannot occur in a client's id): a replay is a no-op.

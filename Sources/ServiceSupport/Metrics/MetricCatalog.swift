@@ -200,7 +200,7 @@ package enum MetricCatalog {
             services: [.orchestrator], zeroSeries: []),
         Family(
             name: "herald_campaign_engagements_total", kind: .counter,
-            help: "Recipients' reported engagement with a campaign's messages, by project/campaign, channel and action (opened, clicked): push opens checked against the pushes delivered to the installation.",
+            help: "Recipients' engagement with a campaign's messages, by project/campaign, channel and action (opened, clicked; for email also opened_machine, clicked_machine): push opens checked against the pushes delivered to the installation, email opens and clicks from the tracked pixel and links, once per send target.",
             services: [.orchestrator], zeroSeries: []),
         Family(
             name: "herald_push_opens_ignored_total", kind: .counter,
