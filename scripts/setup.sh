@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Herald needs to build, run and test on Debian 12, skipping what is already there (zlib1g-dev: gzip
 # request bodies, through compress-nio; binutils: the deploy test reads the executables' shared libraries with readelf;
+# chromium: renders `herald campaign report --html` in the tests;
 # python3-venv: the Python tools' virtual environment, .venv, with schemathesis for the API contract check and the
 # Braze, Segment and RudderStack client libraries for the compatibility tests; promtool, Prometheus' metrics linter,
 # goes there too).
@@ -8,7 +9,7 @@
 # arguments: scripts/setup.sh nghttp2-client
 set -euo pipefail
 
-packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev kcat pkg-config curl python3 python3-venv openssl docker-compose binutils "$@")
+packages=(librdkafka-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev kcat pkg-config curl python3 python3-venv openssl docker-compose binutils chromium "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

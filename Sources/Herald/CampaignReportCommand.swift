@@ -18,7 +18,8 @@ struct CampaignReportCommand: AsyncParsableCommand {
             figures over every partition, and prints, for the running experiment version (or --version): per arm, the \
             profiles assigned, converted (the first conversion) and the rate, the revenue; per variant, the difference \
             of its rate and the control's with a 95 % interval and the p-value, Holm-corrected across the variants; and \
-            the sample-ratio check of the split against the weights. --json prints the same as JSON.
+            the sample-ratio check of the split against the weights. --json prints the same as JSON, --html as one \
+            self-contained page with a chart per figure (redirect it to a file).
             """)
 
     @Argument(help: "The project id.")
@@ -36,6 +37,13 @@ struct CampaignReportCommand: AsyncParsableCommand {
     @Flag(help: "JSON instead of text.")
     var json = false
 
+    @Flag(help: "A self-contained HTML page instead of text: a chart per figure, each arm with its 95 % interval.")
+    var html = false
+
+    func validate() throws {
+        if json && html { throw ValidationError("--json and --html: choose one") }
+    }
+
     func run() async throws {
         let base = orchestrator.hasSuffix("/") ? String(orchestrator.dropLast()) : orchestrator
         guard let url = URL(string: "\(base)/v1/campaigns/\(project)/\(campaign)/experiment") else {
@@ -51,6 +59,10 @@ struct CampaignReportCommand: AsyncParsableCommand {
             throw ValidationError("the orchestrator answered \(status): \(String(decoding: data, as: UTF8.self))")
         }
         let report = try CampaignReport(figures: try JSONParser.parse(Array(data)), version: version)
-        print(json ? String(decoding: report.json.serialized, as: UTF8.self) : report.text)
+        if html {
+            print(CampaignReportPage(report: report).html, terminator: "")
+        } else {
+            print(json ? String(decoding: report.json.serialized, as: UTF8.self) : report.text)
+        }
     }
 }

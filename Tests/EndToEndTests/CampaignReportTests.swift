@@ -102,12 +102,61 @@ struct CampaignReportTests {
         // The text form names each arm.
         let (status, text) = try await runCommand(herald, ["campaign", "report", "demo", "welcome", "--orchestrator", "http://127.0.0.1:\(ports[1])"])
         #expect(status == 0 && text.contains("control") && text.contains("sample ratio"), "\(text)")
+        // The page, as Chromium lays it out: every arm named beside a visible bar in each chart, and in the table.
+        let (pageStatus, page) = try await runCommand(
+            herald, ["campaign", "report", "demo", "welcome", "--orchestrator", "http://127.0.0.1:\(ports[0])", "--html"])
+        #expect(pageStatus == 0 && page.hasPrefix("<!doctype html>"), "\(page.prefix(300))")
+        #expect(!page.contains("<script") && !page.contains("src=") && !page.contains("href="), "self-contained, nothing fetched or run")
+        let rendered = try await Self.rendered(page, arms: ["control", "a", "b"])
+        #expect(rendered?["charts"] == .number("2"), "the conversion rate and the uplift (nothing was delivered, so no open or click rate): \(String(describing: rendered))")
+        #expect(rendered?["missing"] == .array([]), "\(String(describing: rendered))")
+        #expect(rendered?["table"] == .array(["control", "a", "b"].map { .string($0) }), "\(String(describing: rendered))")
 
         for (process, _) in orchestrators { process.signal(SIGTERM) }
         for (process, _) in orchestrators { _ = try await process.waitForExit() }
         ingest.signal(SIGTERM)
         _ = try await ingest.waitForExit()
         await cluster.shutdown()
+    }
+
+    /// What Chromium shows of the report page: how many charts, which arm is not named beside a visible bar in a chart
+    /// that should have it (the uplift chart has the variants only), and the table's arms. A script added to a copy of
+    /// the page measures the laid-out elements and writes its verdict into the DOM Chromium dumps.
+    static func rendered(_ page: String, arms: [String]) async throws -> JSONValue? {
+        let directory = try scratchDirectory("herald-report-page")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let check = #"""
+            <script>
+            const arms = JSON.parse(document.currentScript.dataset.arms);
+            const visible = e => { const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+              return r.width > 0 && r.height > 0 && s.visibility !== "hidden" && s.display !== "none"; };
+            const charts = [...document.querySelectorAll("svg.chart")];
+            const missing = [];
+            for (const chart of charts) {
+              const label = chart.getAttribute("aria-label");
+              for (const arm of arms.filter(arm => !(label.startsWith("Uplift") && arm === "control"))) {
+                const named = [...chart.querySelectorAll("text")].some(t => t.textContent === arm && visible(t));
+                const bar = [...chart.querySelectorAll("rect.bar")].find(r => r.dataset.arm === arm);
+                if (!named || !bar || !visible(bar)) missing.push(label + ": " + arm);
+              }
+            }
+            const table = [...document.querySelectorAll("table tr td:first-child")].filter(visible).map(td => td.textContent);
+            const out = document.createElement("pre");
+            out.id = "verdict";
+            out.textContent = JSON.stringify({charts: charts.length, missing, table});
+            document.body.appendChild(out);
+            </script>
+            """#
+        let arguments = String(decoding: JSONValue.array(arms.map { .string($0) }).serialized, as: UTF8.self)
+        let checked = page.replacingOccurrences(
+            of: "</body>", with: check.replacingOccurrences(of: "<script>", with: "<script data-arms='\(arguments)'>") + "</body>")
+        try checked.write(toFile: "\(directory)/report.html", atomically: true, encoding: .utf8)
+        let dom = try await chromiumDOM("\(directory)/report.html")
+        guard let start = dom.range(of: "<pre id=\"verdict\">"), let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex)
+        else { return nil }
+        let text = String(dom[start.upperBound..<end.lowerBound]).replacingOccurrences(of: "&quot;", with: "\"")
+            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+        return try JSONParser.parse(Array(text.utf8))
     }
 
     /// The documented assignment (docs/measurement.md) of `control: 30, variants: {a: 1, b: 1}`, from its rules.

@@ -23,12 +23,15 @@ struct ExperimentStatisticsTests {
 
     static let judge = #"""
     import json, sys, math
-    from statsmodels.stats.proportion import proportions_ztest, confint_proportions_2indep
+    from statsmodels.stats.proportion import proportions_ztest, confint_proportions_2indep, proportion_confint
     from statsmodels.stats.multitest import multipletests
     from scipy.stats import chisquare, norm
     cases = json.load(open(sys.argv[1]))
-    out = {"pairs": [], "splits": [], "holm": [], "quantile": norm.ppf(0.975)}
+    out = {"pairs": [], "splits": [], "holm": [], "wilson": [], "quantile": norm.ppf(0.975)}
     for cc, cn, vc, vn in cases["pairs"]:
+        for count, nobs in ((cc, cn), (vc, vn)):
+            low, high = proportion_confint(count, nobs, alpha=0.05, method="wilson")
+            out["wilson"].append([float(low), float(high)])
         z, p = proportions_ztest([vc, cc], [vn, cn])
         low, high = confint_proportions_2indep(vc, vn, cc, cn, method="wald", compare="diff")
         out["pairs"].append([vc / vn - cc / cn, float(low), float(high), float(z), float(p)])
@@ -42,7 +45,7 @@ struct ExperimentStatisticsTests {
     print(json.dumps(out))
     """#
 
-    @Test("the z-test, the Wald interval, Holm and the chi-squared are statsmodels' and scipy's, to 1e-9")
+    @Test("the z-test, the Wald interval, Wilson's, Holm and the chi-squared are statsmodels' and scipy's, to 1e-9")
     func againstStatsmodels() async throws {
         let cases = JSONValue.object([
             JSONMember("pairs", .array(Self.pairs.map { .array([$0.0, $0.1, $0.2, $0.3].map { .number(String($0)) }) })),
@@ -67,6 +70,13 @@ struct ExperimentStatisticsTests {
             let got = try #require(ExperimentStatistics.compare(control: (pair.0, pair.1), variant: (pair.2, pair.3)))
             let mine = [got.difference, got.low, got.high, got.z, got.p]
             #expect(expected.count == 5 && zip(mine, expected).allSatisfy(close), "\(pair): \(mine) against \(expected)")
+        }
+        // Each arm's own rate (the HTML report's bars).
+        let arms = Self.pairs.flatMap { [($0.0, $0.1), ($0.2, $0.3)] }
+        for (index, arm) in arms.enumerated() {
+            let expected = numbers(reference["wilson"]?[index])
+            let got = try #require(ExperimentStatistics.wilson(arm.0, of: arm.1))
+            #expect(expected.count == 2 && close(got.low, expected[0]) && close(got.high, expected[1]), "\(arm): \(got) against \(expected)")
         }
         for (index, split) in Self.splits.enumerated() {
             let expected = numbers(reference["splits"]?[index])

@@ -49,3 +49,18 @@ package func dockerCompose() throws -> String {
     let compose = ["/usr/bin/docker-compose", "/usr/local/bin/docker-compose"].first { FileManager.default.isExecutableFile(atPath: $0) }
     return try #require(compose, "docker-compose is not installed (scripts/setup.sh installs it)")
 }
+
+/// The DOM headless Chromium (which scripts/setup.sh installs from Debian) holds once it has loaded the HTML file and
+/// run its scripts: the judge of the pages Herald writes. Fails when Chromium is missing.
+package func chromiumDOM(_ file: String) async throws -> String {
+    let chromium = try #require(
+        ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) },
+        "Chromium is not installed (scripts/setup.sh installs it)")
+    let profile = try scratchDirectory("herald-chromium")
+    defer { try? FileManager.default.removeItem(atPath: profile) }
+    // No sandbox: tests may run as root, where Chromium refuses it; the page is our own, from a local file.
+    let (status, dom) = try await runCommand(
+        chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)", "--dump-dom", "file://\(file)"])
+    #expect(status == 0, "chromium exited \(status)")
+    return dom
+}

@@ -8,6 +8,8 @@ import Foundation
 ///   pooled z-test (`proportions_ztest`);
 /// - Holm's step-down correction of the variants' p-values (`multipletests(method="holm")`), so that testing several
 ///   variants against one control does not multiply false wins;
+/// - one arm's rate with its 95 % Wilson score interval (`proportion_confint(method="wilson")`), which the HTML report
+///   draws: unlike Wald's, it stays within 0 and 1 and is not empty at 0 or at every profile;
 /// - the sample-ratio check: Pearson's chi-squared of the observed split against the weights (`scipy.stats.chisquare`),
 ///   whose tiny p-value says the assignment or the recording is broken, not that a variant won.
 package enum ExperimentStatistics {
@@ -41,6 +43,17 @@ package enum ExperimentStatistics {
         return Comparison(
             difference: difference, low: difference - critical * error, high: difference + critical * error,
             relativeUplift: p2 > 0 ? difference / p2 : nil, z: z, p: erfc(abs(z) / 2.0.squareRoot()))
+    }
+
+    /// The Wilson score interval of `successes` out of `trials`; nil without trials.
+    package static func wilson(_ successes: Int, of trials: Int, confidence: Double = 0.95) -> (low: Double, high: Double)? {
+        guard trials > 0 else { return nil }
+        let (n, p) = (Double(trials), Double(successes) / Double(trials))
+        let z = normalQuantile(1 - (1 - confidence) / 2)
+        let denominator = 1 + z * z / n
+        let center = (p + z * z / (2 * n)) / denominator
+        let half = z * (p * (1 - p) / n + z * z / (4 * n * n)).squareRoot() / denominator
+        return (center - half, center + half)
     }
 
     /// Holm's adjusted p-values, in the order given.
