@@ -193,10 +193,12 @@ struct ExperimentTests {
         }
     }
 
-    @Test("a global holdout group: its members get no marketing campaign but the exempt ones, and every transactional one; recorded per campaign")
+    @Test("a global holdout group: its members get no marketing campaign but the exempt ones (by id or by tag), and every transactional one; recorded per campaign")
     func holdout() async throws {
         let objects = Self.objects + [
-            #"{"kind":"holdout","id":"global","project":"demo","percent":40,"exempt_campaigns":["service"]}"#,
+            #"{"kind":"holdout","id":"global","project":"demo","percent":40,"exempt_campaigns":["service"],"exempt_tags":["lifecycle"]}"#,
+            #"{"kind":"campaign","id":"onboarding","project":"demo","tags":["growth","lifecycle"],"trigger":{"event":"SIGNUP"},"reeligibility":"once","messages":[{"channel":"push","template":"hello"}]}"#,
+            #"{"kind":"campaign","id":"promo","project":"demo","tags":["growth"],"trigger":{"event":"SIGNUP"},"reeligibility":"once","messages":[{"channel":"push","template":"hello"}]}"#,
             #"{"kind":"campaign","id":"welcome","project":"demo","trigger":{"event":"SIGNUP"},"reeligibility":"once","messages":[{"channel":"push","template":"hello"}]}"#,
             #"{"kind":"campaign","id":"service","project":"demo","trigger":{"event":"SIGNUP"},"reeligibility":"once","messages":[{"channel":"push","template":"hello"}]}"#,
             #"{"kind":"campaign","id":"receipt","project":"demo","type":"transactional","trigger":{"event":"SIGNUP"},"reeligibility":"once","messages":[{"channel":"push","template":"hello"}]}"#,
@@ -208,8 +210,8 @@ struct ExperimentTests {
         #expect(held.count > 10 && held.count < 30, "about 40 % of 50: \(held.count)")
         let sends = try harness.sends()
         func recipients(_ campaign: String) -> Set<String> { Set(sends.filter { $0.campaign == campaign }.map { String($0.profileKey.dropFirst(5)) }) }
-        #expect(recipients("welcome") == Set(users).subtracting(held))
-        #expect(recipients("service") == Set(users) && recipients("receipt") == Set(users))
+        #expect(recipients("welcome") == Set(users).subtracting(held) && recipients("promo") == Set(users).subtracting(held))
+        #expect(recipients("service") == Set(users) && recipients("receipt") == Set(users) && recipients("onboarding") == Set(users))
         let recorded = try await harness.database.read { db in
             try String.fetchAll(db, sql: "SELECT profile_key FROM experiment_assignments WHERE campaign_key = 'demo/welcome' AND variant = 'holdout:global'")
         }

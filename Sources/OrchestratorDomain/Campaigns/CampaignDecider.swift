@@ -140,13 +140,11 @@ struct CampaignDecider {
         let assignedAt = WireTime.format(context.at.addingTimeInterval(campaign.delay ?? 0))
         // A global holdout group holds back every marketing campaign it does not exempt (transactional messages are
         // never held: a password reset is not marketing).
-        if campaign.marketing {
-            for group in rules.holdouts[campaign.project] ?? [] where !group.exemptCampaigns.contains(campaign.id) {
-                guard ExperimentAssignment.isHeldOut(key, by: group) else { continue }
-                try record(campaign, key: key, (group.version, group.variant), at: assignedAt)
-                try heldBack(campaign, key: key, context, outcome: "holdout")
-                return
-            }
+        for group in rules.holdouts[campaign.project] ?? [] where !group.exempts(campaign) {
+            guard ExperimentAssignment.isHeldOut(key, by: group) else { continue }
+            try record(campaign, key: key, (group.version, group.variant), at: assignedAt)
+            try heldBack(campaign, key: key, context, outcome: "holdout")
+            return
         }
         if let experiment = campaign.experiment {
             let assigned = ExperimentAssignment.assign(experiment, project: campaign.project, campaign: campaign.id, profileKey: key)

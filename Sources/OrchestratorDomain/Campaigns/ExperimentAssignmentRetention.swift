@@ -42,7 +42,7 @@ extension PartitionDatabase {
         } else if !campaign.conversions.isEmpty {
             versions.insert(CampaignConversions.noExperiment)
         }
-        for group in rules.holdouts[campaign.project] ?? [] where campaign.marketing && !group.exemptCampaigns.contains(campaign.id) {
+        for group in rules.holdouts[campaign.project] ?? [] where !group.exempts(campaign) {
             versions.insert(group.version)
         }
         return versions

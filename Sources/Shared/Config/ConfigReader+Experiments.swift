@@ -81,28 +81,37 @@ extension ConfigReader {
         return conversions
     }
 
-    /// `kind: holdout`: `percent` (0.01 to 90, up to two decimals) and the `exempt_campaigns` it does not hold back.
+    /// `kind: holdout`: `percent` (0.01 to 90, up to two decimals), and the `exempt_campaigns` and `exempt_tags` it does
+    /// not hold back.
     mutating func holdout(_ node: ConfigNode, id: String, project: String, origin: ConfigOrigin) -> HoldoutGroup? {
         guard let share = node["percent"] else {
             fail(node, "missing `percent`")
             return nil
         }
         guard let basisPoints = basisPoints(share, "percent", from: 0.01) else { return nil }
-        var exempt: [String] = []
-        if let list = node["exempt_campaigns"] {
-            guard case .array(let items) = list.value else {
-                fail(list, "exempt_campaigns: expected a list of campaign ids, found \(list.typeName)")
-                return nil
-            }
-            for item in items {
-                guard case .string(let campaign) = item.value, Self.isIdentifier(campaign) else {
-                    fail(item, "exempt_campaigns: expected campaign ids")
-                    continue
-                }
-                exempt.append(campaign)
-            }
+        var group = HoldoutGroup(
+            id: id, project: project, basisPoints: basisPoints, exemptCampaigns: identifiers(node, "exempt_campaigns", "campaign ids"),
+            origin: origin)
+        group.exemptTags = identifiers(node, "exempt_tags", "tags")
+        return group
+    }
+
+    /// A list of identifiers at `key` (none when absent); each problem at its item.
+    mutating func identifiers(_ node: ConfigNode, _ key: String, _ what: String) -> [String] {
+        guard let list = node[key] else { return [] }
+        guard case .array(let items) = list.value else {
+            fail(list, "\(key): expected a list of \(what), found \(list.typeName)")
+            return []
         }
-        return HoldoutGroup(id: id, project: project, basisPoints: basisPoints, exemptCampaigns: exempt, origin: origin)
+        var identifiers: [String] = []
+        for item in items {
+            guard case .string(let identifier) = item.value, Self.isIdentifier(identifier) else {
+                fail(item, "\(key): expected \(what) (letters, digits, _ and -)")
+                continue
+            }
+            identifiers.append(identifier)
+        }
+        return identifiers
     }
 
     /// A percentage from `minimum` to 90 with up to two decimals, in basis points; nil (and the problem, at `path`)

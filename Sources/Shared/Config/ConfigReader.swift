@@ -35,11 +35,11 @@ struct ConfigReader {
             "content_block": ["project", "content"],
             "in_app_message": Self.inAppMessageFields,
             "content_card": Self.contentCardFields,
-            "holdout": ["project", "name", "percent", "exempt_campaigns"],
+            "holdout": ["project", "name", "percent", "exempt_campaigns", "exempt_tags"],
             "campaign": [
                 "project", "name", "enabled", "type", "trigger", "audience", "delay", "cancel_on", "expires_after",
                 "reeligibility", "messages", "cards", "quiet_hours", "ignore_frequency_cap", "rate_limit", "experiment",
-                "conversions", "tracking",
+                "conversions", "tracking", "tags",
             ],
         ]
         guard let fields = known[kind] else {
@@ -437,6 +437,7 @@ struct ConfigReader {
             fail(node["ignore_frequency_cap"], "ignore_frequency_cap: transactional campaigns are never capped; remove it")
         }
         campaign.tracking = bool(node, "tracking", default: true)
+        campaign.tags = identifiers(node, "tags", "tags")
         if let experimentNode = node["experiment"] {
             campaign.experiment = experiment(experimentNode)
         }

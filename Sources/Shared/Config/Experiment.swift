@@ -73,6 +73,8 @@ package struct HoldoutGroup: Sendable, Equatable {
     package var basisPoints: Int
     /// Campaign ids the group does not hold back.
     package var exemptCampaigns: [String]
+    /// Campaign tags the group does not hold back: a campaign with any of them is exempt.
+    package var exemptTags: [String] = []
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 
@@ -82,6 +84,11 @@ package struct HoldoutGroup: Sendable, Equatable {
         self.basisPoints = basisPoints
         self.exemptCampaigns = exemptCampaigns
         self.origin = origin
+    }
+
+    /// Whether the group leaves the campaign alone: transactional, named, or tagged with an exempt tag.
+    package func exempts(_ campaign: CampaignDefinition) -> Bool {
+        !campaign.marketing || exemptCampaigns.contains(campaign.id) || campaign.tags.contains(where: exemptTags.contains)
     }
 
     /// The variant name a member's assignment in a campaign records.

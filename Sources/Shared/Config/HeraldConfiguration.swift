@@ -413,6 +413,8 @@ package struct CampaignDefinition: Sendable {
     package var ignoreFrequencyCap = false
     /// Email opens and clicks tracked (an open pixel, links through the notifier); `tracking: false` turns both off.
     package var tracking = true
+    /// Labels for grouping (`tags: [onboarding]`): a holdout group's `exempt_tags` name them.
+    package var tags: [String] = []
     /// Scheduled campaigns only: at most this many messages per minute, the audience spread at that rate
     /// (docs/campaigns.md, "Send rate limits").
     package var rateLimit: Double?
