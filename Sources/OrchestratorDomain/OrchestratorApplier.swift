@@ -97,16 +97,25 @@ package enum OrchestratorApplier {
         if rules.isActive, let key = record.keyString {
             try SegmentBackfill(db: db, rules: rules, now: now).evaluateAhead(key: key)
         }
-        if let applied = try DeliveryFeedback(db: db).apply(report), applied.reachabilityChanged {
+        let applied = try DeliveryFeedback(db: db, config: rules.config).apply(report)
+        if let applied, applied.reachabilityChanged {
             outputs.append(try ContactSnapshots.output(db, key: applied.key))
         }
         guard rules.isActive, let key = record.keyString else { return outputs }
-        // Feedback changes reachability (tokens, bounces, marketing states) and the last push date.
+        // Feedback changes reachability (tokens, bounces, marketing states) and the last push date; an uninstall is an
+        // event, which segments read and campaigns trigger on.
         var campaigns = CampaignDecider(db: db, rules: rules, now: now)
+        let uninstalls = applied?.uninstalls ?? []
+        var changes: Set<ChangeKey> = [.namespace(.native), .namespace(.push), .namespace(.email), .namespace(.sms)]
+        if !uninstalls.isEmpty { changes.insert(.event(UninstallTracking.eventName)) }
         let transitions = try SegmentEvaluator(db: db, rules: rules, now: now).profileChanged(
-            key: key, changes: [.namespace(.native), .namespace(.push), .namespace(.email), .namespace(.sms)],
-            cause: "delivery \(record.offset)")
+            key: key, changes: changes, cause: "delivery \(record.offset)")
         try campaigns.segmentsChanged(transitions)
+        let conversions = CampaignConversions(db: db, rules: rules)
+        for uninstall in uninstalls {
+            try conversions.eventHappened(key: key, uninstall)
+            try campaigns.eventHappened(key: key, uninstall)
+        }
         return outputs + campaigns.outputs
     }
 

@@ -243,7 +243,7 @@ struct InboxTests {
         await harness.shutdown()
     }
 
-    @Test("not kept: pushes to a dev installation, test sends, transactional sends to a raw token; an opted-out installation gets an error")
+    @Test("not kept: pushes to a dev installation, test sends, transactional sends to a raw token, uninstall-tracking probes; an opted-out installation gets an error")
     func exclusions() async throws {
         let harness = try await NotifierHarness()
         try await harness.contact(Self.paul([
@@ -254,12 +254,21 @@ struct InboxTests {
         test.test = true
         var raw = sendRequest(id: "raw-1", marketing: false, app: nil)
         raw.token = .init(token: String(repeating: "12", count: 32), app: "demo-ios")
+        // An uninstall-tracking probe to the iPhone: a silent push nobody sees.
+        var probe = sendRequest(id: "probe-1", marketing: false, app: "demo-ios", content: ["push_type": "background", "priority": "normal"])
+        probe.trigger = .init(type: SendRequest.uninstallProbe, at: Date())
+        probe.installationID = "i-ios"
         try await harness.send(test)
         try await harness.send(raw)
+        try await harness.send(probe)
         try await Self.deliver(harness, ["kept"], targets: 2)
-        _ = try await harness.reports { $0.contains { $0.sendID == "test-1" } && $0.contains { $0.sendID == "raw-1" } }
-        // Every one of them was delivered: 2 + 2 + 1 (the raw token) pushes.
-        #expect(harness.simulators.count("apns") == 5)
+        _ = try await harness.reports {
+            $0.contains { $0.sendID == "test-1" } && $0.contains { $0.sendID == "raw-1" } && $0.contains { $0.sendID == "probe-1" }
+        }
+        // Every one of them was delivered: 2 + 2 + 1 (the raw token) + 1 (the probe) pushes.
+        #expect(harness.simulators.count("apns") == 6)
+        let silent = try await Self.call(harness, "/v1/inbox/install/i-ios?include_silent=true")
+        #expect(silent.ids == ["kept"], "the probe is not kept, even among silent notifications")
         #expect(try await Self.call(harness, "/v1/inbox/install/i-ios").ids == ["kept"])
         #expect(try await Self.call(harness, "/v1/inbox/install/i-dev").ids == [])
         #expect(try await Self.call(harness, "/v1/inbox/custom/paul", customAuth: Self.paulAuth()).ids == ["kept"])

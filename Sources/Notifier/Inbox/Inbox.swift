@@ -75,10 +75,11 @@ enum Inbox {
 
     static func microseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
 
-    /// Keeps a push delivered to an installation. Not kept: test sends, sends to a raw token, and installations
-    /// registered with a dev API key. A send is one notification per owner (a replay changes nothing).
+    /// Keeps a push delivered to an installation. Not kept: test sends, sends to a raw token, installations
+    /// registered with a dev API key, and uninstall-tracking probes. A send is one notification per owner (a replay changes
+    /// nothing).
     static func store(_ db: Database, send: SendRequest, target: DeliveryTarget, contact: Contact?, at: Date) throws {
-        guard send.channel == .push, send.test != true, send.token == nil, let installationID = target.installationID,
+        guard send.channel == .push, send.test != true, send.token == nil, !send.isUninstallProbe, let installationID = target.installationID,
             let app = target.app
         else { return }
         let installation = contact?.installations.first { $0.id == installationID }

@@ -10,8 +10,18 @@ import Shared
 struct DeliveryFeedback {
     let db: Database
 
-    /// Returns the profile whose reachability changed, if it did.
-    func apply(_ report: DeliveryReport) throws -> (key: String, reachabilityChanged: Bool)? {
+    /// The configuration (the apps that track uninstalls).
+    var config = HeraldConfiguration()
+
+    /// What a report changed: whether the profile's reachability did, and the `UNINSTALL` events it recorded.
+    struct Applied {
+        var key: String
+        var reachabilityChanged: Bool
+        var uninstalls: [TriggerContext] = []
+    }
+
+    /// Returns what the report changed in its profile; nil when it is a replay or the profile is gone.
+    func apply(_ report: DeliveryReport) throws -> Applied? {
         guard try firstTime(report) else { return nil }
         try countForExperiment(report)
         let key = report.key
@@ -20,7 +30,10 @@ struct DeliveryFeedback {
         try FrequencyCaps.settle(db, key: key, report: report)
         let time = WireTime.format(report.at)
         var reachabilityChanged = false
+        var uninstalls: [TriggerContext] = []
         switch (report.channel, report.outcome) {
+        case (.push, .sent) where report.campaign == UninstallTracking.campaign:
+            break  // a probe: not a push the user saw (no last push date, nothing to open)
         case (.push, .sent):
             if let installationID = report.installationID {
                 try InstallationsTable(db).markPushed(key, installationID, at: time)
@@ -33,6 +46,9 @@ struct DeliveryFeedback {
         case (.push, .tokenInvalid):
             guard let token = report.token else { break }
             for installationID in try InstallationsTable(db).holders(key, token: token) {
+                if let uninstall = try UninstallTracking(db: db, config: config).uninstalled(key: key, installationID: installationID, report: report) {
+                    uninstalls.append(uninstall)
+                }
                 let removed = try InstallationWrites.removeToken(
                     db, key: key, installationID: installationID, token: token, at: time, change: "invalidated",
                     detail: report.reason)
@@ -47,7 +63,7 @@ struct DeliveryFeedback {
         default:
             break
         }
-        return (key, reachabilityChanged)
+        return Applied(key: key, reachabilityChanged: reachabilityChanged, uninstalls: uninstalls)
     }
 
     /// An engagement report (an open, a click, a view, a dismissal): applied where it was made (the app's reports by

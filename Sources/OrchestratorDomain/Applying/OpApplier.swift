@@ -132,6 +132,9 @@ struct OpApplier {
         case .pushToken(let registration):
             try touch(&effects)
             try TokenClaims(db: db, write: write).register(registration, &effects)
+            if let installationID = write.installationID {
+                try UninstallTracking(db: db, config: config).tokenRegistered(key: key, installationID: installationID, at: write.receivedAt)
+            }
         case .location(let location):
             try touch(&effects)
             try installation.applyLocation(location)

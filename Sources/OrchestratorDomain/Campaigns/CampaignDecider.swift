@@ -17,6 +17,9 @@ struct CampaignDecider {
     /// Send requests and dead letters, in the order they were decided.
     private(set) var outputs: [PendingOutput] = []
 
+    /// An output of the same transaction that is not a decision (an uninstall-tracking probe).
+    mutating func output(_ output: PendingOutput) { outputs.append(output) }
+
     init(db: Database, rules: EngagementRules, now: Date) {
         self.db = db
         self.rules = rules

@@ -63,6 +63,10 @@ struct TimerRunner {
                 .run(campaign, occurrence: occurrence, at: at, after: payload?["after"]?.stringValue, &decider)
         case .local:
             try LocalTimeRuns(db: db, rules: rules, now: now).release(ref: timer.ref, due: timer.due, &decider)
+        case .uninstall:
+            if let probe = try UninstallTracking(db: db, config: rules.config).probe(key: timer.profileKey, installationID: timer.ref, now: now) {
+                decider.output(probe)
+            }
         }
     }
 }

@@ -16,6 +16,8 @@ enum TimerKind: String, Sendable, CaseIterable {
     case schedule
     /// The release of a local-time run's members at one instant (`ref`: `<campaign key> <instant>`, profile key empty).
     case local
+    /// An installation's daily uninstall-tracking push (`ref`: the installation id).
+    case uninstall
 }
 
 /// One row of `timers`.

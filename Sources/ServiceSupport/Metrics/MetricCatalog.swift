@@ -199,6 +199,18 @@ package enum MetricCatalog {
             help: "Revenue in USD of the qualifying conversion events (purchases) within their window, by project/campaign, experiment version and variant.",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_uninstall_probes_total", kind: .counter,
+            help: "Uninstall-tracking silent pushes decided, by project/app (one a day per installation with a push token of an app with uninstall_tracking).",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_uninstalls_total", kind: .counter,
+            help: "UNINSTALL events recorded (a dead token of an app with uninstall_tracking), by project/app and detected_by (probe, campaign, other).",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_campaign_uninstalls_total", kind: .counter,
+            help: "Uninstalls a campaign's push found (its provider answered the token is dead), by project/campaign.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
             name: "herald_campaign_engagements_total", kind: .counter,
             help: "Recipients' engagement with a campaign's messages, by project/campaign, channel and action (opened, clicked; for email also opened_machine, clicked_machine): push opens checked against the pushes delivered to the installation, email opens and clicks from the tracked pixel and links, once per send target.",
             services: [.orchestrator], zeroSeries: []),

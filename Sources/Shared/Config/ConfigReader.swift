@@ -29,7 +29,7 @@ struct ConfigReader {
                 "name", "default_language", "timezone", "quiet_hours", "frequency_caps", "array_limits", "profile_limits",
                 "max_content_cards",
             ],
-            "app": ["project", "platform", "bundle_id", "categories"],
+            "app": ["project", "platform", "bundle_id", "categories", "uninstall_tracking"],
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
             "content_block": ["project", "content"],
@@ -81,6 +81,7 @@ struct ConfigReader {
             if !["ios", "android", "web"].contains(platform) { fail(node["platform"], "platform: expected ios, android or web, found \"\(platform)\"") }
             var app = AppDefinition(id: id, project: project, platform: platform, bundleID: string(node, "bundle_id", required: false), origin: origin)
             if let categories = node["categories"] { app.categories = self.categories(categories, platform: platform) }
+            app.uninstallTracking = bool(node, "uninstall_tracking", default: false)
             return .app(app)
         case "segment":
             guard let text = string(node, "condition"), let condition = condition(node["condition"], text: text, namespaces: SegmentParser.namespaces)

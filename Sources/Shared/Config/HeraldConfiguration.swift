@@ -270,6 +270,8 @@ package struct AppDefinition: Sendable {
     package var bundleID: String?
     /// Notification categories by name, with their buttons (docs/campaigns.md, "Templates").
     package var categories: [String: [PushAction]] = [:]
+    /// A silent push a day to each installation, so that an uninstall shows (docs/measurement.md, "Uninstalls").
+    package var uninstallTracking = false
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 }

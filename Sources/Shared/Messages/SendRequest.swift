@@ -65,6 +65,10 @@ package struct SendRequest: WireMessage {
     /// Email: false when the campaign turned off open and click tracking (`tracking: false`); absent: tracked.
     package var tracking: Bool? = nil
 
+    /// The trigger type of an uninstall-tracking probe: a silent push the user never sees (kept out of the inbox).
+    package static let uninstallProbe = "uninstall_tracking"
+    package var isUninstallProbe: Bool { trigger.type == Self.uninstallProbe }
+
     package struct RawToken: Codable, Sendable, Equatable {
         package var token: String
         /// The app the token belongs to (its platform picks the provider, its bundle id the APNs topic).
