@@ -56,6 +56,14 @@ struct UninstallTrackingTests {
         let seconds = (0..<1000).map { Int(UninstallTracking.nextProbe(installationID: "i\($0)", after: t0).timeIntervalSince1970) % 86_400 }
         #expect(Set(seconds.map { $0 / 3600 }).count == 24)
 
+        // The app sends its token again at a launch just after the probe's time, before the timer ran: the probe stays
+        // where it is (moved to the next day, this day's would be lost).
+        harness.writer.source = .app(id: "demo-ios", dev: false)
+        try await harness.apply([harness.writer.record(.pushToken, id: "t1-again", customID: "paul", installationID: "I", at: first + 30, fields: push(tokenA))])
+        harness.writer.source = .server
+        let unmoved = try await Self.timers(harness)
+        #expect(unmoved == ["I": WireTime.format(first)])
+
         try await harness.advance(to: first)
         let probe = try #require(try harness.sends().last)
         #expect(try harness.sends().count == 1)

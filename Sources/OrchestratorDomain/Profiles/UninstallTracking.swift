@@ -36,10 +36,12 @@ struct UninstallTracking {
         return Date(timeIntervalSince1970: today > time.timeIntervalSince1970 ? today : today + day)
     }
 
-    /// A push token registered: the installation's probes start, when its app tracks uninstalls.
+    /// A push token registered: the installation's probes start, when its app tracks uninstalls and they have not
+    /// (an app sends its token at each launch: the next probe stays where it is).
     func tokenRegistered(key: String, installationID: String, at time: Date) throws {
         guard let row = try InstallationsTable(db).row(key, installationID), row["token"] as String? != nil,
-            let project = row["project"] as String?, tracks(project: project, app: row["app"])
+            let project = row["project"] as String?, tracks(project: project, app: row["app"]),
+            try !TimersTable(db).exists(key: key, kind: .uninstall, ref: installationID)
         else { return }
         try TimersTable(db).set(
             key: key, kind: .uninstall, ref: installationID, due: Self.nextProbe(installationID: installationID, after: time))

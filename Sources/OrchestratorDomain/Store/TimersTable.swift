@@ -41,6 +41,13 @@ struct TimersTable {
 
     init(_ db: Database) { self.db = db }
 
+    /// Whether the timer is set.
+    func exists(key: String, kind: TimerKind, ref: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM timers WHERE profile_key = ? AND kind = ? AND ref = ?)"),
+            arguments: [key, kind.rawValue, ref]) ?? false
+    }
+
     /// Sets (or moves) a timer.
     func set(key: String, kind: TimerKind, ref: String, due: Date, payload: JSONValue? = nil) throws {
         try set(key: key, kind: kind, ref: ref, due: WireTime.format(due), payload: payload)
