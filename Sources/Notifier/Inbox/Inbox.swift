@@ -118,8 +118,9 @@ enum Inbox {
 
     enum Mark: String, Sendable, Codable { case read, opened, deleted }
 
-    /// A notification's first `opened` mark: the push opened, as the app's open report would say it (the same id, so
-    /// that the orchestrator counts one open of the push however many ways it is told).
+    /// A notification's first `read` or `opened` mark (one at a time: not mark-all-read): the push opened, as the app's
+    /// open report would say it (the same id, so that the orchestrator counts one open of the push however many ways it
+    /// is told).
     struct Opening: Sendable {
         var sendID: String
         var installationID: String?
@@ -144,10 +145,11 @@ enum Inbox {
         }
     }
 
-    /// Marks one notification; its first `opened` mark is reported on `herald.deliveries` (in the same transaction).
+    /// Marks one notification; its first `read` or `opened` mark is reported on `herald.deliveries` (in the same
+    /// transaction).
     static func mark(_ db: Database, _ owner: Owner, notificationID: String, _ mark: Mark, at time: Date) throws -> (Bool, [PendingOutput]) {
         let table = InboxTable(db)
-        let opening = mark == .opened ? try table.opening(owner, notificationID: notificationID) : nil
+        let opening = mark == .deleted ? nil : try table.opening(owner, notificationID: notificationID, mark)
         guard try table.mark(owner, notificationID: notificationID, mark) else { return (false, []) }
         guard let report = opening?.report(project: owner.project, at: time) else { return (true, []) }
         return (true, [PendingOutput(topic: HeraldTopic.deliveries.name, key: report.key, value: try Wire.encode(report))])

@@ -30,7 +30,7 @@ extension NotifierPartitions {
             let (changed, _) = try await database.writeWithOutbox { db in
                 try Inbox.mark(db, owner, notificationID: notificationID, mark, at: Date())
             }
-            if mark == .opened { await self.owner.scheduleFlush(database.partition) }
+            if mark != .deleted { await self.owner.scheduleFlush(database.partition) }
             return .changed(changed ? 1 : 0)
         case .find(let owner, let notificationID):
             return .found(try await database.read { db in try Inbox.cursor(db, owner: owner, notificationID: notificationID) })

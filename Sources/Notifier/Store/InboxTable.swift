@@ -26,12 +26,14 @@ struct InboxTable {
         return db.changesCount > 0
     }
 
-    /// A notification not opened yet, as its `opened` report names it; nil when it is opened, deleted or unknown.
-    func opening(_ owner: Inbox.Owner, notificationID: String) throws -> Inbox.Opening? {
+    /// A notification neither read nor opened yet, as its `opened` report names it; nil when it is read or opened
+    /// (`mark` `.opened`: opened), deleted or unknown.
+    func opening(_ owner: Inbox.Owner, notificationID: String, _ mark: Inbox.Mark) throws -> Inbox.Opening? {
         try Row.fetchOne(
             db, sql: """
                 SELECT send_id, installation_id, custom_id, profile_key, campaign, experiment, variant FROM inbox
                 WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ? AND notification_id = ? AND deleted = 0 AND opened = 0
+                    \(mark == .opened ? "" : "AND read = 0")
                 """, arguments: [owner.project, owner.app, owner.kind.rawValue, owner.id, notificationID]
         ).map {
             Inbox.Opening(
