@@ -108,15 +108,28 @@ struct NotifierEndToEndTests {
             #expect(try await metricsProblems(exposition, service: service, atStart: false) == [], "\(service): \(exposition)")
         }
 
-        // The one-screen view: the write accepted, the campaign decided once and delivered once, push sent once.
+        // Paul opens the push: the app reports it, the campaign's figures count it.
+        let sendID = try #require(report.sendID)
+        let (opened, openAnswer) = try await httpPost(
+            "http://127.0.0.1:\(ingestPort)/v1/app/activity", headers: app,
+            body: #"{"installation_id":"I-1","custom_id":"paul","activity":[{"type":"push_open","send_id":"\#(sendID)","time":"\#(WireTime.format(Date()))"}]}"#)
+        #expect(opened == 200, "\(openAnswer)")
+        try await waitUntil("the open counted") {
+            let (_, exposition) = try await httpGet("http://127.0.0.1:\(orchestratorPort)/metrics")
+            return MetricsText(exposition).sum("herald_campaign_engagements_total", ["campaign": "demo/cart-now", "action": "opened"]) == 1
+        }
+
+        // The one-screen view: the write accepted, the campaign decided once, delivered once and opened once (no click,
+        // no conversion), push sent once.
         let (statusCode, board) = try await runCommand(
             herald,
             ["status", "--ingest", "http://127.0.0.1:\(ingestPort)", "--orchestrator", "http://127.0.0.1:\(orchestratorPort)",
              "--notifier", "http://127.0.0.1:\(notifierPort)"])
         #expect(statusCode == 0, "\(board)")
         let lines = board.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
-        #expect(lines.contains { $0.hasPrefix("INGESTED 4 writes") && $0.contains("event 1") }, "\(board)")
-        #expect(lines.contains { $0.hasPrefix("demo/cart-now 1 1 ") }, "\(board)")  // sent 1, delivered 1, then p50/p99
+        #expect(lines.contains { $0.hasPrefix("INGESTED 5 writes") && $0.contains("event 1") && $0.contains("push_open 1") }, "\(board)")
+        // Sent 1, delivered 1, p50 and p99, then opened 1, clicked 0, converted 0.
+        #expect(lines.contains { $0.hasPrefix("demo/cart-now 1 1 ") && $0.hasSuffix(" 1 0 0") }, "\(board)")
         #expect(lines.contains("push 1 0 0 0"), "\(board)")
         #expect(lines.contains { $0.hasPrefix("PROCESSED") && $0.hasSuffix("dead letters 0") }, "\(board)")
         let (downCode, down) = try await runCommand(
