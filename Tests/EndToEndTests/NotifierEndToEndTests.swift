@@ -108,7 +108,12 @@ struct NotifierEndToEndTests {
             #expect(try await metricsProblems(exposition, service: service, atStart: false) == [], "\(service): \(exposition)")
         }
 
-        // Paul opens the push: the app reports it, the campaign's figures count it.
+        // Paul opens the push: the app reports it, the campaign's figures count it. An open counts only for a push the
+        // orchestrator knows was delivered: its report read first (another topic than the open's).
+        try await waitUntil("the orchestrator to read the delivery report") {
+            let (_, exposition) = try await httpGet("http://127.0.0.1:\(orchestratorPort)/metrics")
+            return MetricsText(exposition).sum("herald_records_consumed_total", ["topic": HeraldTopic.deliveries.name]) >= 1
+        }
         let sendID = try #require(report.sendID)
         let (opened, openAnswer) = try await httpPost(
             "http://127.0.0.1:\(ingestPort)/v1/app/activity", headers: app,
