@@ -4,9 +4,11 @@ import Metrics
 import PartitionStore
 import Shared
 
-/// A `herald.deliveries` report applied to the profile it is keyed by: last push date, dead tokens, bounced addresses,
-/// marketing states changed by the recipient, the frequency log, the pushes each installation received (which its
-/// opens are checked against). A report for a profile that is gone is a no-op.
+/// A `herald.deliveries` report applied to the profile it is keyed by: last push date, dead tokens (and the `UNINSTALL`
+/// events of the apps that track uninstalls), bounced addresses, marketing states changed by the recipient, the
+/// frequency log, the pushes each installation received (which its opens are checked against); and, once per report,
+/// its count for the send's experiment arm (`experiment_sends`). A report for a profile that is gone counts for the arm
+/// and changes nothing else.
 struct DeliveryFeedback {
     let db: Database
 
