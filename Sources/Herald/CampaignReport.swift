@@ -39,6 +39,11 @@ struct CampaignReport {
 
     /// The p-value under which the split is called broken.
     static let mismatchThreshold = 0.001
+    /// What a broken split means for the reader.
+    static let mismatchAdvice = "the split is unlikely under the weights; do not read the uplift until it is explained"
+
+    /// A rate as a percentage: `12.34 %`.
+    static func percent(_ value: Double) -> String { String(format: "%.2f %%", value * 100) }
 
     struct Invalid: Error, CustomStringConvertible { var description: String }
 
@@ -58,7 +63,7 @@ struct CampaignReport {
                 converted: int(item["converted"]?[0]), revenueUSD: double(item["revenue_usd"]))
         }
         arms = items.filter { $0["version"]?.stringValue == version }.map(arm)
-        holdouts = items.filter { $0["version"]?.stringValue?.hasPrefix("holdout:") == true }.map(arm).sorted { $0.variant < $1.variant }
+        holdouts = items.filter { HoldoutGroup.names($0["version"]?.stringValue ?? "") }.map(arm).sorted { $0.variant < $1.variant }
         guard !arms.isEmpty else { throw Invalid(description: "no profile assigned in version \(version) of \(campaign) yet") }
         arms.sort { ($0.variant == Experiment.control ? "" : $0.variant) < ($1.variant == Experiment.control ? "" : $1.variant) }
         if let control = arms.first(where: { $0.variant == Experiment.control }) {
@@ -89,7 +94,6 @@ struct CampaignReport {
     }
 
     var text: String {
-        func percent(_ value: Double) -> String { String(format: "%.2f %%", value * 100) }
         func signed(_ value: Double) -> String { String(format: "%+.2f", value * 100) }
         var lines = ["campaign \(campaign) · experiment \(version)", ""]
         func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
@@ -100,12 +104,12 @@ struct CampaignReport {
             var line = arm.variant.padding(toLength: 10, withPad: " ", startingAt: 0)
             line += String(format: " %9d %9d %9d %7d", arm.assigned, arm.sent, arm.delivered, arm.opened) + pad("(\(arm.machineOpened))", 10)
             line += String(format: " %8d", arm.clicked) + pad("(\(arm.machineClicked))", 10)
-            line += String(format: " %10d ", arm.converted) + pad(percent(arm.rate), 9)
+            line += String(format: " %10d ", arm.converted) + pad(Self.percent(arm.rate), 9)
             line += String(format: " %12.2f", arm.revenueUSD)
             if let comparison = arm.comparison {
                 line += "  \(signed(comparison.difference)) (\(signed(comparison.low)) to \(signed(comparison.high)))"
                 line += String(format: "  %.4f  %.4f", comparison.p, arm.adjustedP ?? comparison.p)
-            } else if arm.variant != Experiment.control, !arm.variant.hasPrefix("holdout:") {
+            } else if arm.variant != Experiment.control, !HoldoutGroup.names(arm.variant) {
                 line += "  -"
             }
             lines.append(line)
@@ -113,7 +117,7 @@ struct CampaignReport {
         if let check = sampleRatio {
             lines.append("")
             let verdict = check.p < Self.mismatchThreshold
-                ? "MISMATCH: the split is unlikely under the weights; do not read the uplift until it is explained"
+                ? "MISMATCH: " + Self.mismatchAdvice
                 : "the split agrees with the weights"
             lines.append(String(format: "sample ratio: chi-squared %.3f, %d degrees, p %.4f: ", check.chiSquare, check.degrees, check.p) + verdict)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Liquid
 import OrchestratorDomain
 import Shared
 
@@ -25,7 +26,7 @@ struct CampaignReportPage {
                 guard n > 0 else { return nil }
                 return Bar(
                     label: arm.variant, value: Double(k) / Double(n), interval: ExperimentStatistics.wilson(k, of: n),
-                    text: "\(Self.percent(Double(k) / Double(n))) (\(k) of \(n))")
+                    text: "\(CampaignReport.percent(Double(k) / Double(n))) (\(k) of \(n))")
             }
         }
         var sections = [
@@ -72,7 +73,7 @@ struct CampaignReportPage {
         guard let check = report.sampleRatio else { return "" }
         let mismatch = check.p < CampaignReport.mismatchThreshold
         let text = mismatch
-            ? "Sample ratio MISMATCH: the split is unlikely under the weights; do not read the uplift until it is explained"
+            ? "Sample ratio MISMATCH: " + CampaignReport.mismatchAdvice
             : "The split agrees with the weights"
         return "<p class=\"verdict\(mismatch ? " mismatch" : "")\">\(text) (chi-squared \(String(format: "%.3f", check.chiSquare)), "
             + "\(check.degrees) degrees, p \(String(format: "%.4f", check.p))).</p>"
@@ -91,7 +92,7 @@ struct CampaignReportPage {
         var shapes = ["<line class=\"axis\" x1=\"\(Self.number(x(0)))\" y1=\"0\" x2=\"\(Self.number(x(0)))\" y2=\"\(Self.number(height))\"/>"]
         for (index, bar) in bars.enumerated() {
             let y = Double(index) * row + 5
-            let kind = bar.label == Experiment.control ? " control" : bar.label.hasPrefix("holdout:") ? " holdout" : ""
+            let kind = bar.label == Experiment.control ? " control" : HoldoutGroup.names(bar.label) ? " holdout" : ""
             let start = min(x(0), x(bar.value)), width = max(abs(x(bar.value) - x(0)), 1)
             shapes.append("<text x=\"0\" y=\"\(Self.number(y + 15))\">\(Self.escape(bar.label))</text>")
             shapes.append(
@@ -122,7 +123,7 @@ struct CampaignReportPage {
         for arm in arms {
             var cells = [
                 Self.escape(arm.variant), "\(arm.assigned)", "\(arm.sent)", "\(arm.delivered)", "\(arm.opened)", "\(arm.machineOpened)",
-                "\(arm.clicked)", "\(arm.machineClicked)", "\(arm.converted)", Self.percent(arm.rate), String(format: "%.2f", arm.revenueUSD),
+                "\(arm.clicked)", "\(arm.machineClicked)", "\(arm.converted)", CampaignReport.percent(arm.rate), String(format: "%.2f", arm.revenueUSD),
             ]
             if let comparison = arm.comparison {
                 cells.append(String(format: "%+.2f (%+.2f to %+.2f)", comparison.difference * 100, comparison.low * 100, comparison.high * 100))
@@ -135,12 +136,7 @@ struct CampaignReportPage {
         return "<div class=\"numbers\"><table>\n" + rows.joined(separator: "\n") + "\n</table></div>"
     }
 
-    static func percent(_ value: Double) -> String { String(format: "%.2f %%", value * 100) }
-
     static func number(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
+    static func escape(_ text: String) -> String { LiquidFilters.escapeHTML(text) }
 }

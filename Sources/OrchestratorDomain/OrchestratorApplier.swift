@@ -89,7 +89,7 @@ package enum OrchestratorApplier {
         // Engagement (opens, clicks, views, dismissals) was applied where it was reported; it counts only for its
         // experiment arm.
         guard !report.outcome.isEngagement else {
-            try DeliveryFeedback(db: db).applyEngagement(report)
+            try DeliveryFeedback(db: db, config: rules.config).applyEngagement(report)
             return []
         }
         let now = rules.clock()

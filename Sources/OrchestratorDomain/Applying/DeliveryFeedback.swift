@@ -13,7 +13,7 @@ struct DeliveryFeedback {
     let db: Database
 
     /// The configuration (the apps that track uninstalls).
-    var config = HeraldConfiguration()
+    let config: HeraldConfiguration
 
     /// What a report changed: whether the profile's reachability did, and the `UNINSTALL` events it recorded.
     struct Applied {

@@ -65,7 +65,7 @@ package struct Conversion: Sendable, Equatable {
 
 /// A global holdout group (`kind: holdout`, docs/measurement.md): a share of a project's profiles that no marketing
 /// campaign reaches but those it exempts, so that the whole program's effect can be measured against it. Membership is
-/// the experiment's hash over the group (`ExperimentAssignment.holdoutMember`): the same profiles for every campaign.
+/// the experiment's hash over the group (`ExperimentAssignment.isHeldOut`): the same profiles for every campaign.
 package struct HoldoutGroup: Sendable, Equatable {
     package var id: String
     package var project: String
@@ -92,7 +92,13 @@ package struct HoldoutGroup: Sendable, Equatable {
     }
 
     /// The variant name a member's assignment in a campaign records.
-    package var variant: String { "holdout:\(id)" }
+    package var variant: String { Self.prefix + id }
     /// The version a member's assignment records: the group and its share (a changed share is another group).
-    package var version: String { "holdout:\(id):\(basisPoints)" }
+    package var version: String { "\(Self.prefix)\(id):\(basisPoints)" }
+
+    /// What a holdout group's variant and version start with.
+    package static let prefix = "holdout:"
+
+    /// Whether an arm's variant or version is a holdout group's.
+    package static func names(_ arm: String) -> Bool { arm.hasPrefix(prefix) }
 }
