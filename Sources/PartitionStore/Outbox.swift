@@ -51,10 +51,11 @@ enum Outbox {
             id: db.lastInsertedRowID, topic: output.topic, key: output.key, value: output.value, headers: output.headers)
     }
 
-    static func pending(_ db: Database, limit: Int, through last: Int64 = .max) throws -> [OutboxRecord] {
-        try Row.fetchAll(
-            db, sql: "SELECT id, topic, key, value, headers FROM outbox WHERE id <= ? ORDER BY id LIMIT ?",
-            arguments: [last, limit])
+    /// The oldest `limit` records, in id order.
+    static func pending(_ db: Database, limit: Int) throws -> [OutboxRecord] {
+        let statement = try db.cachedStatement(
+            sql: "SELECT id, topic, key, value, headers FROM outbox ORDER BY id LIMIT ?")
+        return try Row.fetchAll(statement, arguments: [limit])
             .map { row in
                 let headersText: String = row["headers"]
                 var headers: [KafkaHeader] = []
@@ -71,6 +72,12 @@ enum Outbox {
                 return OutboxRecord(
                     id: row["id"], topic: row["topic"], key: row["key"], value: value.map { Array($0) }, headers: headers)
             }
+    }
+
+    /// Forgets every record up to `last`: what `pending` returned, oldest first (ids only grow, so none below it came
+    /// since).
+    static func delete(_ db: Database, through last: Int64) throws {
+        try db.executeCached(sql: "DELETE FROM outbox WHERE id <= ?", arguments: [last])
     }
 
     static func delete(_ db: Database, ids: [Int64]) throws {

@@ -93,8 +93,10 @@ package struct PartitionDatabase: Sendable {
                 }
                 next[record.topic] = record.offset + 1
             }
+            // Cached: compiling it also compiles the changelog's capture triggers (a tenth of the orchestrator's CPU at
+            // 250 events/s when it was compiled per batch, docs/performance.md).
             for (topic, offset) in next {
-                try db.execute(
+                try db.executeCached(
                     sql: """
                         INSERT INTO partition_offsets (topic, next_offset) VALUES (?, ?)
                         ON CONFLICT (topic) DO UPDATE SET next_offset = excluded.next_offset
@@ -165,12 +167,15 @@ package struct PartitionDatabase: Sendable {
     /// changelog records (unless `changelog` is false: a lost partition's new owner writes its changelog now). Throws
     /// when the broker does not answer; what is left is produced by the next call.
     ///
-    /// Each round takes where both queues end at one moment, produces the outbox up to there, then one chunk of the
-    /// changelog up to there: a transaction writes both at once, so the changelog never holds a transaction whose
-    /// outputs were not produced, and a restored state never skips an output (outputs produced whose changelog was not
-    /// are decided again, with the same ids, and deduped downstream). The changelog goes one chunk per round, so that
-    /// outputs written meanwhile go first: a burst of new profiles (nine changelog records each) does not hold the
-    /// sends decided after it.
+    /// Each round reads both queues at one moment (one read transaction), produces the outbox's oldest chunk, then,
+    /// if that was all the outbox held, one chunk of the changelog up to that moment: a transaction writes both at
+    /// once, so the changelog never holds a transaction whose outputs were not produced, and a restored state never
+    /// skips an output (outputs produced whose changelog was not are decided again, with the same ids, and deduped
+    /// downstream). The changelog goes one chunk per round, so that outputs written meanwhile go first: a burst of new
+    /// profiles (nine changelog records each) does not hold the sends decided after it. Then one write transaction
+    /// forgets what the broker acknowledged of both. A round is one read and one write, whatever it holds, and the
+    /// rounds go on until one finds nothing: at a low rate a flush is a round and a look (docs/performance.md, "The
+    /// cost per event").
     ///
     /// A record that can never be produced (too large, invalid) is replaced by `unproducible(record, error)`, a dead
     /// letter without its value, so that it does not hold the partition's other outputs forever. `produced` is told the
@@ -182,47 +187,60 @@ package struct PartitionDatabase: Sendable {
     ) async throws {
         let topic = changelog ? changelogTopic : nil
         while true {
-            let (outboxEnd, changelogEnd) = try await pool.read { db in
-                (try Int64.fetchOne(db, sql: "SELECT max(id) FROM outbox"),
-                 topic == nil ? nil : try Int64.fetchOne(db, sql: "SELECT max(seq) FROM changelog"))
+            let round = try await pool.read { db in try ProduceRound(db, changelog: topic != nil) }
+            guard !round.outbox.isEmpty || !round.changes.isEmpty else { return }
+            if !round.outbox.isEmpty {
+                _ = try await publisher.publishOrStub(round.outbox.map(\.outgoing), stub: unproducible)
             }
-            guard outboxEnd != nil || changelogEnd != nil else { return }
-            if let outboxEnd {
-                while case let pending = try await pool.read({ db in try Outbox.pending(db, limit: 1000, through: outboxEnd) }),
-                    !pending.isEmpty
-                {
-                    _ = try await publisher.publishOrStub(pending.map(\.outgoing), stub: unproducible)
-                    try await markProduced(pending.map(\.id))
-                    Outbox.countProduced(pending)
+            // The outbox went out: what follows forgets it even when the changelog's produce fails.
+            var changelogEnd: (seq: Int64, nextOffset: Int64, count: Int)?
+            var failure: (any Error)?
+            if let topic, let last = round.changes.last {
+                // A row image that can never be produced is lost to a restore (the row's next change carries it
+                // again); a dead letter says so rather than the partition's outputs stopping behind it.
+                let kept = ChangelogCapture.lastImagePerTransaction(round.changes)
+                let records = kept.map {
+                    ChangelogEntry($0.change, writer: round.writer).record(topic: topic, partition: partition)
+                }
+                do {
+                    let reports = try await publisher.publishOrStub(records, stub: unproducible)
+                    changelogEnd = (last.seq, (reports.compactMap { $0?.offset }.max() ?? -1) + 1, kept.count)
+                } catch {
+                    failure = error
                 }
             }
-            if let topic, let changelogEnd,
-                let last = try await produceChangelogChunk(topic: topic, through: changelogEnd, with: publisher, unproducible: unproducible)
-            {
-                await produced(last)
+            let (lastOutbox, changelogDone) = (round.outbox.last?.id, changelogEnd)
+            try await pool.write { db in
+                if let lastOutbox { try Outbox.delete(db, through: lastOutbox) }
+                if let done = changelogDone {
+                    try ChangelogCapture.produced(db, through: done.seq, nextOffset: done.nextOffset)
+                }
+            }
+            Outbox.countProduced(round.outbox)
+            if let failure { throw failure }
+            if let topic, let changelogEnd {
+                Outbox.countProduced(changelogEnd.count, topic: topic)
+                await produced(changelogEnd.seq)
             }
         }
     }
 
-    /// Produces the oldest changelog records up to `end`, at most one chunk; returns the last sequence number produced.
-    private func produceChangelogChunk(
-        topic: String, through end: Int64, with publisher: any OutboxPublisher,
-        unproducible: (KafkaOutgoingRecord, KafkaError) -> KafkaOutgoingRecord
-    ) async throws -> Int64? {
-        let (changes, writer) = try await pool.read { db in
-            (try ChangelogCapture.pending(db, limit: 5000, through: end),
-             try String.fetchOne(db, sql: "SELECT writer FROM changelog_state WHERE id = 0") ?? "")
+    /// What one round of `produceOutbox` produces, read at one moment: the outbox's oldest records, and, when that is
+    /// all the outbox holds, the changelog's oldest chunk with the writer id its records carry.
+    private struct ProduceRound: Sendable {
+        static let outboxChunk = 1000
+        static let changelogChunk = 5000
+        var outbox: [OutboxRecord]
+        var changes: [ChangelogCapture.Pending] = []
+        var writer = ""
+
+        init(_ db: Database, changelog: Bool) throws {
+            outbox = try Outbox.pending(db, limit: Self.outboxChunk)
+            // More outputs than a chunk: the changelog waits for a round that reaches the outbox's end.
+            guard changelog, outbox.count < Self.outboxChunk else { return }
+            changes = try ChangelogCapture.pending(db, limit: Self.changelogChunk)
+            if !changes.isEmpty { writer = try ChangelogCapture.writer(db) }
         }
-        guard let last = changes.last else { return nil }
-        let produced = ChangelogCapture.lastImagePerTransaction(changes)
-        // A row image that can never be produced is lost to a restore (the row's next change carries it again); a dead
-        // letter says so rather than the partition's outputs stopping behind it.
-        let reports = try await publisher.publishOrStub(
-            produced.map { ChangelogEntry($0.change, writer: writer).record(topic: topic, partition: partition) }, stub: unproducible)
-        let next = (reports.compactMap { $0?.offset }.max() ?? -1) + 1
-        try await pool.write { db in try ChangelogCapture.produced(db, through: last.seq, nextOffset: next) }
-        Outbox.countProduced(produced.count, topic: topic)
-        return last.seq
     }
 
     /// The dead letter of an output that can never be produced, for callers that have no service name to give.

@@ -538,4 +538,55 @@ struct ChangelogTests {
         #expect(start == .offset(10))
         #expect(rows == expected)
     }
+
+    @Test("a flush produces a transaction's outputs in chunks before any of its changelog; a changelog the broker refuses leaves the outputs produced once")
+    func flushRounds() async throws {
+        let broker = MemoryBroker()
+        let first = owner(broker)
+        _ = try await first.partitionsAssigned(inputs)
+        let database = try #require(await first.database(0))
+        await first.flush(0)
+        _ = try await database.writeWithOutbox { db in
+            try db.execute(sql: "INSERT INTO notes (body) VALUES ('many outputs')")
+            return ((), (0..<2_500).map { PendingOutput(topic: "out", key: "k\($0)", value: [UInt8($0 % 256)]) })
+        }
+        let publisher = RoundsPublisher(broker)
+        publisher.refuse(topic)
+        await #expect(throws: KafkaError.self) { try await database.produceOutbox(with: publisher) }
+        // Three rounds of outputs (a chunk is 1,000), then the changelog (the row and the commit record), once the outbox
+        // was read to its end.
+        #expect(publisher.calls == [["out": 1_000], ["out": 1_000], ["out": 500], [topic: 2]])
+        #expect(try await database.pendingOutbox().isEmpty)
+        #expect(try await database.hasUnproduced())
+
+        publisher.refuse(nil)
+        try await database.produceOutbox(with: publisher)
+        #expect(publisher.calls.last == [topic: 2])
+        let keys = broker.records(TopicPartition("out", 0)).map { String(decoding: $0.key ?? [], as: UTF8.self) }
+        let onceInOrder = keys == (0..<2_500).map { "k\($0)" }
+        #expect(onceInOrder, "\(keys.count) outputs produced (\(Set(keys).count) distinct) for 2,500")
+        #expect(try await database.hasUnproduced() == false)
+        await first.partitionsRevoked(inputs, lost: false)
+    }
+}
+
+/// Records each publish call's records per topic, and refuses a topic's records when told (a broker that does not
+/// answer for it), else hands them to the memory broker.
+private final class RoundsPublisher: OutboxPublisher {
+    private let broker: MemoryBroker
+    private let state = Locked((calls: [[String: Int]](), refused: String?.none))
+
+    init(_ broker: MemoryBroker) { self.broker = broker }
+
+    var calls: [[String: Int]] { state.withLock { $0.calls } }
+    func refuse(_ topic: String?) { state.withLock { $0.refused = topic } }
+
+    func publish(_ records: [KafkaOutgoingRecord]) async throws -> [KafkaDeliveryReport] {
+        let refused = state.withLock { state in
+            state.calls.append(records.reduce(into: [:]) { $0[$1.topic, default: 0] += 1 })
+            return state.refused.map { topic in records.contains { $0.topic == topic } } ?? false
+        }
+        if refused { throw KafkaError(code: .timedOut, reason: "refused by the test") }
+        return try await broker.publish(records)
+    }
 }

@@ -89,9 +89,10 @@ package enum ChangelogCapture {
         var change: ChangelogEntry.Change
     }
 
-    static func pending(_ db: Database, limit: Int, through last: Int64) throws -> [Pending] {
-        try Row.fetchAll(
-            db, sql: "SELECT seq, tbl, pk, image FROM changelog WHERE seq <= ? ORDER BY seq LIMIT ?", arguments: [last, limit])
+    /// The oldest `limit` records, in sequence order.
+    static func pending(_ db: Database, limit: Int) throws -> [Pending] {
+        let statement = try db.cachedStatement(sql: "SELECT seq, tbl, pk, image FROM changelog ORDER BY seq LIMIT ?")
+        return try Row.fetchAll(statement, arguments: [limit])
             .map { row in
                 let table: String = row["tbl"]
                 if table.isEmpty { return Pending(seq: row["seq"], change: .commit) }
@@ -126,14 +127,19 @@ package enum ChangelogCapture {
 
     /// Forgets the records the broker acknowledged, and records where the changelog now ends for this database.
     static func produced(_ db: Database, through seq: Int64, nextOffset: Int64) throws {
-        try db.execute(sql: "DELETE FROM changelog WHERE seq <= ?", arguments: [seq])
+        try db.executeCached(sql: "DELETE FROM changelog WHERE seq <= ?", arguments: [seq])
         try advance(db, to: nextOffset)
     }
 
     /// Records that the changelog up to `offset` is reflected in this database.
     static func advance(_ db: Database, to offset: Int64) throws {
-        try db.execute(
+        try db.executeCached(
             sql: "UPDATE changelog_state SET next_offset = max(next_offset, ?) WHERE id = 0", arguments: [offset])
+    }
+
+    /// The writer id this database's changelog records carry.
+    static func writer(_ db: Database) throws -> String {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT writer FROM changelog_state WHERE id = 0")) ?? ""
     }
 
     /// This database writes the changelog from `offset` on, under a new writer id (a takeover, the end of a restore).
