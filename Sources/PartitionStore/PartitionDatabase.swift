@@ -173,9 +173,10 @@ package struct PartitionDatabase: Sendable {
     /// skips an output (outputs produced whose changelog was not are decided again, with the same ids, and deduped
     /// downstream). The changelog goes one chunk per round, so that outputs written meanwhile go first: a burst of new
     /// profiles (nine changelog records each) does not hold the sends decided after it. Then one write transaction
-    /// forgets what the broker acknowledged of both. A round is one read and one write, whatever it holds, and the
-    /// rounds go on until one finds nothing: at a low rate a flush is a round and a look (docs/performance.md, "The
-    /// cost per event").
+    /// forgets what the broker acknowledged of both. A round is one read and one write, whatever it holds. The rounds go
+    /// on while one was cut by a chunk's size: what was committed before the call has gone out when this returns, and
+    /// what a transaction commits meanwhile goes with the flush its writer asks for (`PartitionOwner.scheduleFlush`),
+    /// so that a flush at a low rate is one round, not a round and a look that finds nothing (docs/performance.md).
     ///
     /// A record that can never be produced (too large, invalid) is replaced by `unproducible(record, error)`, a dead
     /// letter without its value, so that it does not hold the partition's other outputs forever. `produced` is told the
@@ -222,6 +223,7 @@ package struct PartitionDatabase: Sendable {
                 Outbox.countProduced(changelogEnd.count, topic: topic)
                 await produced(changelogEnd.seq)
             }
+            guard round.cut else { return }
         }
     }
 
@@ -241,6 +243,9 @@ package struct PartitionDatabase: Sendable {
             changes = try ChangelogCapture.pending(db, limit: Self.changelogChunk)
             if !changes.isEmpty { writer = try ChangelogCapture.writer(db) }
         }
+
+        /// Whether a chunk's size cut the round: more was there when it read.
+        var cut: Bool { outbox.count == Self.outboxChunk || changes.count == Self.changelogChunk }
     }
 
     /// The dead letter of an output that can never be produced, for callers that have no service name to give.
