@@ -11,7 +11,13 @@ struct PathLoad {
     /// The `sent` reports read from `herald.deliveries`, by send id (filled by the benchmark's reader).
     let reports: Locked<[String: DeliveryReport]>
     let simulators: SimulatorState
+    /// Every process of the services, under its service's name (several under one name: their CPU is summed).
     let processes: [(name: String, pid: pid_t)]
+
+    /// The services' names, once each, in order.
+    var services: [String] {
+        processes.reduce(into: [String]()) { names, process in if !names.contains(process.name) { names.append(process.name) } }
+    }
 
     struct Result {
         var lines: String
@@ -81,7 +87,7 @@ struct PathLoad {
             steady.append(total)
         }
         var (cpu, net): ([String: Double], [String: Double]) = ([:], [:])
-        for (name, _) in processes {
+        for name in services {
             let used = (cpuAfter[name] ?? 0) - (cpuBefore[name] ?? 0)
             cpu[name] = used * 1000 / Double(total)
             net[name] = max(0, used - (idle[name] ?? 0) * busy) * 1000 / Double(total)
@@ -89,7 +95,7 @@ struct PathLoad {
         let used = cpu.values.reduce(0, +)
         let usedNet = net.values.reduce(0, +)
         func perService(_ figures: [String: Double]) -> String {
-            processes.map { String(format: "%@ %.2f s", $0.name, figures[$0.name] ?? 0) }.joined(separator: ", ")
+            services.map { String(format: "%@ %.2f s", $0, figures[$0] ?? 0) }.joined(separator: ", ")
         }
         let lines = """
               phase \(phase): \(total) events at \(rate)/s for \(seconds) s over HTTP (posted in \(String(format: "%.1f", produceSeconds)) s) -> \(reports.withLock { $0.count }) pushes answered, \(arrivals.count) reached APNs
@@ -117,8 +123,8 @@ struct PathLoad {
         return after.reduce(into: [:]) { idle, entry in idle[entry.key] = (entry.value - (before[entry.key] ?? 0)) / seconds }
     }
 
-    /// User and system CPU seconds each process has used so far: fields 14 and 15 of `/proc/<pid>/stat`, in clock
-    /// ticks (counted after the command's closing parenthesis, which may itself hold spaces).
+    /// User and system CPU seconds each service's processes have used so far: fields 14 and 15 of `/proc/<pid>/stat`,
+    /// in clock ticks (counted after the command's closing parenthesis, which may itself hold spaces).
     func cpuSeconds() -> [String: Double] {
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         var seconds: [String: Double] = [:]
@@ -128,7 +134,7 @@ struct PathLoad {
             else { continue }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
-            seconds[name] = (user + system) / ticks
+            seconds[name, default: 0] += (user + system) / ticks
         }
         return seconds
     }

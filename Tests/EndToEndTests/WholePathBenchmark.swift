@@ -13,6 +13,9 @@ struct WholePathBenchmark {
     static let rate = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_RATE"] ?? "") ?? 1000
     static let seconds = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_SECONDS"] ?? "") ?? 10
     static let users = 1000
+    /// Orchestrators and notifiers started (`HERALD_BENCH_INSTANCES`, default 1): with 2, the same path shared by two
+    /// members of each group, so that the CPU per event says whether a second instance adds capacity.
+    static let instances = max(1, Int(ProcessInfo.processInfo.environment["HERALD_BENCH_INSTANCES"] ?? "") ?? 1)
     /// `HERALD_BENCH_RATE=search`: the highest rate whose p99 meets the goal, by a short search (`nextRate`).
     static let search = ProcessInfo.processInfo.environment["HERALD_BENCH_RATE"] == "search"
     static let goalMilliseconds = 100.0
@@ -79,11 +82,11 @@ struct WholePathBenchmark {
         defer { try? FileManager.default.removeItem(atPath: stack.work) }
         try await stack.applyConfiguration(Self.configuration)
         let kafka = ["KAFKA_FETCH_WAIT_MAX_MS": String(Self.fetchWait)].merging(StateMoveTests.benchEnvironment) { $1 }
-        let orchestrator = try stack.orchestrator("o1", environment: kafka)
-        let notifier = try stack.notifier("n1", environment: kafka)
+        let orchestrators = try (1...Self.instances).map { try stack.orchestrator("o\($0)", environment: kafka) }
+        let notifiers = try (1...Self.instances).map { try stack.notifier("n\($0)", environment: kafka) }
         let ingest = try stack.ingest(environment: StateMoveTests.benchEnvironment)
         let ingestPort = try await StateMoveTests.port(ingest)
-        for process in [orchestrator, notifier] {
+        for process in orchestrators + notifiers {
             try await waitUntil("\(process.name)'s partitions", timeout: .seconds(60)) {
                 !process.logs("partition databases open").isEmpty || process.exitCode != nil
             }
@@ -125,12 +128,14 @@ struct WholePathBenchmark {
         }
         try await waitUntil("the reader's partitions") { !reader.assignment.isEmpty }
 
-        let processes = [("ingest", ingest), ("orchestrator", orchestrator), ("notifier", notifier)]
+        // A service's CPU is the sum of its instances'.
+        let processes = [("ingest", ingest)] + orchestrators.map { ("orchestrator", $0) } + notifiers.map { ("notifier", $0) }
         let load = PathLoad(ingestPort: ingestPort, reports: reports, simulators: simulators, processes: processes.map { ($0.0, $0.1.pid) })
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        print("whole path benchmark (\(cores) cores, \(StateMoveTests.partitions) partitions, one ingest, orchestrator and notifier, fetch.wait.max.ms \(Self.fetchWait))")
+        let members = Self.instances == 1 ? "one ingest, orchestrator and notifier" : "one ingest, \(Self.instances) orchestrators and \(Self.instances) notifiers"
+        print("whole path benchmark (\(cores) cores, \(StateMoveTests.partitions) partitions, \(members), fetch.wait.max.ms \(Self.fetchWait))")
         let idle = try await load.idleCPU(seconds: 3)
-        print("  idle (no events, 3 s): " + processes.map { String(format: "%@ %.2f", $0.0, idle[$0.0] ?? 0) }.joined(separator: ", ") + " cores")
+        print("  idle (no events, 3 s): " + load.services.map { String(format: "%@ %.2f", $0, idle[$0] ?? 0) }.joined(separator: ", ") + " cores")
         if Self.search {
             // The highest rate whose p99 stays under the goal, from 250/s (`nextRate` says how the search goes on).
             var (met, missed): (Int?, Int?) = (nil, nil)
@@ -148,6 +153,23 @@ struct WholePathBenchmark {
         } else {
             let result = try await load.run(rate: Self.rate, seconds: Self.seconds, phase: 1, idle: idle)
             print(result.lines)
+            printFigures(result)
+        }
+        reader.stop()
+        try? await reading.value
+        await reader.close()
+
+        for process in [ingest] + orchestrators + notifiers { process.signal(SIGTERM) }
+        for process in [ingest] + orchestrators + notifiers { _ = try? await process.waitForExit() }
+        await apns.stop()
+        await stack.shutdown()
+    }
+
+    /// The figure lines of one run at a fixed rate; with more than one instance of the orchestrator and the notifier
+    /// (scale-out, `path 250 10 2` in bench/all), named for it, to be read next to the same rate with one.
+    private func printFigures(_ result: PathLoad.Result) {
+        let suffix = Self.instances == 1 ? "at_\(Self.rate)" : "at_\(Self.rate)_with_\(Self.instances)_instances"
+        if Self.instances == 1 {
             printFigure("event_to_provider_p50_at_\(Self.rate)", result.p50, unit: "ms", goal: "-")
             printFigure(
                 "event_to_provider_p99_at_\(Self.rate)", result.p99, unit: "ms",
@@ -155,18 +177,15 @@ struct WholePathBenchmark {
             printFigure("hop_ingest_to_decision_p99", result.hopP99.decide, unit: "ms", goal: "-")
             printFigure("hop_decision_to_provider_request_p99", result.hopP99.request, unit: "ms", goal: "-")
             printFigure("hop_provider_request_to_answer_p99", result.hopP99.answer, unit: "ms", goal: "-")
-            printFigure("path_cpu_seconds_per_1000_events_at_\(Self.rate)", result.cpuPerThousand.values.reduce(0, +), unit: "s", goal: "-")
-            printFigure(
-                "path_cpu_seconds_per_1000_events_net_of_idle_at_\(Self.rate)", result.netCPUPerThousand.values.reduce(0, +), unit: "s",
-                goal: "-")
+        } else {
+            printFigure("event_to_provider_p99_\(suffix)", result.p99, unit: "ms", goal: "-")
         }
-        reader.stop()
-        try? await reading.value
-        await reader.close()
-
-        for process in [ingest, orchestrator, notifier] { process.signal(SIGTERM) }
-        for process in [ingest, orchestrator, notifier] { _ = try? await process.waitForExit() }
-        await apns.stop()
-        await stack.shutdown()
+        printFigure("path_cpu_seconds_per_1000_events_\(suffix)", result.cpuPerThousand.values.reduce(0, +), unit: "s", goal: "-")
+        printFigure(
+            "path_cpu_seconds_per_1000_events_net_of_idle_\(suffix)", result.netCPUPerThousand.values.reduce(0, +), unit: "s",
+            goal: "-")
+        for service in ["orchestrator", "notifier"] {
+            printFigure("\(service)_cpu_seconds_per_1000_events_\(suffix)", result.cpuPerThousand[service] ?? 0, unit: "s", goal: "-")
+        }
     }
 }
