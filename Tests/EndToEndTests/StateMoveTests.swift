@@ -10,7 +10,8 @@ import Testing
 @Suite("State that survives a move", .timeLimit(.minutes(8)))
 struct StateMoveTests {
     static let users = 5_000
-    static let partitions = 16
+    /// The keyed topics' partitions: 16, or `HERALD_BENCH_PARTITIONS` for a benchmark that tries another count.
+    static let partitions = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_PARTITIONS"] ?? "") ?? 16
 
     /// More environment for the services a benchmark starts, `NAME=value,NAME=value` (`HERALD_BENCH_SERVICE_ENV`): to
     /// try a setting.
