@@ -73,9 +73,15 @@ final class DeliveryWorker: Service, @unchecked Sendable {
                 }
                 let finished = await events.wait(for: inFlight == 0 || inFlight < window ? pollInterval : .seconds(1))
                 inFlight -= finished.count
-                for (partition, items) in Dictionary(grouping: finished, by: \.partition) {
-                    let results = items.compactMap(\.result)
-                    if !results.isEmpty { await partitions.complete(partition: partition, results: results, retry: retry) }
+                // Each partition's results at once, each on its own database's writer.
+                await withDiscardingTaskGroup { completions in
+                    for (partition, items) in Dictionary(grouping: finished, by: \.partition) {
+                        let results = items.compactMap(\.result)
+                        guard !results.isEmpty else { continue }
+                        completions.addTask { [partitions, retry] in
+                            await partitions.complete(partition: partition, results: results, retry: retry)
+                        }
+                    }
                 }
             }
         }

@@ -216,7 +216,6 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// retries, held and waiting sends), else only those a batch brought sends or contacts to since (`hinted`), and those
     /// whose last claim was cut by the limit: a wake-up for one send reads one partition, not every one.
     func claim(_ channel: MessageChannel, limit: Int, fullScan: Duration = .zero) async -> [ClaimedAttempt] {
-        var result: [ClaimedAttempt] = []
         let running = await owner.runningPartitions
         let scanned: [Int32]
         if let last = lastFullScan[channel], ContinuousClock.now - last < fullScan {
@@ -228,46 +227,71 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             scanned = running
         }
         let now = clock()
-        let (owner, platforms) = (self.owner, self.platforms)
-        for (index, number) in scanned.enumerated() {
-            guard result.count < limit else {
-                // Not looked at: looked at first next time.
-                hinted[channel, default: []].formUnion(scanned[index...])
-                break
-            }
-            guard handover[number] == nil else { continue }
-            let left = limit - result.count
-            do {
-                // Let in only while the partition runs, and it claims only if the partition still runs when its write
-                // transaction starts (`isRunning`, read inside it): a revocation, drained or lost, that begins while the
-                // claim reads or waits for the writer leaves the sends pending for the next owner. A check between the
-                // read and the write left the write's own wait open; without any, a lost partition's old owner sent
-                // what it had claimed after the loss, and the new owner sent it again (StateMoveTests).
-                let claim = try await owner.run(on: number) { database -> ([SendClaims.Claimed], Int64?) in
-                    guard try await database.read({ db in try SendsTable(db).hasWork(channel: channel, at: WireTime.format(now)) })
-                    else { return ([], nil) }
-                    let (claimed, outbox, end) = try await database.writeWithOutboxLogged { db in
-                        guard owner.isRunning(number) else { return ([SendClaims.Claimed](), [PendingOutput]()) }
-                        return try SendClaims.claim(db, channel: channel, limit: left, now: now, platforms: platforms)
+        let (owner, platforms, logger) = (self.owner, self.platforms, self.logger)
+        // The partitions claim at once, each on its own database's writer, each up to an even share of the limit (at
+        // least one): with one partition after another, a send whose partition came last in a busy round waited for
+        // every other's transaction (docs/performance.md, "Partitions per process"). Beyond the limit's count of
+        // partitions, the rest are looked at first next time, as are those whose share cut their claim.
+        let ready = scanned.filter { handover[$0] == nil }
+        let claiming = Array(ready.prefix(max(1, limit)))
+        if claiming.count < ready.count { hinted[channel, default: []].formUnion(ready[claiming.count...]) }
+        guard !claiming.isEmpty else { return [] }
+        let share = max(1, limit / claiming.count)
+        let claims = await withTaskGroup(of: (Int32, [SendClaims.Claimed], Int64?).self) { group in
+            for number in claiming {
+                group.addTask {
+                    do {
+                        let claim = try await Self.claim(
+                            number, channel, limit: share, now: now, owner: owner, platforms: platforms)
+                        return (number, claim?.claimed ?? [], claim?.end)
+                    } catch {
+                        logger.error(
+                            "claiming sends failed",
+                            metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
+                        return (number, [], nil)
                     }
-                    // Held before this claim's own work ends: a drain never sees a moment with neither.
-                    await owner.hold(claimed.count, on: number)
-                    if !outbox.isEmpty { await owner.scheduleFlush(number) }
-                    return (claimed, end)
                 }
-                guard let (claimed, end) = claim else { continue }
-                // Cut by the limit: more may be due there.
-                if claimed.count == left { hinted[channel, default: []].insert(number) }
-                guard !claimed.isEmpty else { continue }
-                let admission = end.map { end in
-                    Task { await self.admission(number, through: end, attempts: claimed.count, channel: channel) }
-                }
-                result += claimed.map { ClaimedAttempt(partition: number, claimed: $0, admission: admission) }
-            } catch {
-                logger.error("claiming sends failed", metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
             }
+            var claims: [Int32: (claimed: [SendClaims.Claimed], end: Int64?)] = [:]
+            for await (number, claimed, end) in group { claims[number] = (claimed, end) }
+            return claims
+        }
+        var result: [ClaimedAttempt] = []
+        for number in claiming {
+            guard let (claimed, end) = claims[number], !claimed.isEmpty else { continue }
+            // Cut by its share: more may be due there.
+            if claimed.count == share { hinted[channel, default: []].insert(number) }
+            let admission = end.map { end in
+                Task { await self.admission(number, through: end, attempts: claimed.count, channel: channel) }
+            }
+            result += claimed.map { ClaimedAttempt(partition: number, claimed: $0, admission: admission) }
         }
         return result
+    }
+
+    /// One partition's claim: up to `limit` due attempts, held as the partition's work; nil when the partition is not
+    /// running here. Let in only while the partition runs, and it claims only if the partition still runs when its
+    /// write transaction starts (`isRunning`, read inside it): a revocation, drained or lost, that begins while the
+    /// claim reads or waits for the writer leaves the sends pending for the next owner. A check between the read and
+    /// the write left the write's own wait open; without any, a lost partition's old owner sent what it had claimed
+    /// after the loss, and the new owner sent it again (StateMoveTests).
+    private static func claim(
+        _ number: Int32, _ channel: MessageChannel, limit: Int, now: Date, owner: PartitionOwner,
+        platforms: [String: String]
+    ) async throws -> (claimed: [SendClaims.Claimed], end: Int64?)? {
+        try await owner.run(on: number) { database in
+            let at = WireTime.format(now)
+            let due = try await database.read { db in try SendsTable(db).hasWork(channel: channel, at: at) }
+            guard due else { return ([], nil) }
+            let (claimed, outbox, end) = try await database.writeWithOutboxLogged { db in
+                guard owner.isRunning(number) else { return ([SendClaims.Claimed](), [PendingOutput]()) }
+                return try SendClaims.claim(db, channel: channel, limit: limit, now: now, platforms: platforms)
+            }
+            // Held before this claim's own work ends: a drain never sees a moment with neither.
+            await owner.hold(claimed.count, on: number)
+            if !outbox.isEmpty { await owner.scheduleFlush(number) }
+            return (claimed, end)
+        }
     }
 
     /// Whether a claim's attempts may be made: once its `sending` rows are in the partition's changelog (through `end`,

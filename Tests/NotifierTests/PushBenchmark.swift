@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldTestSupport
+import PartitionStore
 import ProviderSimulators
 import Shared
 import Testing
@@ -99,6 +100,8 @@ struct PushThroughputBenchmark {
         // consumer's batches of 500 (what every instance also does with its own reports as they come). The embedded
         // broker keeps about 5 MiB of a partition, so with many sends the oldest reports are gone: the new owner then
         // knows only the sends whose reports it read, which is what the check below expects.
+        // The ledger says sent as soon as a result is recorded; its report may still be on its way to the broker.
+        try await waitUntil("every report produced") { await harness.partitions.owner.flush(0) }
         let (low, high) = try await harness.watermarks(TopicPartition(HeraldTopic.deliveries.name, 0))
         let reports = try await readTopic(
             HeraldTopic.deliveries.name, bootstrap: harness.cluster.bootstrapServers, logger: harness.logger,
