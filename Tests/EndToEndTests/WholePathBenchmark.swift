@@ -174,9 +174,10 @@ struct WholePathBenchmark {
             printFigure(
                 "event_to_provider_p99_at_\(Self.rate)", result.p99, unit: "ms",
                 goal: Self.rate == 2000 ? "<100" : "<100_at_2000/s")
-            printFigure("hop_ingest_to_decision_p99", result.hopP99.decide, unit: "ms", goal: "-")
-            printFigure("hop_decision_to_provider_request_p99", result.hopP99.request, unit: "ms", goal: "-")
-            printFigure("hop_provider_request_to_answer_p99", result.hopP99.answer, unit: "ms", goal: "-")
+            // Named for the rate: bench/all runs two rates (2,000/s, and 250/s next to the scale-out).
+            printFigure("hop_ingest_to_decision_p99_\(suffix)", result.hopP99.decide, unit: "ms", goal: "-")
+            printFigure("hop_decision_to_provider_request_p99_\(suffix)", result.hopP99.request, unit: "ms", goal: "-")
+            printFigure("hop_provider_request_to_answer_p99_\(suffix)", result.hopP99.answer, unit: "ms", goal: "-")
         } else {
             printFigure("event_to_provider_p99_\(suffix)", result.p99, unit: "ms", goal: "-")
         }
