@@ -89,7 +89,7 @@ struct EventTests {
             """#)
         guard case .valid(let event) = outcome else { Issue.record("\(outcome)"); return }
         #expect(
-            String(decoding: event.json.serialized, as: UTF8.self)
+            String(decoding: event.serialized, as: UTF8.self)
                 == #"{"name":"PURCHASED","id":"evt-1","time":"2026-11-22T10:00:00.000Z","label":"legacy_label","tags":["spring","sale"],"attributes":{"sub_category.s":"bags","end_of_sale_date.t":"2026-12-01T00:00:00.000Z","items_list.a":[{"name.s":"Basil","price.f":23.99,"item_url.u":"https://example.com/basil","in_sales.b":true}]}}"#
         )
     }

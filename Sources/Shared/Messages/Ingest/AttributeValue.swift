@@ -46,6 +46,36 @@ package enum AttributeValue: Sendable, Equatable {
     }
 
     package static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool { lhs.json == rhs.json }
+
+    /// Writes what `json` builds, without building it (an ingest record's event attributes).
+    package func write(into writer: inout JSONWriter) {
+        switch self {
+        case .string(let value), .url(let value): writer.string(value)
+        case .integer(let value): writer.number(String(value))
+        case .double(let value): writer.number(JSONValue.literal(value))
+        case .bool(let value): writer.bool(value)
+        case .date(let value): writer.string(WireTime.format(value))
+        case .stringArray(let values):
+            writer.openArray()
+            for value in values { writer.string(value) }
+            writer.closeArray()
+        case .object(let members): AttributeValue.writeTyped(members, into: &writer)
+        case .objectArray(let objects):
+            writer.openArray()
+            for object in objects { AttributeValue.writeTyped(object, into: &writer) }
+            writer.closeArray()
+        }
+    }
+
+    /// Writes what `typedObject` builds.
+    package static func writeTyped(_ members: [(String, AttributeValue)], into writer: inout JSONWriter) {
+        writer.openObject()
+        for (name, value) in members {
+            writer.key("\(name).\(value.suffix)")
+            value.write(into: &writer)
+        }
+        writer.closeObject()
+    }
 }
 
 extension AttributeValue {

@@ -65,38 +65,43 @@ package struct IngestRecord: Sendable, Equatable {
         return headers
     }
 
-    package var json: JSONValue {
-        var members: [JSONMember] = [
-            JSONMember("v", .number(String(Self.version))), JSONMember("kind", .string("ingest")),
-            JSONMember("op", .string(op.rawValue)), JSONMember("id", .string(id)),
-            JSONMember("project", .string(project)),
-        ]
+    /// The record's bytes, written straight from its typed fields (no tree between: this runs once per accepted write).
+    package var value: [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writer.openObject()
+        writer.key("v")
+        writer.number(String(Self.version))
+        writer.member("kind", "ingest")
+        writer.member("op", op.rawValue)
+        writer.member("id", id)
+        writer.member("project", project)
         switch source {
         case .server:
-            members.append(JSONMember("source", .string("server")))
+            writer.member("source", "server")
         case .app(let app, let dev):
-            members.append(JSONMember("source", .string("app")))
-            members.append(JSONMember("app", .string(app)))
-            members.append(JSONMember("dev", .bool(dev)))
+            writer.member("source", "app")
+            writer.member("app", app)
+            writer.key("dev")
+            writer.bool(dev)
         case .orchestrator:
-            members.append(JSONMember("source", .string("orchestrator")))
+            writer.member("source", "orchestrator")
         }
-        if let customID { members.append(JSONMember("custom_id", .string(customID))) }
-        if let installationID { members.append(JSONMember("installation_id", .string(installationID))) }
-        if let alias { members.append(JSONMember("alias", alias.json)) }
-        if let deviceToken { members.append(JSONMember("device_token", .string(deviceToken))) }
-        members.append(JSONMember("received_at", .string(WireTime.format(receivedAt))))
-        members += payload.members
-        if updateExistingOnly { members.append(JSONMember("update_existing_only", .bool(true))) }
-        if unsigned { members.append(JSONMember("unsigned", .bool(true))) }
+        if let customID { writer.member("custom_id", customID) }
+        if let installationID { writer.member("installation_id", installationID) }
+        if let alias { writer.member("alias", alias.json) }
+        if let deviceToken { writer.member("device_token", deviceToken) }
+        writer.member("received_at", WireTime.format(receivedAt))
+        payload.write(into: &writer)
+        if updateExistingOnly { writer.member("update_existing_only", .bool(true)) }
+        if unsigned { writer.member("unsigned", .bool(true)) }
         if forwarded {
-            members.append(JSONMember("forwarded", .bool(true)))
-            members.append(JSONMember("hops", .number(String(hops))))
+            writer.member("forwarded", .bool(true))
+            writer.key("hops")
+            writer.number(String(hops))
         }
-        return .object(members)
+        writer.closeObject()
+        return writer.bytes
     }
-
-    package var value: [UInt8] { json.serialized }
 
     /// The envelope's members; every other member is one of the op's fields.
     static let envelope: Set<String> = [

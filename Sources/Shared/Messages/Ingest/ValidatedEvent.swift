@@ -17,15 +17,33 @@ package struct ValidatedEvent: Sendable, Equatable {
     /// The typed attributes as JSON: `{"price.f": 9.5, "tags.a": ["x"]}`.
     package var attributesJSON: JSONValue { readAttributes ?? AttributeValue.typedObject(attributes) }
 
-    /// `{"name": "PURCHASED", "id": …, "time": …, "label": …, "tags": […], "attributes": {"price.f": 9.5}}`.
-    package var json: JSONValue {
-        var members = [JSONMember("name", .string(name))]
-        if let id { members.append(JSONMember("id", .string(id))) }
-        if let time { members.append(JSONMember("time", .string(WireTime.format(time)))) }
-        if let label { members.append(JSONMember("label", .string(label))) }
-        if let tags { members.append(JSONMember("tags", .array(tags.map(JSONValue.string)))) }
-        members.append(JSONMember("attributes", attributesJSON))
-        return .object(members)
+    /// Writes `{"name": "PURCHASED", "id": …, "time": …, "label": …, "tags": […], "attributes": {"price.f": 9.5}}`.
+    package func write(into writer: inout JSONWriter) {
+        writer.openObject()
+        writer.member("name", name)
+        if let id { writer.member("id", id) }
+        if let time { writer.member("time", WireTime.format(time)) }
+        if let label { writer.member("label", label) }
+        if let tags {
+            writer.key("tags")
+            writer.openArray()
+            for tag in tags { writer.string(tag) }
+            writer.closeArray()
+        }
+        writer.key("attributes")
+        if let readAttributes {
+            writer.value(readAttributes)
+        } else {
+            AttributeValue.writeTyped(attributes, into: &writer)
+        }
+        writer.closeObject()
+    }
+
+    /// The event as `write(into:)` writes it.
+    package var serialized: [UInt8] {
+        var writer = JSONWriter()
+        write(into: &writer)
+        return writer.bytes
     }
 
     package init(
@@ -40,7 +58,7 @@ package struct ValidatedEvent: Sendable, Equatable {
         self.attributes = attributes
     }
 
-    package static func == (lhs: ValidatedEvent, rhs: ValidatedEvent) -> Bool { lhs.json == rhs.json }
+    package static func == (lhs: ValidatedEvent, rhs: ValidatedEvent) -> Bool { lhs.serialized == rhs.serialized }
 }
 
 extension ValidatedEvent {
