@@ -26,6 +26,7 @@ enum NotifierApplier {
             try forgetInstallations(db, key: key, keeping: contact)
             try SendsTable(db).releaseWaiting(profile: key)
             try ContactsTable(db).set(key, contact, snapshot: value, at: WireTime.format(now))
+            Contact.recent.remember(contact, for: key, decodedFrom: value)
             return []
         default:
             return try applySend(db, record: record, now: now)
@@ -62,7 +63,9 @@ enum NotifierApplier {
             return [deadLetter(record, reason: "a \(send.channel.rawValue) send on \(record.topic)", now: now)]
         }
         let held = send.notBefore.map { $0 > now } ?? false
-        if try !SendsTable(db).insert(send, request: value, held: held, receivedAt: WireTime.format(now)) {
+        if try SendsTable(db).insert(send, request: value, held: held, receivedAt: WireTime.format(now)) {
+            SendClaims.arrivedRequests.remember(send, for: send.sendID, decodedFrom: value)
+        } else {
             NotifierMetrics.duplicateSends.increment()
         }
         return []

@@ -28,6 +28,10 @@ struct Contact: Sendable, Equatable {
     /// The snapshot's revision (`ContactSnapshot.revision`).
     var revision: Int = 0
 
+    /// Snapshots as last decoded per profile key (by the applier as they came, by a claim as it read one), so that the
+    /// claims of a profile's sends decode its stored snapshot only when it changed.
+    static let recent = RecentDecodes<Contact>(capacity: 1024)
+
     /// Reads a snapshot record's value (`ContactSnapshot`); nil when it is not one.
     static func parse(_ bytes: [UInt8]) -> Contact? {
         (try? Wire.decode(ContactSnapshot.self, from: bytes)).map(Contact.init)

@@ -28,6 +28,9 @@ enum SendClaims {
     /// How often a waiting send is looked at again (a snapshot of its profile releases it at once).
     static let contactRecheck: TimeInterval = 0.2
     static let waitingReasons: Set<String> = ["no_contact", "no_installation", "no_token", "no_address"]
+    /// Send requests as the applier decoded them when their records came, for the claim moments later (in a stream a
+    /// send is claimed within a worker round or two of its arrival; a send that waited longer is decoded again).
+    static let arrivedRequests = RecentDecodes<SendRequest>(capacity: 1024)
     private static let logger = Logger(label: "herald.notifier")
 
     /// Takes up to `limit` attempts of `channel` that are due: first the due ledger rows, each re-checked against the
@@ -51,11 +54,12 @@ enum SendClaims {
             states[key] = read
             return read
         }
-        // Each send request decoded once per claim: a retry of several targets of one send.
+        // Each send request decoded once per claim (a retry of several targets of one send), and not at all when the
+        // applier's decoding of the same bytes is still at hand.
         var requests: [String: SendRequest] = [:]
         func request(_ sendID: String, _ bytes: [UInt8]) -> SendRequest? {
             if let known = requests[sendID] { return known }
-            let decoded = try? Wire.decode(SendRequest.self, from: bytes)
+            let decoded = arrivedRequests.value(for: sendID, bytes: bytes) ?? (try? Wire.decode(SendRequest.self, from: bytes))
             requests[sendID] = decoded
             return decoded
         }

@@ -14,7 +14,11 @@ struct ContactsTable {
         guard let data = try Data.fetchOne(
             db.cachedStatement(sql: "SELECT snapshot FROM contacts WHERE profile_key = ?"), arguments: [key])
         else { return nil }
-        return Contact.parse(Array(data))
+        if let known = Contact.recent.value(for: key, bytes: data) { return known }
+        let bytes = Array(data)
+        guard let contact = Contact.parse(bytes) else { return nil }
+        Contact.recent.remember(contact, for: key, decodedFrom: bytes)
+        return contact
     }
 
     /// Keeps a snapshot (`snapshot`: its record value, as read).
