@@ -18,6 +18,12 @@ enum TimerKind: String, Sendable, CaseIterable {
     case local
     /// An installation's daily uninstall-tracking push (`ref`: the installation id).
     case uninstall
+
+    /// The kind as an SQL literal, for the statements' text rather than a bound parameter: `timers_held` is a partial
+    /// index (`WHERE kind = 'quiet'`), and SQLite re-prepares a statement at every run when a bound parameter decides
+    /// whether such an index applies (8.2 µs against 2.1 µs for the segment timers' read, measured on this machine).
+    /// Each kind gets its own cached statement. The raw values are fixed lower-case words (`TimerKindTests`).
+    var literal: String { "'\(rawValue)'" }
 }
 
 /// One row of `timers`.
@@ -44,8 +50,8 @@ struct TimersTable {
     /// Whether the timer is set.
     func exists(key: String, kind: TimerKind, ref: String) throws -> Bool {
         try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM timers WHERE profile_key = ? AND kind = ? AND ref = ?)"),
-            arguments: [key, kind.rawValue, ref]) ?? false
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM timers WHERE profile_key = ? AND kind = \(kind.literal) AND ref = ?)"),
+            arguments: [key, ref]) ?? false
     }
 
     /// Sets (or moves) a timer.
@@ -64,7 +70,7 @@ struct TimersTable {
 
     func delete(key: String, kind: TimerKind, ref: String) throws {
         try db.executeCached(
-            sql: "DELETE FROM timers WHERE profile_key = ? AND kind = ? AND ref = ?", arguments: [key, kind.rawValue, ref])
+            sql: "DELETE FROM timers WHERE profile_key = ? AND kind = \(kind.literal) AND ref = ?", arguments: [key, ref])
     }
 
     /// Every timer of a profile (it is gone).
@@ -99,6 +105,7 @@ struct TimersTable {
 
     /// Deletes a timer as `due` returned it (whatever its kind).
     func delete(_ timer: DurableTimer) throws {
+        if let kind = timer.kind { return try delete(key: timer.profileKey, kind: kind, ref: timer.ref) }
         try db.executeCached(
             sql: "DELETE FROM timers WHERE profile_key = ? AND kind = ? AND ref = ?",
             arguments: [timer.profileKey, timer.storedKind, timer.ref])
@@ -110,8 +117,8 @@ struct TimersTable {
     func segmentTimers(key: String) throws -> [String: String] {
         var timers: [String: String] = [:]
         for row in try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT ref, due_at FROM timers WHERE profile_key = ? AND kind = ?"),
-            arguments: [key, TimerKind.segment.rawValue])
+            db.cachedStatement(sql: "SELECT ref, due_at FROM timers WHERE profile_key = ? AND kind = \(TimerKind.segment.literal)"),
+            arguments: [key])
         {
             timers[row["ref"]] = row["due_at"]
         }
@@ -123,8 +130,11 @@ struct TimersTable {
         var timers: [String: String] = [:]
         for row in try Row.fetchAll(
             db.cachedStatement(
-                sql: "SELECT profile_key, due_at FROM timers WHERE kind = ? AND ref = ? AND profile_key BETWEEN ? AND ?"),
-            arguments: [TimerKind.segment.rawValue, segment, first, last])
+                sql: """
+                    SELECT profile_key, due_at FROM timers
+                    WHERE kind = \(TimerKind.segment.literal) AND ref = ? AND profile_key BETWEEN ? AND ?
+                    """),
+            arguments: [segment, first, last])
         {
             timers[row[0]] = row[1]
         }
@@ -133,7 +143,7 @@ struct TimersTable {
 
     /// Every profile's timer of a segment (the segment changed or is gone).
     func deleteSegmentTimers(segment: String) throws {
-        try db.execute(sql: "DELETE FROM timers WHERE kind = ? AND ref = ?", arguments: [TimerKind.segment.rawValue, segment])
+        try db.execute(sql: "DELETE FROM timers WHERE kind = \(TimerKind.segment.literal) AND ref = ?", arguments: [segment])
     }
 
     // MARK: Campaign delays and quiet hours
@@ -145,8 +155,11 @@ struct TimersTable {
     func cancelWaiting(key: String, campaign: String) throws -> Int {
         let range = Self.campaignRange(campaign)
         try db.executeCached(
-            sql: "DELETE FROM timers WHERE profile_key = ? AND kind IN (?, ?) AND ref >= ? AND ref < ?",
-            arguments: [key, TimerKind.delay.rawValue, TimerKind.quiet.rawValue, range.from, range.before])
+            sql: """
+                DELETE FROM timers WHERE profile_key = ? AND kind IN (\(TimerKind.delay.literal), \(TimerKind.quiet.literal))
+                AND ref >= ? AND ref < ?
+                """,
+            arguments: [key, range.from, range.before])
         return db.changesCount
     }
 
@@ -155,8 +168,11 @@ struct TimersTable {
         let range = Self.campaignRange(campaign)
         return try Bool.fetchOne(
             db.cachedStatement(
-                sql: "SELECT 1 FROM timers WHERE profile_key = ? AND kind = ? AND ref >= ? AND ref < ? AND ref != ? LIMIT 1"),
-            arguments: [key, TimerKind.delay.rawValue, range.from, range.before, ref]) ?? false
+                sql: """
+                    SELECT 1 FROM timers WHERE profile_key = ? AND kind = \(TimerKind.delay.literal)
+                    AND ref >= ? AND ref < ? AND ref != ? LIMIT 1
+                    """),
+            arguments: [key, range.from, range.before, ref]) ?? false
     }
 
     // MARK: A campaign's own timers (no profile)
@@ -164,18 +180,18 @@ struct TimersTable {
     /// A campaign's own timer of `kind`: when it is due and its payload.
     func campaignTimer(_ kind: TimerKind, ref: String) throws -> (due: String, payload: JSONValue?)? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT due_at, payload FROM timers WHERE profile_key = '' AND kind = ? AND ref = ?"),
-            arguments: [kind.rawValue, ref]
+            db.cachedStatement(sql: "SELECT due_at, payload FROM timers WHERE profile_key = '' AND kind = \(kind.literal) AND ref = ?"),
+            arguments: [ref]
         ).map { ($0["due_at"], ($0["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) }) }
     }
 
     func deleteCampaignTimer(_ kind: TimerKind, ref: String) throws {
         try db.executeCached(
-            sql: "DELETE FROM timers WHERE profile_key = '' AND kind = ? AND ref = ?", arguments: [kind.rawValue, ref])
+            sql: "DELETE FROM timers WHERE profile_key = '' AND kind = \(kind.literal) AND ref = ?", arguments: [ref])
     }
 
     /// The refs of every campaign timer of `kind`.
     func campaignTimerRefs(_ kind: TimerKind) throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT ref FROM timers WHERE profile_key = '' AND kind = ?", arguments: [kind.rawValue])
+        try String.fetchAll(db, sql: "SELECT ref FROM timers WHERE profile_key = '' AND kind = \(kind.literal)")
     }
 }
