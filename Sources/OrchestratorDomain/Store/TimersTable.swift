@@ -22,7 +22,7 @@ enum TimerKind: String, Sendable, CaseIterable {
     /// The kind as an SQL literal, for the statements' text rather than a bound parameter: `timers_held` is a partial
     /// index (`WHERE kind = 'quiet'`), and SQLite re-prepares a statement at every run when a bound parameter decides
     /// whether such an index applies (8.2 µs against 2.1 µs for the segment timers' read, measured on this machine).
-    /// Each kind gets its own cached statement. The raw values are fixed lower-case words (`TimerKindTests`).
+    /// Each kind gets its own cached statement. The raw values are fixed lower-case words (`TimerStatementsTests`).
     var literal: String { "'\(rawValue)'" }
 }
 
