@@ -17,24 +17,23 @@ package final class RecentDecodes<Value: Sendable>: Sendable {
 
     private struct State: ~Copyable {
         var entries: [String: Entry] = [:]
-        /// The key remembered at each sequence number, modulo the capacity: the one to forget when its slot comes round.
+        /// The key remembered at each sequence number, modulo the capacity (its count): the one to forget when its slot
+        /// comes round.
         var ring: [(key: String, sequence: Int)?]
         var next = 0
     }
 
     private let state: Mutex<State>
-    private let capacity: Int
 
     package init(capacity: Int) {
         precondition(capacity > 0, "a cache of at least one entry")
-        self.capacity = capacity
         state = Mutex(State(ring: Array(repeating: nil, count: capacity)))
     }
 
     /// Remembers `value` as what `bytes` decode to under `key` (replacing what the key held).
     package func remember(_ value: Value, for key: String, decodedFrom bytes: [UInt8]) {
         state.withLock { state in
-            let slot = state.next % capacity
+            let slot = state.next % state.ring.count
             if let old = state.ring[slot], state.entries[old.key]?.sequence == old.sequence {
                 state.entries[old.key] = nil
             }
