@@ -49,6 +49,19 @@ extension LiquidTemplate {
         return found
     }
 
+    /// Whether a render may read the clock (`LiquidRenderOptions.now`): the `date` filter reads `"now"` and `"today"`,
+    /// written in the template or held by a variable, so any use of it may.
+    public var readsClock: Bool {
+        var found = false
+        Self.visit(nodes) { node in
+            switch node {
+            case .output(let filtered, _), .assign(_, let filtered, _): found = found || filtered.filters.contains { $0.name == "date" }
+            default: break
+            }
+        }
+        return found
+    }
+
     /// Calls `body` on every node, nested bodies included.
     private static func visit(_ nodes: [LiquidNode], _ body: (LiquidNode) -> Void) {
         for node in nodes {

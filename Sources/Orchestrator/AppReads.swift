@@ -23,7 +23,8 @@ enum AppRead<Answer: Sendable>: Sendable {
 
 /// Where an app's reads are answered: this instance's partitions (`OrchestratorPartitions`), or a benchmark's database.
 protocol AppReadSource: Sendable {
-    func inAppMessages(key: String, installationID: String, after writeID: String?, now: Date) async throws
+    /// `ifNoneMatch`: the request's `If-None-Match`, whose tags an answer with no body may match (`EntityTags`).
+    func inAppMessages(key: String, installationID: String, after writeID: String?, ifNoneMatch: String?, now: Date) async throws
         -> AppRead<InAppEligibility.Answer>
     func contentCards(
         key: String, installationID: String, after writeID: String?, since cursor: ContentCardFeed.Cursor?, now: Date
@@ -46,9 +47,10 @@ struct AppReads: Sendable {
     func register(on router: Router<ServiceRequestContext>) {
         router.get("v1/app/in-app-messages") { request, _ in
             try await read(request) { key, installationID, after in
-                try await manager.inAppMessages(key: key, installationID: installationID, after: after, now: Date())
+                try await manager.inAppMessages(
+                    key: key, installationID: installationID, after: after, ifNoneMatch: request.headers[.ifNoneMatch], now: Date())
             } respond: { answer in
-                InAppEndpoint.response(answer, request: request)
+                InAppEndpoint.response(answer)
             }
         }
         router.get("v1/app/content-cards") { request, _ in

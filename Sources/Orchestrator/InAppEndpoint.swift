@@ -9,14 +9,15 @@ import Shared
 ///
 ///     GET /v1/app/in-app-messages?installation_id=…[&custom_id=…][&after=<record id>]
 ///
-/// `If-None-Match` with the last answer's `ETag` gives 304 while nothing changed.
+/// `If-None-Match` with the last answer's `ETag` gives 304 while nothing the answer is computed from changed: the tag is
+/// known before any message is rendered (`InAppAnswerTag`).
 enum InAppEndpoint {
-    static func response(_ answer: InAppEligibility.Answer, request: Request) -> Response {
+    static func response(_ answer: InAppEligibility.Answer) -> Response {
         var headers = HTTPFields()
         headers[.eTag] = answer.etag
         headers[.cacheControl] = "no-store"
-        if request.headers[.ifNoneMatch] == answer.etag { return Response(status: .notModified, headers: headers) }
-        var response = Response.json(answer.json)
+        guard let json = answer.json else { return Response(status: .notModified, headers: headers) }
+        var response = Response.json(json)
         for field in headers { response.headers.append(field) }
         return response
     }

@@ -2,16 +2,19 @@ import Foundation
 import GRDB
 import OrchestratorDomain
 import PartitionStore
+import ServiceSupport
 import Shared
 
 extension OrchestratorPartitions: AppReadSource {
     /// The in-app messages for the installation under the profile `key`, once the app's write `after` (a record id the
     /// ingest returned) is applied there.
-    func inAppMessages(key: String, installationID: String, after writeID: String?, now: Date) async throws
+    func inAppMessages(key: String, installationID: String, after writeID: String?, ifNoneMatch: String?, now: Date) async throws
         -> AppRead<InAppEligibility.Answer>
     {
         try await readProfile(key: key, after: writeID) { db, config in
-            try InAppEligibility(db: db, config: config, now: now).answer(key: key, installationID: installationID)
+            try InAppEligibility(db: db, config: config, now: now).answer(key: key, installationID: installationID) { tag in
+                EntityTags.names(tag, in: ifNoneMatch)
+            }
         }
     }
 

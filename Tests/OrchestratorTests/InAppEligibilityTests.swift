@@ -37,7 +37,7 @@ struct InAppEligibilityTests {
     }
 
     func ids(_ harness: EngagementHarness, key: String = "demo/paul", installation: String = "I") async throws -> [String]? {
-        try await answer(harness, key: key, installation: installation)?.json["messages"].map { list in
+        try await answer(harness, key: key, installation: installation)?.json?["messages"].map { list in
             guard case .array(let items) = list else { return [] }
             return items.compactMap { $0["id"]?.stringValue }
         }
@@ -64,7 +64,7 @@ struct InAppEligibilityTests {
         try await harness.apply([try harness.writer.update(id: "u1", #"{"plan":"gold","first_name":"Paul"}"#)])
         // Highest priority first.
         #expect(try await ids(harness) == ["sale", "tips"])
-        let sale = try #require(try await answer(harness)?.json["messages"]?[0])
+        let sale = try #require(try await answer(harness)?.json?["messages"]?[0])
         #expect(sale["message"] == .string("For you, Paul") && sale["buttons"]?[0]?["text"] == .string("Shop"))
         #expect(sale["triggers"]?[0]?["where"] == .string("event.price > 50") && sale["triggers"]?[0]?["event"] == .string("ADD_TO_CART"))
         // Shown twice in a day, on two phones: no third time on either.
@@ -107,17 +107,21 @@ struct InAppEligibilityTests {
         #expect(RenderWarnings.warn(logger, key: key + "-other", "x", metadata: [:]))
     }
 
-    @Test("the answer holds at most 5 s, less when a message starts or ends sooner; the same messages give the same tag")
+    @Test("the answer holds at most 5 s, less when a message starts or ends sooner, and its tag says which")
     func validity() async throws {
         let harness = try await EngagementHarness(try Self.config())
         harness.writer.source = .app(id: "ios", dev: false)
         try await harness.apply([harness.writer.record(.identify, id: "i1", installationID: "I")])
         let first = try #require(try await answer(harness))
-        #expect(first.json["valid_until"] == .string(WireTime.format(t0 + 5)))
+        #expect(first.json?["valid_until"] == .string(WireTime.format(t0 + 5)))
         harness.clock.set(WireTime.parse("2026-11-18T11:59:58Z")!)
         let second = try #require(try await answer(harness))
-        #expect(second.json["valid_until"] == .string("2026-11-18T12:00:00.000Z"))
-        #expect(second.etag == first.etag)
+        #expect(second.json?["valid_until"] == .string("2026-11-18T12:00:00.000Z"))
+        // The same messages, but the app's answer says it holds for 5 s: a new tag, so that the app learns the shorter
+        // validity; within that window, the tag stays.
+        #expect(second.etag != first.etag)
+        harness.clock.set(WireTime.parse("2026-11-18T11:59:59Z")!)
+        #expect(try #require(try await answer(harness)).etag == second.etag)
         harness.clock.set(WireTime.parse("2026-11-18T12:00:00Z")!)
         #expect(try #require(try await answer(harness)).etag != first.etag)
     }
@@ -147,7 +151,7 @@ struct InAppEligibilityTests {
                     try InAppEligibility(db: db, config: config, now: t0).answer(key: key, installationID: "I")
                 }
                 #expect((answer != nil) == (custom == holder), "step \(step): \(key)")
-                if let answer { #expect(answer.json["profile"]?["custom_id"] == custom.map(JSONValue.string) ?? .null) }
+                if let answer { #expect(answer.json?["profile"]?["custom_id"] == custom.map(JSONValue.string) ?? .null) }
             }
         }
     }

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import ServiceSupport
 import Shared
+import Synchronization
 import Testing
 
 @testable import Orchestrator
@@ -73,18 +74,31 @@ struct InAppSyncBenchmark {
         return database
     }
 
-    /// The read path over one database (this instance owns the partition).
-    struct Source: AppReadSource {
+    /// The read path over one database (this instance owns the partition); counts the answers without a body.
+    final class Source: AppReadSource {
         let database: PartitionDatabase
         let config: HeraldConfiguration
+        let unchanged = Atomic<Int>(0)
+        let rendered = Atomic<Int>(0)
 
-        func inAppMessages(key: String, installationID: String, after writeID: String?, now: Date) async throws
+        init(database: PartitionDatabase, config: HeraldConfiguration) {
+            self.database = database
+            self.config = config
+        }
+
+        func inAppMessages(key: String, installationID: String, after writeID: String?, ifNoneMatch: String?, now: Date) async throws
             -> AppRead<InAppEligibility.Answer>
         {
             let config = config
-            return try await OrchestratorPartitions.read(database, key: key, after: writeID) { db in
-                try InAppEligibility(db: db, config: config, now: now).answer(key: key, installationID: installationID)
+            let read = try await OrchestratorPartitions.read(database, key: key, after: writeID) { db in
+                try InAppEligibility(db: db, config: config, now: now).answer(key: key, installationID: installationID) { tag in
+                    EntityTags.names(tag, in: ifNoneMatch)
+                }
             }
+            if case .answer(let answer) = read {
+                if answer.json == nil { unchanged.add(1, ordering: .relaxed) } else { rendered.add(1, ordering: .relaxed) }
+            }
+            return read
         }
 
         func contentCards(
@@ -110,7 +124,7 @@ struct InAppSyncBenchmark {
         let profiles = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM profiles") ?? 0 }
         let members = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") ?? 0 }
         // The domain alone, one thread: what a sync costs before HTTP.
-        let sample = 2_000
+        let sample = Int(Self.environment["HERALD_BENCH_DOMAIN_SAMPLES"] ?? "") ?? 2_000
         let domainStart = ContinuousClock.now
         var rendered = 0
         for index in 0..<sample {
@@ -118,19 +132,40 @@ struct InAppSyncBenchmark {
             let answer = try await database.read { db in
                 try InAppEligibility(db: db, config: config, now: Date()).answer(key: key, installationID: "T")
             }
-            if case .array(let messages)? = answer?.json["messages"] { rendered += messages.count }
+            if case .array(let messages)? = answer?.json?["messages"] { rendered += messages.count }
         }
-        let domain = ContinuousClock.now - domainStart
-        let perSync = Double(domain.components.attoseconds) / 1e12 / Double(sample) + Double(domain.components.seconds) * 1e6 / Double(sample)
+        let perSync = Self.microseconds(ContinuousClock.now - domainStart) / Double(sample)
+        // The tags of the first users' answers, as their apps hold them: what wrk's revalidating syncs send.
+        let tagged = min(Self.profiles, 100_000)
+        let tags = try await database.read { db in
+            try (0..<tagged).map { user in
+                try InAppEligibility(db: db, config: config, now: Date()).answer(key: "demo/u\(user)", installationID: "T")?.etag ?? ""
+            }
+        }
+        try ("return {\n" + tags.map { "'\($0)',\n" }.joined() + "}\n").write(toFile: "\(directory)/tags.lua", atomically: true, encoding: .utf8)
+        // The domain alone, one thread, when the app's tag is current: no message rendered.
+        let revalidationStart = ContinuousClock.now
+        var unchanged = 0
+        for index in 0..<sample {
+            let user = (index * 7919) % tagged
+            let answer = try await database.read { db in
+                try InAppEligibility(db: db, config: config, now: Date()).answer(key: "demo/u\(user)", installationID: "T") { $0 == tags[user] }
+            }
+            if answer?.json == nil { unchanged += 1 }
+        }
+        let perRevalidation = Self.microseconds(ContinuousClock.now - revalidationStart) / Double(sample)
         print(
             "in-app sync benchmark: \(profiles) profiles, \(members) segment memberships, 100 live messages, prepared in \(prepared)")
         print("figure-line domain_us_per_sync=\(String(format: "%.1f", perSync)) messages_per_sync=\(rendered / sample)")
+        print(
+            "figure-line domain_us_per_revalidation=\(String(format: "%.1f", perRevalidation)) unchanged=\(unchanged) of \(sample) tagged_users=\(tagged)")
 
         var catalog = try AppsCatalog.load(path: repositoryFile("config/apps.sample.json"))
         catalog.projects[0].apps[0].requireSignedIdentity = false
         let router = Router(context: ServiceRequestContext.self)
         router.get("static") { _, _ in "ok" }
-        AppReads(manager: Source(database: database, config: config), catalog: catalog, owners: nil, instance: "bench").register(on: router)
+        let source = Source(database: database, config: config)
+        AppReads(manager: source, catalog: catalog, owners: nil, instance: "bench").register(on: router)
         let app = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "herald-bench"),
@@ -145,6 +180,11 @@ struct InAppSyncBenchmark {
             }
             group.cancelAll()
         }
+        print("figure-line answers_rendered=\(source.rendered.load(ordering: .relaxed)) answers_unchanged=\(source.unchanged.load(ordering: .relaxed))")
         try database.close()
+    }
+
+    static func microseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
     }
 }

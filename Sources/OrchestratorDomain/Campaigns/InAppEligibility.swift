@@ -26,40 +26,67 @@ package struct InAppEligibility {
     package static let maxValidity: TimeInterval = 5
 
     package struct Answer: Sendable {
-        /// `{"profile": …, "messages": [ … ], "valid_until": …}`.
-        package var json: JSONValue
-        /// A digest of the messages (the app's `If-None-Match`): the same messages give the same tag.
+        /// `{"profile": …, "messages": [ … ], "valid_until": …}`; nil when the app's tag is this answer's: nothing
+        /// changed since the app's last answer, and nothing was rendered.
+        package var json: JSONValue?
+        /// The digest of what the answer is computed from (`InAppAnswerTag`): the same inputs give the same tag.
         package var etag: String
     }
 
     /// The answer for the installation under the profile `key`; nil when the profile does not hold the installation
     /// (an identify or a logout not applied yet, or another user's installation): no message computed for another
-    /// profile is ever returned.
-    package func answer(key: String, installationID: String) throws -> Answer? {
-        guard let installation = try InstallationHolder.row(db, key: key, installationID: installationID) else { return nil }
+    /// profile is ever returned. When `revalidates` accepts the answer's tag (the app's `If-None-Match`), the answer
+    /// has no body and no message is rendered.
+    package func answer(key: String, installationID: String, revalidates: (String) -> Bool = { _ in false }) throws -> Answer? {
+        guard let opted = try InstallationHolder.optedOut(db, key: key, installationID: installationID) else { return nil }
         let project = ProfileKey.project(of: key)
         var validUntil = now.addingTimeInterval(Self.maxValidity)
-        var messages: [JSONValue] = []
-        let opted = installation["opted_out"] as Bool? ?? false
         let candidates = config.inAppMessagesByPriority[project] ?? []
         // Read once for every message the profile may see: its values, segments and impressions.
         let values = ProfileValues(db: db, key: key, defaultTimeZone: config.defaultTimeZone(project: project))
         let profile = try ProfileState(db: db, key: key)
         var shown: [InAppMessageDefinition] = []
-        for message in candidates {
+        // By index: the definitions are read in place, and only those shown are copied.
+        for index in candidates.indices {
             // The next start or end changes the answer by itself.
-            for edge in [message.start, message.end].compactMap({ $0 }) where edge > now && edge < validUntil { validUntil = edge }
-            guard !opted, message.isLive(at: now), eligible(message, profile) else { continue }
-            shown.append(message)
+            if let start = candidates[index].start, start > now, start < validUntil { validUntil = start }
+            if let end = candidates[index].end, end > now, end < validUntil { validUntil = end }
+            guard !opted, candidates[index].isLive(at: now), eligible(candidates[index], profile) else { continue }
+            shown.append(candidates[index])
         }
         // The profile's language, time zone and variables, once for every message shown.
         let language = values.language
+        let fallback = config.defaultLanguage(project: project)
+        let timeZone = values.timeZone
+        let paths = variablePaths(of: shown, language: language, fallback: fallback)
+        let trigger = TriggerContext(type: "in_app", occurrence: "in_app", at: now)
         let rendering = Rendering(
-            language: language, options: MessageRenderer.options(timeZone: values.timeZone, now: now),
-            variables: variables(for: shown, values: values, language: language))
+            language: language, options: MessageRenderer.options(timeZone: timeZone, now: now),
+            variables: MessageContext(values: values, context: trigger, campaign: nil, step: "in_app").variables(for: paths))
+        let custom = ProfileKey.customID(of: key, project: project)
+        var tag = InAppAnswerTag()
+        tag.add(custom)
+        tag.add(installationID)
+        tag.add(language)
+        tag.add(fallback)
+        tag.add(timeZone.identifier)
+        tag.add(UInt64(shown.count))
+        for message in shown {
+            tag.add(message.key)
+            tag.add(message.version)
+        }
+        tag.add(rendering.variables, at: paths)
+        if shown.contains(where: \.readsClock) { tag.add(now.timeIntervalSince1970.bitPattern) }
+        // A start or end within the answer's validity shortens it: the app's last answer, with its longer `valid_until`,
+        // is not current then.
+        if validUntil < now.addingTimeInterval(Self.maxValidity) { tag.add(validUntil.timeIntervalSince1970.bitPattern) }
+        let etag = tag.value
+        if revalidates(etag) { return Answer(json: nil, etag: etag) }
+
+        var messages: [JSONValue] = []
         for message in shown {
             do {
-                messages.append(try render(message, rendering))
+                messages.append(try render(message, rendering, fallback: fallback))
             } catch {
                 Counter(label: "herald_in_app_render_failed_total", dimensions: [("message", message.key)]).increment()
                 RenderWarnings.warn(
@@ -67,15 +94,12 @@ package struct InAppEligibility {
                     metadata: ["message": "\(message.key)", "profile": "\(key)", "error": "\(error)"])
             }
         }
-        let list = JSONValue.array(messages)
-        let etag = "\"" + SHA256.hash(data: list.serialized).prefix(12).hexString + "\""
-        let custom = ProfileKey.customID(of: key, project: project)
         return Answer(
             json: .object([
                 JSONMember("profile", .object([
                     JSONMember("custom_id", custom.map(JSONValue.string) ?? .null), JSONMember("installation_id", .string(installationID)),
                 ])),
-                JSONMember("messages", list), JSONMember("valid_until", .string(WireTime.format(validUntil))),
+                JSONMember("messages", .array(messages)), JSONMember("valid_until", .string(WireTime.format(validUntil))),
             ]),
             etag: etag)
     }
@@ -94,11 +118,11 @@ package struct InAppEligibility {
 
     /// Audience and re-eligibility, counted over the profile's impressions on every device.
     func eligible(_ message: InAppMessageDefinition, _ profile: ProfileState) -> Bool {
-        if let audience = message.audience, !profile.segments.contains("\(message.project)/\(audience)") { return false }
-        let shown = profile.impressions[message.key] ?? []
+        if let audience = message.audienceKey, !profile.segments.contains(audience) { return false }
+        guard let shown = profile.impressions[message.key], !shown.isEmpty else { return true }
         switch message.reeligibility {
         case .always: return true
-        case .once: return shown.isEmpty
+        case .once: return false
         case .limit(let count, let period):
             let since = WireTime.format(now.addingTimeInterval(-period))
             return shown.count(where: { $0 >= since }) < count
@@ -112,21 +136,19 @@ package struct InAppEligibility {
         var variables: LiquidObject
     }
 
-    /// The variables every text of `messages` reads, in the profile's language, built once for all of them.
-    func variables(for messages: [InAppMessageDefinition], values: ProfileValues, language: String?) -> LiquidObject {
-        var texts: [LiquidTemplate] = []
+    /// The variables every text of `messages` reads in the profile's language (`LiquidTemplate.variablePaths`).
+    func variablePaths(of messages: [InAppMessageDefinition], language: String?, fallback: String) -> Set<[String]> {
+        var paths: Set<[String]> = []
         for message in messages {
-            let fallback = config.defaultLanguage(project: message.project)
-            texts += message.variant(language: language, fallback: fallback)?.fields.values.map(\.liquid) ?? []
+            if let variant = message.variant(language: language, fallback: fallback), let read = message.variablePaths[variant.language] {
+                paths.formUnion(read)
+            }
         }
-        let trigger = TriggerContext(type: "in_app", occurrence: "in_app", at: now)
-        return MessageContext(values: values, context: trigger, campaign: nil, step: "in_app")
-            .variables(for: MessageRenderer.variablePaths(texts, blocks: [:]))
+        return paths
     }
 
     /// The message as the app shows it, its texts in the profile's language.
-    func render(_ message: InAppMessageDefinition, _ rendering: Rendering) throws -> JSONValue {
-        let fallback = config.defaultLanguage(project: message.project)
+    func render(_ message: InAppMessageDefinition, _ rendering: Rendering, fallback: String) throws -> JSONValue {
         guard let variant = message.variant(language: rendering.language, fallback: fallback) else {
             throw TemplateError("no variant for \(rendering.language ?? "no language"), default or \(fallback)")
         }
@@ -139,30 +161,6 @@ package struct InAppEligibility {
                 throw TemplateError("\(message.id).\(variant.language).\(name): \(error)")
             }
         }
-        var members: [JSONMember] = [
-            JSONMember("id", .string(message.id)), JSONMember("type", .string(message.kind.rawValue)),
-            JSONMember("priority", .number(String(message.priority))), JSONMember("triggers", .array(message.triggers.map(\.json))),
-            JSONMember("min_trigger_interval_seconds", .number(JSONValue.literal(message.minTriggerInterval))),
-            JSONMember("language", .string(variant.language)),
-        ]
-        for name in ["header", "message", "image_url"] {
-            if let text = rendered[name] { members.append(JSONMember(name, .string(text))) }
-        }
-        if !message.buttons.isEmpty {
-            members.append(JSONMember("buttons", .array(message.buttons.map { button in
-                .object([
-                    JSONMember("id", .string(button.id)), JSONMember("text", .string(rendered["button.\(button.id)"] ?? "")),
-                    JSONMember("action", button.action.json),
-                ])
-            })))
-        } else {
-            members.append(JSONMember("click_action", message.clickAction.json))
-        }
-        members.append(JSONMember("orientation", .string(message.orientation)))
-        members.append(JSONMember("dismiss_after_seconds", message.autoDismiss.map { .number(JSONValue.literal($0)) } ?? .null))
-        if let asset = message.assetURL { members.append(JSONMember("asset_url", .string(asset))) }
-        members.append(JSONMember("extras", .object(message.extras.map { JSONMember($0.key, .string($0.value)) })))
-        if let end = message.end { members.append(JSONMember("ends_at", .string(WireTime.format(end)))) }
-        return .object(members)
+        return message.answerJSON(language: variant.language, texts: rendered)
     }
 }

@@ -50,7 +50,7 @@ package struct ContentCardFeed {
 
     /// The answer for the installation under the profile `key`; nil when the profile does not hold it.
     package func answer(key: String, installationID: String, since: Cursor?) throws -> JSONValue? {
-        guard try InstallationHolder.row(db, key: key, installationID: installationID) != nil else { return nil }
+        guard try InstallationHolder.optedOut(db, key: key, installationID: installationID) != nil else { return nil }
         let project = ProfileKey.project(of: key)
         let version = Self.version(config, project: project)
         let table = ContentCardsTable(db)

@@ -6,10 +6,11 @@ import Shared
 /// content cards): after an identify or a logout, only the profile the installation moved to answers, so that no
 /// answer computed for the previous profile is ever returned.
 enum InstallationHolder {
-    /// The installation's row under the profile `key`; nil when the profile does not hold it (an identify or a logout
-    /// not applied yet, or another user's installation).
-    static func row(_ db: Database, key: String, installationID: String) throws -> Row? {
-        guard let installation = try InstallationsTable(db).row(key, installationID) else { return nil }
+    /// Whether the installation under the profile `key` is opted out; nil when the profile does not hold it (an
+    /// identify or a logout not applied yet, or another user's installation). One column, not the row: every sync
+    /// reads it.
+    static func optedOut(_ db: Database, key: String, installationID: String) throws -> Bool? {
+        guard let optedOut = try InstallationsTable(db).optedOut(key, installationID) else { return nil }
         let project = ProfileKey.project(of: key)
         // At its home, an installation linked to a user is that user's, whatever row the move has not taken yet.
         if key == ProfileKey.home(project, installationID),
@@ -17,6 +18,6 @@ enum InstallationHolder {
         {
             return nil
         }
-        return installation
+        return optedOut
     }
 }
