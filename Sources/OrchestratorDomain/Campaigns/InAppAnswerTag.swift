@@ -8,7 +8,8 @@ import Shared
 /// rendered (docs/in-app.md, docs/performance.md "In-app syncs"). The inputs are everything a render reads besides the
 /// message's templates: whose answer it is (the profile's custom id, the installation); each message shown, in order,
 /// with its `version` (what the answer shows of its definition); the variant's language and the project's fallback;
-/// the time zone `date` writes in; every variable the texts read, with its value; and, when a shown message's text may
+/// the time zone `date` writes in; every variable the texts read, with its value; a start or end within the answer's
+/// validity (the answer's `valid_until` is then shorter than the app's last one); and, when a shown message's text may
 /// read the clock, the time of the sync. Eligibility (audience, re-eligibility, start and end) decides which messages
 /// are shown, so it is in the tag through them.
 struct InAppAnswerTag {

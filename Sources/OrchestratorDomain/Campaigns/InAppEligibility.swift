@@ -46,13 +46,12 @@ package struct InAppEligibility {
         let values = ProfileValues(db: db, key: key, defaultTimeZone: config.defaultTimeZone(project: project))
         let profile = try ProfileState(db: db, key: key)
         var shown: [InAppMessageDefinition] = []
-        // By index: the definitions are read in place, and only those shown are copied.
-        for index in candidates.indices {
+        for message in candidates {
             // The next start or end changes the answer by itself.
-            if let start = candidates[index].start, start > now, start < validUntil { validUntil = start }
-            if let end = candidates[index].end, end > now, end < validUntil { validUntil = end }
-            guard !opted, candidates[index].isLive(at: now), eligible(candidates[index], profile) else { continue }
-            shown.append(candidates[index])
+            if let start = message.start, start > now, start < validUntil { validUntil = start }
+            if let end = message.end, end > now, end < validUntil { validUntil = end }
+            guard !opted, message.isLive(at: now), eligible(message, profile) else { continue }
+            shown.append(message)
         }
         // The profile's language, time zone and variables, once for every message shown.
         let language = values.language
