@@ -140,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "Notifier",
             dependencies: [
-                "Shared", "ServiceSupport", "CCurl", "PartitionStore",
+                "Shared", "ServiceSupport", "CCurl", "PartitionStore", "Liquid",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Liquid
 import Logging
 import NIOCore
 import ServiceSupport
@@ -133,8 +134,6 @@ struct RecipientEndpoints: Sendable {
         Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
+    /// Text and attribute values of the page, escaped as Liquid's `escape` does (`'` too).
+    static func escape(_ text: String) -> String { LiquidFilters.escapeHTML(text) }
 }
