@@ -38,24 +38,18 @@ extension LiquidTemplate {
     }
 
     /// Whether any output uses Herald's first default syntax (`| "there"`), which `default:` replaces.
-    public var usesShorthandDefault: Bool {
-        var found = false
-        Self.visit(nodes) { node in
-            switch node {
-            case .output(let filtered, _), .assign(_, let filtered, _): found = found || filtered.filters.contains(where: \.shorthand)
-            default: break
-            }
-        }
-        return found
-    }
+    public var usesShorthandDefault: Bool { appliesFilter(where: \.shorthand) }
 
     /// Whether a render may read the clock (`LiquidRenderOptions.now`): the `date` filter reads `"now"` and `"today"`,
     /// written in the template or held by a variable, so any use of it may.
-    public var readsClock: Bool {
+    public var readsClock: Bool { appliesFilter { $0.name == "date" } }
+
+    /// Whether an output or an `assign` applies a filter that `test` accepts.
+    private func appliesFilter(where test: (LiquidFilterCall) -> Bool) -> Bool {
         var found = false
         Self.visit(nodes) { node in
             switch node {
-            case .output(let filtered, _), .assign(_, let filtered, _): found = found || filtered.filters.contains { $0.name == "date" }
+            case .output(let filtered, _), .assign(_, let filtered, _): found = found || filtered.filters.contains(where: test)
             default: break
             }
         }

@@ -59,9 +59,7 @@ package struct InAppEligibility {
         let timeZone = values.timeZone
         let paths = variablePaths(of: shown, language: language, fallback: fallback)
         let trigger = TriggerContext(type: "in_app", occurrence: "in_app", at: now)
-        let rendering = Rendering(
-            language: language, options: MessageRenderer.options(timeZone: timeZone, now: now),
-            variables: MessageContext(values: values, context: trigger, campaign: nil, step: "in_app").variables(for: paths))
+        let variables = MessageContext(values: values, context: trigger, campaign: nil, step: "in_app").variables(for: paths)
         let custom = ProfileKey.customID(of: key, project: project)
         var tag = InAppAnswerTag()
         tag.add(custom)
@@ -74,7 +72,7 @@ package struct InAppEligibility {
             tag.add(message.key)
             tag.add(message.version)
         }
-        tag.add(rendering.variables, at: paths)
+        tag.add(variables, at: paths)
         if shown.contains(where: \.readsClock) { tag.add(now.timeIntervalSince1970.bitPattern) }
         // A start or end within the answer's validity shortens it: the app's last answer, with its longer `valid_until`,
         // is not current then.
@@ -82,6 +80,8 @@ package struct InAppEligibility {
         let etag = tag.value
         if revalidates(etag) { return Answer(json: nil, etag: etag) }
 
+        let rendering = Rendering(
+            language: language, options: MessageRenderer.options(timeZone: timeZone, now: now), variables: variables)
         var messages: [JSONValue] = []
         for message in shown {
             do {
