@@ -25,7 +25,7 @@ enum Orchestrator {
             directory: context.config.service.dataDirectory, producer: producer,
             changelog: ChangelogSettings(topic: HeraldTopic.stateOrchestrator.name, source: restoreReader),
             logger: context.logger, dedupeRetention: context.config.service.dedupeRetention,
-            partitions: Int(context.common.topicPartitions))
+            partitions: Int(context.common.topicPartitions), cachedTags: context.config.inAppCachedTags)
         var consumerConfig = KafkaConsumerConfiguration(
             client: context.common.kafka, clientID: context.common.instanceID,
             groupID: context.config.service.consumerGroup, topics: topics.map(\.name))

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Metrics
 import OrchestratorDomain
 import PartitionStore
 import ServiceSupport
@@ -11,10 +12,10 @@ extension OrchestratorPartitions: AppReadSource {
     func inAppMessages(key: String, installationID: String, after writeID: String?, ifNoneMatch: String?, now: Date) async throws
         -> AppRead<InAppEligibility.Answer>
     {
-        try await readProfile(key: key, after: writeID) { db, config in
-            try InAppEligibility(db: db, config: config, now: now).answer(key: key, installationID: installationID) { tag in
-                EntityTags.names(tag, in: ifNoneMatch)
-            }
+        try await withPartition(of: key) { database, rules in
+            try await Self.inAppAnswer(
+                database, tags: database.readTags, rules: rules, key: key, installationID: installationID, after: writeID,
+                ifNoneMatch: ifNoneMatch, now: now)
         }
     }
 
@@ -23,23 +24,58 @@ extension OrchestratorPartitions: AppReadSource {
     func contentCards(
         key: String, installationID: String, after writeID: String?, since cursor: ContentCardFeed.Cursor?, now: Date
     ) async throws -> AppRead<JSONValue> {
-        try await readProfile(key: key, after: writeID) { db, config in
-            try ContentCardFeed(db: db, config: config, now: now).answer(key: key, installationID: installationID, since: cursor)
+        try await withPartition(of: key) { database, rules in
+            let config = rules.config
+            return try await Self.read(database, key: key, after: writeID) { db in
+                try ContentCardFeed(db: db, config: config, now: now).answer(key: key, installationID: installationID, since: cursor)
+            }
         }
     }
 
-    /// Reads the profile's partition, if this instance runs it: `answer` is nil when the profile does not hold the
-    /// installation.
-    private func readProfile<Answer: Sendable>(
-        key: String, after writeID: String?, _ answer: @escaping @Sendable (Database, HeraldConfiguration) throws -> Answer?
+    /// Reads the profile's partition, if this instance runs it.
+    private func withPartition<Answer: Sendable>(
+        of key: String, _ read: (PartitionDatabase, EngagementRules) async throws -> AppRead<Answer>
     ) async throws -> AppRead<Answer> {
         guard let rules else { return .notReady }
-        let config = rules.config
         let partition = KeyPartitioner.partition(of: key, partitions: Int32(rules.partitions))
         guard owner.isRunning(partition), let database = await owner.openDatabases.first(where: { $0.partition == partition })?.database
         else { return .notOwner(partition: partition) }
-        return try await Self.read(database, key: key, after: writeID) { db in try answer(db, config) }
+        return try await read(database, rules)
     }
+
+    /// The in-app answer for the installation under the profile `key` in its partition's `database`. A revalidation
+    /// (`If-None-Match`) with no write to wait for is answered from the partition's kept tag (`tags`, the database's
+    /// `readTags`) when it is the app's, without reading: a tag is dropped as soon as the profile's rows or the
+    /// configuration change, or time alone may change the answer. Otherwise the answer is read, and its tag kept for
+    /// the next revalidation.
+    static func inAppAnswer(
+        _ database: PartitionDatabase, tags: ReadTagCache?, rules: EngagementRules, key: String, installationID: String,
+        after writeID: String?, ifNoneMatch: String?, now: Date
+    ) async throws -> AppRead<InAppEligibility.Answer> {
+        let name = "in-app \(installationID)"
+        if writeID == nil, let ifNoneMatch, let kept = tags?.tag(key, name, generation: rules.generation, at: now),
+            EntityTags.names(kept, in: ifNoneMatch)
+        {
+            answeredFromKeptTag.increment()
+            return .answer(.unchanged(kept))
+        }
+        if ifNoneMatch != nil { answeredByReading.increment() }
+        // Taken before the read begins: a change of the profile committed meanwhile keeps this answer's tag out.
+        let stamp = tags?.stamp(key)
+        let config = rules.config
+        let read = try await read(database, key: key, after: writeID) { db in
+            try InAppEligibility(db: db, config: config, now: now).answer(key: key, installationID: installationID) { tag in
+                EntityTags.names(tag, in: ifNoneMatch)
+            }
+        }
+        if case .answer(let answer) = read, let tags, let stamp, let until = answer.holdsUntil {
+            tags.put(key, name, ReadTagCache.Tag(etag: answer.etag, until: until, generation: rules.generation), stamp: stamp)
+        }
+        return read
+    }
+
+    private static let answeredFromKeptTag = Counter(label: "herald_in_app_revalidations_total", dimensions: [("answered", "kept_tag")])
+    private static let answeredByReading = Counter(label: "herald_in_app_revalidations_total", dimensions: [("answered", "read")])
 
     /// Reads the profile `key` in `database`: `answer` is nil when the profile does not hold the installation; a write
     /// `after` not applied there yet is `writePending`.

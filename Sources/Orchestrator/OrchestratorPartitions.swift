@@ -23,6 +23,8 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     private var backfills: [Int32: Backfill] = [:]
     /// The keyed topics' partition count (HERALD_TOPIC_PARTITIONS): campaigns' rate limits are shared by them.
     private let partitions: Int
+    /// How many in-app sync tags each partition keeps (`ReadTagCache`; 0: none).
+    private let readTagCapacity: Int
 
     /// A partition's backfill: the segments left (the first in progress; where it stands is in the database), and
     /// progress for the logs.
@@ -45,9 +47,12 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
 
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, logger: Logger,
-        dedupeRetention: Duration = .seconds(30 * 86_400), partitions: Int = 1, clock: @escaping @Sendable () -> Date = { Date() }
+        dedupeRetention: Duration = .seconds(30 * 86_400), partitions: Int = 1, cachedTags: Int = OrchestratorConfig.defaultInAppCachedTags,
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.partitions = partitions
+        // The instance may run every partition: each keeps its share.
+        self.readTagCapacity = cachedTags == 0 ? 0 : (cachedTags + partitions - 1) / max(1, partitions)
         self.owner = PartitionOwner(
             directory: directory, service: "orchestrator", migrator: OrchestratorSchema.migrator, publisher: producer,
             changelog: changelog, logger: logger)
@@ -208,6 +213,8 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     // MARK: PartitionHooks
 
     func partitionOpened(_ database: PartitionDatabase, assigned: [TopicPartition]) async throws {
+        // First: from here on, every change of a profile's rows drops its in-app tags.
+        if readTagCapacity > 0 { try await database.keepReadTags(owners: OrchestratorSchema.rowOwners, capacity: readTagCapacity) }
         // Records an earlier version kept for later (ops it did not implement): applied now, before new ones.
         let outbox = try await database.applyDeferred { db, record in try OrchestratorApplier.apply(db, record: record) }
         if !outbox.isEmpty {

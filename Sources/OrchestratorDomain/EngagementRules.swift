@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import Synchronization
 
 /// The configuration as the partitions apply it: segments per project with the fields they read, and campaigns per
 /// trigger. Built once per configuration change; shared by every partition (a class: the stages each hold it).
@@ -9,6 +10,10 @@ package final class EngagementRules: Sendable {
     package let clock: @Sendable () -> Date
     /// How many partitions the keyed topics have: a campaign's send rate limit is shared evenly by them.
     package let partitions: Int
+    /// Unique to this configuration in the process: a cached answer names the one it was computed with
+    /// (`ReadTagCache.Tag.generation`).
+    package let generation = EngagementRules.generations.add(1, ordering: .relaxed).newValue
+    private static let generations = Atomic<UInt64>(0)
     let segmentsByProject: [String: [CompiledSegment]]
     /// Per project: change key → positions in `segmentsByProject` of the segments a change to it can affect.
     let dependents: [String: [ChangeKey: [Int]]]

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import Shared
+import Synchronization
 
 /// One SQLite database per owned partition number (every topic a service reads shares the partition number). A batch
 /// is applied in one transaction that also stores the partition's next offsets and the outbox records the batch
@@ -15,6 +16,7 @@ package struct PartitionDatabase: Sendable {
     /// The changelog topic every row change also goes to (`ChangelogCapture`); nil: changes are not captured.
     package let changelogTopic: String?
     private let pool: DatabasePool
+    private let readTagSlot = ReadTagSlot()
 
     package static func fileName(partition: Int32) -> String {
         "partition-\(String(format: "%03d", partition)).sqlite"
@@ -313,8 +315,32 @@ package struct PartitionDatabase: Sendable {
         try await pool.read(body)
     }
 
+    /// The tags of the last answers to reads of this database, once `keepReadTags` started keeping them (nil: reads are
+    /// not cached).
+    package var readTags: ReadTagCache? { readTagSlot.cache.withLock { $0 } }
+
+    /// Starts keeping read tags (`ReadTagCache`), dropped when their owner's rows change (`RowChangeWatch` on the
+    /// writer); once per database: a second call returns the first cache.
+    @discardableResult
+    package func keepReadTags(owners: RowOwners, capacity: Int) async throws -> ReadTagCache {
+        let slot = readTagSlot
+        // On the writer: the one connection the watch goes on, one call at a time.
+        return try await pool.writeWithoutTransaction { db in
+            if let kept = slot.cache.withLock({ $0 }) { return kept }
+            let cache = ReadTagCache(capacity: capacity)
+            try RowChangeWatch.install(db, owners: owners) { cache.changed($0) }
+            slot.cache.withLock { $0 = cache }
+            return cache
+        }
+    }
+
     /// Closes the connections (the pool's deinit would too; this makes the moment explicit).
     package func close() throws { try pool.close() }
+}
+
+/// Where a database keeps its read tags: shared by the copies of its `PartitionDatabase` value.
+private final class ReadTagSlot: Sendable {
+    let cache = Mutex<ReadTagCache?>(nil)
 }
 
 extension Database {

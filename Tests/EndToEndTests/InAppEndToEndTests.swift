@@ -114,7 +114,7 @@ struct InAppEndToEndTests {
         let last = latest.withLock { $0.1 }
         #expect(!last.contains("ski-sale"), "\(last)")
         // Nothing changed since: 304 with the tag.
-        let (_, headers) = try await httpGetHeaders(url, headers: paul)
+        let (_, headers, _) = try await httpGetHeaders(url, headers: paul)
         let tag = try #require(headers["Etag"] ?? headers["ETag"])
         #expect(try await httpGet(url, headers: paul.merging(["If-None-Match": tag]) { $1 }).0 == 304)
 
@@ -187,13 +187,13 @@ extension InAppEndToEndTests {
     }
 }
 
-/// A GET on loopback: status and headers.
-func httpGetHeaders(_ url: String, headers: [String: String] = [:]) async throws -> (Int, [String: String]) {
+/// A GET on loopback: status, headers and body.
+func httpGetHeaders(_ url: String, headers: [String: String] = [:]) async throws -> (Int, [String: String], String) {
     var request = URLRequest(url: URL(string: url)!)
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-    let (_, response) = try await URLSession.shared.data(for: request)
+    let (data, response) = try await URLSession.shared.data(for: request)
     let http = response as? HTTPURLResponse
     var fields: [String: String] = [:]
     for (name, value) in http?.allHeaderFields ?? [:] { fields["\(name)"] = "\(value)" }
-    return (http?.statusCode ?? 0, fields)
+    return (http?.statusCode ?? 0, fields, String(decoding: data, as: UTF8.self))
 }

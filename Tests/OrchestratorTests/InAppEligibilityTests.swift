@@ -6,6 +6,7 @@ import Shared
 import Testing
 
 @testable import PartitionStore
+@testable import Orchestrator
 @testable import OrchestratorDomain
 
 /// The `in_app` op's fields.
@@ -134,6 +135,10 @@ struct InAppEligibilityTests {
         let cluster = try Cluster(seed: UInt64(order) + 1)
         let config = try Self.config()
         cluster.rules = EngagementRules(config: config, clock: { t0 })
+        // The partitions keep their answers' tags, as the service's do: a revalidation is answered from one only while
+        // nothing of its profile changed.
+        for database in cluster.databases { try await database.keepReadTags(owners: OrchestratorSchema.rowOwners, capacity: 100) }
+        var tags: [String: String] = [:]
         cluster.app(.session, "s", installation: "I", session("start", "s1", at: t0))
         try await cluster.settle()
         var holder: String?
@@ -152,6 +157,17 @@ struct InAppEligibilityTests {
                 }
                 #expect((answer != nil) == (custom == holder), "step \(step): \(key)")
                 if let answer { #expect(answer.json?["profile"]?["custom_id"] == custom.map(JSONValue.string) ?? .null) }
+                // The app of each profile revalidates with the tag of its last answer.
+                let database = cluster.databases[cluster.partition(of: key)]
+                switch try await OrchestratorPartitions.inAppAnswer(
+                    database, tags: database.readTags, rules: cluster.rules, key: key, installationID: "I", after: nil, ifNoneMatch: tags[key], now: t0)
+                {
+                case .answer(let synced):
+                    #expect(custom == holder && synced.etag == answer?.etag, "step \(step): \(key) revalidated")
+                    tags[key] = synced.etag
+                case .notHeld: #expect(custom != holder, "step \(step): \(key) revalidated")
+                default: Issue.record("step \(step): \(key) not answered")
+                }
             }
         }
     }

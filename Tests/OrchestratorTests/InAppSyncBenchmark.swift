@@ -16,8 +16,8 @@ import Testing
 /// database holding `HERALD_BENCH_PROFILES` profiles (1M by default), each with an installation and a plan that puts it
 /// in one of 10 segments; 100 live in-app messages (90 with one of those segments as audience, 10 for everyone, each
 /// rendered with the profile's first name), so that a sync renders 19 messages. The production read path serves them
-/// (`AppReads`: the app key, the profile's partition, the holder check, eligibility, rendering), next to `/static`,
-/// a constant 200 of the same server (the ceiling). It writes the port to `port` in that directory once listening, and
+/// (`AppReads`: the app key; `OrchestratorPartitions` running the partition: the profile's partition, its kept tags,
+/// the holder check, eligibility, rendering), next to `/static`, a constant 200 of the same server (the ceiling). It writes the port to `port` in that directory once listening, and
 /// stops when a file `stop` appears there; the script drives it with wrk. `HERALD_BENCH_DOMAIN_SAMPLES` (2,000 by default)
 /// sets how many syncs each domain-alone loop times: raise it to profile them.
 @Suite("In-app sync benchmark", .enabled(if: ProcessInfo.processInfo.environment["HERALD_BENCH_SYNC_DIR"] != nil), .serialized)
@@ -25,6 +25,9 @@ struct InAppSyncBenchmark {
     static let environment = ProcessInfo.processInfo.environment
     static let profiles = Int(environment["HERALD_BENCH_PROFILES"] ?? "") ?? 1_000_000
     static let templates = 10
+    /// `HERALD_IN_APP_CACHED_TAGS` as an operator sizes it for this load: the 100,000 apps that revalidate, and the
+    /// tags of the full syncs before them.
+    static let keptTags = 200_000
 
     static func config() throws -> HeraldConfiguration {
         var objects = [demoProject]
@@ -75,27 +78,36 @@ struct InAppSyncBenchmark {
         return database
     }
 
-    /// The read path over one database (this instance owns the partition); counts the answers without a body.
+    /// The orchestrator's read path (`OrchestratorPartitions`, running the benchmark's partition: the actors, the
+    /// partition's kept tags, the read), or with a file `cold` in the benchmark's directory the same read without kept
+    /// tags (every sync reads); counts the answers without a body.
     final class Source: AppReadSource {
+        let partitions: OrchestratorPartitions
         let database: PartitionDatabase
-        let config: HeraldConfiguration
+        let rules: EngagementRules
+        let coldFile: String
+        /// Whether `cold` is there, looked at ten times a second.
+        let cold = Atomic<Bool>(false)
         let unchanged = Atomic<Int>(0)
         let rendered = Atomic<Int>(0)
 
-        init(database: PartitionDatabase, config: HeraldConfiguration) {
+        init(partitions: OrchestratorPartitions, database: PartitionDatabase, rules: EngagementRules, directory: String) {
+            self.partitions = partitions
             self.database = database
-            self.config = config
+            self.rules = rules
+            coldFile = "\(directory)/cold"
         }
 
         func inAppMessages(key: String, installationID: String, after writeID: String?, ifNoneMatch: String?, now: Date) async throws
             -> AppRead<InAppEligibility.Answer>
         {
-            let config = config
-            let read = try await OrchestratorPartitions.read(database, key: key, after: writeID) { db in
-                try InAppEligibility(db: db, config: config, now: now).answer(key: key, installationID: installationID) { tag in
-                    EntityTags.names(tag, in: ifNoneMatch)
-                }
-            }
+            let read =
+                cold.load(ordering: .relaxed)
+                ? try await OrchestratorPartitions.inAppAnswer(
+                    database, tags: nil, rules: rules, key: key, installationID: installationID, after: writeID,
+                    ifNoneMatch: ifNoneMatch, now: now)
+                : try await partitions.inAppMessages(
+                    key: key, installationID: installationID, after: writeID, ifNoneMatch: ifNoneMatch, now: now)
             if case .answer(let answer) = read {
                 if answer.json == nil { unchanged.add(1, ordering: .relaxed) } else { rendered.add(1, ordering: .relaxed) }
             }
@@ -105,10 +117,7 @@ struct InAppSyncBenchmark {
         func contentCards(
             key: String, installationID: String, after writeID: String?, since cursor: ContentCardFeed.Cursor?, now: Date
         ) async throws -> AppRead<JSONValue> {
-            let config = config
-            return try await OrchestratorPartitions.read(database, key: key, after: writeID) { db in
-                try ContentCardFeed(db: db, config: config, now: now).answer(key: key, installationID: installationID, since: cursor)
-            }
+            try await partitions.contentCards(key: key, installationID: installationID, after: writeID, since: cursor, now: now)
         }
     }
 
@@ -121,6 +130,12 @@ struct InAppSyncBenchmark {
         let data = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: data) }
         let database = try await Self.database(rules, directory: data)
+        // Its segments backfilled, as the copy made them.
+        try await database.write { db in
+            for segment in config.segments.values {
+                try SegmentStateTable(db).backfilled(segment.key, condition: segment.conditionText, at: WireTime.format(Date()))
+            }
+        }
         let prepared = ContinuousClock.now - started
         let profiles = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM profiles") ?? 0 }
         let members = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") ?? 0 }
@@ -136,20 +151,36 @@ struct InAppSyncBenchmark {
             if case .array(let messages)? = answer?.json?["messages"] { rendered += messages.count }
         }
         let perSync = Self.microseconds(ContinuousClock.now - domainStart) / Double(sample)
-        // The tags of the first users' answers, as their apps hold them: what wrk's revalidating syncs send.
+        // The orchestrator's partitions, this instance running the one partition.
+        try database.close()
+        let partitions = OrchestratorPartitions(
+            directory: data, producer: DiscardingPublisher(), logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }),
+            partitions: 1, cachedTags: Self.keptTags)
+        await partitions.setConfiguration(config)
+        _ = try await partitions.partitionsAssigned([TopicPartition(HeraldTopic.ingest.name, 0), TopicPartition(HeraldTopic.deliveries.name, 0)])
+        let running = try #require(await partitions.owner.openDatabases.first?.database)
+        let source = Source(partitions: partitions, database: running, rules: try #require(await partitions.rules), directory: directory)
+        // The first users' apps sync once through the read path: what wrk's revalidating syncs send is the tag each
+        // holds, kept by the partition.
         let tagged = min(Self.profiles, 100_000)
-        let tags = try await database.read { db in
-            try (0..<tagged).map { user in
-                try InAppEligibility(db: db, config: config, now: Date()).answer(key: "demo/u\(user)", installationID: "T")?.etag ?? ""
+        var held: [String] = []
+        for user in 0..<tagged {
+            let read = try await source.inAppMessages(key: "demo/u\(user)", installationID: "T", after: nil, ifNoneMatch: nil, now: Date())
+            guard case .answer(let answer) = read else {
+                Issue.record("user \(user) not answered")
+                return
             }
+            held.append(answer.etag)
         }
+        let tags = held
+        _ = source.rendered.exchange(0, ordering: .relaxed)
         try ("return {\n" + tags.map { "'\($0)',\n" }.joined() + "}\n").write(toFile: "\(directory)/tags.lua", atomically: true, encoding: .utf8)
         // The domain alone, one thread, when the app's tag is current: no message rendered.
         let revalidationStart = ContinuousClock.now
         var unchanged = 0
         for index in 0..<sample {
             let user = (index * 7919) % tagged
-            let answer = try await database.read { db in
+            let answer = try await running.read { db in
                 try InAppEligibility(db: db, config: config, now: Date()).answer(key: "demo/u\(user)", installationID: "T") { $0 == tags[user] }
             }
             if answer?.json == nil { unchanged += 1 }
@@ -165,7 +196,6 @@ struct InAppSyncBenchmark {
         catalog.projects[0].apps[0].requireSignedIdentity = false
         let router = Router(context: ServiceRequestContext.self)
         router.get("static") { _, _ in "ok" }
-        let source = Source(database: database, config: config)
         AppReads(manager: source, catalog: catalog, owners: nil, instance: "bench").register(on: router)
         let app = Application(
             router: router,
@@ -177,12 +207,13 @@ struct InAppSyncBenchmark {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.runService() }
             while !FileManager.default.fileExists(atPath: "\(directory)/stop") {
+                source.cold.store(FileManager.default.fileExists(atPath: source.coldFile), ordering: .relaxed)
                 try await Task.sleep(for: .milliseconds(100))
             }
             group.cancelAll()
         }
         print("figure-line answers_rendered=\(source.rendered.load(ordering: .relaxed)) answers_unchanged=\(source.unchanged.load(ordering: .relaxed))")
-        try database.close()
+        await partitions.partitionsRevoked([TopicPartition(HeraldTopic.ingest.name, 0), TopicPartition(HeraldTopic.deliveries.name, 0)], lost: false)
     }
 
     static func microseconds(_ duration: Duration) -> Double {

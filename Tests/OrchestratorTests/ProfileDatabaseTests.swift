@@ -49,10 +49,10 @@ struct Writer {
         return record(.profileUpdate, id: id, customID: customID, at: at, fields: [JSONMember("profile", edit.json)])
     }
 
-    mutating func event(id: String, _ event: String, at: Date = t0) throws -> KafkaRecord {
+    mutating func event(id: String, _ event: String, customID: String = "paul", at: Date = t0) throws -> KafkaRecord {
         guard case .valid(let validated) = EventValidation.validate(try JSONParser.parse(Array(event.utf8)), path: "e")
         else { preconditionFailure("invalid event \(event)") }
-        return record(.event, id: id, at: at, fields: [JSONMember("event", validated.json)])
+        return record(.event, id: id, customID: customID, at: at, fields: [JSONMember("event", validated.json)])
     }
 }
 

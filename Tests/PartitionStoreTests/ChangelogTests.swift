@@ -122,12 +122,6 @@ private var migrator: DatabaseMigrator {
     return migrator
 }
 
-private func temporaryDirectory() -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-changelog-\(UUID().uuidString)").path
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
 private func owner(_ broker: MemoryBroker, _ directory: String = temporaryDirectory()) -> PartitionOwner {
     PartitionOwner(
         directory: directory, service: "test", migrator: migrator, publisher: broker,

@@ -102,7 +102,8 @@ final class RecordingHooks: PartitionHooks {
 
 private let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
-private func temporaryDirectory() -> String {
+/// A fresh directory for partition databases.
+func temporaryDirectory() -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-store-\(UUID().uuidString)").path
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path

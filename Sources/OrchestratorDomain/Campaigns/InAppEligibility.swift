@@ -31,6 +31,13 @@ package struct InAppEligibility {
         package var json: JSONValue?
         /// The digest of what the answer is computed from (`InAppAnswerTag`): the same inputs give the same tag.
         package var etag: String
+        /// Until when the tag holds while the profile's rows and the configuration stay as they are: the first instant
+        /// at which time alone may change the answer (a start or end, or its coming within `maxValidity`; an impression
+        /// leaving a re-eligibility window). nil when it changes with the clock (a text reads it).
+        package var holdsUntil: Date?
+
+        /// The answer to a revalidation whose tag is current (no body).
+        package static func unchanged(_ etag: String) -> Answer { Answer(json: nil, etag: etag, holdsUntil: nil) }
     }
 
     /// The answer for the installation under the profile `key`; nil when the profile does not hold the installation
@@ -78,7 +85,8 @@ package struct InAppEligibility {
         // is not current then.
         if validUntil < now.addingTimeInterval(Self.maxValidity) { tag.add(validUntil.timeIntervalSince1970.bitPattern) }
         let etag = tag.value
-        if revalidates(etag) { return Answer(json: nil, etag: etag) }
+        let holdsUntil = shown.contains(where: \.readsClock) ? nil : timeHolds(candidates, profile)
+        if revalidates(etag) { return Answer(json: nil, etag: etag, holdsUntil: holdsUntil) }
 
         let rendering = Rendering(
             language: language, options: MessageRenderer.options(timeZone: timeZone, now: now), variables: variables)
@@ -100,7 +108,28 @@ package struct InAppEligibility {
                 ])),
                 JSONMember("messages", .array(messages)), JSONMember("valid_until", .string(WireTime.format(validUntil))),
             ]),
-            etag: etag)
+            etag: etag, holdsUntil: holdsUntil)
+    }
+
+    /// The first instant after `now` at which time alone may change the answer's tag: a message's start or end comes
+    /// within `maxValidity` (the answer's `valid_until` shortens) or passes, or an impression leaves a re-eligibility
+    /// window (a message capped now may be shown again).
+    func timeHolds(_ candidates: [InAppMessageDefinition], _ profile: ProfileState) -> Date {
+        var holds = Date.distantFuture
+        for message in candidates {
+            for edge in [message.start, message.end].compactMap({ $0 }) where edge > now {
+                let nearing = edge.addingTimeInterval(-Self.maxValidity)
+                holds = min(holds, nearing > now ? nearing : edge)
+            }
+            guard case .limit(_, let period) = message.reeligibility, let shown = profile.impressions[message.key] else { continue }
+            for time in shown {
+                // An impression counts while it is at or after `now - period`, compared to the millisecond: the tag
+                // holds until a second before it leaves (not at all within that second).
+                guard let at = WireTime.parse(time) else { return now }
+                if at.addingTimeInterval(period) > now { holds = min(holds, at.addingTimeInterval(period - 1)) }
+            }
+        }
+        return holds
     }
 
     /// What eligibility reads of the profile, read once per sync: its segments, and its impressions on every device.

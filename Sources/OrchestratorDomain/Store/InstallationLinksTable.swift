@@ -16,6 +16,10 @@ struct InstallationLinksTable {
 
     init(_ db: Database) { self.db = db }
 
+    /// A row's owner (`RowOwners`): the installation's home profile, whose answers read the link
+    /// (`InstallationHolder`). `ProfileKey.home` in SQL.
+    static let ownerKey = "row.project || '/install/' || row.installation_id"
+
     func link(project: String, installationID: String) throws -> InstallationLink? {
         try Row.fetchOne(
             db.cachedStatement(

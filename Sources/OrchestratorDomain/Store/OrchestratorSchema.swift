@@ -6,6 +6,10 @@ import Shared
 /// The orchestrator's partition database: the generic store's tables, then profiles, identity, segments and campaigns.
 /// Each table's SQL is in its own file of this folder (`ProfilesTable`, `TimersTable`, …).
 package enum OrchestratorSchema {
+    /// Whose rows the tables hold: a profile's (`profile_key`), or for an installation's link its home profile's. A
+    /// read cached for a profile (an in-app sync's tag) is dropped when any of them changes.
+    package static let rowOwners = RowOwners(column: "profile_key", expressions: ["installation_links": InstallationLinksTable.ownerKey])
+
     /// Named, append-only migrations (never renamed: a database records the names it ran).
     package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

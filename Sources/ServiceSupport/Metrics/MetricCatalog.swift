@@ -227,6 +227,10 @@ package enum MetricCatalog {
             help: "Apps' in-app reports that count nowhere, by reason (unknown_message, unknown_button).",
             services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_message", "unknown_button"])])),
         Family(
+            name: "herald_in_app_revalidations_total", kind: .counter,
+            help: "In-app syncs that named the app's last tag (If-None-Match), by how they were answered: kept_tag (from the tag the partition kept, without reading) or read.",
+            services: [.orchestrator], zeroSeries: combinations([("answered", ["kept_tag", "read"])])),
+        Family(
             name: "herald_in_app_render_failed_total", kind: .counter,
             help: "In-app messages left out of a sync because their texts could not be rendered whole for the profile, by project/message.",
             services: [.orchestrator], zeroSeries: []),

@@ -214,6 +214,10 @@ package struct StatefulServiceConfig: Sendable, Equatable {
 package struct OrchestratorConfig: Sendable {
     package var service: StatefulServiceConfig
     package var catalog: AppsCatalog?
+    /// `HERALD_IN_APP_CACHED_TAGS`: how many in-app sync tags the instance keeps, so that a revalidation whose tag is
+    /// current is answered without reading the database (0: none kept); about 250 bytes each.
+    package var inAppCachedTags = OrchestratorConfig.defaultInAppCachedTags
+    package static let defaultInAppCachedTags = 100_000
 
     package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> OrchestratorConfig {
         var env = EnvironmentReader(values)
@@ -224,7 +228,8 @@ package struct OrchestratorConfig: Sendable {
         } else {
             _ = try env.bool("HERALD_ALLOW_SAMPLE_KEYS", default: false)
         }
+        let cachedTags = try env.int("HERALD_IN_APP_CACHED_TAGS", default: defaultInAppCachedTags, range: 0...100_000_000)
         service.common.unknownVariables = env.unknownHeraldVariables
-        return OrchestratorConfig(service: service, catalog: catalog)
+        return OrchestratorConfig(service: service, catalog: catalog, inAppCachedTags: cachedTags)
     }
 }
