@@ -43,19 +43,58 @@ package final class ReadTagCache: Sendable {
         return hasher.finalize()
     }
 
+    /// Owner → its reads' tags (one per installation: a few at most, an array is smaller than a dictionary).
+    private typealias Generation = [String: [Named]]
+
+    /// Two generations: tags go into the young one, and a tag found in the old one moves back to it; when the young one
+    /// holds half the capacity, it becomes the old one and the old one goes whole. So the cache never walks its tags,
+    /// holds at most `capacity`, and what goes is what no app asked for during a whole generation (it costs its next
+    /// revalidation a read, which keeps it again).
     private struct State {
-        /// Owner → its reads' tags (one per installation: a few at most, an array is smaller than a dictionary).
-        var tags: [String: [Named]] = [:]
-        var count = 0
+        var young: Generation = [:]
+        var old: Generation = [:]
+        var youngCount = 0
+        var oldCount = 0
         var changes = [UInt64](repeating: 0, count: ReadTagCache.stripes)
+
+        /// The tag of the read `name` of `owner`, moved to the young generation if it was in the old one; with the
+        /// generation that went meanwhile, to be freed after the lock.
+        mutating func find(_ owner: String, _ name: Int, half: Int) -> (Tag?, gone: Generation?) {
+            if let tag = young[owner]?.first(where: { $0.name == name })?.tag { return (tag, nil) }
+            guard let index = old[owner]?.firstIndex(where: { $0.name == name }) else { return (nil, nil) }
+            let tag = old[owner]![index].tag
+            return (tag, keep(owner, name, tag, half: half))
+        }
+
+        /// Keeps the tag in the young generation (its copy in the old one goes); the old generation, when it went.
+        mutating func keep(_ owner: String, _ name: Int, _ tag: Tag, half: Int) -> Generation? {
+            if let index = old[owner]?.firstIndex(where: { $0.name == name }) {
+                old[owner]!.remove(at: index)
+                if old[owner]!.isEmpty { old.removeValue(forKey: owner) }
+                oldCount -= 1
+            }
+            if let index = young[owner]?.firstIndex(where: { $0.name == name }) {
+                young[owner]![index].tag = tag
+                return nil
+            }
+            var gone: Generation?
+            if youngCount >= half {
+                gone = old
+                (old, oldCount) = (young, youngCount)
+                (young, youngCount) = ([:], 0)
+            }
+            young[owner, default: []].append(Named(name: name, tag: tag))
+            youngCount += 1
+            return gone
+        }
     }
 
     private let state = Mutex(State())
-    /// The most tags kept: past it, the expired ones go, then half of the rest.
+    /// The most tags kept (two generations of half of it).
     package let capacity: Int
 
     package init(capacity: Int) {
-        self.capacity = max(1, capacity)
+        self.capacity = max(2, capacity)
     }
 
     static func stripe(_ owner: String) -> Int { Int(UInt(bitPattern: hash(owner)) % UInt(stripes)) }
@@ -68,27 +107,23 @@ package final class ReadTagCache: Sendable {
 
     /// The tag of the read `name` of `owner`, if one is kept for the configuration `generation` and holds at `now`.
     package func tag(_ owner: String, _ name: String, generation: UInt64, at now: Date) -> String? {
-        let name = Self.hash(name)
-        return state.withLock { state in
-            guard let tag = state.tags[owner]?.first(where: { $0.name == name })?.tag, tag.generation == generation, now < tag.until
-            else { return nil }
-            return tag.etag
-        }
+        let (name, half) = (Self.hash(name), capacity / 2)
+        // A generation that went is freed here, after the lock.
+        let (tag, gone) = state.withLock { $0.find(owner, name, half: half) }
+        _ = gone
+        guard let tag, tag.generation == generation, now < tag.until else { return nil }
+        return tag.etag
     }
 
     /// Keeps the tag of the read `name` of `owner`, unless the owner changed since `stamp` was taken.
     package func put(_ owner: String, _ name: String, _ tag: Tag, stamp: UInt64) {
-        let (stripe, name) = (Self.stripe(owner), Self.hash(name))
-        state.withLock { state in
-            guard state.changes[stripe] == stamp else { return }
-            if state.count >= capacity { Self.evict(&state, capacity: capacity, now: Date()) }
-            if let index = state.tags[owner]?.firstIndex(where: { $0.name == name }) {
-                state.tags[owner]![index].tag = tag
-            } else {
-                state.tags[owner, default: []].append(Named(name: name, tag: tag))
-                state.count += 1
-            }
+        let (stripe, name, half) = (Self.stripe(owner), Self.hash(name), capacity / 2)
+        // A generation that went is freed here, after the lock.
+        let gone: Generation? = state.withLock { state in
+            guard state.changes[stripe] == stamp else { return nil }
+            return state.keep(owner, name, tag, half: half)
         }
+        _ = gone
     }
 
     /// The owners' rows changed (a commit): their tags go, and reads of them in flight keep nothing.
@@ -97,28 +132,12 @@ package final class ReadTagCache: Sendable {
         state.withLock { state in
             for (owner, stripe) in zip(owners, stripes) {
                 state.changes[stripe] &+= 1
-                if let removed = state.tags.removeValue(forKey: owner) { state.count -= removed.count }
+                if let removed = state.young.removeValue(forKey: owner) { state.youngCount -= removed.count }
+                if let removed = state.old.removeValue(forKey: owner) { state.oldCount -= removed.count }
             }
         }
     }
 
     /// How many tags are kept.
-    package var count: Int { state.withLock { $0.count } }
-
-    private static func evict(_ state: inout State, capacity: Int, now: Date) {
-        state.tags = state.tags.compactMapValues { tags in
-            let held = tags.filter { now < $0.tag.until }
-            return held.isEmpty ? nil : held
-        }
-        state.count = state.tags.values.reduce(0) { $0 + $1.count }
-        guard state.count >= capacity / 2 else { return }
-        // Which half goes does not matter: a tag not kept costs one read the next time.
-        var kept = 0
-        state.tags = state.tags.filter { _, tags in
-            guard kept < capacity / 2 else { return false }
-            kept += tags.count
-            return true
-        }
-        state.count = kept
-    }
+    package var count: Int { state.withLock { $0.youngCount + $0.oldCount } }
 }
