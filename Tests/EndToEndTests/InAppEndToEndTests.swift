@@ -117,6 +117,15 @@ struct InAppEndToEndTests {
         let (_, headers, _) = try await httpGetHeaders(url, headers: paul)
         let tag = try #require(headers["Etag"] ?? headers["ETag"])
         #expect(try await httpGet(url, headers: paul.merging(["If-None-Match": tag]) { $1 }).0 == 304)
+        // A change the answer reads (paul's language) reaches an app revalidating with that tag: the tag the partition
+        // kept went with the write's commit (docs/in-app.md, "Kept tags"), and the sync reads again.
+        let (languageSet, languageBody) = try await httpPost(
+            "\(ingestURL)/v1/profiles/update", headers: ["Authorization": "Bearer rest_demo_0123456789abcdef"],
+            body: #"[{"identifiers":{"custom_id":"paul"},"attributes":{"$language":"fr"}}]"#)
+        #expect(languageSet == 200, "\(languageBody)")
+        try await waitUntil("the revalidation answered anew") {
+            try await httpGet(url, headers: paul.merging(["If-None-Match": tag]) { $1 }).0 == 200
+        }
 
         orchestrator.signal(SIGTERM)
         #expect(try await orchestrator.waitForExit() == 0)

@@ -17,9 +17,10 @@ import Testing
 /// in one of 10 segments; 100 live in-app messages (90 with one of those segments as audience, 10 for everyone, each
 /// rendered with the profile's first name), so that a sync renders 19 messages. The production read path serves them
 /// (`AppReads`: the app key; `OrchestratorPartitions` running the partition: the profile's partition, its kept tags,
-/// the holder check, eligibility, rendering), next to `/static`, a constant 200 of the same server (the ceiling). It writes the port to `port` in that directory once listening, and
-/// stops when a file `stop` appears there; the script drives it with wrk. `HERALD_BENCH_DOMAIN_SAMPLES` (2,000 by default)
-/// sets how many syncs each domain-alone loop times: raise it to profile them.
+/// the holder check, eligibility, rendering), next to `/static`, a constant 200 of the same server (the ceiling). It
+/// writes the port to `port` in that directory once listening, and stops when a file `stop` appears there; the script
+/// drives it with wrk. `HERALD_BENCH_DOMAIN_SAMPLES` (2,000 by default) sets how many syncs each domain-alone loop
+/// times: raise it to profile them.
 @Suite("In-app sync benchmark", .enabled(if: ProcessInfo.processInfo.environment["HERALD_BENCH_SYNC_DIR"] != nil), .serialized)
 struct InAppSyncBenchmark {
     static let environment = ProcessInfo.processInfo.environment
