@@ -213,6 +213,12 @@ struct InAppKeptTagTests {
         #expect(read.tables.isSuperset(of: ["installations", "installation_links", "profiles", "segment_members", "in_app_impressions"]))
         #expect(read.tables.subtracting(read.owned).isEmpty, "read, without owners: \(read.tables.subtracting(read.owned))")
         #expect(read.tables == read.keyed, "read, without the owner in the key: \(read.tables.subtracting(read.keyed))")
+        // The links' owner, written in SQL, is `ProfileKey.home`: the profile whose answers read the link.
+        let linkOwner = RowOwners.key(InstallationLinksTable.ownerKey, of: "installation_links")
+        let owner = try await harness.database.read { db in
+            try String.fetchOne(db, sql: "SELECT \(linkOwner) FROM (SELECT 'demo' AS project, 'I-1' AS installation_id) AS installation_links")
+        }
+        #expect(owner == ProfileKey.home("demo", "I-1"))
     }
 
     @Test("a revalidation after the app's own write reads: the write is applied or pending, never answered from a kept tag")

@@ -126,7 +126,7 @@ struct OrchestratorBenchmark {
 
         let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
         // As the service's partitions do: every commit tells which profiles changed, for their kept in-app tags.
-        try await database.keepReadTags(owners: OrchestratorSchema.rowOwners, capacity: 100_000)
+        try await database.keepReadTags(owners: OrchestratorSchema.rowOwners, capacity: OrchestratorConfig.defaultInAppCachedTags)
         let start = ContinuousClock.now
         var outbox = 0
         for batchStart in stride(from: 0, to: workload.count, by: Self.batchSize) {

@@ -38,16 +38,16 @@ final class RowChangeWatch: TransactionObserver, @unchecked Sendable {
             }
             return nil
         })
-        let new = Dictionary(uniqueKeysWithValues: try owners.keys(db, row: "NEW").map { ($0.table, $0.key) })
-        for (table, old) in try owners.keys(db, row: "OLD") {
+        for (table, key) in try owners.owned(db) {
+            let (new, old) = (RowOwners.key(key, of: "NEW"), RowOwners.key(key, of: "OLD"))
             let name = "\(triggerPrefix)\(table)"
             let quoted = "main.\"\(table)\""
             try db.execute(sql: """
                 CREATE TEMP TRIGGER IF NOT EXISTS "\(name)_insert" AFTER INSERT ON \(quoted) BEGIN
-                    SELECT \(function)(\(new[table]!));
+                    SELECT \(function)(\(new));
                 END;
                 CREATE TEMP TRIGGER IF NOT EXISTS "\(name)_update" AFTER UPDATE ON \(quoted) BEGIN
-                    SELECT \(function)(\(old)), \(function)(\(new[table]!));
+                    SELECT \(function)(\(old)), \(function)(\(new));
                 END;
                 CREATE TEMP TRIGGER IF NOT EXISTS "\(name)_delete" AFTER DELETE ON \(quoted) BEGIN
                     SELECT \(function)(\(old));

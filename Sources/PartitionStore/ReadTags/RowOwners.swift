@@ -16,21 +16,27 @@ package struct RowOwners: Sendable {
         self.expressions = expressions
     }
 
-    /// The owner key expression of each owned table of the database, its columns read from `row` (`NEW` or `OLD`).
-    func keys(_ db: Database, row: String) throws -> [(table: String, key: String)] {
+    /// Each owned table of the database with its owner key expression, its columns read from `row.` (`RowChangeWatch`
+    /// reads them from `NEW` and `OLD`: `key(of:)`).
+    func owned(_ db: Database) throws -> [(table: String, key: String)] {
         let names = try String.fetchAll(
             db, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         var owned: [(table: String, key: String)] = []
         for name in names {
             if let expression = expressions[name] {
-                owned.append((name, expression.replacingOccurrences(of: "row.", with: "\(row).")))
+                owned.append((name, expression))
             } else if try db.columns(in: name).contains(where: { $0.name == column }) {
-                owned.append((name, "\(row).\"\(column)\""))
+                owned.append((name, "row.\"\(column)\""))
             }
         }
         return owned
     }
 
+    /// An owner key expression with its columns read from the row image `image` (`NEW`, `OLD`, or a table's name).
+    static func key(_ expression: String, of image: String) -> String {
+        expression.replacingOccurrences(of: "row.", with: "\(image).")
+    }
+
     /// The tables whose rows have an owner.
-    package func tables(_ db: Database) throws -> Set<String> { Set(try keys(db, row: "NEW").map(\.table)) }
+    package func tables(_ db: Database) throws -> Set<String> { Set(try owned(db).map(\.table)) }
 }
