@@ -145,7 +145,7 @@ struct StatusReport {
         let next = orchestrator.samples("herald_quiet_window_next_release_timestamp_seconds").map(\.value).filter { $0 > 0 }.min()
         if let next {
             let at = Date(timeIntervalSince1970: next)
-            let minutes = max(0, Int(at.timeIntervalSince(now) / 60))
+            let minutes = Int(min(max(0, at.timeIntervalSince(now) / 60), 1e9))
             let clock = WireTime.format(at).dropFirst(11).prefix(5)
             line += " · the first goes at \(clock) UTC (in \(minutes / 60)h \(String(format: "%02d", minutes % 60))m), each when its window ends"
         }
@@ -240,6 +240,8 @@ struct StatusReport {
 
     /// A count with thousands separators: 12,345.
     func count(_ value: Double) -> String {
+        // A scrape is another process's text: a value past Int64 is written as it is rather than trap.
+        guard value.isFinite, abs(value) < 9e18 else { return "\(value)" }
         let digits = String(Int64(value.rounded()))
         var out = ""
         for (index, digit) in digits.reversed().enumerated() {
@@ -252,7 +254,7 @@ struct StatusReport {
     /// `-`, `180 ms`, `1.2 s`, `2.5 min`.
     func seconds(_ value: Double?) -> String {
         guard let value else { return "-" }
-        if value < 1 { return "\(Int((value * 1000).rounded())) ms" }
+        if value < 1, value.isFinite { return "\(Int((value * 1000).rounded())) ms" }
         if value < 60 { return String(format: "%.1f s", value) }
         return String(format: "%.1f min", value / 60)
     }

@@ -30,7 +30,7 @@ enum LiquidArrayFilters {
             case .string(let text): .int(text.count)
             case .array(let items): .int(items.count)
             case .object(let object): .int(object.count)
-            case .range: .int(input.items.count)
+            case .range(let low, let high): input.rangeCount.map(LiquidValue.int) ?? .double(Double(high) - Double(low) + 1)
             default: .int(0)
             }
         },
@@ -108,9 +108,9 @@ enum LiquidArrayFilters {
         },
     ]
 
-    /// The flattened items, charged as work.
+    /// The flattened items, charged as work (a range's before it is built: one past `Int` is past every bound).
     static func walk(_ input: LiquidValue, _ renderer: LiquidRenderer) throws(LiquidError) -> [LiquidValue] {
-        if case .range(let low, let high) = input, high >= low { try renderer.charge(high - low + 1) }
+        if case .range = input { try renderer.charge(input.rangeCount ?? Int.max) }
         let items = input.flattened
         try renderer.charge(items.count)
         return items

@@ -3,13 +3,23 @@ import Foundation
 /// The `date` filter's two halves: reading a date as Ruby's `Time.parse` would (in the recipient's zone when the
 /// text names none), and writing it with `strftime` directives in that zone.
 enum LiquidDate {
+    /// The dates `date` reads: the years 1 to 9999 (Ruby's `Time` has no bound; Foundation's calendar has none it
+    /// keeps, and `%s` of a date past them is past `Int`). A date outside is written out unchanged, as anything the
+    /// filter cannot read.
+    static let readable = Date(timeIntervalSince1970: -62_135_596_800)...Date(timeIntervalSince1970: 253_402_300_799)
+
     /// `"now"`/`"today"`, seconds since 1970 (a number or a string of digits), ISO 8601 dates and times, and the
-    /// English forms `March 14, 2016`, `14 Mar 2016`, `Fri, 27 Nov 2026 05:00:00 +0000`. nil for anything else, which
-    /// the filter then writes out unchanged.
+    /// English forms `March 14, 2016`, `14 Mar 2016`, `Fri, 27 Nov 2026 05:00:00 +0000`. nil for anything else, and for
+    /// a date outside `readable`, which the filter then writes out unchanged.
     static func parse(_ value: LiquidValue, now: Date, timeZone: TimeZone) -> Date? {
+        guard let date = anyDate(value, now: now, timeZone: timeZone), readable.contains(date) else { return nil }
+        return date
+    }
+
+    private static func anyDate(_ value: LiquidValue, now: Date, timeZone: TimeZone) -> Date? {
         switch value {
         case .int(let seconds): return Date(timeIntervalSince1970: TimeInterval(seconds))
-        case .double(let seconds): return Date(timeIntervalSince1970: seconds)
+        case .double(let seconds): return seconds.isFinite ? Date(timeIntervalSince1970: seconds) : nil
         case .string(let raw):
             let text = raw.trimmingCharacters(in: .whitespaces)
             if text.isEmpty { return nil }
@@ -81,6 +91,9 @@ enum LiquidDate {
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond, .weekday], from: date)
         let dayOfYear = calendar.ordinality(of: .day, in: .year, for: date) ?? 1
         let offset = timeZone.secondsFromGMT(for: date)
+        // The calendar gives every component of a date in `readable`; the fallbacks keep a wrong answer from trapping.
+        let year = c.year ?? 1970, month = min(max(c.month ?? 1, 1), 12), hour = c.hour ?? 0
+        let weekday = min(max(c.weekday ?? 1, 1), 7)
         var out = ""
         var characters = Substring(format)
         while let character = characters.first {
@@ -113,38 +126,38 @@ enum LiquidDate {
                 if let width { while text.count < width { text.insert(flags.contains("0") ? "0" : " ", at: text.startIndex) } }
                 return text
             }
-            let hour12 = (c.hour! + 11) % 12 + 1
+            let hour12 = (hour + 11) % 12 + 1
             switch directive {
-            case "Y": out += number(c.year!, 1)
-            case "C": out += number(c.year! / 100, 2)
-            case "y": out += number(c.year! % 100, 2)
-            case "m": out += number(c.month!, 2)
-            case "B": out += word(months[c.month! - 1])
-            case "b", "h": out += word(String(months[c.month! - 1].prefix(3)))
-            case "d": out += number(c.day!, 2)
-            case "e": out += number(c.day!, 2, pad: " ")
+            case "Y": out += number(year, 4)  // Ruby pads the year to four digits: 0001
+            case "C": out += number(year / 100, 2)
+            case "y": out += number(year % 100, 2)
+            case "m": out += number(month, 2)
+            case "B": out += word(months[month - 1])
+            case "b", "h": out += word(String(months[month - 1].prefix(3)))
+            case "d": out += number(c.day ?? 1, 2)
+            case "e": out += number(c.day ?? 1, 2, pad: " ")
             case "j": out += number(dayOfYear, 3)
-            case "H": out += number(c.hour!, 2)
-            case "k": out += number(c.hour!, 2, pad: " ")
+            case "H": out += number(hour, 2)
+            case "k": out += number(hour, 2, pad: " ")
             case "I": out += number(hour12, 2)
             case "l": out += number(hour12, 2, pad: " ")
-            case "P": out += word(c.hour! < 12 ? "am" : "pm")
-            case "p": out += flags.contains("#") ? (c.hour! < 12 ? "am" : "pm") : word(c.hour! < 12 ? "AM" : "PM")
-            case "M": out += number(c.minute!, 2)
-            case "S": out += number(c.second!, 2)
-            case "L": out += number(c.nanosecond! / 1_000_000, 3)
-            case "N": out += number(c.nanosecond!, 9)
+            case "P": out += word(hour < 12 ? "am" : "pm")
+            case "p": out += flags.contains("#") ? (hour < 12 ? "am" : "pm") : word(hour < 12 ? "AM" : "PM")
+            case "M": out += number(c.minute ?? 0, 2)
+            case "S": out += number(c.second ?? 0, 2)
+            case "L": out += number((c.nanosecond ?? 0) / 1_000_000, 3)
+            case "N": out += number(c.nanosecond ?? 0, 9)
             case "z":
                 let sign = offset < 0 ? "-" : "+"
                 let hours = abs(offset) / 3600, minutes = abs(offset) % 3600 / 60
                 out += sign + (hours < 10 ? "0" : "") + String(hours) + (flags.contains(":") ? ":" : "") + (minutes < 10 ? "0" : "") + String(minutes)
             case "Z":
                 out += word(ZoneAbbreviations.abbreviation(timeZone, at: date))
-            case "A": out += word(weekdays[c.weekday! - 1])
-            case "a": out += word(String(weekdays[c.weekday! - 1].prefix(3)))
-            case "u": out += String(c.weekday! == 1 ? 7 : c.weekday! - 1)
-            case "w": out += String(c.weekday! - 1)
-            case "s": out += String(Int(date.timeIntervalSince1970.rounded(.down)))
+            case "A": out += word(weekdays[weekday - 1])
+            case "a": out += word(String(weekdays[weekday - 1].prefix(3)))
+            case "u": out += String(weekday == 1 ? 7 : weekday - 1)
+            case "w": out += String(weekday - 1)
+            case "s": out += String(Int(exactly: date.timeIntervalSince1970.rounded(.down)) ?? 0)
             case "D", "x": out += Self.format(date, "%m/%d/%y", timeZone: timeZone)
             case "F": out += Self.format(date, "%Y-%m-%d", timeZone: timeZone)
             case "T", "X": out += Self.format(date, "%H:%M:%S", timeZone: timeZone)

@@ -101,7 +101,7 @@ public enum LiquidFilters {
             } ?? 50
             let ellipsis = arguments[1]?.text ?? "..."
             guard text.count > length else { return .string(input.text) }
-            let keep = max(length - ellipsis.count, 0)
+            let keep = length > ellipsis.count ? length - ellipsis.count : 0
             return .string(String(text[0..<min(keep, text.count)]) + ellipsis)
         },
         "truncatewords": { input, arguments, _ throws(LiquidError) in
@@ -147,7 +147,10 @@ public enum LiquidFilters {
             guard let date = LiquidDate.parse(input, now: renderer.options.now, timeZone: renderer.options.timeZone) else { return input }
             return .string(LiquidDate.format(date, format, timeZone: renderer.options.timeZone))
         },
-        "json": { input, _, _ in .string(LiquidJSON.serialize(input)) },
+        "json": { input, _, renderer throws(LiquidError) in
+            if case .range = input { try renderer.charge(input.rangeCount ?? Int.max) }
+            return .string(LiquidJSON.serialize(input))
+        },
         "raw": { input, _, _ in input },
     ]
 
@@ -228,7 +231,7 @@ public enum LiquidFilters {
     static func rubySlice<T>(_ items: [T], _ offset: Int, _ length: Int) -> [T]? {
         let start = offset < 0 ? items.count + offset : offset
         guard start >= 0, start <= items.count, length >= 0 else { return nil }
-        return Array(items[start..<min(items.count, start + length)])
+        return Array(items[start..<min(items.count, start.clampedAdding(length))])
     }
 
     /// Ruby's `String#split`: a single space splits on runs of whitespace, an empty pattern into characters, and
@@ -298,33 +301,31 @@ public enum LiquidFilters {
         "modulo": { input, arguments, _ throws(LiquidError) in try LiquidNumbers.apply(.modulo, input, try arguments.required(0)) },
         "abs": { input, _, _ in
             switch LiquidNumbers.number(input) {
-            case .int(let value): .int(value == Int.min ? Int.max : abs(value))
+            // |Int.min| is one past Int: the float nearest it, as every integer result past 64 bits.
+            case .int(let value): value == Int.min ? .double(-Double(value)) : .int(abs(value))
             case .decimal(let value): .double(abs(LiquidNumbers.double(value)))
+            case .float(let value): .double(abs(value))
             }
         },
         "at_least": { input, arguments, _ throws(LiquidError) in extreme(input, try arguments.required(0), greater: true) },
         "at_most": { input, arguments, _ throws(LiquidError) in extreme(input, try arguments.required(0), greater: false) },
-        "ceil": { input, _, _ in
+        "ceil": { input, _, _ throws(LiquidError) in
             switch LiquidNumbers.number(input) {
             case .int(let value): .int(value)
-            case .decimal(let value): .int(NSDecimalNumber(decimal: LiquidNumbers.round(value, 0, .up)).intValue)
+            case .decimal(let value): try LiquidNumbers.integral(LiquidNumbers.round(value, 0, .up), "ceil")
+            case .float(let value): try LiquidNumbers.integral(value.rounded(.up), "ceil")
             }
         },
-        "floor": { input, _, _ in
+        "floor": { input, _, _ throws(LiquidError) in
             switch LiquidNumbers.number(input) {
             case .int(let value): .int(value)
-            case .decimal(let value): .int(NSDecimalNumber(decimal: LiquidNumbers.floor(value)).intValue)
+            case .decimal(let value): try LiquidNumbers.integral(LiquidNumbers.floor(value), "floor")
+            case .float(let value): try LiquidNumbers.integral(value.rounded(.down), "floor")
             }
         },
         "round": { input, arguments, _ throws(LiquidError) in
             // Ruby rounds to `to_number(n)` places: 1.2 places is 1.
-            var places = 0
-            if let given = arguments[0] {
-                switch LiquidNumbers.number(given) {
-                case .int(let value): places = value
-                case .decimal(let value): places = NSDecimalNumber(decimal: LiquidNumbers.round(value, 0, .down)).intValue
-                }
-            }
+            let places = arguments[0].map(LiquidNumbers.places) ?? 0
             if let exact = LiquidNumbers.exact(input), places > -18, places < 18 {
                 let rounded = exact.rounded(places: places)
                 if places <= 0, let integer = rounded.integer { return .int(integer) }
@@ -333,10 +334,13 @@ public enum LiquidFilters {
             switch LiquidNumbers.number(input) {
             case .int(let value):
                 guard places < 0 else { return .int(value) }
-                return .int(NSDecimalNumber(decimal: LiquidNumbers.round(Decimal(value), places)).intValue)
+                return try LiquidNumbers.integral(LiquidNumbers.round(Decimal(value), places), "round")
             case .decimal(let value):
                 let rounded = LiquidNumbers.round(value, places)
-                return places <= 0 ? .int(NSDecimalNumber(decimal: rounded).intValue) : .double(LiquidNumbers.double(rounded))
+                return places <= 0 ? try LiquidNumbers.integral(rounded, "round") : .double(LiquidNumbers.double(rounded))
+            case .float(let value):
+                // Past Decimal's range a float has no fraction left to round; Ruby's Infinity.round(2) is Infinity.
+                return places <= 0 ? try LiquidNumbers.integral(value, "round") : .double(value)
             }
         },
     ]

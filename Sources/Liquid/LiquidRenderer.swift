@@ -29,7 +29,7 @@ final class LiquidRenderer {
     // MARK: Bounds
 
     func charge(_ work: Int, at position: SourcePosition = .unknown) throws(LiquidError) {
-        steps += work
+        steps = steps.clampedAdding(work)
         if steps > options.maxSteps {
             throw LiquidError(.limit, "the template did more than \(options.maxSteps) steps of work", at: position)
         }
@@ -127,10 +127,14 @@ final class LiquidRenderer {
             case .continue: return .continue
             case .increment(let name):
                 let value = LiquidNumbers.integer(environment[name] ?? .int(0)) ?? 0
-                environment[name] = .int(value + 1)
+                // A counter past Int (Ruby's would become a bignum) fails the render rather than trap.
+                let (next, overflow) = value.addingReportingOverflow(1)
+                guard !overflow else { throw LiquidError(.render, "increment \(name): the counter is past the largest integer") }
+                environment[name] = .int(next)
                 try write(String(value), into: &output, at: .unknown)
             case .decrement(let name):
-                let value = (LiquidNumbers.integer(environment[name] ?? .int(0)) ?? 0) - 1
+                let (value, overflow) = (LiquidNumbers.integer(environment[name] ?? .int(0)) ?? 0).subtractingReportingOverflow(1)
+                guard !overflow else { throw LiquidError(.render, "decrement \(name): the counter is past the smallest integer") }
                 environment[name] = .int(value)
                 try write(String(value), into: &output, at: .unknown)
             case .cycle(let group, let values, let position):
@@ -181,15 +185,17 @@ final class LiquidRenderer {
         var items: [LiquidValue]
         switch collection {
         case .range(let low, let high):
-            // Walked without building the whole range: a loop over (1..1000000000) stops at the work bound.
-            let start = low + max(from, 0)
+            // Walked without building the whole range: a loop over (1..1000000000) stops at the work bound. Offsets and
+            // limits from data may be anything: a start past Int is past the end, a limit past it is no limit.
+            let (start, overflow) = low.addingReportingOverflow(max(from, 0))
             var end = high
-            if let limit { end = min(end, start + max(limit, 0) - 1) }
-            guard start <= end else {
+            if let limit { end = min(end, start.clampedAdding(max(limit, 0)).clampedAdding(-1)) }
+            guard !overflow, start <= end else {
                 items = []
                 break
             }
-            try charge(end - start + 1, at: loop.position)
+            let count = LiquidValue.range(start, end).rangeCount
+            try charge(count ?? Int.max, at: loop.position)
             items = (start...end).map(LiquidValue.int)
         case .object(let object):
             items = object.members.map { .array([.string($0.key), $0.value]) }
@@ -198,14 +204,14 @@ final class LiquidRenderer {
         case .array(let array): items = Self.slice(array, from: from, limit: limit)
         default: items = []
         }
-        offsets[loop.name] = from + items.count
+        offsets[loop.name] = from.clampedAdding(items.count)
         if loop.reversed { items.reverse() }
         return items
     }
 
     private static func slice(_ items: [LiquidValue], from: Int, limit: Int?) -> [LiquidValue] {
         let start = min(max(from, 0), items.count)
-        let end = limit.map { min(items.count, max(start, start + $0)) } ?? items.count
+        let end = limit.map { min(items.count, max(start, start.clampedAdding($0))) } ?? items.count
         return Array(items[start..<end])
     }
 

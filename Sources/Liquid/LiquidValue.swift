@@ -87,13 +87,24 @@ public enum LiquidValue: Sendable, Equatable {
     }
 
     /// The items a `for` loop, `join` or `map` walks: an array's, a range's, a hash as one item, anything else as one.
+    /// A range is built whole: its walkers charge `rangeCount` as work first, which bounds it (and a range of more
+    /// than `Int.max` items, which no bound lets through, builds nothing).
     var items: [LiquidValue] {
         switch self {
         case .nil: []
         case .array(let items): items
-        case .range(let low, let high): low <= high ? (low...high).map(LiquidValue.int) : []
+        case .range(let low, let high): (rangeCount ?? 0) > 0 ? (low...high).map(LiquidValue.int) : []
         default: [self]
         }
+    }
+
+    /// How many integers a range holds (0 when it is backwards); nil when the count is past `Int` (`(Int.min..0)`), or
+    /// for anything but a range.
+    var rangeCount: Int? {
+        guard case .range(let low, let high) = self else { return nil }
+        guard high >= low else { return 0 }
+        let (difference, overflow) = high.subtractingReportingOverflow(low)
+        return overflow || difference == Int.max ? nil : difference + 1
     }
 
     /// An array's items with nested arrays flattened (Liquid's `InputIterator`).
@@ -115,16 +126,27 @@ public enum LiquidValue: Sendable, Equatable {
             case "first": return object.first.map { .array([.string($0.key), $0.value]) } ?? .nil
             default: return .nil
             }
-        case (.array, .int(let index)), (.range, .int(let index)):
-            let items = self.items
+        case (.array(let items), .int(let index)):
             let position = index < 0 ? items.count + index : index
             return items.indices.contains(position) ? items[position] : .nil
-        case (.array, .string(let name)), (.range, .string(let name)):
-            let items = self.items
+        case (.array(let items), .string(let name)):
             switch name {
             case "size": return .int(items.count)
             case "first": return items.first ?? .nil
             case "last": return items.last ?? .nil
+            default: return .nil
+            }
+        // A range answers by arithmetic, never by building its items: `(1..n)[i]`, `.size`, `.first`, `.last`.
+        case (.range(let low, let high), .int(let index)):
+            guard high >= low else { return .nil }
+            // From the start, or from the end (-1 is `high`); a sum past Int is outside the range.
+            let (item, overflow) = index >= 0 ? low.addingReportingOverflow(index) : high.addingReportingOverflow(index + 1)
+            return !overflow && item >= low && item <= high ? .int(item) : .nil
+        case (.range(let low, let high), .string(let name)):
+            switch name {
+            case "size": return rangeCount.map(LiquidValue.int) ?? .double(Double(high) - Double(low) + 1)
+            case "first": return high >= low ? .int(low) : .nil
+            case "last": return high >= low ? .int(high) : .nil
             default: return .nil
             }
         case (.string(let text), .string("size")): return .int(text.count)

@@ -99,6 +99,8 @@ struct ProviderTests {
         #expect(ProviderOutcome.retryAfter("Wed, 21 Oct 2015 07:28:30 GMT", now: now) == .seconds(30))
         #expect(ProviderOutcome.retryAfter("soon", now: now) == nil)
         #expect(ProviderOutcome.retryAfter(nil, now: now) == nil)
+        // A provider's date may be any year: a day at most (the retry policy caps it lower still).
+        #expect(ProviderOutcome.retryAfter("Wed, 21 Oct 99999 07:28:30 GMT", now: now) == .seconds(86_400))
     }
 
     @Test(

@@ -30,6 +30,7 @@ extension ProviderOutcome {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: value) else { return nil }
-        return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
+        // A provider's date may be any year: past a day's wait it is as good as a day (the retry policy caps it lower).
+        return .seconds(min(max(0, date.timeIntervalSince(now).rounded(.up)), 86_400))
     }
 }
