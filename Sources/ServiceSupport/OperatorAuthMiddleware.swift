@@ -3,7 +3,12 @@ import Shared
 
 /// Operator endpoints (`/metrics`, the orchestrator's profile reads, which return emails, phones and tokens) answer
 /// only with `Authorization: Bearer <HERALD_OPERATOR_TOKEN>`, or, without a token, only to loopback peers (the
-/// machine's own `herald status`, the dev stack); the public APIs and the health checks are not affected.
+/// machine's own `herald status`, the dev stack) that name this machine in `Host`; the public APIs and the health
+/// checks are not affected.
+///
+/// The `Host` check is what keeps a web page out: a page on any site can make the browser on this machine resolve its
+/// own name to 127.0.0.1 (DNS rebinding) and read the answer as same-origin, but its requests then say
+/// `Host: attacker.example`, which no tool of the operator's sends.
 ///
 /// It is attached to the operator routes themselves (`ServiceMain.httpApplication`'s group), never chosen by
 /// comparing paths: whatever spelling of a path the router matches to one of them (`//metrics`, `/metrics/`), the
@@ -25,6 +30,11 @@ package struct OperatorAuthMiddleware<Context: RequestContext>: RouterMiddleware
                     .forbidden, "operator_endpoint_local_only",
                     "without HERALD_OPERATOR_TOKEN this operator endpoint answers this machine only: set the token to reach it from elsewhere")
             }
+            guard Self.namesLoopback(request.head.authority) else {
+                return .jsonError(
+                    .forbidden, "operator_endpoint_local_only",
+                    "without HERALD_OPERATOR_TOKEN this operator endpoint answers requests for localhost or a loopback address only (Host names another)")
+            }
             return try await next(request, context)
         }
         let supplied = request.headers.bearerToken.map { Array($0.utf8) }
@@ -35,5 +45,20 @@ package struct OperatorAuthMiddleware<Context: RequestContext>: RouterMiddleware
             return response
         }
         return try await next(request, context)
+    }
+
+    /// A `Host` (`authority`) that names this machine: `localhost` or a loopback address, with any port. A request
+    /// without one (HTTP/1.0) names nothing else either: browsers always send it.
+    static func namesLoopback(_ authority: String?) -> Bool {
+        guard let authority, !authority.isEmpty else { return true }
+        var host = Substring(authority.lowercased())
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            host = host[...close]
+        } else if let colon = host.lastIndex(of: ":") {
+            host = host[..<colon]
+        }
+        if host.hasSuffix("."), host.count > 1 { host = host.dropLast() }
+        return CommonConfig.isLoopback(host: String(host))
     }
 }

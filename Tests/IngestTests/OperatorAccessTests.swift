@@ -15,13 +15,14 @@ struct OperatorAccessTests {
     /// The status a service's responder (`ServiceMain.responder`, what every service serves) answers for `path`, with
     /// `/metrics` and an operator read at `v1/profiles/:project/:custom_id` (200 "secret"), and a public route.
     static func status(
-        _ path: String, token: String?, peer: String, authorization: String? = nil, method: HTTPRequest.Method = .get
+        _ path: String, token: String?, peer: String, authorization: String? = nil, method: HTTPRequest.Method = .get,
+        host: String? = "127.0.0.1:8081"
     ) async throws -> HTTPResponse.Status {
         let channel = EmbeddedChannel()
         channel.remoteAddress = try SocketAddress(ipAddress: peer, port: 40_000)
         let context = ServiceRequestContext(
             source: ApplicationRequestContextSource(channel: channel, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })))
-        var head = HTTPRequest(method: method, scheme: "http", authority: "x", path: path)
+        var head = HTTPRequest(method: method, scheme: "http", authority: host, path: path)
         if let authorization { head.headerFields[.authorization] = authorization }
         let router = Router(context: ServiceRequestContext.self)
         router.post("v1/app/events") { _, _ in "public" }
@@ -77,6 +78,29 @@ struct OperatorAccessTests {
         #expect(try await Self.status("/v1/profiles/demo/paul", token: nil, peer: "2001:db8::1") == .forbidden)
         #expect(try await Self.status("/health/ready", token: nil, peer: "10.0.0.7") == .ok)
         #expect(try await Self.status("/v1/app/events", token: nil, peer: "10.0.0.7", method: .post) == .ok)
+    }
+
+    /// DNS rebinding: a page of another site, resolved to 127.0.0.1 in a browser on this machine, reaches the port from
+    /// loopback, but names its own site in `Host`. Without a token that is refused; the machine's own tools name
+    /// localhost or a loopback address.
+    @Test(
+        "without a token, a loopback peer whose Host names another site is refused",
+        arguments: [
+            ("rebind.attacker.example", false), ("rebind.attacker.example:8081", false), ("127.0.0.1.nip.io", false),
+            ("localhost.attacker.example", false), ("10.0.0.7:8081", false), ("[2001:db8::1]:8081", false), ("[::1", false),
+            ("127.0.0.1:8081", true), ("127.0.0.1", true), ("127.8.9.10:80", true), ("localhost:8081", true),
+            ("LOCALHOST", true), ("localhost.:8081", true), ("[::1]:8081", true), ("[::1]", true), (nil, true),
+        ] as [(String?, Bool)])
+    func rebinding(host: String?, allowed: Bool) async throws {
+        for path in ["/metrics", "/v1/profiles/demo/paul"] {
+            let status = try await Self.status(path, token: nil, peer: "127.0.0.1", host: host)
+            #expect(status == (allowed ? .ok : .forbidden), "\(path) with Host \(host ?? "(none)")")
+        }
+        // With a token the Host is not what decides: the token is.
+        let token = "operator-token-0123456789"
+        #expect(try await Self.status("/metrics", token: token, peer: "127.0.0.1", authorization: "Bearer \(token)", host: host) == .ok)
+        // Public paths do not look at it.
+        #expect(try await Self.status("/v1/app/events", token: nil, peer: "127.0.0.1", method: .post, host: host) == .ok)
     }
 
     @Test("with a token: the token from anywhere, loopback included; nothing without it")
