@@ -98,24 +98,31 @@ struct RecipientEndpoints: Sendable {
         }
     }
 
-    /// In every partition, here and at their owners: how many profiles hold the number.
-    private func record(_ change: RecipientChange) async throws -> Int {
-        let partitions = partitions
-        let counts: [Int] = try await peers.ask(change, about: Array(0..<partitionCount), at: RecipientChange.path) { local in
-            try await partitions.recordRecipientFeedback(change, in: local)
+    /// In `partitions` (every one by default), here and at their owners: how many profiles the change names.
+    private func record(_ change: RecipientChange, in partitions: [Int32]? = nil) async throws -> Int {
+        let local = self.partitions
+        let counts: [Int] = try await peers.ask(change, about: partitions ?? Array(0..<partitionCount), at: RecipientChange.path) {
+            try await local.recordRecipientFeedback(change, in: $0)
         }
         return counts.reduce(0, +)
     }
 
-    /// Local state at once when this instance holds the profile; the report to the orchestrator either way.
+    /// Recorded by the partition that holds the profile (here, or asked of its owner), which reports it only if it
+    /// changes the state: a link followed again is no new report. A profile no notifier holds yet (its snapshot is
+    /// still on its way), or a partition that is moving, gets the report straight away, so that no unsubscribe is lost.
     private func unsubscribe(_ claim: UnsubscribeLinks.Claim) async throws {
-        let recorded = try await partitions.recordRecipientFeedback(RecipientChange(
+        let change = RecipientChange(
             key: claim.profileKey, phoneNumber: nil, projects: nil, channel: .email, outcome: .unsubscribed, address: claim.address,
-            reason: "one-click unsubscribe", at: Date()))
-        guard recorded == 0 else { return }
+            reason: "one-click unsubscribe", at: Date())
+        let partition = KeyPartitioner.partition(of: claim.profileKey, partitions: partitionCount)
+        do {
+            if try await record(change, in: [partition]) > 0 { return }
+        } catch let unavailable as PartitionPeers.Unavailable {
+            logger.info("unsubscribe reported without its partition: it is moving", metadata: ["reason": "\(unavailable)"])
+        }
         let report = DeliveryReport.recipientFeedback(
             key: claim.profileKey, customID: nil, channel: .email, outcome: .unsubscribed, address: claim.address,
-            reason: "one-click unsubscribe", sendID: claim.sendID, at: Date())
+            reason: "one-click unsubscribe", sendID: claim.sendID, at: change.at)
         _ = try await producer.send([
             KafkaOutgoingRecord(topic: HeraldTopic.deliveries.name, key: Array(claim.profileKey.utf8), value: try Wire.encode(report))
         ])

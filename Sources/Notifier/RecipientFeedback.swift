@@ -21,6 +21,9 @@ extension NotifierPartitions {
             .reduce(0, +)
     }
 
+    /// Records `change` for the profiles it names in this partition; how many hold it. A change to the state a profile
+    /// already has (a second STOP, an unsubscribe link followed again) is not written and not reported: a person
+    /// repeating themselves is one change.
     private func record(_ change: RecipientChange, _ database: PartitionDatabase) async throws -> Int {
         let keys: [String] = try await database.read { db in
             if let key = change.key { return try ContactsTable(db).contact(key) != nil ? [key] : [] }
@@ -28,21 +31,24 @@ extension NotifierPartitions {
                 change.projects.map { $0.contains(ProfileKey.project(of: key)) } ?? true
             }
         }
-        guard !keys.isEmpty else { return 0 }
-        _ = try await database.writeWithOutbox { db in
+        guard !keys.isEmpty, let kind = FeedbackKind.marketing(change.channel) else { return keys.count }
+        let state = change.outcome == .subscribed ? "subscribed" : "unsubscribed"
+        let (changed, _) = try await database.writeWithOutbox { db in
             var outputs: [PendingOutput] = []
             for key in keys {
-                guard let contact = try ContactsTable(db).contact(key), let kind = FeedbackKind.marketing(change.channel) else { continue }
-                let state = change.outcome == .subscribed ? "subscribed" : "unsubscribed"
+                guard let contact = try ContactsTable(db).contact(key) else { continue }
+                let channel = change.channel == .email ? contact.email : contact.sms
+                let local = try FeedbackTable(db).feedback(key).marketing[change.channel.rawValue]
+                guard channel.marketing(local: local) != state else { continue }
                 try FeedbackTable(db).record(key, kind, value: state, at: change.at)
                 let report = DeliveryReport.recipientFeedback(
                     key: key, customID: contact.customID, channel: change.channel, outcome: change.outcome, address: change.address,
                     reason: change.reason, at: change.at)
                 outputs.append(PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(report)))
             }
-            return ((), outputs)
+            return (!outputs.isEmpty, outputs)
         }
-        await owner.scheduleFlush(database.partition)
+        if changed { await owner.scheduleFlush(database.partition) }
         return keys.count
     }
 }

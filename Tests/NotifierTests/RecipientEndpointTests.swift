@@ -83,6 +83,34 @@ struct RecipientEndpointTests {
         await harness.shutdown()
     }
 
+    /// A person repeating themselves: a mail client following a link twice, a phone sending STOP again. 50 POSTs of one
+    /// link once made 50 `unsubscribed` records on herald.deliveries; each change of state is one report now.
+    @Test("an unsubscribe link followed again, a STOP or START sent again: one report per change of state")
+    func repeatedChangesReportOnce() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON())
+        let url = "\(Self.publicURL)/v1/webhooks/sms"
+        let token = Self.links.token(.init(profileKey: "demo/paul", address: "paul@example.com", sendID: "mail-0"))
+        @Sendable func reply(_ text: String) -> [(String, String)] { [("From", "+33612345678"), ("To", "+15550001111"), ("Body", text)] }
+        try await application(harness).test(.router) { client in
+            for _ in 0..<5 {
+                try await client.execute(uri: "/v1/unsubscribe/\(token)", method: .post) { #expect($0.status == .ok) }
+            }
+            for text in ["STOP", "stop", "STOP", "START", "START", "UNSTOP"] {
+                let form = reply(text)
+                let answer = try await Self.postSMS(form, signature: SMSReplies.signature(url: url, parameters: form, token: "sms-token"), client: client)
+                #expect(answer.0 == .ok)
+            }
+            // The last change, which the wait below ends on: everything before it was produced before it.
+            let form = reply("STOP")
+            _ = try await Self.postSMS(form, signature: SMSReplies.signature(url: url, parameters: form, token: "sms-token"), client: client)
+        }
+        let reports = try await harness.reports { $0.filter { $0.channel == .sms }.count >= 3 }
+        #expect(reports.filter { $0.channel == .email }.map(\.outcome) == [.unsubscribed])
+        #expect(reports.filter { $0.channel == .sms }.map(\.outcome) == [.unsubscribed, .subscribed, .unsubscribed])
+        await harness.shutdown()
+    }
+
     @Sendable static func postSMS(
         _ fields: [(String, String)], signature: String?, path: String = "/v1/webhooks/sms", client: any TestClientProtocol
     ) async throws

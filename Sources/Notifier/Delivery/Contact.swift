@@ -8,6 +8,13 @@ struct Contact: Sendable, Equatable {
         var marketing: String?
         var marketingChangedAt: Date?
         var bouncedAt: Date? = nil
+
+        /// The marketing state that holds now: a change made here (`local`, an SMS reply or an unsubscribe link) wins
+        /// over an older snapshot; a later change in the snapshot wins over it.
+        func marketing(local: (state: String, at: Date)?) -> String? {
+            if let local, local.at >= (marketingChangedAt ?? .distantPast) { return local.state }
+            return marketing
+        }
     }
 
     struct Installation: Sendable, Equatable {

@@ -66,11 +66,7 @@ enum Eligibility {
                 return Resolution(targets: [], skipped: [(address, nil, "bounced")])
             }
             if send.marketing {
-                var state = channel.marketing
-                // A change made here wins over an older snapshot; a later change in the snapshot wins over it.
-                if let local = feedback.marketing[name], local.at >= (channel.marketingChangedAt ?? .distantPast) {
-                    state = local.state
-                }
+                let state = channel.marketing(local: feedback.marketing[name])
                 guard state == "subscribed" else {
                     return Resolution(targets: [], skipped: [(address, nil, state == nil ? "not_subscribed" : "unsubscribed")])
                 }
