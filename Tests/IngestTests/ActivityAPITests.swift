@@ -10,11 +10,11 @@ import Testing
 struct ActivityAPITests {
     static let batch = #"""
         {"installation_id":"I","custom_id":"paul","activity":[
-          {"type":"session_start","session_id":"s-1","time":"2026-11-22T10:00:00+01:00"},
-          {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","time":"2026-11-22T09:00:05Z"},
-          {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-22T09:00:06Z"},
-          {"type":"session_end","session_id":"s-1","time":"2026-11-22T09:02:00Z","duration":115.5},
-          {"type":"session_end","session_id":"s-2","time":"2026-11-22T09:03:00Z","duration":-1}]}
+          {"type":"session_start","session_id":"s-1","time":"2026-11-18T10:00:00+01:00"},
+          {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","time":"2026-11-18T09:00:05Z"},
+          {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-18T09:00:06Z"},
+          {"type":"session_end","session_id":"s-1","time":"2026-11-18T09:02:00Z","duration":115.5},
+          {"type":"session_end","session_id":"s-2","time":"2026-11-18T09:03:00Z","duration":-1}]}
         """#
 
     @Test("a batch: one record per valid item, keyed by the profile, ids derived from what each reports; an invalid item is dropped alone")
@@ -33,10 +33,10 @@ struct ActivityAPITests {
             ])
         #expect(
             sink.records[0].json["session"].map { String(decoding: $0.serialized, as: UTF8.self) }
-                == #"{"kind":"start","session_id":"s-1","time":"2026-11-22T09:00:00.000Z"}"#)
+                == #"{"kind":"start","session_id":"s-1","time":"2026-11-18T09:00:00.000Z"}"#)
         #expect(
             sink.records[2].json["push_open"].map { String(decoding: $0.serialized, as: UTF8.self) }
-                == #"{"send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-22T09:00:06.000Z"}"#)
+                == #"{"send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-18T09:00:06.000Z"}"#)
         #expect(sink.records[3].json["session"]?["duration"] == .number("115.5"))
         // Sent again (an SDK retrying its flush): the same ids, which the orchestrator applies once.
         let again = FakeSink()
@@ -49,7 +49,7 @@ struct ActivityAPITests {
         let sink = FakeSink()
         let answer = try await call(
             "/v1/app/activity", key: iosKey,
-            body: #"{"installation_id":"I","activity":[{"type":"session_start","session_id":"s","time":"2026-11-22T09:00:00Z"}]}"#,
+            body: #"{"installation_id":"I","activity":[{"type":"session_start","session_id":"s","time":"2026-11-18T09:00:00Z"}]}"#,
             sink: sink)
         #expect(answer.status == .ok)
         #expect(sink.records.map(\.key) == ["demo/install/I"])
@@ -59,27 +59,27 @@ struct ActivityAPITests {
     @Test(
         "each item is checked whole, every problem named by its path",
         arguments: [
-            (#"{"session_id":"s","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].type missing_field"]),
-            (#"{"type":"session_pause","session_id":"s","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].type invalid_value"]),
+            (#"{"session_id":"s","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].type missing_field"]),
+            (#"{"type":"session_pause","session_id":"s","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].type invalid_value"]),
             (#"{"type":7}"#, ["activity[0].type invalid_value"]),
-            (#"{"type":"session_start","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].session_id missing_field"]),
+            (#"{"type":"session_start","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].session_id missing_field"]),
             (#"{"type":"session_start","session_id":"s"}"#, ["activity[0].time missing_field"]),
             (#"{"type":"session_start","session_id":"s","time":"yesterday"}"#, ["activity[0].time invalid_date"]),
-            (#"{"type":"session_start","session_id":"has space","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].session_id invalid_session_id"]),
-            (#"{"type":"session_start","session_id":"s","time":"2026-11-22T09:00:00Z","duration":3}"#, ["activity[0].duration unknown_field"]),
-            (#"{"type":"session_end","session_id":"s","time":"2026-11-22T09:00:00Z","duration":604801}"#, ["activity[0].duration out_of_range"]),
-            (#"{"type":"session_end","session_id":"s","time":"2026-11-22T09:00:00Z","duration":"3"}"#, ["activity[0].duration out_of_range"]),
-            (#"{"type":"push_open","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].send_id missing_field"]),
-            (#"{"type":"push_open","send_id":"x","action":"buy now","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].action invalid_action"]),
+            (#"{"type":"session_start","session_id":"has space","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].session_id invalid_session_id"]),
+            (#"{"type":"session_start","session_id":"s","time":"2026-11-18T09:00:00Z","duration":3}"#, ["activity[0].duration unknown_field"]),
+            (#"{"type":"session_end","session_id":"s","time":"2026-11-18T09:00:00Z","duration":604801}"#, ["activity[0].duration out_of_range"]),
+            (#"{"type":"session_end","session_id":"s","time":"2026-11-18T09:00:00Z","duration":"3"}"#, ["activity[0].duration out_of_range"]),
+            (#"{"type":"push_open","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].send_id missing_field"]),
+            (#"{"type":"push_open","send_id":"x","action":"buy now","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].action invalid_action"]),
             (#"{"type":"push_open","send_id":5,"time":5}"#, ["activity[0].send_id invalid_type", "activity[0].time invalid_type"]),
-            (#"{"type":"push_open","send_id":"x","session_id":"s","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].session_id unknown_field"]),
+            (#"{"type":"push_open","send_id":"x","session_id":"s","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].session_id unknown_field"]),
             (#""session_start""#, ["activity[0] invalid_type"]),
-            (#"{"type":"in_app_click","message_id":"sale!","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].message_id invalid_id"]),
-            (#"{"type":"in_app_impression","message_id":"sale","button_id":"shop","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].button_id unknown_field"]),
-            (#"{"type":"card_view","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].card_id missing_field"]),
-            (#"{"type":"card_click","card_id":"0123456789ABCDEF0123456789abcdef","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].card_id invalid_card_id"]),
-            (#"{"type":"card_dismiss","card_id":"0123","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].card_id invalid_card_id"]),
-            (#"{"type":"card_dismiss","card_id":"0123456789abcdef0123456789abcdef","message_id":"x","time":"2026-11-22T09:00:00Z"}"#, ["activity[0].message_id unknown_field"]),
+            (#"{"type":"in_app_click","message_id":"sale!","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].message_id invalid_id"]),
+            (#"{"type":"in_app_impression","message_id":"sale","button_id":"shop","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].button_id unknown_field"]),
+            (#"{"type":"card_view","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].card_id missing_field"]),
+            (#"{"type":"card_click","card_id":"0123456789ABCDEF0123456789abcdef","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].card_id invalid_card_id"]),
+            (#"{"type":"card_dismiss","card_id":"0123","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].card_id invalid_card_id"]),
+            (#"{"type":"card_dismiss","card_id":"0123456789abcdef0123456789abcdef","message_id":"x","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].message_id unknown_field"]),
         ])
     func itemProblems(item: String, problems: [String]) async throws {
         let sink = FakeSink()
@@ -95,7 +95,7 @@ struct ActivityAPITests {
         let sink = FakeSink()
         let card = "0123456789abcdef0123456789abcdef"
         let items = ["view", "click", "dismiss", "view"].enumerated().map { index, action in
-            #"{"type":"card_\#(action)","card_id":"\#(card)","time":"2026-11-22T09:00:0\#(index)Z"}"#
+            #"{"type":"card_\#(action)","card_id":"\#(card)","time":"2026-11-18T09:00:0\#(index)Z"}"#
         }
         let answer = try await call(
             "/v1/app/activity", key: iosKey, body: #"{"installation_id":"I","activity":[\#(items.joined(separator: ","))]}"#, sink: sink)
@@ -104,12 +104,12 @@ struct ActivityAPITests {
         #expect(sink.records.map(\.id) == ["app:card_view:I:\(card)", "app:card_click:I:\(card)", "app:card_dismiss:I:\(card)", "app:card_view:I:\(card)"])
         #expect(
             sink.records[1].json["content_card"].map { String(decoding: $0.serialized, as: UTF8.self) }
-                == #"{"action":"click","card":"\#(card)","time":"2026-11-22T09:00:01.000Z"}"#)
+                == #"{"action":"click","card":"\#(card)","time":"2026-11-18T09:00:01.000Z"}"#)
     }
 
     @Test("the list: required, an array, at most 200 items")
     func list() async throws {
-        let item = #"{"type":"session_start","session_id":"s","time":"2026-11-22T09:00:00Z"}"#
+        let item = #"{"type":"session_start","session_id":"s","time":"2026-11-18T09:00:00Z"}"#
         let cases: [(String, Int, [String])] = [
             (#"{"installation_id":"I"}"#, 422, ["activity missing_field"]),
             (#"{"installation_id":"I","activity":{}}"#, 422, ["activity invalid_type"]),
@@ -137,6 +137,30 @@ struct ActivityAPITests {
         // The record as the broker gets it, and read back.
         for record in sink.records { #expect(try IngestRecord.read(record.value).id == record.id) }
         #expect(sink.records.count == 2)
+    }
+
+    /// A public key once stored 400 in-app impressions dated in the years 9998 and 9999, beyond every retention. A
+    /// report's time is the device's clock: past an hour after the server's, it reads as the time of receipt; before
+    /// 30 days ago, as 30 days ago. The record id keeps the time as sent, so a replay is still one report.
+    @Test("client times held near the server's clock, record ids from the time as sent")
+    func timesClamped() async throws {
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/app/activity", key: iosKey,
+            body: #"""
+                {"installation_id":"I","activity":[
+                  {"type":"in_app_impression","message_id":"sale","time":"9999-12-31T23:59:59Z"},
+                  {"type":"in_app_impression","message_id":"sale","time":"2026-11-18T12:06:00Z"},
+                  {"type":"session_start","session_id":"s","time":"0001-01-01T00:00:00Z"},
+                  {"type":"push_open","send_id":"x","time":"2026-11-18T11:00:00Z"}]}
+                """#, sink: sink)
+        #expect(answer.status == .ok && answer.accepted == 4)
+        let times = sink.records.map { record in
+            record.json[record.op == .inApp ? "in_app" : record.op == .session ? "session" : "push_open"]?["time"]?.stringValue
+        }
+        // The harness's clock reads 2026-11-18T11:06:40Z.
+        #expect(times == ["2026-11-18T11:06:40.000Z", "2026-11-18T12:06:00.000Z", "2026-10-19T11:06:40.000Z", "2026-11-18T11:00:00.000Z"])
+        #expect(sink.records[0].id == "app:in_app_impression:I:sale:9999-12-31T23:59:59.000Z")
     }
 
     @Test("a server key cannot report an app's activity")

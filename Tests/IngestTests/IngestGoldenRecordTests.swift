@@ -127,11 +127,11 @@ struct IngestGoldenRecordTests {
         // An app's activity (issue 35): ids derived from what each item reports.
         try await capture("app-activity", "/v1/app/activity", key: iosKey, body: #"""
             {"installation_id":"\#(installation)","custom_id":"paul","activity":[
-              {"type":"session_start","session_id":"s-1","time":"2026-11-22T10:00:00+01:00"},
-              {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-22T09:00:06Z"},
-              {"type":"session_end","session_id":"s-1","time":"2026-11-22T09:02:00Z","duration":115.5},
-              {"type":"in_app_click","message_id":"ski-sale","button_id":"shop","time":"2026-11-22T09:01:00Z"},
-              {"type":"card_dismiss","card_id":"0123456789abcdef0123456789abcdef","time":"2026-11-22T09:02:00Z"}]}
+              {"type":"session_start","session_id":"s-1","time":"2026-11-18T10:00:00+01:00"},
+              {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-18T09:00:06Z"},
+              {"type":"session_end","session_id":"s-1","time":"2026-11-18T09:02:00Z","duration":115.5},
+              {"type":"in_app_click","message_id":"ski-sale","button_id":"shop","time":"2026-11-18T09:01:00Z"},
+              {"type":"card_dismiss","card_id":"0123456789abcdef0123456789abcdef","time":"2026-11-18T09:02:00Z"}]}
             """#)
         return lines
     }

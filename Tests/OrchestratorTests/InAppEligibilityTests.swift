@@ -196,6 +196,53 @@ struct InAppEligibilityTests {
         #expect(try await harness.database.prunePushReceipts(now: t0 + 30 * 86_400 + 1) == 1)
     }
 
+    /// A public key once stored 400 impressions of one message for a made-up installation and showed them on the
+    /// status board. What one installation reports counts only as a real app could make it: an impression per the
+    /// message's minimum trigger interval (`tips`: 30 s), one click and one dismissal per impression it reported, and
+    /// a profile keeps the newest 1,000 impressions of a message.
+    @Test("one installation's reports count only as showing the message could make them")
+    func boundedReports() async throws {
+        let config = try configuration(
+            demoProject,
+            #"{"kind":"in_app_message","id":"tips","project":"demo","type":"slideup","triggers":[{"session_start":true}],"variants":{"default":{"message":"Tip"}}}"#,
+            #"{"kind":"in_app_message","id":"burst","project":"demo","type":"slideup","min_trigger_interval":"0s","reeligibility":"always","triggers":[{"session_start":true}],"variants":{"default":{"message":"B"}}}"#)
+        let harness = try await EngagementHarness(config)
+        harness.writer.source = .app(id: "ios", dev: false)
+        var records = [harness.writer.record(.identify, id: "i1", installationID: "I")]
+        // 120 impressions a second apart: the ones 30 s apart count (t0, +30, +60, +90).
+        for second in 0..<120 {
+            records.append(harness.writer.record(.inApp, id: "v\(second)", installationID: "I", fields: inAppReport("impression", "tips", at: t0 + Double(second))))
+        }
+        // Six clicks and a dismissal: a click per impression; the dismissal from a device that showed nothing.
+        for index in 0..<6 {
+            records.append(harness.writer.record(.inApp, id: "c\(index)", installationID: "I", fields: inAppReport("click", "tips", at: t0 + 200)))
+        }
+        records.append(harness.writer.record(.inApp, id: "d1", installationID: "J", fields: inAppReport("dismiss", "tips", at: t0 + 200)))
+        try await harness.apply(records)
+        let reports = try harness.outbox.filter { $0.topic == HeraldTopic.deliveries.name }.map {
+            try Wire.decode(DeliveryReport.self, from: $0.value ?? [])
+        }
+        #expect(reports.filter { $0.outcome == .viewed }.map(\.at) == [t0, t0 + 30, t0 + 60, t0 + 90])
+        #expect(reports.filter { $0.outcome == .clicked }.count == 4)
+        #expect(reports.filter { $0.outcome == .dismissed }.isEmpty)
+        func kept(_ message: String) async throws -> Int? {
+            try await harness.database.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM in_app_impressions WHERE message_key = ?", arguments: ["demo/\(message)"])
+            }
+        }
+        #expect(try await kept("tips") == 4)
+        // Without an interval, a second apart still: the newest 1,000 are kept.
+        let burst = (0..<1_050).map { second in
+            harness.writer.record(.inApp, id: "b\(second)", installationID: "I", fields: inAppReport("impression", "burst", at: t0 + Double(second)))
+        }
+        try await harness.apply(burst)
+        #expect(try await kept("burst") == 1_000)
+        let oldest = try await harness.database.read { db in
+            try String.fetchOne(db, sql: "SELECT min(at) FROM in_app_impressions WHERE message_key = 'demo/burst'")
+        }
+        #expect(oldest == WireTime.format(t0 + 50))
+    }
+
     @Test("reports of a message or a button the project does not have count nowhere")
     func unknownReports() async throws {
         let harness = try await EngagementHarness(try Self.config())

@@ -75,6 +75,7 @@ struct InAppMessageConfigTests {
             (#","asset_url":"https://example.com/a.zip""#, "asset_url: only an html message has one"),
             (#","extras":{"n":{"deep":1}}"#, "extras.n: expected a string of at most 1024 characters under a key of 1 to 255"),
             (#","min_trigger_interval":"2d""#, #"min_trigger_interval: expected a duration up to 1d such as 30s, found "2d""#),
+            (#","reeligibility":{"max":1001,"per":"1d"}"#, "reeligibility.max: an in-app message is shown at most 1000 times per period"),
             (#","variants":{"default":{"message":"Hi {{ event.price }}","button.shop":"S","button.later":"L"}}"#,
              "variants.default.message: `event` is not known when the app syncs (an in-app message reads the profile: c., b. and Braze's standard attributes)"),
             (#","variants":{"default":{"message":"Hi","button.shop":"S"}}"#, "variants.default: missing `button.later` (the button's text)"),

@@ -187,12 +187,16 @@ struct AppController {
                 [Violation("too_many_items", "at most \(Limits.activityPerRequest) items (got \(items.count))").at("activity")])
         }
         var records: [IngestRecord] = []
+        let receivedAt = api.now()
         for (index, item) in items.enumerated() {
             let (valid, itemProblems) = ActivityItem.validate(item, path: "activity[\(index)]")
             problems += itemProblems
             if let valid {
+                // The id from the time as sent (a replay is one report), the time held near the server's clock.
                 records.append(
-                    record(valid.payload, envelope, request: request, context: context, id: valid.id(installationID: envelope.installationID)))
+                    record(
+                        valid.clamped(receivedAt: receivedAt).payload, envelope, request: request, context: context,
+                        id: valid.id(installationID: envelope.installationID)))
             }
         }
         return try await api.store(records, problems: problems, context: context)

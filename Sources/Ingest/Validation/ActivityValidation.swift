@@ -22,6 +22,37 @@ package enum ActivityItem: Sendable, Equatable {
         }
     }
 
+    /// How far past the server's clock a report's time may be: a time later than this is the device's clock being
+    /// wrong, or a report forged to sit beyond every retention, and is read as the time the server received it.
+    package static let futureTolerance: TimeInterval = 3600
+    /// How far back a report's time is kept: an earlier one reads as this old. SDKs flush what they queued offline
+    /// within days; 30 days is the dedupe window, past which a replay could not be told from a new report anyway.
+    package static let pastWindow: TimeInterval = 30 * 86_400
+
+    /// The report with its time held to [receivedAt − `pastWindow`, receivedAt + `futureTolerance`] (a time past the
+    /// window's end reads as `receivedAt`). Its record id is taken from the time as the app sent it, before this, so
+    /// that the same report sent again is still one.
+    package func clamped(receivedAt: Date) -> ActivityItem {
+        func bounded(_ time: Date) -> Date {
+            if time > receivedAt.addingTimeInterval(Self.futureTolerance) { return receivedAt }
+            return max(time, receivedAt.addingTimeInterval(-Self.pastWindow))
+        }
+        switch self {
+        case .session(var report):
+            report.time = bounded(report.time)
+            return .session(report)
+        case .pushOpen(var report):
+            report.time = bounded(report.time)
+            return .pushOpen(report)
+        case .inApp(var report):
+            report.time = bounded(report.time)
+            return .inApp(report)
+        case .card(var report):
+            report.time = bounded(report.time)
+            return .card(report)
+        }
+    }
+
     /// The record id, unique per installation and report.
     package func id(installationID: String) -> String {
         switch self {

@@ -9,7 +9,8 @@ import Shared
 /// dismissals count in `herald_in_app_messages_total` and become reports on `herald.deliveries` (channel `in_app`:
 /// `viewed`, `clicked` with the button's id as `action`, `dismissed`; the message's id as `campaign`). A report naming a message the project does not configure, or
 /// a button the message does not have, counts nowhere (`herald_in_app_reports_ignored_total`): what an app key
-/// reports never makes up a metric's labels.
+/// reports never makes up a metric's labels. Nor does a report no real app could make (`repeated`, `no_impression`):
+/// one installation cannot inflate a message's figures past what showing it could.
 struct InAppReports {
     let db: Database
     let write: Write
@@ -26,8 +27,24 @@ struct InAppReports {
         if let button = report.button, !message.buttons.contains(where: { $0.id == button }) {
             return Self.ignored("unknown_button")
         }
-        if report.action == .impression {
-            try InAppImpressionsTable(db).shown(write.profileKey, message: key, installationID: installationID, at: WireTime.format(report.time))
+        // Each counts only as a real app could report it: an impression no sooner after the installation's last one
+        // than the message's minimum trigger interval (at least a second); one click (of the body or a button) and one
+        // dismissal per impression the installation reported before.
+        let impressions = InAppImpressionsTable(db)
+        switch report.action {
+        case .impression:
+            guard try impressions.shown(
+                write.profileKey, message: key, installationID: installationID, at: report.time,
+                spacing: max(message.minTriggerInterval, 1), kept: InAppMessageDefinition.keptImpressions)
+            else { return Self.ignored("repeated") }
+        case .click:
+            guard try impressions.mark(write.profileKey, message: key, installationID: installationID, .clicked) else {
+                return Self.ignored("no_impression")
+            }
+        case .dismiss:
+            guard try impressions.mark(write.profileKey, message: key, installationID: installationID, .dismissed) else {
+                return Self.ignored("no_impression")
+            }
         }
         Counter(
             label: "herald_in_app_messages_total",

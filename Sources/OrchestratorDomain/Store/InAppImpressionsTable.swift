@@ -10,10 +10,46 @@ struct InAppImpressionsTable {
 
     init(_ db: Database) { self.db = db }
 
-    func shown(_ key: String, message: String, installationID: String, at time: String) throws {
+    /// Keeps an impression unless the installation has one of the message within `spacing` of it (a report a real app,
+    /// which shows a message at most once per its minimum trigger interval, could not make), then the newest `kept` of
+    /// the profile's impressions of the message; false when it was not kept (a repeat).
+    func shown(_ key: String, message: String, installationID: String, at time: Date, spacing: TimeInterval, kept: Int) throws -> Bool {
+        let near = try Bool.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM in_app_impressions WHERE profile_key = ? AND message_key = ? AND at > ? AND at < ?
+                        AND installation_id = ?)
+                    """),
+            arguments: [
+                key, message, WireTime.format(time.addingTimeInterval(-spacing)), WireTime.format(time.addingTimeInterval(spacing)),
+                installationID,
+            ]) ?? false
+        guard !near else { return false }
         try db.executeCached(
             sql: "INSERT OR IGNORE INTO in_app_impressions (profile_key, message_key, at, installation_id) VALUES (?, ?, ?, ?)",
-            arguments: [key, message, time, installationID])
+            arguments: [key, message, WireTime.format(time), installationID])
+        guard db.changesCount > 0 else { return false }
+        try db.executeCached(
+            sql: """
+                DELETE FROM in_app_impressions WHERE (profile_key, message_key, at, installation_id) IN (
+                    SELECT profile_key, message_key, at, installation_id FROM in_app_impressions WHERE profile_key = ? AND message_key = ?
+                    ORDER BY at DESC LIMIT -1 OFFSET ?)
+                """, arguments: [key, message, kept])
+        return true
+    }
+
+    enum Mark: String { case clicked, dismissed }
+
+    /// Marks the installation's newest impression of the message that has no such mark yet; false when there is none (a
+    /// click or a dismissal that no impression came before counts nowhere).
+    func mark(_ key: String, message: String, installationID: String, _ mark: Mark) throws -> Bool {
+        try db.execute(
+            sql: """
+                UPDATE in_app_impressions SET \(mark.rawValue) = 1 WHERE (profile_key, message_key, at, installation_id) IN (
+                    SELECT profile_key, message_key, at, installation_id FROM in_app_impressions
+                    WHERE profile_key = ? AND message_key = ? AND installation_id = ? AND \(mark.rawValue) = 0 ORDER BY at DESC LIMIT 1)
+                """, arguments: [key, message, installationID])
+        return db.changesCount > 0
     }
 
     /// How many times the message was shown to the profile at or after `since` (nil: ever).

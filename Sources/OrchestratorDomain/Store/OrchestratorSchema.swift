@@ -250,6 +250,14 @@ package enum OrchestratorSchema {
                 ALTER TABLE push_receipts ADD COLUMN variant TEXT;
                 """)
         }
+        migrator.registerMigration("v20: one click and one dismissal per in-app impression") { db in
+            // What an app reports counts only as a real app could make it (InAppReports): a click or a dismissal marks the
+            // impression it follows.
+            try db.execute(sql: """
+                ALTER TABLE in_app_impressions ADD COLUMN clicked INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE in_app_impressions ADD COLUMN dismissed INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

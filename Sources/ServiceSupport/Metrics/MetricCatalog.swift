@@ -224,8 +224,8 @@ package enum MetricCatalog {
             services: [.orchestrator], zeroSeries: []),
         Family(
             name: "herald_in_app_reports_ignored_total", kind: .counter,
-            help: "Apps' in-app reports that count nowhere, by reason (unknown_message, unknown_button).",
-            services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_message", "unknown_button"])])),
+            help: "Apps' in-app reports that count nowhere, by reason (unknown_message, unknown_button, repeated, no_impression).",
+            services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_message", "unknown_button", "repeated", "no_impression"])])),
         Family(
             name: "herald_in_app_revalidations_total", kind: .counter,
             help: "In-app syncs that named the app's last tag (If-None-Match), by how they were answered: kept_tag (from the tag the partition kept, without reading) or read.",

@@ -82,10 +82,15 @@ extension ConfigReader {
         }
         let variants = inAppVariants(node, kind: kind, buttons: declared)
         let audience = node["audience"] != nil ? identifier(node, "audience") : nil
+        let reeligibility = reeligibility(node["reeligibility"])
+        if case .limit(let count, _) = reeligibility, count > InAppMessageDefinition.keptImpressions {
+            // A profile keeps the newest impressions of a message up to this many: a larger limit could never be reached.
+            fail(node["reeligibility"], "reeligibility.max: an in-app message is shown at most \(InAppMessageDefinition.keptImpressions) times per period")
+        }
         return InAppMessageDefinition(
             id: id, project: project, name: string(node, "name", required: false) ?? id, enabled: bool(node, "enabled", default: true),
             kind: kind, priority: priority, triggers: triggers, minTriggerInterval: minInterval, audience: audience,
-            reeligibility: reeligibility(node["reeligibility"]), start: start, end: end, orientation: orientation,
+            reeligibility: reeligibility, start: start, end: end, orientation: orientation,
             autoDismiss: autoDismiss, clickAction: clickAction, buttons: buttons, assetURL: assetURL,
             extras: extras(node["extras"]), variants: variants, origin: origin)
     }

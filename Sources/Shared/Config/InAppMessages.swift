@@ -173,6 +173,9 @@ package final class InAppMessageDefinition: @unchecked Sendable, LanguageVariant
 
     package static let defaultPriority = 50
     package static let defaultMinTriggerInterval: TimeInterval = 30
+    /// The impressions of a message a profile keeps, the newest (what an app key can store per profile and message;
+    /// `reeligibility.max` of an in-app message is at most this).
+    package static let keptImpressions = 1_000
 
     /// The variant's fields a message may have.
     package static func isField(_ name: String) -> Bool {
