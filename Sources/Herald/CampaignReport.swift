@@ -36,6 +36,19 @@ struct CampaignReport {
     var holdouts: [Arm]
     /// The sample-ratio check, when the version is the running one (its weights are known).
     var sampleRatio: (chiSquare: Double, degrees: Int, p: Double)?
+    /// What `converted` counts: the campaign's first conversion, its window and whose writes it counts.
+    var conversion: (event: String, windowSeconds: Double, sources: String)?
+
+    /// The conversion in words: `PURCHASED within 1d, from the customer's servers only`.
+    var conversionText: String? {
+        guard let conversion else { return nil }
+        let window = conversion.windowSeconds.truncatingRemainder(dividingBy: 86_400) == 0
+            ? "\(Int(conversion.windowSeconds / 86_400))d" : String(format: "%.0fs", conversion.windowSeconds)
+        let sources = conversion.sources == "any"
+            ? "from any source, apps and web pages included (sources: any)"
+            : "from the customer's servers' writes only (sources: server)"
+        return "\(conversion.event) within \(window) of the assignment, \(sources)"
+    }
 
     /// The p-value under which the split is called broken.
     static let mismatchThreshold = 0.001
@@ -62,7 +75,10 @@ struct CampaignReport {
                 variant: item["variant"]?.stringValue ?? "?", assigned: int(item["assigned"]), sends: sends,
                 converted: int(item["converted"]?[0]), revenueUSD: double(item["revenue_usd"]))
         }
-        arms = items.filter { $0["version"]?.stringValue == version }.map(arm)
+        if let first = figures["conversions"]?[0], let event = first["event"]?.stringValue {
+            conversion = (event, double(first["window_seconds"]), first["sources"]?.stringValue ?? "any")
+        }
+                arms = items.filter { $0["version"]?.stringValue == version }.map(arm)
         holdouts = items.filter { HoldoutGroup.names($0["version"]?.stringValue ?? "") }.map(arm).sorted { $0.variant < $1.variant }
         guard !arms.isEmpty else { throw Invalid(description: "no profile assigned in version \(version) of \(campaign) yet") }
         arms.sort { ($0.variant == Experiment.control ? "" : $0.variant) < ($1.variant == Experiment.control ? "" : $1.variant) }
@@ -95,7 +111,9 @@ struct CampaignReport {
 
     var text: String {
         func signed(_ value: Double) -> String { String(format: "%+.2f", value * 100) }
-        var lines = ["campaign \(campaign) · experiment \(version)", ""]
+        var lines = ["campaign \(campaign) · experiment \(version)"]
+        if let conversionText { lines.append("converted: \(conversionText)") }
+        lines.append("")
         func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
         lines.append(
             "variant     assigned      sent delivered  opened (machine)  clicked (machine)  converted      rate  revenue_usd"
@@ -127,6 +145,12 @@ struct CampaignReport {
     var json: JSONValue {
         func number(_ value: Double) -> JSONValue { .number(JSONValue.literal(value)) }
         var members = [JSONMember("campaign", .string(campaign)), JSONMember("version", .string(version))]
+        if let conversion {
+            members.append(JSONMember("conversion", .object([
+                JSONMember("event", .string(conversion.event)), JSONMember("window_seconds", number(conversion.windowSeconds)),
+                JSONMember("sources", .string(conversion.sources)),
+            ])))
+        }
         func fields(_ arm: Arm) -> [JSONMember] {
             func count(_ value: Int) -> JSONValue { .number(String(value)) }
             return [

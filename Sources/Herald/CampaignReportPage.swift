@@ -59,7 +59,8 @@ struct CampaignReportPage {
             .verdict.mismatch{background:#fbe9e7;font-weight:600}
             </style></head><body>
             <h1>\(Self.escape(report.campaign))</h1>
-            <p class="note">Experiment \(Self.escape(report.version)) · bars show each figure with its 95 % interval.</p>
+            <p class="note">Experiment \(Self.escape(report.version)) · bars show each figure with its 95 % interval.\(
+                report.conversionText.map { " Converted: \(Self.escape($0))." } ?? "")</p>
             \(verdict)
             \(sections.joined(separator: "\n"))
             \(table(arms))

@@ -56,7 +56,7 @@ struct ExperimentEndpoints: Sendable {
     }
 
     /// `{"campaign", "version" (the running one, or null), "split": {"control_basis_points", "variants": {id: weight}},
-    /// "conversions": [{"event", "window_seconds"}], "arms": [{"version", "variant", "assigned", "converted": [..],
+    /// "conversions": [{"event", "window_seconds", "sources"}], "arms": [{"version", "variant", "assigned", "converted": [..],
     /// "events": [..], "revenue_usd", "sends": {outcome: count}}]}`.
     static func json(_ campaign: CampaignDefinition, _ figures: ExperimentFigures) -> JSONValue {
         var members = [JSONMember("campaign", .string(campaign.key))]
@@ -70,7 +70,10 @@ struct ExperimentEndpoints: Sendable {
             members.append(JSONMember("version", campaign.conversions.isEmpty ? .null : .string("none")))
         }
         members.append(JSONMember("conversions", .array(campaign.conversions.map { conversion in
-            .object([JSONMember("event", .string(conversion.event)), JSONMember("window_seconds", .number(JSONValue.literal(conversion.window)))])
+            .object([
+                JSONMember("event", .string(conversion.event)), JSONMember("window_seconds", .number(JSONValue.literal(conversion.window))),
+                JSONMember("sources", .string(conversion.sources.rawValue)),
+            ])
         })))
         members.append(JSONMember("arms", .array(figures.arms.map { arm in
             .object([

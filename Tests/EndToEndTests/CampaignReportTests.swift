@@ -32,7 +32,7 @@ struct CampaignReportTests {
             trigger: {event: SIGNUP}
             reeligibility: once
             experiment: {control: 30, variants: {a: 1, b: 1}}
-            conversions: [{event: BOUGHT, window: 1d}]
+            conversions: [{event: BOUGHT, window: 1d, sources: any}]  # the apps' own events convert
             messages: [{channel: push, template: hello, variants: {b: hello-b}}]
             """
         try text.write(toFile: directory + "/demo.yaml", atomically: true, encoding: .utf8)
@@ -102,6 +102,8 @@ struct CampaignReportTests {
         // The text form names each arm.
         let (status, text) = try await runCommand(herald, ["campaign", "report", "demo", "welcome", "--orchestrator", "http://127.0.0.1:\(ports[1])"])
         #expect(status == 0 && text.contains("control") && text.contains("sample ratio"), "\(text)")
+        #expect(text.contains("converted: BOUGHT within 1d of the assignment, from any source, apps and web pages included"), "\(text)")
+        #expect(answer?["conversion"]?["sources"] == .string("any"), "\(String(describing: answer))")
         // The page, as Chromium lays it out: every arm named beside a visible bar in each chart, and in the table.
         let (pageStatus, page) = try await runCommand(
             herald, ["campaign", "report", "demo", "welcome", "--orchestrator", "http://127.0.0.1:\(ports[0])", "--html"])

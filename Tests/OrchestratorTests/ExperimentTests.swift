@@ -193,6 +193,50 @@ struct ExperimentTests {
         }
     }
 
+    /// 20 made-up installations once entered the demo's experiment and bought it a revenue of 5.4e19 with a custom
+    /// event's `revenue_usd: 9e18`. Revenue is a purchase's own now, and a conversion counts only the customer's
+    /// servers' writes unless it says `sources: any`; the Segment source whose users sign their writes is public too.
+    @Test("conversions count what a marketer can trust: server writes by default, revenue only from purchases")
+    func trustedConversions() async throws {
+        let strict = #"{"kind":"campaign","id":"strict","project":"demo","trigger":{"event":"SIGNUP"},"reeligibility":"once","conversions":[{"event":"BOUGHT"},{"event":"PURCHASE"}],"messages":[{"channel":"push","template":"hello"}]}"#
+        let open = #"{"kind":"campaign","id":"open","project":"demo","trigger":{"event":"SIGNUP"},"reeligibility":"once","conversions":[{"event":"BOUGHT","sources":"any"},{"event":"PURCHASE","sources":"any"}],"messages":[{"channel":"push","template":"hello"}]}"#
+        let harness = try await EngagementHarness(try configuration(Self.objects + [strict, open]))
+        let users = try await Self.signUp(harness, ["app", "web", "server"])
+        func custom(_ revenue: String) -> [JSONMember] {
+            [JSONMember("event", .object([
+                JSONMember("name", .string("BOUGHT")), JSONMember("attributes", .object([JSONMember("revenue_usd.f", .number(revenue))])),
+            ]))]
+        }
+        // An app's: a custom event claiming revenue, and a purchase.
+        harness.writer.source = .app(id: "ios", dev: false)
+        var records = [
+            harness.writer.record(.event, id: "a1", customID: "app", installationID: "I-app", at: t0 + 60, fields: custom("9e18")),
+            harness.writer.record(.purchase, id: "a2", customID: "app", installationID: "I-app", at: t0 + 61, fields: purchase("p", price: 9, quantity: 1, revenue: 9)),
+        ]
+        // A website's, through a Segment source whose users sign: `server` on the wire, but a public key.
+        harness.writer.source = .server
+        var web = IngestRecord(
+            op: .purchase, id: "w1", project: "demo", source: .server, customID: "web", installationID: nil, receivedAt: t0 + 60,
+            fields: purchase("p", price: 7, quantity: 1, revenue: 7))
+        web.publicKey = true
+        records.append(harness.writer.record(web))
+        // The customer's server's: the custom event's revenue_usd is an attribute, the purchase's is revenue.
+        records.append(harness.writer.record(.event, id: "s1", customID: "server", at: t0 + 60, fields: custom("9e18")))
+        records.append(harness.writer.record(.purchase, id: "s2", customID: "server", at: t0 + 61, fields: purchase("p", price: 12, quantity: 2, revenue: 24)))
+        try await harness.apply(records)
+        let rows = try await harness.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT campaign_key, profile_key, conversion, revenue_usd FROM campaign_conversions ORDER BY 1, 2, 3").map {
+                "\($0["campaign_key"] as String) \($0["profile_key"] as String) \($0["conversion"] as Int) \($0["revenue_usd"] as Double)"
+            }
+        }
+        #expect(users.count == 3)
+        #expect(rows == [
+            "demo/open demo/app 0 0.0", "demo/open demo/app 1 9.0", "demo/open demo/server 0 0.0", "demo/open demo/server 1 24.0",
+            "demo/open demo/web 1 7.0",
+            "demo/strict demo/server 0 0.0", "demo/strict demo/server 1 24.0",
+        ])
+    }
+
     @Test("a global holdout group: its members get no marketing campaign but the exempt ones (by id or by tag), and every transactional one; recorded per campaign")
     func holdout() async throws {
         let objects = Self.objects + [

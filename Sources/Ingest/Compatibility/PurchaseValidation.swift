@@ -5,6 +5,8 @@ import Shared
 extension LenientValues {
     /// The most units one purchase may count (the SDK header's "greater than 0, no larger than 100", §12 #1).
     static let quantities = 1...100
+    /// The largest unit price, in the purchase's currency.
+    static let maxPrice = 1_000_000_000.0
 
     /// A purchase, or nil (reported) when it cannot be logged: no product id or one over 255 characters (rule 8), a
     /// currency that is not ISO 4217 (rule 9), no price, a quantity outside 1–100 (rule 10; absent is 1). Its revenue
@@ -29,6 +31,11 @@ extension LenientValues {
         let code = currencyText.asciiUppercased
         guard case .number(let literal)? = price, let amount = Double(literal), amount.isFinite else {
             drop("\(path).price", "invalid_price", "price is a number")
+            return nil
+        }
+        // A unit price past any real product's is a made-up revenue, which would buy an experiment's result.
+        guard abs(amount) <= Self.maxPrice else {
+            drop("\(path).price", "invalid_price", "price is at most \(Int(Self.maxPrice)) in its currency (and at least its negative)")
             return nil
         }
         var units = 1

@@ -184,6 +184,8 @@ struct SegmentMessages {
             project: project.id, source: source, customID: envelope.customID, installationID: envelope.anonymousID,
             receivedAt: api.now())
         record.unsigned = self.source.requireSignedIdentity && envelope.customID == nil
+        // A source whose users sign their writes has a public key (a website's): what it says is theirs to say.
+        record.publicKey = self.source.requireSignedIdentity && source == .server
         records.append(record)
     }
 }

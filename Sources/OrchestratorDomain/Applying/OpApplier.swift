@@ -119,7 +119,7 @@ struct OpApplier {
             }
             try touch(&effects)
             let attributes = try Purchases(db).apply(key, purchase, receivedAt: write.receivedAt)
-            effects.eventApplied(name: Purchases.eventName, attributes: attributes, label: nil, index: nil)
+            effects.eventApplied(name: Purchases.eventName, attributes: attributes, label: nil, index: nil, revenueUSD: purchase.revenueUSD)
         case .campaignTrigger(let trigger):
             effects.apiTriggered(
                 key: key, campaign: trigger.campaign,

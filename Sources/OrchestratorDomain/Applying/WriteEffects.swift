@@ -39,15 +39,16 @@ struct WriteEffects {
     }
 
     /// An event was applied to `write.profileKey` (its typed attributes as stored, `{"price.f": 9.5}`): its fields
-    /// change, and it may trigger campaigns.
-    mutating func eventApplied(name: String, attributes: JSONValue, label: String?, index: Int?) {
+    /// change, and it may trigger campaigns and convert (a purchase with its revenue).
+    mutating func eventApplied(name: String, attributes: JSONValue, label: String?, index: Int?, revenueUSD: Double? = nil) {
         changed([.event(name), .namespace(.tags)])
         let id = index.map { "\(write.id)#\($0)" } ?? write.id
         events.append(
             (write.profileKey,
              TriggerContext(
                 type: "event", eventName: name, eventID: id, occurrence: "event \(id)", at: write.receivedAt,
-                attributes: attributes, label: label, requestID: write.requestID)))
+                attributes: attributes, label: label, requestID: write.requestID, revenueUSD: revenueUSD,
+                fromServer: write.ingest.fromServer)))
     }
 
     /// A server asked for an API-triggered campaign for the profile `key`.

@@ -6,7 +6,8 @@ import Shared
 /// An event that may be a campaign's conversion (docs/measurement.md, "Conversions"): for each campaign that counts
 /// it (its condition holding), and each of the profile's assignments in that campaign whose window the event falls in,
 /// the conversion counts once for the assignment's variant (`herald_campaign_conversions_total`), and a purchase's
-/// revenue adds up (`herald_campaign_revenue_usd_total`). The window starts at the assignment, for the control group
+/// revenue adds up (`herald_campaign_revenue_usd_total`). Unless the conversion says `sources: any`, only the customer's
+/// servers' writes convert. The window starts at the assignment, for the control group
 /// and the variants alike (intention to treat: a send held by quiet hours or a cap is still its variant's), so the
 /// arms are compared over the same time.
 struct CampaignConversions {
@@ -22,10 +23,12 @@ struct CampaignConversions {
         let candidates = rules.conversionCampaigns["\(project)/\(name)"] ?? []
         guard !candidates.isEmpty else { return }
         let time = WireTime.format(context.at)
-        var revenue = 0.0
-        if case .number(let amount)? = context.value("event", "revenue_usd") { revenue = amount }
+        // Revenue is a purchase's own (price × quantity at the project's rate), never an attribute a custom event
+        // carries: an app key once sent `revenue_usd: 9e18` and bought an experiment's result.
+        let revenue = context.revenueUSD ?? 0
         for (campaign, index) in candidates {
             let conversion = campaign.conversions[index]
+            if conversion.sources == .server, !context.fromServer { continue }
             if let condition = conversion.condition {
                 let holds = condition.matches(at: context.at) { path in context.value(path.namespace, path.names.joined(separator: ".")) }
                 guard holds else { continue }

@@ -16,6 +16,12 @@ struct TriggerContext: Sendable {
     var properties: JSONValue?
     /// The ingest request behind the trigger, if any (kept through delays).
     var requestID: String?
+    /// A purchase's revenue in US dollars (its price × quantity at the project's rate): the only revenue a conversion
+    /// adds up. Not kept through delays (a conversion is counted when its event is applied).
+    var revenueUSD: Double?
+    /// The write came from the customer's servers (or the orchestrator), not from a key shipped in apps or web pages:
+    /// what a conversion counting server writes only reads. Not kept through delays.
+    var fromServer = false
 
     var json: JSONValue {
         var members: [JSONMember] = [
@@ -33,7 +39,8 @@ struct TriggerContext: Sendable {
 
     init(
         type: String, eventName: String? = nil, eventID: String? = nil, occurrence: String, at: Date,
-        attributes: JSONValue? = nil, label: String? = nil, properties: JSONValue? = nil, requestID: String? = nil
+        attributes: JSONValue? = nil, label: String? = nil, properties: JSONValue? = nil, requestID: String? = nil,
+        revenueUSD: Double? = nil, fromServer: Bool = false
     ) {
         self.type = type
         self.eventName = eventName
@@ -44,6 +51,8 @@ struct TriggerContext: Sendable {
         self.label = label
         self.properties = properties
         self.requestID = requestID
+        self.revenueUSD = revenueUSD
+        self.fromServer = fromServer
     }
 
     init?(json: JSONValue) {

@@ -91,6 +91,6 @@ struct UninstallTracking {
         let id = "uninstall \(report.id) \(installationID)"
         return TriggerContext(
             type: "event", eventName: Self.eventName, eventID: id, occurrence: "event \(id)", at: report.at, attributes: stored,
-            label: nil, requestID: nil)
+            label: nil, requestID: nil, fromServer: true)
     }
 }

@@ -51,17 +51,18 @@ extension ConfigReader {
     /// At most this many conversions per campaign.
     static let maxConversions = 5
 
-    /// `[{event: PURCHASE, where: "event.revenue_usd >= 10", window: 7d}]`: 1 to 5 events (the trigger syntax for the
-    /// condition), each with a window from 1 minute to 90 days (3 days by default).
+    /// `[{event: PURCHASE, where: "event.revenue_usd >= 10", window: 7d, sources: server}]`: 1 to 5 events (the trigger
+    /// syntax for the condition), each with a window from 1 minute to 90 days (3 days by default), counted from the
+    /// customer's servers' writes only (`server`, the default) or from apps and web pages too (`any`).
     mutating func conversions(_ node: ConfigNode) -> [Conversion] {
         guard case .array(let items) = node.value, (1...Self.maxConversions).contains(items.count) else {
-            fail(node, "conversions: expected a list of 1 to \(Self.maxConversions) {event, where, window}")
+            fail(node, "conversions: expected a list of 1 to \(Self.maxConversions) {event, where, window, sources}")
             return []
         }
         var conversions: [Conversion] = []
         for (index, item) in items.enumerated() {
             let path = "conversions[\(index)]"
-            rejectUnknown(item, allowed: ["event", "where", "window"], path)
+            rejectUnknown(item, allowed: ["event", "where", "window", "sources"], path)
             guard let text = string(item, "event"), let name = eventName(item["event"], text, "\(path).event") else { continue }
             var condition: SegmentExpression?
             if let text = string(item, "where", required: false) {
@@ -76,7 +77,15 @@ extension ConfigReader {
                 }
                 window = parsed
             }
-            conversions.append(Conversion(event: name, condition: condition, window: window))
+            var sources = Conversion.Sources.server
+            if let sourcesNode = item["sources"] {
+                guard let text = sourcesNode.scalarText, let parsed = Conversion.Sources(rawValue: text) else {
+                    fail(sourcesNode, "\(path).sources: expected server (the customer's servers' writes only) or any (apps and web pages too)")
+                    continue
+                }
+                sources = parsed
+            }
+            conversions.append(Conversion(event: name, condition: condition, window: window, sources: sources))
         }
         return conversions
     }

@@ -47,19 +47,27 @@ package struct Experiment: Sendable, Equatable {
 /// What a campaign counts as its goal reached (docs/measurement.md, "Conversions"): an event, with an optional
 /// condition on it (the trigger syntax), within a window after the profile's assignment.
 package struct Conversion: Sendable, Equatable {
+    /// Whose writes may convert: the customer's servers only (the default: what a key shipped in every copy of an app
+    /// or a web page says is the client's to say, and once bought an experiment's result), or apps and web pages too.
+    package enum Sources: String, Sendable, CaseIterable {
+        case server, any
+    }
+
     package var event: String
     package var condition: SegmentExpression?
     package var window: TimeInterval
+    package var sources: Sources = .server
 
     /// Braze's default conversion deadline.
     package static let defaultWindow: TimeInterval = 3 * 86_400
     /// The longest window (Customer.io's; Braze stops at 30 days).
     package static let maxWindow: TimeInterval = 90 * 86_400
 
-    package init(event: String, condition: SegmentExpression?, window: TimeInterval) {
+    package init(event: String, condition: SegmentExpression?, window: TimeInterval, sources: Sources = .server) {
         self.event = event
         self.condition = condition
         self.window = window
+        self.sources = sources
     }
 }
 

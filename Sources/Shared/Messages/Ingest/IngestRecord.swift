@@ -5,7 +5,7 @@ import Foundation
 ///
 /// `{"v":1,"kind":"ingest","op":…,"id":…,"project":…,"source":"server"|"app"|"orchestrator","app":…,"dev":…,
 ///   "custom_id":…,"installation_id":…,"alias":…,"device_token":…,"received_at":…, <the op's fields>,
-///   "update_existing_only":…, "unsigned":…, "forwarded":…,"hops":…}`
+///   "update_existing_only":…, "unsigned":…, "public_key":…, "forwarded":…,"hops":…}`
 package struct IngestRecord: Sendable, Equatable {
     package static let version = 1
 
@@ -29,6 +29,9 @@ package struct IngestRecord: Sendable, Equatable {
     /// Written only when true, so that records from before it, and from apps that accept unsigned identities, keep
     /// their meaning.
     package var unsigned = false
+    /// A write that came through a key shipped in apps or web pages although its source is `server`: a Segment source
+    /// whose users sign their writes (what it says is the client's to say, like an app's). Written only when true.
+    package var publicKey = false
     /// Set on a write the orchestrator re-produced to another key (identity routing), with the number of times it did.
     package var forwarded = false
     package var hops = 0
@@ -48,6 +51,16 @@ package struct IngestRecord: Sendable, Equatable {
     }
 
     package var op: IngestOp { payload.op }
+
+    /// Written by the customer's servers (a REST key, a Segment source whose key stays on servers) or by the
+    /// orchestrator itself: not what a key shipped in apps or web pages says.
+    package var fromServer: Bool {
+        switch source {
+        case .server: !publicKey
+        case .orchestrator: true
+        case .app: false
+        }
+    }
 
     /// The profile key of the design: `<project>/<custom_id>` once identified, else the alias's key, else a raw push
     /// token's key, else `<project>/install/<installation_id>`. An identify is keyed by its custom ID, so that it is
@@ -94,6 +107,7 @@ package struct IngestRecord: Sendable, Equatable {
         payload.write(into: &writer)
         if updateExistingOnly { writer.member("update_existing_only", .bool(true)) }
         if unsigned { writer.member("unsigned", .bool(true)) }
+        if publicKey { writer.member("public_key", .bool(true)) }
         if forwarded {
             writer.member("forwarded", .bool(true))
             writer.key("hops")
@@ -106,7 +120,7 @@ package struct IngestRecord: Sendable, Equatable {
     /// The envelope's members; every other member is one of the op's fields.
     static let envelope: Set<String> = [
         "v", "kind", "op", "id", "project", "source", "app", "dev", "custom_id", "installation_id", "alias",
-        "device_token", "received_at", "update_existing_only", "unsigned", "forwarded", "hops",
+        "device_token", "received_at", "update_existing_only", "unsigned", "public_key", "forwarded", "hops",
     ]
 
     /// Reads a record value written by `value` (the ingest's, or the orchestrator's own).
@@ -146,6 +160,7 @@ package struct IngestRecord: Sendable, Equatable {
         record.deviceToken = value["device_token"]?.stringValue
         record.updateExistingOnly = value["update_existing_only"] == .bool(true)
         record.unsigned = value["unsigned"] == .bool(true)
+        record.publicKey = value["public_key"] == .bool(true)
         record.forwarded = value["forwarded"] == .bool(true)
         if case .number(let literal)? = value["hops"] { record.hops = Int(literal) ?? 0 }
         return record
