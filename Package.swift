@@ -229,8 +229,10 @@ let package = Package(
                 // Ingest: the tests write profile edits and events as its validation makes them.
                 "Orchestrator", "OrchestratorDomain", "Ingest", "PartitionStore", "Shared", "Liquid", "HeraldTestSupport",
                 "ServiceSupport", .product(name: "GRDB", package: "GRDB.swift"),
-                // The in-app sync benchmark serves the orchestrator's read path (InAppSyncBenchmark).
+                // The in-app sync benchmark serves the orchestrator's read path (InAppSyncBenchmark); AppReadLimitTests
+                // call it over a socket.
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -86,8 +86,9 @@ export HERALD_HTTP_HOST=127.0.0.1 HERALD_LOG_FORMAT="$log_format"
 # The sample apps file's keys are published (config/apps.sample.json): the services start with them only when told
 # that this is a trial on loopback.
 allow_sample_keys="${HERALD_ALLOW_SAMPLE_KEYS:-true}"
-# The demo feed writes every user's app requests from this one address: no per-address rate limit here (it is 50
-# requests a second by default, for the keys that ship in apps).
+# The demo feed writes every user's app requests, and syncs their in-app messages and cards, from this one address: no
+# per-address rate limit here (it is 50 requests a second by default, for the keys that ship in apps). Each user's
+# installation keeps its own limit.
 HERALD_HTTP_PORT="${INGEST_PORT:-8080}" HERALD_APPS_FILE="${HERALD_APPS_FILE:-config/apps.sample.json}" \
     HERALD_ALLOW_SAMPLE_KEYS="$allow_sample_keys" \
     HERALD_RATE_LIMIT_PER_ADDRESS="${HERALD_RATE_LIMIT_PER_ADDRESS:-0}" start ingest "$bin/herald-ingest"
@@ -99,7 +100,7 @@ if ! "$bin/herald" config apply "$config_dir" --bootstrap "$KAFKA_BOOTSTRAP_SERV
 fi
 HERALD_HTTP_PORT="${ORCHESTRATOR_PORT:-8081}" HERALD_DATA_DIR="$run_dir/data/orchestrator" \
     HERALD_APPS_FILE="${HERALD_APPS_FILE:-config/apps.sample.json}" HERALD_ALLOW_SAMPLE_KEYS="$allow_sample_keys" \
-    start orchestrator "$bin/herald-orchestrator"
+    HERALD_RATE_LIMIT_PER_ADDRESS="${HERALD_RATE_LIMIT_PER_ADDRESS:-0}" start orchestrator "$bin/herald-orchestrator"
 
 # The provider simulators (APNs over TLS with a self-signed certificate, FCM, SMTP, SMS) and the keys the notifier signs
 # with, made once by openssl. Any HERALD_* provider variable set in the environment wins (a real provider).

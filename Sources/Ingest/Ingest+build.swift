@@ -26,9 +26,7 @@ enum Ingest {
                 maxBodyBytes: context.config.maxBodyBytes, now: { Date() }, bodyTimeout: context.config.bodyTimeout,
                 campaigns: campaigns),
             maxInFlight: context.config.maxInFlight, maxInFlightBytes: context.config.maxInFlightBytes,
-            rateLimits: RateLimits(
-                perAddress: context.config.rateLimitPerAddress, perKey: context.config.rateLimitPerKey,
-                trustedProxies: context.config.trustedProxies))
+            rateLimits: RateLimits(context.config.limits))
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "ingest",
             checks: [HealthCheck("kafka") { await producer.brokersReachable() }, HealthCheck("configuration") { campaigns.isLoaded }])
@@ -53,9 +51,12 @@ enum Ingest {
         api: IngestAPI, maxInFlight: Int = 256, maxInFlightBytes: Int = 32 << 20, rateLimits: RateLimits = .off
     ) -> Router<IngestContext> {
         let router = Router(context: IngestContext.self)
+        let limiter = RateLimiter(rateLimits, service: "ingest")
+        var api = api
+        api.limiter = limiter
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(RequestLogMiddleware())
-        router.middlewares.add(RateLimitMiddleware(catalog: api.catalog, limits: rateLimits))
+        router.middlewares.add(RateLimitMiddleware(catalog: api.catalog, limiter: limiter))
         router.middlewares.add(
             InFlightLimitMiddleware<IngestContext>(service: "ingest", limit: maxInFlight, byteLimit: maxInFlightBytes, maxBodyBytes: api.maxBodyBytes))
         router.middlewares.add(IdempotencyKeyMiddleware())

@@ -44,7 +44,7 @@ struct AppReads: Sendable {
     let owners: PartitionDirectory?
     let instance: String
 
-    func register(on router: Router<ServiceRequestContext>) {
+    func register(on router: some RouterMethods<ServiceRequestContext>) {
         router.get("v1/app/in-app-messages") { request, _ in
             try await read(request) { key, installationID, after in
                 try await manager.inAppMessages(
@@ -128,13 +128,16 @@ struct AppReads: Sendable {
                     .serviceUnavailable, "not_partition_owner",
                     "no orchestrator instance runs partition \(partition) here now (a rebalance is moving it): retry")
             }
-            return await ReadForwarding.forward(request, to: owner.url, from: instance)
+            return await ReadForwarding.forward(request, to: owner, passing: Self.forwardedHeaders, from: instance)
         case .writePending:
             return Self.retry(.conflict, "write_pending", "after: the write is not applied yet")
         case .answer(let answer):
             return respond(answer)
         }
     }
+
+    /// What the owner needs of an app's read to answer it: the app's key, the user's proof, the app's last tag.
+    static let forwardedHeaders: [HTTPField.Name] = [HTTPField.Name("X-Api-Key")!, HTTPField.Name("X-CustomID-Auth")!, .ifNoneMatch]
 
     static func retry(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
         var response = Response.jsonError(status, code, message)

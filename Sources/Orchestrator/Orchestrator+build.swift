@@ -61,8 +61,9 @@ enum Orchestrator {
         ) { await ListeningPort.advertisedURL(common, advertised: advertised) }
         let experiments = ExperimentEndpoints(manager: manager, peers: peers, partitionCount: common.topicPartitions)
         experiments.answer(on: router)
-        AppReads(manager: manager, catalog: context.config.catalog, owners: owners, instance: common.instanceID)
-            .register(on: router)
+        // The apps' reads are public: bounded in flight and per client, as the ingest's writes are.
+        AppReads(manager: manager, catalog: context.config.catalog, owners: owners, instance: common.instanceID).register(
+            on: router, limits: RateLimits(context.config.limits), maxInFlight: context.config.maxInFlight, peerKey: peers.key)
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",
             checks: [

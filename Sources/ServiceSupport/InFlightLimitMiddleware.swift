@@ -10,47 +10,88 @@ import Synchronization
 /// request reserves its `Content-Length`, or the body limit when it has none (a chunked body), and releases it when
 /// answered; one request always gets in, so that a body up to the limit can be sent to an idle ingest.
 ///
-/// Every service's HTTP endpoints have one (the ingest's writes; the notifier's inbox, unsubscribe and SMS webhook).
-package struct InFlightLimitMiddleware<Context: RequestContext>: RouterMiddleware {
+/// A body that arrives compressed reserves what it inflates to once it is inflated (`InFlightReservation.grow`): a
+/// gzip body of a few KiB may inflate to the body limit, so counting its compressed bytes let a flood of them past the
+/// budget.
+///
+/// Every service's HTTP endpoints have one (the ingest's writes; the notifier's inbox, unsubscribe and SMS webhook; the
+/// orchestrator's app reads).
+package struct InFlightLimitMiddleware<Context: InFlightBudgetContext>: RouterMiddleware {
     let limit: Int
-    let byteLimit: Int
     let maxBodyBytes: Int
-    /// Counts the requests refused (`herald_ingest_overloaded_total`, `herald_notifier_overloaded_total`).
-    let refusals: Metrics.Counter
-    let service: String
-    private let inFlight = Counters()
+    private let budget: InFlightBudget
 
     package init(service: String, limit: Int, byteLimit: Int = .max, maxBodyBytes: Int = .max) {
         self.limit = limit
-        self.byteLimit = byteLimit
         self.maxBodyBytes = maxBodyBytes
-        self.service = service
-        refusals = Metrics.Counter(label: "herald_\(service)_overloaded_total")
-    }
-
-    final class Counters: Sendable {
-        let requests = Atomic<Int>(0)
-        let bytes = Atomic<Int>(0)
+        // Counts the requests refused (`herald_ingest_overloaded_total`, `herald_notifier_overloaded_total`, …).
+        budget = InFlightBudget(service: service, byteLimit: byteLimit, refusals: Metrics.Counter(label: "herald_\(service)_overloaded_total"))
     }
 
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         let declared = request.headers[.contentLength].flatMap { Int($0) }
-        let reserved = min(declared ?? maxBodyBytes, maxBodyBytes)
-        let (_, requests) = inFlight.requests.add(1, ordering: .relaxed)
-        let (_, bytes) = inFlight.bytes.add(reserved, ordering: .relaxed)
+        let (_, requests) = budget.requests.add(1, ordering: .relaxed)
+        let reservation = InFlightReservation(budget)
         defer {
-            inFlight.requests.subtract(1, ordering: .relaxed)
-            inFlight.bytes.subtract(reserved, ordering: .relaxed)
+            budget.requests.subtract(1, ordering: .relaxed)
+            reservation.release()
         }
-        guard requests <= limit, bytes <= byteLimit || requests == 1 else {
-            refusals.increment()
-            let what = requests > limit ? "\(limit) requests" : "\(byteLimit) bytes of request bodies"
-            throw OverloadedError(message: "this \(service) is handling \(what) already; retry shortly")
+        guard requests <= limit else {
+            budget.refusals.increment()
+            throw OverloadedError(message: "this \(budget.service) is handling \(limit) requests already; retry shortly")
         }
+        try reservation.grow(to: min(declared ?? maxBodyBytes, maxBodyBytes, budget.byteLimit))
+        var context = context
+        context.inFlight = reservation
         return try await next(request, context)
     }
+}
+
+/// A service's requests and bytes of bodies in flight.
+final class InFlightBudget: Sendable {
+    let requests = Atomic<Int>(0)
+    let bytes = Atomic<Int>(0)
+    let service: String
+    let byteLimit: Int
+    let refusals: Metrics.Counter
+
+    init(service: String, byteLimit: Int, refusals: Metrics.Counter) {
+        self.service = service
+        self.byteLimit = byteLimit
+        self.refusals = refusals
+    }
+}
+
+/// A request context that carries its request's share of the in-flight byte budget.
+package protocol InFlightBudgetContext: RequestContext {
+    var inFlight: InFlightReservation? { get set }
+}
+
+/// The bytes one request holds of its service's in-flight budget, released when it is answered.
+package final class InFlightReservation: Sendable {
+    private let budget: InFlightBudget
+    private let reserved = Atomic<Int>(0)
+
+    init(_ budget: InFlightBudget) { self.budget = budget }
+
+    /// Holds `bytes` in all (more than before: an inflated body): 503 `overloaded` when that passes the budget while
+    /// other requests are in flight (one request always gets in).
+    package func grow(to bytes: Int) throws(OverloadedError) {
+        // Without a byte budget (the notifier's, the orchestrator's reads) only requests are counted.
+        guard budget.byteLimit < .max else { return }
+        let extra = min(bytes, budget.byteLimit) - reserved.load(ordering: .relaxed)
+        guard extra > 0 else { return }
+        reserved.add(extra, ordering: .relaxed)
+        let (_, total) = budget.bytes.add(extra, ordering: .relaxed)
+        guard total <= budget.byteLimit || budget.requests.load(ordering: .relaxed) == 1 else {
+            budget.refusals.increment()
+            throw OverloadedError(message: "this \(budget.service) is handling \(budget.byteLimit) bytes of request bodies already; retry shortly")
+        }
+    }
+
+    func release() { budget.bytes.subtract(reserved.load(ordering: .relaxed), ordering: .relaxed) }
 }
 
 /// An error with the API's code, which request logs name (`error_code`).

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Shared
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -22,15 +23,27 @@ package enum ReadForwarding {
     /// Whether the request was already forwarded once (it must be answered where it is).
     package static func isForwarded(_ request: Request) -> Bool { request.headers[header] != nil }
 
-    /// `request` (a GET: its path, query and headers) to `base`, the owner's address; its answer, or 503 with
-    /// `Retry-After` when the owner does not answer within `timeout`.
-    package static func forward(_ request: Request, to base: String, from instance: String, timeout: TimeInterval = 5) async -> Response {
-        guard let url = URL(string: base + request.uri.description) else { return unavailable("the owner's address is not a URL") }
+    /// Whether the request was forwarded by an instance of the service: it presents this instance's peer key
+    /// (`PartitionPeers`), which only readers of `herald.owners` know. What the instance that forwarded it counted
+    /// (rate limits) is not counted again; anyone can write the forwarding header itself.
+    package static func isFromPeer(_ request: Request, key: String) -> Bool {
+        guard isForwarded(request), let presented = request.headers[PartitionPeers.keyHeader] else { return false }
+        return ConstantTime.equal(Array(presented.utf8), Array(key.utf8))
+    }
+
+    /// `request` (a GET: its path and query, and of its headers only `passing`: what the owner needs to answer) to the
+    /// owner's address, with the owner's peer key; its answer, or 503 with `Retry-After` when the owner does not answer
+    /// within `timeout`. Nothing else of the client's request (cookies, proxies' headers) goes to another host.
+    package static func forward(
+        _ request: Request, to owner: OwnerAnnouncement, passing: [HTTPField.Name], from instance: String, timeout: TimeInterval = 5
+    ) async -> Response {
+        guard let url = URL(string: owner.url + request.uri.description) else { return unavailable("the owner's address is not a URL") }
         var forwarded = URLRequest(url: url, timeoutInterval: timeout)
         forwarded.httpMethod = request.method.rawValue
-        for field in request.headers where field.name != .contentLength && field.name.canonicalName != "host" {
-            forwarded.addValue(field.value, forHTTPHeaderField: field.name.rawName)
+        for name in passing {
+            for value in request.headers[values: name] { forwarded.addValue(value, forHTTPHeaderField: name.rawName) }
         }
+        if let key = owner.peerKey { forwarded.setValue(key, forHTTPHeaderField: PartitionPeers.keyHeader.rawName) }
         forwarded.setValue(instance, forHTTPHeaderField: header.rawName)
         do {
             let (data, answer) = try await URLSession.shared.data(for: forwarded)

@@ -3,11 +3,13 @@ import NIOCore
 
 /// The request context of the orchestrator's and the notifier's HTTP endpoints: Hummingbird's, plus the peer's
 /// address (operator endpoints without `HERALD_OPERATOR_TOKEN` answer loopback peers only) and connection.
-package struct ServiceRequestContext: RequestContext, RemoteAddressRequestContext {
+package struct ServiceRequestContext: RequestContext, RemoteAddressRequestContext, InFlightBudgetContext {
     package var coreContext: CoreRequestContextStorage
     package let remoteAddress: SocketAddress?
     /// The connection: a body that does not arrive within its deadline closes it (`BodyDeadline`).
     package let channel: any Channel
+    /// Its share of the in-flight byte budget (`InFlightLimitMiddleware`).
+    package var inFlight: InFlightReservation?
 
     package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

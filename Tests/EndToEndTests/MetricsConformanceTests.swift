@@ -44,8 +44,11 @@ struct MetricsConformanceTests {
             let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
             for match in text.matches(of: pattern) { named.insert(String(match.output[1].substring ?? "")) }
         }
-        // InFlightLimitMiddleware names its counter after the service.
-        named.formUnion(["herald_ingest_overloaded_total", "herald_notifier_overloaded_total"])
+        // InFlightLimitMiddleware and RateLimiter name their counters after the service.
+        named.formUnion([
+            "herald_ingest_overloaded_total", "herald_notifier_overloaded_total", "herald_orchestrator_overloaded_total",
+            "herald_ingest_rate_limited_total", "herald_orchestrator_rate_limited_total",
+        ])
         named.formUnion(MetricCatalog.renamed.values)
         #expect(named.count > 30)
         for name in named where MetricCatalog.family(named: name) == nil { Issue.record("\(name) is not in MetricCatalog") }

@@ -1,3 +1,4 @@
+import CompressNIO
 import Foundation
 import HTTPTypes
 import HeraldTestSupport
@@ -686,41 +687,14 @@ struct AppAPITests {
 
 /// Holds every write until `open()`: requests stay in flight, as while Kafka is slow to acknowledge.
 final class GatedSink: RecordSink {
-    let waiting = Locked(0)
-    private let gate = Locked<[CheckedContinuation<Void, Never>]?>([])
+    let gate = Gate()
+    var waiting: Locked<Int> { gate.waiting }
 
-    func store(_ records: [IngestRecord], requestID: String) async throws {
-        await withCheckedContinuation { continuation in
-            let held = gate.withLock { waiters -> Bool in
-                guard waiters != nil else { return false }
-                waiters!.append(continuation)
-                return true
-            }
-            if held { waiting.withLock { $0 += 1 } } else { continuation.resume() }
-        }
-    }
+    func store(_ records: [IngestRecord], requestID: String) async throws { await gate.wait() }
+    func open() { gate.open() }
 
-    func open() {
-        for continuation in gate.withLock({ waiters -> [CheckedContinuation<Void, Never>] in
-            defer { waiters = nil }
-            return waiters ?? []
-        }) { continuation.resume() }
-    }
-
-    /// `request`'s answer if it comes while the gate is shut; nil if it waited 10 s for the gate like the writes held
-    /// (the gate is then opened, so that it ends).
     func answeredBeforeOpening<T: Sendable>(_ request: @escaping @Sendable () async throws -> T) async throws -> T? {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await request() }
-            group.addTask {
-                try await Task.sleep(for: .seconds(10))
-                return nil
-            }
-            let answer = try await group.next()!
-            if answer == nil { open() }
-            group.cancelAll()
-            return answer
-        }
+        try await gate.answeredBeforeOpening(request)
     }
 }
 
@@ -794,6 +768,40 @@ struct BoundedTests {
                 body: ByteBuffer(string: body)
             ) { $0.status }
             #expect(status == .ok)
+        }
+    }
+
+    /// A gzip body of a few KiB inflates to up to the body limit (Segment's and RudderStack's libraries compress
+    /// theirs), and is parsed to several times that: counting its compressed bytes let a flood of them past the budget.
+    @Test("a gzip body counts what it inflates to: past the budget, 503 once inflated")
+    func inFlightInflatedBytes() async throws {
+        let sink = GatedSink()
+        let router = Ingest.buildRouter(
+            api: IngestAPI(catalog: try legacyCatalog(), sink: sink, maxBodyBytes: 1 << 20, now: { fixedNow }), maxInFlight: 100,
+            maxInFlightBytes: 100_000)
+        let app = Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        // About 60 KB of JSON each, a few hundred bytes compressed: one fits in 100,000, two do not.
+        let padding = String(repeating: "x", count: 60_000)
+        var plain = ByteBuffer(string: #"{"batch":[{"type":"track","anonymousId":"a","event":"Opened","properties":{"p":"\#(padding)"},"messageId":"m"}]}"#)
+        let compressed = Array(try plain.compress(with: .gzip).readableBytesView)
+        #expect(compressed.count < 1_000)
+        try await app.test(.router) { client in
+            @Sendable func post() async throws -> (HTTPResponse.Status, String?) {
+                var headers = basic(writeKey)
+                headers[.contentEncoding] = "gzip"
+                headers[.contentLength] = "\(compressed.count)"
+                return try await client.execute(uri: "/v1/batch", method: .post, headers: headers, body: ByteBuffer(bytes: compressed)) {
+                    ($0.status, $0.headers[.retryAfter])
+                }
+            }
+            async let first = post()
+            try await waitUntil("a request in flight") { sink.waiting.withLock { $0 } == 1 }
+            // Compressed, both fit; inflated, the second does not (without the count it would wait: the gate opens after 10 s).
+            let second = try await sink.answeredBeforeOpening { try await post() }
+            #expect(second?.0 == .serviceUnavailable && second?.1 == "1", "\(String(describing: second))")
+            sink.open()
+            #expect(try await first.0 == .ok)
+            #expect(try await post().0 == .ok)
         }
     }
 }

@@ -128,6 +128,30 @@ struct RateLimitTests {
         #expect(answers[0].headers[HTTPField.Name("RateLimit-Remaining")!] == "3", "every answer says what is left")
     }
 
+    /// One sender spending an app key's bucket once locked out every device of the app: the key is shipped in each
+    /// copy, so it is not limited as a whole. Its senders are limited by address (an IPv6 one by its /64, which a host
+    /// is given whole) and by the installation they write for.
+    @Test("an app key is limited per address (IPv6 per /64) and per installation, never as a whole")
+    func publicKeys() async throws {
+        let app = ("/v1/app/events", iosKey, false)
+        // Many addresses with one key, each under its own limit: none is refused for the key.
+        let spread = try await Self.answers(
+            RateLimits(perAddress: 2, perKey: 2), (0..<12).map { (app.0, app.1, app.2, "198.51.100.\($0)") })
+        #expect(spread.allSatisfy { $0.status == .ok })
+        // Addresses of one /64 share a bucket; another /64 has its own.
+        let sixtyFour = try await Self.answers(
+            RateLimits(perAddress: 1, perKey: 0),
+            (0..<3).map { (app.0, app.1, app.2, "2001:db8:1:2::\($0 + 1)") } + [(app.0, app.1, app.2, "2001:db8:1:3::1")])
+        #expect(sixtyFour.map(\.status) == [.ok, .ok, .tooManyRequests, .ok])
+        #expect(RateLimiter.bucketName(address: "2001:db8:1:2:aaaa:bbbb:cccc:dddd") == "2001:db8:1:2::/64")
+        #expect(RateLimiter.bucketName(address: "::ffff:192.0.2.7") == "192.0.2.7")
+        // One installation named from many addresses: its own bucket.
+        let installation = try await Self.answers(
+            RateLimits(perAddress: 0, perKey: 0, perInstallation: 1), (0..<3).map { (app.0, app.1, app.2, "198.51.100.\($0)") })
+        #expect(installation.map(\.status) == [.ok, .ok, .tooManyRequests])
+        #expect(installation[2].headers[.retryAfter] != nil)
+    }
+
     @Test("a REST key is not limited by address but by key; an unknown key by address")
     func perKey() async throws {
         let rest = ("/v1/profiles/update", restKey, true, "198.51.100.1")

@@ -197,7 +197,9 @@ struct InAppSyncBenchmark {
         catalog.projects[0].apps[0].requireSignedIdentity = false
         let router = Router(context: ServiceRequestContext.self)
         router.get("static") { _, _ in "ok" }
-        AppReads(manager: source, catalog: catalog, owners: nil, instance: "bench").register(on: router)
+        // The production composition, its limits off: the load comes from one address, as fast as it can.
+        AppReads(manager: source, catalog: catalog, owners: nil, instance: "bench").register(
+            on: router, limits: .off, maxInFlight: 100_000, peerKey: "bench")
         let app = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "herald-bench"),

@@ -71,6 +71,8 @@ struct AppController {
             problems.append(error.at("id"))
         }
         guard problems.isEmpty else { throw APIError.validation(problems + fields.problems) }
+        // One device's writes, however many senders name it.
+        try api.limiter?.take(.installation, "\(project)/\(installationID)")
         let settings = api.catalog.app(project: project, id: app)
         let requiresProof = settings?.requireSignedIdentity ?? true
         if let customID, requiresProof {

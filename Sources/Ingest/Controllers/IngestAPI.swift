@@ -18,6 +18,8 @@ struct IngestAPI: Sendable {
     var bodyTimeout: Duration = .seconds(30)
     /// The configured campaigns, which `POST /v1/campaigns/trigger` checks (none unless given).
     var campaigns = CampaignDirectory([:])
+    /// The rate limits (the router's): an app write's installation is counted once the body names it.
+    var limiter: RateLimiter?
 
     enum KeyKind { case rest, app }
 
@@ -81,6 +83,8 @@ struct IngestAPI: Sendable {
             } catch {
                 throw APIError.badRequest("malformed_gzip", "the body is not valid gzip")
             }
+            // What it inflated to is what it holds now: the in-flight budget counts it (503 overloaded past it).
+            try context.inFlight?.grow(to: buffer.readableBytes)
         }
         do {
             return try JSONParser.parse(Array(buffer.readableBytesView), limits: Self.bodyLimits)

@@ -108,8 +108,16 @@ package enum MetricCatalog {
             services: [.ingest], zeroSeries: [[]]),
         Family(
             name: "herald_ingest_rate_limited_total", kind: .counter,
-            help: "Requests answered 429 rate_limited, by scope (address or key).",
-            services: [.ingest], zeroSeries: combinations([("scope", ["address", "key"])])),
+            help: "Requests answered 429 rate_limited, by scope (address, key or installation).",
+            services: [.ingest], zeroSeries: combinations([("scope", ["address", "key", "installation"])])),
+        Family(
+            name: "herald_orchestrator_overloaded_total", kind: .counter,
+            help: "Apps' reads (in-app messages, content cards) answered 503 overloaded: HERALD_MAX_IN_FLIGHT_REQUESTS were in flight.",
+            services: [.orchestrator], zeroSeries: [[]]),
+        Family(
+            name: "herald_orchestrator_rate_limited_total", kind: .counter,
+            help: "Apps' reads answered 429 rate_limited, by scope (address or installation).",
+            services: [.orchestrator], zeroSeries: combinations([("scope", ["address", "installation"])])),
         Family(
             name: "herald_ingest_adjustments_total", kind: .counter,
             help: "Values the Braze and Segment endpoints kept changed (cut to a limit, renamed), by code.",

@@ -121,12 +121,8 @@ package struct IngestConfig: Sendable, Equatable {
     /// The bytes of request bodies handled at once (each request reserves its `Content-Length`, or the body limit);
     /// more get 503 with `Retry-After`: a parsed body costs several times its bytes.
     package var maxInFlightBytes: Int = 32 << 20
-    /// `HERALD_RATE_LIMIT_PER_ADDRESS`: requests a second per client address with a key that ships in apps or web
-    /// pages, or none (0: no limit); `HERALD_RATE_LIMIT_PER_KEY`: per API key, any kind. Bursts of twice as many.
-    package var rateLimitPerAddress: Double = 50
-    package var rateLimitPerKey: Double = 5_000
-    /// `HERALD_TRUSTED_PROXIES`: the proxies (addresses or CIDR ranges) whose `X-Forwarded-For` names the client.
-    package var trustedProxies: [AddressRange] = []
+    /// How fast one client may write (`ClientLimits`).
+    package var limits = ClientLimits()
     /// How long a request's body may take to arrive whole; a slower one gets 408 (a client trickling its body would
     /// otherwise hold a request slot, and its memory, for as long as it likes).
     package var bodyTimeout: Duration = .seconds(30)
@@ -139,9 +135,7 @@ package struct IngestConfig: Sendable, Equatable {
         let maxBody = try env.int("HERALD_MAX_BODY_BYTES", default: 2 << 20, range: 1024...(64 << 20))
         let maxInFlight = try env.int("HERALD_MAX_IN_FLIGHT_REQUESTS", default: 256, range: 1...100_000)
         let maxInFlightBytes = try env.int("HERALD_MAX_IN_FLIGHT_BYTES", default: 32 << 20, range: maxBody...(64 << 30))
-        let perAddress = try env.int("HERALD_RATE_LIMIT_PER_ADDRESS", default: 50, range: 0...10_000_000)
-        let perKey = try env.int("HERALD_RATE_LIMIT_PER_KEY", default: 5_000, range: 0...10_000_000)
-        let proxies = try env.trustedProxies()
+        let limits = try ClientLimits.read(&env)
         let bodyTimeout = try env.int("HERALD_HTTP_BODY_TIMEOUT_SECONDS", default: 30, range: 1...3600)
         common.unknownVariables = env.unknownHeraldVariables
         var config = IngestConfig(
@@ -149,11 +143,35 @@ package struct IngestConfig: Sendable, Equatable {
             maxBodyBytes: maxBody)
         config.maxInFlight = maxInFlight
         config.maxInFlightBytes = maxInFlightBytes
-        config.rateLimitPerAddress = Double(perAddress)
-        config.rateLimitPerKey = Double(perKey)
-        config.trustedProxies = proxies
+        config.limits = limits
         config.bodyTimeout = .seconds(bodyTimeout)
         return config
+    }
+}
+
+/// How fast one client may call a service's public endpoints (the ingest's writes, the orchestrator's app reads), in
+/// requests a second, each with bursts of twice as many (0: no limit).
+package struct ClientLimits: Sendable, Equatable {
+    /// `HERALD_RATE_LIMIT_PER_ADDRESS`: per client address (an IPv6 one by its /64), for keys that ship in apps and web
+    /// pages, and requests without a valid key.
+    package var perAddress: Double = 50
+    /// `HERALD_RATE_LIMIT_PER_KEY`: per key that stays on servers (a REST key, a backend's Segment source). An app key
+    /// is not limited as a whole: one sender could spend it for every device of the app.
+    package var perKey: Double = 5_000
+    /// `HERALD_RATE_LIMIT_PER_INSTALLATION`: per installation a request names.
+    package var perInstallation: Double = 10
+    /// `HERALD_TRUSTED_PROXIES`: the proxies (addresses or CIDR ranges) whose `X-Forwarded-For` names the client.
+    package var trustedProxies: [AddressRange] = []
+
+    package init() {}
+
+    package static func read(_ env: inout EnvironmentReader) throws(ConfigError) -> ClientLimits {
+        var limits = ClientLimits()
+        limits.perAddress = Double(try env.int("HERALD_RATE_LIMIT_PER_ADDRESS", default: 50, range: 0...10_000_000))
+        limits.perKey = Double(try env.int("HERALD_RATE_LIMIT_PER_KEY", default: 5_000, range: 0...10_000_000))
+        limits.perInstallation = Double(try env.int("HERALD_RATE_LIMIT_PER_INSTALLATION", default: 10, range: 0...10_000_000))
+        limits.trustedProxies = try env.trustedProxies()
+        return limits
     }
 }
 
@@ -218,6 +236,11 @@ package struct OrchestratorConfig: Sendable {
     /// current is answered without reading the database (0: none kept); about 250 bytes each.
     package var inAppCachedTags = OrchestratorConfig.defaultInAppCachedTags
     package static let defaultInAppCachedTags = 100_000
+    /// How fast one client may call the apps' reads (per address and per installation; no key is limited as a whole).
+    package var limits = ClientLimits()
+    /// `HERALD_MAX_IN_FLIGHT_REQUESTS`: the apps' reads answered at once; more get 503 `overloaded` (they share the
+    /// CPU and SQLite's readers with the apply loop).
+    package var maxInFlight = 256
 
     package static func fromEnvironment(_ values: [String: String]) throws(ConfigError) -> OrchestratorConfig {
         var env = EnvironmentReader(values)
@@ -229,7 +252,9 @@ package struct OrchestratorConfig: Sendable {
             _ = try env.bool("HERALD_ALLOW_SAMPLE_KEYS", default: false)
         }
         let cachedTags = try env.int("HERALD_IN_APP_CACHED_TAGS", default: defaultInAppCachedTags, range: 0...100_000_000)
+        let limits = try ClientLimits.read(&env)
+        let maxInFlight = try env.int("HERALD_MAX_IN_FLIGHT_REQUESTS", default: 256, range: 1...100_000)
         service.common.unknownVariables = env.unknownHeraldVariables
-        return OrchestratorConfig(service: service, catalog: catalog, inAppCachedTags: cachedTags)
+        return OrchestratorConfig(service: service, catalog: catalog, inAppCachedTags: cachedTags, limits: limits, maxInFlight: maxInFlight)
     }
 }

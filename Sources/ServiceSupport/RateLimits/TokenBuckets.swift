@@ -5,10 +5,10 @@ import Synchronization
 /// Token buckets by name (a client address, an API key): each refills at `rate` tokens a second up to `burst`, and a
 /// request takes one. Bounded: past `maxBuckets` names, the buckets that are full again (idle long enough) are
 /// forgotten first, then the least recently used, so that a flood of addresses cannot grow the table.
-final class TokenBuckets: Sendable {
-    let rate: Double
-    let burst: Double
-    let maxBuckets: Int
+package final class TokenBuckets: Sendable {
+    package let rate: Double
+    package let burst: Double
+    package let maxBuckets: Int
     private let clock: @Sendable () -> ContinuousClock.Instant
     private let buckets = Mutex<[String: Bucket]>([:])
 
@@ -18,14 +18,14 @@ final class TokenBuckets: Sendable {
     }
 
     /// What a take found: whether it was allowed, what is left, and when the next token and a full bucket come.
-    struct Decision: Equatable {
-        var allowed: Bool
-        var remaining: Int
-        var retryAfter: Duration
-        var untilFull: Duration
+    package struct Decision: Equatable, Sendable {
+        package var allowed: Bool
+        package var remaining: Int
+        package var retryAfter: Duration
+        package var untilFull: Duration
     }
 
-    init(
+    package init(
         rate: Double, burst: Double, maxBuckets: Int = 100_000,
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
@@ -35,7 +35,7 @@ final class TokenBuckets: Sendable {
         self.clock = clock
     }
 
-    func take(_ name: String) -> Decision {
+    package func take(_ name: String) -> Decision {
         let now = clock()
         return buckets.withLock { buckets in
             var bucket = buckets[name].map { refilled($0, at: now) } ?? Bucket(tokens: burst, updated: now)
@@ -63,5 +63,5 @@ final class TokenBuckets: Sendable {
         for (name, _) in oldest { buckets.removeValue(forKey: name) }
     }
 
-    var count: Int { buckets.withLock { $0.count } }
+    package var count: Int { buckets.withLock { $0.count } }
 }
