@@ -151,6 +151,41 @@ struct InboxTests {
         await harness.shutdown()
     }
 
+    /// A shared phone: paul used it, then anna. The installation's inbox once showed the next user the previous user's
+    /// notifications ("Thank you, Zoe …" read with mallory's proof). It shows what was sent while its current holder
+    /// held it.
+    @Test("an installation's inbox shows its current holder's notifications and the anonymous ones, never a previous holder's")
+    func sharedPhone() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(Self.paul())
+        try await harness.startWorkers([.push])
+        try await Self.deliver(harness, ["for-paul"])
+        // The device moves to anna (after paul's logout): paul's snapshot without it, anna's with it.
+        try await harness.contact(Self.paul([]))
+        let anna = ContactSnapshot(
+            project: "demo", customID: "anna", email: .init(address: nil, marketing: nil, marketingChangedAt: nil),
+            sms: .init(phoneNumber: nil, marketing: nil, marketingChangedAt: nil),
+            installations: [try JSONDecoder().decode(ContactSnapshot.Installation.self, from: Data(installationJSON("i-ios").utf8))],
+            updatedAt: Date(), revision: 0)
+        try await harness.contact(String(decoding: try Wire.encode(anna), as: UTF8.self), key: "demo/anna")
+        try await harness.send(sendRequest(id: "for-anna", app: nil, key: "demo/anna"))
+        try await waitUntil("anna's push delivered") {
+            (try? await harness.partitions.ledger(sendID: "for-anna"))?.contains { $0.state == "sent" } == true
+        }
+        let annas = try await Self.call(harness, "/v1/inbox/install/i-ios", customAuth: Self.paulAuth("anna"))
+        #expect(annas.status == .ok && annas.ids == ["for-anna"], "\(annas.json)")
+        // Nor can she mark or delete paul's.
+        for (path, method) in [("/notifications/for-paul/read", HTTPRequest.Method.post), ("/notifications/for-paul", .delete)] {
+            let mark = try await Self.call(harness, "/v1/inbox/install/i-ios" + path, method: method, customAuth: Self.paulAuth("anna"))
+            #expect(mark.status == .notFound, "\(path)")
+        }
+        #expect(try await Self.call(harness, "/v1/inbox/install/i-ios/read-all?until=for-paul", method: .post, customAuth: Self.paulAuth("anna")).status == .notFound)
+        // paul's proof no longer opens the installation; his own inbox keeps his.
+        #expect(try await Self.call(harness, "/v1/inbox/install/i-ios").code == "invalid_custom_id_auth")
+        #expect(try await Self.call(harness, "/v1/inbox/custom/paul").ids == ["for-paul"])
+        await harness.shutdown()
+    }
+
     @Test("pages: newest first, a cursor to the next page, stable while new notifications arrive; limit is checked")
     func pagination() async throws {
         let harness = try await NotifierHarness()

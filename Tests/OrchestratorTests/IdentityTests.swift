@@ -326,11 +326,17 @@ struct IdentityTests {
         #expect(send.key == "demo/paul" && send.send.campaign == "opened" && send.send.requestID == "req-42")
     }
 
-    @Test("switching users on a device moves the installation and its token; the last identified user wins", arguments: seeds)
+    /// A user holding a proof for their own custom ID once took another user's device with it (identify naming the
+    /// victim's installation): its token, and its inbox's past notifications, followed. A device now belongs to the user
+    /// who holds it until they log it out; the next user's app logs the previous one out first, as a shared phone's does.
+    @Test("switching users on a device: after the previous user's logout, the installation and its token move", arguments: seeds)
     func switchUsers(seed: UInt64) async throws {
         let cluster = try Cluster(seed: seed)
         cluster.app(.identify, "id1", installation: "I", customID: "paul")
         cluster.app(.pushToken, "t1", installation: "I", customID: "paul", push(tokenA))
+        // The logout may reach the installation's home before paul's link does (it comes from paul's partition): the
+        // link then arrives stale and is refused.
+        cluster.app(.logout, "lo1", installation: "I", [JSONMember("from_custom_id", .string("paul"))])
         cluster.app(.identify, "id2", installation: "I", customID: "anna")
         try await cluster.settle()
         #expect(try await cluster.holders("I") == ["demo/anna"])
@@ -340,6 +346,33 @@ struct IdentityTests {
         #expect(try await cluster.profile("demo/paul")?.installationIDs == [])
         #expect(cluster.contacts["demo/paul"]??.installationIDs == [])
         #expect(cluster.contacts["demo/anna"]??.installationIDs == ["I"])
+        #expect(cluster.deadLetters.isEmpty, "\(cluster.deadLetters.map(\.reason))")
+    }
+
+    @Test("another user's identify, with their own proof, does not take a device its user has not logged out", arguments: seeds)
+    func deviceStaysWithItsUser(seed: UInt64) async throws {
+        let cluster = try Cluster(seed: seed)
+        cluster.app(.identify, "id1", installation: "I", customID: "paul")
+        cluster.app(.pushToken, "t1", installation: "I", customID: "paul", push(tokenA))
+        try await cluster.settle()
+        // mallory names paul's installation, identifies, and registers a token of her own for it.
+        cluster.app(.identify, "id2", installation: "I", customID: "mallory")
+        cluster.app(.pushToken, "t2", installation: "I", customID: "mallory", push(tokenB))
+        try await cluster.settle()
+        #expect(try await cluster.holders("I") == ["demo/paul"])
+        #expect(try await cluster.link("I") == .some("paul"))
+        let paul = try #require(try await cluster.profile("demo/paul"))
+        #expect(paul["installations"]?[0]?["push"]?["token"] == .string(tokenA), "mallory's token never reaches paul's device row")
+        #expect(try await cluster.profile("demo/mallory")?.installationIDs == [])
+        #expect(cluster.contacts["demo/paul"]??.installationIDs == ["I"])
+        #expect(cluster.contacts["demo/mallory"]??.installationIDs ?? [] == [])
+        #expect(cluster.deadLetters.contains { $0.reason.hasPrefix("installation_held_by_another_user") })
+        // Once paul logs out, mallory's next identify takes it (anonymous again, as a shared phone's next user).
+        cluster.app(.logout, "lo1", installation: "I", [JSONMember("from_custom_id", .string("paul"))])
+        try await cluster.settle()
+        cluster.app(.identify, "id3", installation: "I", customID: "mallory")
+        try await cluster.settle()
+        #expect(try await cluster.holders("I") == ["demo/mallory"])
     }
 
     @Test("a token registered by another user's installation moves to it, and the move is recorded", arguments: seeds)
@@ -361,7 +394,7 @@ struct IdentityTests {
         #expect(installation?["installation_id"] != nil && installation?["token"] == nil, "no token: left out of the snapshot")
     }
 
-    @Test("rapid identify, logout and identify again under any order: the installation ends where its link says", arguments: seeds)
+    @Test("rapid identifies and logouts under any order: the installation ends where its link says", arguments: seeds)
     func convergence(seed: UInt64) async throws {
         let cluster = try Cluster(seed: seed)
         cluster.duplicateOutputs = seed % 2 == 0
@@ -371,6 +404,8 @@ struct IdentityTests {
         cluster.app(.logout, "lo1", installation: "I")
         cluster.app(.identify, "id2", installation: "I", customID: "anna")
         cluster.app(.event, "e2", installation: "I", event("OPENED"))
+        // anna's device moves to zoe once anna logs it out (a device stays with its user until then).
+        cluster.app(.logout, "lo2", installation: "I", [JSONMember("from_custom_id", .string("anna"))])
         cluster.app(.identify, "id3", installation: "I", customID: "zoe")
         cluster.app(.event, "e3", installation: "I", customID: "zoe", event("OPENED"))
         try await cluster.settle()

@@ -144,8 +144,10 @@ struct InAppEligibilityTests {
         var holder: String?
         for step in 0..<3 {
             if order & (1 << step) != 0 {
-                holder = step % 2 == 0 ? "paul" : "zoe"
-                cluster.app(.identify, "i\(step)", installation: "I", customID: holder)
+                let user = step % 2 == 0 ? "paul" : "zoe"
+                cluster.app(.identify, "i\(step)", installation: "I", customID: user)
+                // A device another user holds stays theirs until they log it out.
+                if holder == nil { holder = user }
             } else {
                 cluster.app(.logout, "o\(step)", installation: "I", [JSONMember("from_custom_id", holder.map(JSONValue.string) ?? .null)])
                 holder = nil

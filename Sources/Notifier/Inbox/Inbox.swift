@@ -14,6 +14,14 @@ enum Inbox {
         var app: String
         var kind: Kind
         var id: String
+        /// An installation's inbox shows what was sent to its current holder, the user whose proof the app presented
+        /// (nil while the installation is anonymous), and what was sent while it was anonymous (which its id alone
+        /// opened then): a shared phone's next user never reads the previous user's notifications.
+        var heldBy: String?
+
+        init(project: String, app: String, kind: Kind, id: String, heldBy: String? = nil) {
+            (self.project, self.app, self.kind, self.id, self.heldBy) = (project, app, kind, id, heldBy)
+        }
     }
 
     /// Where a page starts: strictly older than this notification.

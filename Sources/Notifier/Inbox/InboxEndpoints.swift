@@ -77,16 +77,20 @@ struct InboxEndpoints: Sendable {
     ) async throws -> Response {
         switch authenticate(request, context) {
         case .failure(let refusal): return refusal.response
-        case .success(let owner):
+        case .success(var owner):
             if owner.kind == .install {
                 let installation = try await reads.installation(project: owner.project, installationID: owner.id)
                 if installation.optedOut == true {
                     return .jsonError(.forbidden, "opted_out", "this installation opted out: its inbox is off")
                 }
                 // An installation that belongs to a user: its inbox is that user's, so it takes that user's proof. An
-                // installation id alone (it is in the app's requests, and was once in logs) opens no user's inbox.
-                if !installation.users.isEmpty, let refusal = checkUserProof(request, owner: owner, users: installation.users) {
-                    return refusal
+                // installation id alone (it is in the app's requests, and was once in logs) opens no user's inbox. It
+                // shows what was sent while that user held it: never a previous holder's notifications.
+                if !installation.users.isEmpty {
+                    switch heldBy(request, owner: owner, users: installation.users) {
+                    case .failure(let refusal): return refusal.response
+                    case .success(let user): owner.heldBy = user
+                    }
                 }
             }
             return try await body(owner)
@@ -131,19 +135,20 @@ struct InboxEndpoints: Sendable {
         return .success(Inbox.Owner(project: project, app: appID, kind: mode, id: id))
     }
 
-    /// `X-CustomID-Auth` for one of `users`, under the app's inbox secret; nil when it matches.
-    private func checkUserProof(_ request: Request, owner: Inbox.Owner, users: [String]) -> Response? {
+    /// Which of `users` the request's `X-CustomID-Auth` proves, under the app's inbox secret.
+    private func heldBy(_ request: Request, owner: Inbox.Owner, users: [String]) -> Result<String, Refusal> {
         guard let proof = request.headers[HTTPField.Name("X-CustomID-Auth")!], !proof.isEmpty else {
-            return .jsonError(
+            return .failure(Refusal(response: .jsonError(
                 .unauthorized, "missing_custom_id_auth",
-                "this installation belongs to a user: its inbox needs X-CustomID-Auth for that user (as /v1/inbox/custom/{custom_id} does)")
+                "this installation belongs to a user: its inbox needs X-CustomID-Auth for that user (as /v1/inbox/custom/{custom_id} does)")))
         }
         let key = request.headers[HTTPField.Name("X-Api-Key")!] ?? ""
         let secret = catalog.app(project: owner.project, id: owner.app)?.inboxSecret ?? ""
-        guard users.contains(where: { CustomIDProof.verify(proof, apiKey: key, customID: $0, secrets: [secret]) }) else {
-            return .jsonError(.unauthorized, "invalid_custom_id_auth", "X-CustomID-Auth does not match the user this installation belongs to")
+        guard let user = users.first(where: { CustomIDProof.verify(proof, apiKey: key, customID: $0, secrets: [secret]) }) else {
+            return .failure(Refusal(response: .jsonError(
+                .unauthorized, "invalid_custom_id_auth", "X-CustomID-Auth does not match the user this installation belongs to")))
         }
-        return nil
+        return .success(user)
     }
 
     private func page(_ owner: Inbox.Owner, _ request: Request) async throws -> Response {

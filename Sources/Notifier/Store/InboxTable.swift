@@ -26,15 +26,32 @@ struct InboxTable {
         return db.changesCount > 0
     }
 
+    /// The owner's rows: an installation's, those sent to its current holder (`Owner.heldBy`) and those sent while it was
+    /// anonymous (which its id alone opened then), never a previous holder's.
+    private static func owned(_ owner: Inbox.Owner) -> (sql: String, arguments: StatementArguments) {
+        var sql = "project = ? AND app = ? AND owner_kind = ? AND owner_id = ?"
+        var arguments: StatementArguments = [owner.project, owner.app, owner.kind.rawValue, owner.id]
+        if owner.kind == .install {
+            if let holder = owner.heldBy {
+                sql += " AND (custom_id IS NULL OR custom_id = ?)"
+                arguments += [holder]
+            } else {
+                sql += " AND custom_id IS NULL"
+            }
+        }
+        return (sql, arguments)
+    }
+
     /// A notification neither read nor opened yet, as its `opened` report names it; nil when it is read or opened
     /// (`mark` `.opened`: opened), deleted or unknown.
     func opening(_ owner: Inbox.Owner, notificationID: String, _ mark: Inbox.Mark) throws -> Inbox.Opening? {
-        try Row.fetchOne(
+        let owned = Self.owned(owner)
+        return try Row.fetchOne(
             db, sql: """
                 SELECT send_id, installation_id, custom_id, profile_key, campaign, experiment, variant FROM inbox
-                WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ? AND notification_id = ? AND deleted = 0 AND opened = 0
+                WHERE \(owned.sql) AND notification_id = ? AND deleted = 0 AND opened = 0
                     \(mark == .opened ? "" : "AND read = 0")
-                """, arguments: [owner.project, owner.app, owner.kind.rawValue, owner.id, notificationID]
+                """, arguments: owned.arguments + [notificationID]
         ).map {
             Inbox.Opening(
                 sendID: $0["send_id"], installationID: $0["installation_id"], customID: $0["custom_id"], profileKey: $0["profile_key"],
@@ -44,8 +61,9 @@ struct InboxTable {
 
     /// Up to `limit` notifications older than `cursor`, newest first (deleted ones never; silent ones when asked).
     func page(_ owner: Inbox.Owner, before cursor: Inbox.Cursor?, limit: Int, includeSilent: Bool) throws -> [Inbox.Notification] {
-        var sql = "SELECT * FROM inbox WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ? AND deleted = 0"
-        var arguments: StatementArguments = [owner.project, owner.app, owner.kind.rawValue, owner.id]
+        let owned = Self.owned(owner)
+        var sql = "SELECT * FROM inbox WHERE \(owned.sql) AND deleted = 0"
+        var arguments = owned.arguments
         if !includeSilent { sql += " AND silent = 0" }
         if let cursor {
             sql += " AND (sent_at < ? OR (sent_at = ? AND notification_id < ?))"
@@ -63,30 +81,26 @@ struct InboxTable {
         case .opened: "opened = 1, read = 1"
         case .deleted: "deleted = 1"
         }
+        let owned = Self.owned(owner)
         try db.execute(
-            sql: """
-                UPDATE inbox SET \(set) WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ?
-                    AND notification_id = ? AND deleted = 0
-                """, arguments: [owner.project, owner.app, owner.kind.rawValue, owner.id, notificationID])
+            sql: "UPDATE inbox SET \(set) WHERE \(owned.sql) AND notification_id = ? AND deleted = 0",
+            arguments: owned.arguments + [notificationID])
         return db.changesCount > 0
     }
 
     /// When one of the owner's notifications (deleted or not) was sent.
     func sentAt(_ owner: Inbox.Owner, notificationID: String) throws -> Int64? {
-        try Int64.fetchOne(
-            db, sql: """
-                SELECT sent_at FROM inbox WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ? AND notification_id = ?
-                """, arguments: [owner.project, owner.app, owner.kind.rawValue, owner.id, notificationID])
+        let owned = Self.owned(owner)
+        return try Int64.fetchOne(
+            db, sql: "SELECT sent_at FROM inbox WHERE \(owned.sql) AND notification_id = ?", arguments: owned.arguments + [notificationID])
     }
 
     /// Marks read every notification not newer than `until`; returns how many changed.
     func markAllRead(_ owner: Inbox.Owner, until: Inbox.Cursor) throws -> Int {
+        let owned = Self.owned(owner)
         try db.execute(
-            sql: """
-                UPDATE inbox SET read = 1 WHERE project = ? AND app = ? AND owner_kind = ? AND owner_id = ? AND read = 0
-                    AND (sent_at < ? OR (sent_at = ? AND notification_id <= ?))
-                """,
-            arguments: [owner.project, owner.app, owner.kind.rawValue, owner.id, until.sentAt, until.sentAt, until.notificationID])
+            sql: "UPDATE inbox SET read = 1 WHERE \(owned.sql) AND read = 0 AND (sent_at < ? OR (sent_at = ? AND notification_id <= ?))",
+            arguments: owned.arguments + [until.sentAt, until.sentAt, until.notificationID])
         return db.changesCount
     }
 

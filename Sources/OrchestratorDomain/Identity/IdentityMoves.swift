@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Metrics
 import PartitionStore
 import Shared
 
@@ -60,10 +61,17 @@ struct IdentityMoves {
     /// Logout: the link goes; the profile gives the installation back (it becomes anonymous again, here).
     func logout(_ effects: inout WriteEffects) throws {
         let links = InstallationLinksTable(db)
-        guard let installationID = write.installationID,
-            let link = try links.link(project: write.project, installationID: installationID),
-            let customID = link.customID, write.time >= link.linkedAt
-        else { return }
+        guard let installationID = write.installationID else { return }
+        let link = try links.link(project: write.project, installationID: installationID)
+        // A late logout does not undo a later login.
+        if let link, write.time < link.linkedAt { return }
+        guard let customID = link?.customID else {
+            // Not linked yet: the logout is remembered at its time, so that the identification it undoes, still on its
+            // way here from its profile's partition, arrives stale and is refused (the device would otherwise stay with
+            // that user, and the next user's identify be refused).
+            try links.setLink(project: write.project, installationID: installationID, customID: nil, at: write.time)
+            return
+        }
         // A logout that names its profile (signed identity) undoes only a link to that profile: another user's proof
         // cannot log this device out, and a late logout does not undo a later login.
         if case .logout(let from?) = write.payload, from != customID { return }
@@ -85,8 +93,11 @@ struct IdentityMoves {
     }
 
     /// At the home: the installation now belongs to `target`. A link older than the current one is refused (its
-    /// profile gives the installation back); the previous holder gives it up, or, if it was anonymous, the home sends
-    /// its state (and, on a first identification, the anonymous history) and forgets the anonymous profile.
+    /// profile gives the installation back). A device that belongs to another user stays theirs: it moves only once that
+    /// user logs it out (with their proof), so that one's own proof never takes someone else's device, its token and
+    /// its notifications; the target profile forgets the installation without moving anything (what it wrote there is
+    /// its own), and the refusal is dead-lettered. An anonymous installation's home sends its state (and, on a first
+    /// identification, the anonymous history) and forgets the anonymous profile.
     func link(_ link: InstallLink, _ effects: inout WriteEffects) throws {
         guard let installationID = write.installationID else { return }
         let target = link.targetCustomID
@@ -99,12 +110,16 @@ struct IdentityMoves {
             }
             return
         }
-        try links.setLink(project: write.project, installationID: installationID, customID: target, at: write.time)
-        if current?.customID == target { return }
-        if let previous = current?.customID {
-            effects.emit(.installDetach, suffix: "detach", key: ProfileKey.profile(write.project, previous), customID: previous)
+        if let holder = current?.customID, holder != target {
+            effects.emit(.installDrop, suffix: "refused", key: targetKey, customID: target)
+            effects.output(OrchestratorApplier.deadLetter(
+                write.record,
+                reason: "installation_held_by_another_user: the installation belongs to another user; it moves to \(target) only once that user logs it out (POST /v1/app/identify with custom_id null, from_custom_id and their X-CustomID-Auth)"))
+            Counter(label: "herald_installation_moves_refused_total").increment()
             return
         }
+        try links.setLink(project: write.project, installationID: installationID, customID: target, at: write.time)
+        if current?.customID == target { return }
         let home = write.homeKey
         let row = try InstallationsTable(db).row(home, installationID)
         let history = link.merge ? try ProfileHistory(db).history(home) : nil

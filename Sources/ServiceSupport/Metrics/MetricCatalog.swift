@@ -231,6 +231,10 @@ package enum MetricCatalog {
             help: "In-app messages as the apps report them, by project/message and action (impression, click, button_click, dismiss).",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_installation_moves_refused_total", kind: .counter,
+            help: "Identifications refused because the installation belongs to another user, who has not logged it out.",
+            services: [.orchestrator], zeroSeries: [[]]),
+        Family(
             name: "herald_in_app_reports_ignored_total", kind: .counter,
             help: "Apps' in-app reports that count nowhere, by reason (unknown_message, unknown_button, repeated, no_impression).",
             services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_message", "unknown_button", "repeated", "no_impression"])])),
