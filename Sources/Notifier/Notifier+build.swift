@@ -82,7 +82,8 @@ enum Notifier {
         // runs, with a key its peers present, and follows the others' announcements (docs/partitions.md, "Questions to
         // the owners").
         let common = context.common
-        let owners = PartitionDirectory(service: "notifier")
+        let owners = PartitionDirectory(
+            service: "notifier", addresses: OwnerAddressPolicy(advertised: settings.service.advertisedURL, httpPort: common.httpPort))
         let ownersFollower = try OwnersFollower(client: common.kafka, instanceID: common.instanceID, directory: owners, logger: logger)
         let peers = PartitionPeers(instance: common.instanceID, owner: { owners.owner(of: $0) }, runs: { partitions.owner.isRunning($0) })
         let advertised = settings.service.advertisedURL

@@ -48,7 +48,9 @@ enum Orchestrator {
         router.middlewares.add(MetricsMiddleware())
         // The app-facing reads (docs/in-app.md), answered by the partition's owner: this instance announces the
         // partitions it runs and follows the others' announcements (docs/partitions.md, "Reads answered by the owner").
-        let owners = PartitionDirectory(service: "orchestrator")
+        let owners = PartitionDirectory(
+            service: "orchestrator",
+            addresses: OwnerAddressPolicy(advertised: context.config.service.advertisedURL, httpPort: context.common.httpPort))
         let ownersFollower = try OwnersFollower(
             client: context.common.kafka, instanceID: context.common.instanceID, directory: owners, logger: context.logger)
         let common = context.common

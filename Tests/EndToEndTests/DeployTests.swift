@@ -1,6 +1,7 @@
 import Foundation
 import HeraldTestSupport
 import Testing
+import Yams
 
 /// The deploy files target a real Apache Kafka and a Docker engine, neither of which runs here: the compose file is
 /// validated by docker-compose's own parser (`config`, no engine needed), which scripts/setup.sh installs.
@@ -38,6 +39,48 @@ struct DeployTests {
         #expect(status != 0)
         #expect(output.contains("set \(variable)"), "\(output)")
         #expect(!output.contains("apps.sample.json"))
+    }
+
+    /// Seconds of a compose duration (`70s`, `1m10s`, `1m`).
+    static func seconds(_ text: String) -> Int? {
+        var total = 0
+        var number = ""
+        for character in text {
+            if character.isNumber {
+                number.append(character)
+            } else {
+                guard let value = Int(number), let unit = ["h": 3600, "m": 60, "s": 1][String(character)] else { return nil }
+                total += value * unit
+                number = ""
+            }
+        }
+        return number.isEmpty ? total : nil
+    }
+
+    /// Both compose files as docker-compose resolves them: each Herald service's stop grace period outlasts what a stop
+    /// may take (`HERALD_SHUTDOWN_TIMEOUT_SECONDS`, 60 s by default: the notifier's drain and leaving the group;
+    /// Docker's default of 10 s once killed a draining notifier, whose emails in flight were then sent again), and the
+    /// ports published are the public ones: the ingest's API, the orchestrator's app syncs, the notifier's endpoints.
+    @Test("compose: every Herald service has longer than its stop to stop, and only the public ports are published", arguments: ["deploy/compose.yaml", "deploy/compose.cluster.yaml"])
+    func composeStopsAndPorts(file: String) async throws {
+        var environment = ProcessInfo.processInfo.environment
+        for (name, value) in [
+            "HERALD_APPS_FILE": "/srv/herald/apps.json", "HERALD_OPERATOR_TOKEN": "operator-token-0123456789",
+            "KAFKA_KEYSTORE_PASSWORD": "keystore-secret-1", "HERALD_KAFKA_PASSWORD": "herald-kafka-secret",
+        ] { environment[name] = value }
+        let (status, output) = try await runCommand(try dockerCompose(), ["-f", repositoryFile(file), "config"], environment: environment)
+        try #require(status == 0, "\(output)")
+        let services = try #require((try Yams.load(yaml: output) as? [String: Any])?["services"] as? [String: Any])
+        let published = ["ingest": 8080, "orchestrator": 8081, "notifier": 8082]
+        for (name, port) in published {
+            let service = try #require(services[name] as? [String: Any], "\(name)")
+            let environment = service["environment"] as? [String: Any] ?? [:]
+            let shutdown = (environment["HERALD_SHUTDOWN_TIMEOUT_SECONDS"] as? String).flatMap(Int.init) ?? 60
+            let grace = (service["stop_grace_period"] as? String).flatMap(Self.seconds)
+            #expect((grace ?? 0) > shutdown, "\(file) \(name): stop_grace_period \(grace.map { "\($0) s" } ?? "unset (10 s)"), a stop may take \(shutdown) s")
+            let ports = (service["ports"] as? [[String: Any]] ?? []).compactMap { $0["published"] as? Int }
+            #expect(ports == [port], "\(file) \(name): \(ports)")
+        }
     }
 
     /// The Dockerfile, read as text: no engine here to build it, so its references are checked against the repository

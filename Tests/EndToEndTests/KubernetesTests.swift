@@ -182,6 +182,74 @@ struct KubernetesTests {
         #expect(openTo == ["herald-ingest", "herald-orchestrator", "herald-notifier"])
     }
 
+    @Test("no pod mounts a service-account token: nothing of Herald calls the Kubernetes API")
+    func noServiceAccountToken() throws {
+        for (name, pod) in try Self.podTemplates() {
+            #expect(pod["automountServiceAccountToken"] as? Bool == false, "\(name)")
+        }
+    }
+
+    /// What compose.cluster.yaml does, the manifests do: Kafka over TLS with SCRAM-SHA-512 (the records carry emails,
+    /// phones and push tokens), the password from a secret, the CA mounted where the settings say.
+    @Test("every pod talks to Kafka over TLS with SCRAM: the settings, the password from a secret, the CA mounted")
+    func kafkaOverSASL() throws {
+        let text = try String(contentsOfFile: repositoryFile("\(Self.directory)/kustomization.yaml"), encoding: .utf8)
+        let kustomization = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let generators = kustomization["configMapGenerator"] as? [[String: Any]] ?? []
+        let literals = generators.first { $0["name"] as? String == "herald-settings" }?["literals"] as? [String] ?? []
+        var settings: [String: String] = [:]
+        for literal in literals {
+            let parts = literal.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { settings[parts[0]] = parts[1] }
+        }
+        #expect(settings["KAFKA_SECURITY_PROTOCOL"] == "SASL_SSL" && settings["KAFKA_SASL_MECHANISMS"] == "SCRAM-SHA-512")
+        #expect(settings["KAFKA_SASL_USERNAME"] != nil && settings["KAFKA_SASL_PASSWORD"] == nil, "the password is a secret")
+        let ca = try #require(settings["KAFKA_SSL_CA_LOCATION"])
+        let caDirectory = (ca as NSString).deletingLastPathComponent
+        for (name, pod) in try Self.podTemplates() {
+            let caVolumes = (pod["volumes"] as? [[String: Any]] ?? []).filter { Self.map($0["secret"])["secretName"] as? String == "herald-kafka-ca" }
+            for container in Self.containers(pod) {
+                #expect(Self.env(container)["KAFKA_SASL_PASSWORD"] == "secret herald-kafka/password", "\(name)")
+                let mounts = container["volumeMounts"] as? [[String: Any]] ?? []
+                let mounted = mounts.contains { mount in
+                    mount["mountPath"] as? String == caDirectory && caVolumes.contains { $0["name"] as? String == mount["name"] as? String }
+                }
+                #expect(mounted, "\(name): the CA at \(caDirectory)")
+            }
+        }
+    }
+
+    /// Egress denied by default; open for what each pod needs, and no more: a compromised pod reaches no other address
+    /// (the cloud's metadata service included).
+    @Test("egress: denied by default; DNS and Kafka for every pod, the peers' http port, the providers for the notifier only")
+    func egress() throws {
+        let policies = try Self.allObjects().filter { $0["kind"] as? String == "NetworkPolicy" }
+        func spec(_ policy: [String: Any]) -> [String: Any] { Self.map(policy["spec"]) }
+        func egressRules(_ policy: [String: Any]) -> [[String: Any]] { spec(policy)["egress"] as? [[String: Any]] ?? [] }
+        let denied = policies.contains { policy in
+            Self.map(spec(policy)["podSelector"]).isEmpty && spec(policy)["policyTypes"] as? [String] == ["Egress"] && spec(policy)["egress"] == nil
+        }
+        #expect(denied, "a policy denies every pod's egress")
+        func ports(_ rule: [String: Any]) -> Set<String> {
+            Set((rule["ports"] as? [[String: Any]] ?? []).map { "\($0["port"] ?? "")/\($0["protocol"] as? String ?? "TCP")" })
+        }
+        let everyPod = policies.filter { Self.map(spec($0)["podSelector"]).isEmpty }.flatMap(egressRules)
+        #expect(everyPod.contains { ports($0) == ["53/UDP", "53/TCP"] }, "DNS")
+        #expect(everyPod.contains { ports($0) == ["9093/TCP"] }, "Kafka's TLS listener")
+        for rule in everyPod { #expect((rule["to"] as? [[String: Any]] ?? []).allSatisfy { $0["ipBlock"] == nil }, "no address range for every pod") }
+        // Only the notifier goes outside the cluster, and not to private or link-local ranges.
+        for policy in policies where egressRules(policy).contains(where: { ($0["to"] as? [[String: Any]] ?? []).contains { $0["ipBlock"] != nil } }) {
+            #expect(Self.map(Self.map(spec(policy)["podSelector"])["matchLabels"])["app.kubernetes.io/name"] as? String == "herald-notifier")
+            for rule in egressRules(policy) {
+                #expect(ports(rule).isSubset(of: ["443/TCP", "587/TCP", "465/TCP"]), "\(ports(rule))")
+                for target in rule["to"] as? [[String: Any]] ?? [] {
+                    let except = Self.map(target["ipBlock"])["except"] as? [String] ?? []
+                    #expect(except.contains("169.254.0.0/16") || except.contains("fe80::/10"), "link-local (metadata) excluded")
+                }
+            }
+        }
+    }
+
     @Test("the README tells how to create every secret the manifests read")
     func secretsDocumented() throws {
         let readme = try String(contentsOfFile: repositoryFile("README.md"), encoding: .utf8)
@@ -200,7 +268,7 @@ struct KubernetesTests {
                 }
             }
         }
-        #expect(secrets == ["herald-operator", "herald-apps", "herald-notifier-env", "herald-provider-files"])
+        #expect(secrets == ["herald-operator", "herald-apps", "herald-notifier-env", "herald-provider-files", "herald-kafka", "herald-kafka-ca"])
         for secret in secrets {
             let documented = readme.contains("create secret generic \(secret)")
             #expect(documented, "the README does not create \(secret)")
