@@ -104,7 +104,7 @@ enum Notifier {
         if let secret = settings.unsubscribeSecret {
             TrackingEndpoints(
                 links: TrackingLinks(secret: secret, publicURL: settings.publicURL), producer: producer,
-                clients: ClientAddress(trustedProxies: settings.trustedProxies), logger: logger
+                clients: ClientAddress(trustedProxies: settings.trustedProxies), reportWindow: settings.service.dedupeRetention, logger: logger
             ).register(on: router)
         }
         InboxEndpoints(

@@ -106,6 +106,19 @@ struct EmailTrackingTests {
         #expect(try Self.html(of: Self.emailSend(tracking: false)).contains(#"href="https://shop.example.com/sale?a=1&amp;b=2""#))
         #expect(try !Self.html(of: Self.emailSend(), tracking: nil).contains(Self.publicURL))
 
+        // Followed again 31 days after it left (past the dedupe window, when a second report would count again): the page
+        // all the same, and no report. First, so that a report it made would be read before the others.
+        let late = Router(context: ServiceRequestContext.self)
+        TrackingEndpoints(
+            links: Self.links, producer: harness.producer, clients: ClientAddress(trustedProxies: []),
+            clock: { Date().addingTimeInterval(31 * 86_400) }, logger: harness.logger
+        ).register(on: late)
+        try await Application(router: late).test(.router) { client in
+            try await client.execute(uri: String(click), method: .get) { response in
+                #expect(response.status == .found && response.headers[.location] == "https://shop.example.com/sale?a=1&b=2")
+            }
+            try await client.execute(uri: String(open), method: .get) { #expect($0.status == .ok) }
+        }
         let router = Router(context: ServiceRequestContext.self)
         // The recipient reads it 10 minutes after it left.
         TrackingEndpoints(

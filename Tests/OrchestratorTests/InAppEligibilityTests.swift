@@ -245,6 +245,24 @@ struct InAppEligibilityTests {
         #expect(oldest == WireTime.format(t0 + 50))
     }
 
+    /// A profile value rendered into an image's URL: `javascript:` once passed wherever a URI with a scheme did.
+    @Test("an image URL rendered from a profile value is one an app may load, or the message is left out")
+    func renderedLinks() async throws {
+        let config = try configuration(
+            demoProject,
+            #"{"kind":"in_app_message","id":"pic","project":"demo","type":"slideup","reeligibility":"always","triggers":[{"session_start":true}],"variants":{"default":{"message":"M","image_url":"{{ c.pic }}"}}}"#)
+        let harness = try await EngagementHarness(config)
+        harness.writer.source = .app(id: "ios", dev: false)
+        try await harness.apply([harness.writer.record(.identify, id: "i1", installationID: "I")])
+        harness.writer.source = .server
+        for (index, (value, shown)) in [("https://x.example/p.png", true), ("javascript://x/%0Aalert(1)", false), ("DATA:text/html,x", false)]
+            .enumerated()
+        {
+            try await harness.apply([try harness.writer.update(id: "u\(index)", #"{"pic":"\#(value)"}"#, at: t0 + Double(index))])
+            #expect(try await ids(harness) == (shown ? ["pic"] : []), "\(value)")
+        }
+    }
+
     @Test("reports of a message or a button the project does not have count nowhere")
     func unknownReports() async throws {
         let harness = try await EngagementHarness(try Self.config())

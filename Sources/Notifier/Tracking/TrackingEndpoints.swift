@@ -23,12 +23,19 @@ import Synchronization
 /// reports wait for the broker at once; beyond, a request waits for its own, so that a broker outage slows clicks
 /// rather than filling memory. A report the broker refuses is counted (`herald_tracking_reports_lost_total`); one in
 /// flight when the process is killed is lost.
+///
+/// A token is reported only within `reportWindow` of its send (the dedupe window, `HERALD_DEDUPE_RETENTION_DAYS`): a
+/// target's report is one by its id only while the orchestrator remembers the id, so an old email's link followed
+/// again, once forgotten, counted again. Past the window the link still leads to its page and the pixel still
+/// answers, but nothing is reported (`herald_tracking_refused_total{kind="expired"}`).
 struct TrackingEndpoints: Sendable {
     let links: TrackingLinks
     let producer: KafkaProducer
     /// Who the client is, behind the operator's proxies (`HERALD_TRUSTED_PROXIES`).
     let clients: ClientAddress
     var clock: @Sendable () -> Date = { Date() }
+    /// How long after its send a token's requests are reported.
+    var reportWindow: Duration = .seconds(30 * 86_400)
     let logger: Logger
     /// Reports produced and not acknowledged yet.
     let unacknowledged = Unacknowledged()
@@ -90,6 +97,10 @@ struct TrackingEndpoints: Sendable {
     /// The report, handed to the producer (above: the answer does not wait for the broker).
     private func report(_ claim: TrackingLinks.Claim, _ request: Request, _ context: ServiceRequestContext) async {
         let now = clock()
+        guard now.timeIntervalSince1970 - Double(claim.sentAt) <= reportWindow.timeInterval else {
+            Counter(label: "herald_tracking_refused_total", dimensions: [("kind", "expired")]).increment()
+            return
+        }
         let kind: MachineEngagement.Kind = claim.url == nil ? .open : .click
         let address = clients.of(
             peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[values: HTTPField.Name("X-Forwarded-For")!])

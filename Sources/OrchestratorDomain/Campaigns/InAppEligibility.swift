@@ -188,6 +188,10 @@ package struct InAppEligibility {
             } catch {
                 throw TemplateError("\(message.id).\(variant.language).\(name): \(error)")
             }
+            // A profile value rendered into the image's URL is still one an app may load (never `javascript:`).
+            if name == "image_url", let url = rendered[name], !url.isEmpty, (try? Rules.url(url)) == nil || !Rules.isSafeLink(url) {
+                throw TemplateError("\(message.id).\(variant.language).\(name): not a URL an app may load once rendered")
+            }
         }
         return message.answerJSON(language: variant.language, texts: rendered)
     }

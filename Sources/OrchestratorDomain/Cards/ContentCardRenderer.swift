@@ -34,8 +34,8 @@ struct ContentCardRenderer {
             } catch {
                 throw TemplateError("\(card.id).\(variant.language).\(name): \(error)")
             }
-            if name.hasSuffix("url"), !texts[name]!.isEmpty, (try? Rules.url(texts[name]!)) == nil {
-                throw TemplateError("\(card.id).\(variant.language).\(name): not a URL once rendered")
+            if let url = texts[name], name.hasSuffix("url"), !url.isEmpty, (try? Rules.url(url)) == nil || !Rules.isSafeLink(url) {
+                throw TemplateError("\(card.id).\(variant.language).\(name): not a URL an app may open once rendered")
             }
         }
         // An empty URL is no URL (`{% if %}` around one): the card is then not clickable.

@@ -311,8 +311,8 @@ package enum MetricCatalog {
             services: [.notifier], zeroSeries: []),
         Family(
             name: "herald_tracking_refused_total", kind: .counter,
-            help: "Open pixels and tracked links refused (404): a token this notifier did not make, or altered; by kind.",
-            services: [.notifier], zeroSeries: combinations([("kind", ["open", "click"])])),
+            help: "Open pixels and tracked links refused (404: a token this notifier did not make, or altered; by kind open or click), or followed past the dedupe window after their send (kind expired: answered, not reported).",
+            services: [.notifier], zeroSeries: combinations([("kind", ["open", "click", "expired"])])),
         Family(
             name: "herald_tracking_reports_lost_total", kind: .counter,
             help: "Tracked opens and clicks whose report the broker did not take (the recipient got the page all the same).",

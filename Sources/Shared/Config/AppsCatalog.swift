@@ -136,7 +136,12 @@ package struct AppsCatalog: Sendable, Equatable {
                 try catalog.register(live, .app(project: id, app: appID, dev: false), path: "\(appPath).api_key", dev: false)
                 try catalog.register(dev, .app(project: id, app: appID, dev: true), path: "\(appPath).dev_api_key", dev: true)
                 let secret = try app["inbox_secret"].map { value throws(FormatError) in
-                    try string(value, path: "\(appPath).inbox_secret")
+                    // It makes every user's inbox proof: as long as the identity secrets, which make the others.
+                    let secret = try string(value, path: "\(appPath).inbox_secret")
+                    guard secret.utf8.count >= 16 else {
+                        throw FormatError(path: "\(appPath).inbox_secret", message: "secrets are at least 16 characters")
+                    }
+                    return secret
                 }
                 let bundleID = try app["bundle_id"].map { value throws(FormatError) in
                     try string(value, path: "\(appPath).bundle_id")

@@ -74,9 +74,9 @@ extension ConfigReader {
                 }
                 guard let text = templateText(value, path) else { continue }
                 if name.hasSuffix("url"), text.liquid.variablePaths.isEmpty, text.liquid.contentBlocks.isEmpty,
-                    (try? Rules.url(text.fixedText)) == nil
+                    (try? Rules.url(text.fixedText)) == nil || !Rules.isSafeLink(text.fixedText)
                 {
-                    fail(value, "\(path): expected a URL with a scheme and a host, such as https://example.com/sale")
+                    fail(value, "\(path): expected a URL with a scheme and a host, such as https://example.com/sale (never \(Rules.unsafeSchemes.sorted().joined(separator: ", ")))")
                     continue
                 }
                 texts[name] = text

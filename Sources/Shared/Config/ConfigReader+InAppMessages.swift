@@ -211,6 +211,10 @@ extension ConfigReader {
                 fail(node["uri"], "\(path).uri: expected a URI with a scheme, at most 2048 characters, such as demo://sale")
                 return nil
             }
+            guard Rules.isSafeLink(uri) else {
+                fail(node["uri"], "\(path).uri: a link the app opens never has the scheme \(Rules.unsafeSchemes.sorted().joined(separator: ", "))")
+                return nil
+            }
             return .uri(uri)
         default:
             fail(node, "\(path): expected {uri: …}, feed or dismiss")
@@ -261,6 +265,12 @@ extension ConfigReader {
                 }
                 if let root = outside.sorted().first {
                     fail(value, "\(path): `\(root)` is not known when the app syncs (an in-app message reads the profile: c., b. and Braze's standard attributes)")
+                    continue
+                }
+                if name == "image_url", text.liquid.variablePaths.isEmpty, text.liquid.contentBlocks.isEmpty,
+                    (try? Rules.url(text.fixedText)) == nil || !Rules.isSafeLink(text.fixedText)
+                {
+                    fail(value, "\(path): expected a URL with a scheme and a host, such as https://example.com/sale.png (never \(Rules.unsafeSchemes.sorted().joined(separator: ", ")))")
                     continue
                 }
                 texts[name] = text

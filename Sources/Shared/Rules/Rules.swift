@@ -260,6 +260,17 @@ package enum Rules {
         return text
     }
 
+    /// Schemes an app must never open from a link a campaign gives it: they run code or read the device where they open
+    /// (an HTML in-app message, a card shown in a web view).
+    package static let unsafeSchemes: Set<String> = ["javascript", "vbscript", "data", "file"]
+
+    /// A link an app opens or shows (an in-app button's `uri`, a message's `image_url`, a card's `url` and `image_url`)
+    /// whose scheme is none of `unsafeSchemes`, whatever its case: `javascript:` once passed as a URI with a scheme.
+    package static func isSafeLink(_ text: String) -> Bool {
+        guard let colon = text.firstIndex(of: ":") else { return true }
+        return !unsafeSchemes.contains(text[..<colon].lowercased())
+    }
+
     /// `scheme://host…`, every character visible (no control character, no white space).
     package static func isURLShaped(_ text: String) -> Bool {
         var scalars = text.unicodeScalars.makeIterator()
