@@ -78,14 +78,15 @@ package final class RateLimiter: Sendable {
     /// Takes a token for `name` in `scope`: the decision, or nil when the scope is not limited. Throws 429 when none is
     /// left, with `Retry-After` and `RateLimit-*`.
     @discardableResult
-    package func take(_ scope: Scope, _ name: String) throws(RateLimitedError) -> Taken? {
+    package func take(_ scope: Scope, _ name: @autoclosure () -> String) throws(RateLimitedError) -> Taken? {
         let buckets: TokenBuckets? = switch scope {
         case .address: addresses
         case .key: keys
         case .installation: installations
         }
+        // An unlimited scope costs nothing, not even its name.
         guard let buckets else { return nil }
-        let name = scope == .address ? Self.bucketName(address: name) : name
+        let name = scope == .address ? Self.bucketName(address: name()) : name()
         let decision = buckets.take(name)
         let taken = Taken(buckets: buckets, decision: decision)
         guard decision.allowed else {
