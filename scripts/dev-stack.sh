@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-bin="$(swift build --show-bin-path)"
+bin="$(swift build -c "${HERALD_BUILD:-debug}" --show-bin-path)"
 bin="${bin#"$PWD"/}"  # relative: shorter in the hints
 run_dir=".run"
 log_format="${LOG_FORMAT:-console}"

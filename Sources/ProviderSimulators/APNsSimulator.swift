@@ -134,8 +134,10 @@ private final class APNsStreamHandler: ChannelInboundHandler, RemovableChannelHa
         var (status, reason) = APNsSimulator.answer(method: method, path: path, headers: headers, body: body, state: state)
         var retryAfter: Int?
         var delay = 0
+        var held = false
         if status == 200, let fault = state.takeFault("apns") {
             delay = fault.delayMilliseconds ?? 0
+            held = fault.held == true
             if fault.status != 0 {
                 status = fault.status
                 reason = fault.reason ?? Self.defaultReason(fault.status)
@@ -161,7 +163,11 @@ private final class APNsStreamHandler: ChannelInboundHandler, RemovableChannelHa
             if !empty { context.write(self.wrapOutboundOut(.data(.init(data: .byteBuffer(payload), endStream: true))), promise: nil) }
             context.flush()
         }
-        if delay > 0 {
+        if held {
+            let released = context.eventLoop.makePromise(of: Void.self)
+            released.futureResult.assumeIsolated().whenSuccess { write() }
+            state.hold { released.succeed() }
+        } else if delay > 0 {
             context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) { write() }
         } else {
             write()

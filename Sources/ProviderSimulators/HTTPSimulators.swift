@@ -134,6 +134,10 @@ package enum HTTPSimulators {
             state.markUnsubscribed((try? JSONDecoder().decode([String].self, from: Data(Array(buffer: body)))) ?? [])
             return json(.ok, #"{"ok":true}"#)
         }
+        router.post("_sim/release") { _, _ in
+            state.releaseHeld()
+            return json(.ok, #"{"ok":true}"#)
+        }
         router.post("_sim/reset") { _, _ in
             state.reset()
             return json(.ok, #"{"ok":true}"#)
@@ -141,10 +145,15 @@ package enum HTTPSimulators {
         return router
     }
 
-    /// The fault for the next request, after its delay; nil when none or when it only delays.
+    /// The fault for the next request, after its delay (or once released, when held); nil when none or when it only
+    /// delays.
     static func applyFault(_ provider: String, _ state: SimulatorState) async throws -> SimulatorState.Fault? {
         guard let fault = state.takeFault(provider) else { return nil }
-        if let delay = fault.delayMilliseconds, delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
+        if fault.held == true {
+            await withCheckedContinuation { (released: CheckedContinuation<Void, Never>) in state.hold { released.resume() } }
+        } else if let delay = fault.delayMilliseconds, delay > 0 {
+            try await Task.sleep(for: .milliseconds(delay))
+        }
         return fault.status == 0 ? nil : fault
     }
 

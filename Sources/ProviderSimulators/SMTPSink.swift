@@ -98,7 +98,12 @@ private final class SMTPSession: ChannelInboundHandler {
                 return
             }
             recipients.append(address)
-            if let delay = fault?.delayMilliseconds, delay > 0 {
+            if fault?.held == true {
+                // A server that answers when the test says so.
+                let released = context.eventLoop.makePromise(of: Void.self)
+                released.futureResult.assumeIsolated().whenSuccess { [self] in reply(context, "250 2.1.5 OK") }
+                state.hold { released.succeed() }
+            } else if let delay = fault?.delayMilliseconds, delay > 0 {
                 // A slow server (a fault of status 0): the recipient is accepted, after the delay.
                 context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) { [self] in
                     reply(context, "250 2.1.5 OK")

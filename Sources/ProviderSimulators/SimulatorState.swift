@@ -27,17 +27,24 @@ package final class SimulatorState: Sendable {
         /// Delay before answering, in milliseconds (a slow provider); the answer is the normal one when `status` is 0.
         package var delayMilliseconds: Int?
         package var count: Int?
+        /// The answer waits until `releaseHeld()`: a call kept in flight for as long as a test needs, whatever the
+        /// machine's speed, instead of a delay a loaded machine outran (or a deadline it missed).
+        package var held: Bool?
 
-        package init(status: Int, reason: String? = nil, retryAfter: Int? = nil, delayMilliseconds: Int? = nil, count: Int? = nil) {
+        package init(
+            status: Int, reason: String? = nil, retryAfter: Int? = nil, delayMilliseconds: Int? = nil, count: Int? = nil,
+            held: Bool? = nil
+        ) {
             self.status = status
             self.reason = reason
             self.retryAfter = retryAfter
             self.delayMilliseconds = delayMilliseconds
             self.count = count
+            self.held = held
         }
 
         enum CodingKeys: String, CodingKey {
-            case status, reason, count
+            case status, reason, count, held
             case retryAfter = "retry_after", delayMilliseconds = "delay_ms"
         }
     }
@@ -88,10 +95,28 @@ package final class SimulatorState: Sendable {
     package func connections(_ provider: String) -> Int { state.withLock { $0.connections[provider] ?? 0 } }
 
     package func setFault(_ provider: String, _ fault: Fault?) { state.withLock { $0.faults[provider] = fault } }
+
+    /// Answers held by a `held` fault, each run once released.
+    private let heldAnswers = Mutex<[@Sendable () -> Void]>([])
+
+    /// Keeps `answer` until `releaseHeld()`.
+    package func hold(_ answer: @escaping @Sendable () -> Void) { heldAnswers.withLock { $0.append(answer) } }
+
+    /// Answers held so far.
+    package var heldCount: Int { heldAnswers.withLock { $0.count } }
+
+    /// Sends every answer held so far.
+    package func releaseHeld() {
+        for answer in heldAnswers.withLock({ held in defer { held = [] }; return held }) { answer() }
+    }
     package func markInvalid(_ targets: [String]) { state.withLock { $0.invalid.formUnion(targets) } }
     package func markUnsubscribed(_ targets: [String]) { state.withLock { $0.unsubscribed.formUnion(targets) } }
     package func isInvalid(_ target: String) -> Bool { state.withLock { $0.invalid.contains(target) } }
     package func isUnsubscribed(_ target: String) -> Bool { state.withLock { $0.unsubscribed.contains(target) } }
 
-    package func reset() { state.withLock { $0 = State() } }
+    /// Forgets everything recorded and every fault, and sends the answers held.
+    package func reset() {
+        state.withLock { $0 = State() }
+        releaseHeld()
+    }
 }

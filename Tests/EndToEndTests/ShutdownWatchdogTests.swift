@@ -18,21 +18,35 @@ struct ShutdownWatchdogTests {
         }
     }
 
+    /// `inner`, saying when the group has started it.
+    struct Started<Inner: Service>: Service {
+        let inner: Inner
+        let started: Locked<Bool>
+        func run() async throws {
+            started.withLock { $0 = true }
+            try await inner.run()
+        }
+    }
+
     @Test("a stop that outlasts the limit ends the process with 1 once the limit has passed, not waiting for the slow service")
     func hangingStop() async throws {
         let exits = Locked<[(code: Int32, at: ContinuousClock.Instant)]>([])
         let logger = Logger(label: "watchdog-test", factory: { _ in SwiftLogNoOpLogHandler() })
         let limit: Duration = .milliseconds(500)
         let watchdog = ShutdownWatchdog(limit: limit, logger: logger, exit: { code in exits.withLock { $0.append((code, .now)) } })
+        let (slowStarted, watchdogStarted) = (Locked(false), Locked(false))
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
-                    .init(service: SlowToStop()),
-                    .init(service: watchdog, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore),
+                    .init(service: Started(inner: SlowToStop(), started: slowStarted)),
+                    .init(
+                        service: Started(inner: watchdog, started: watchdogStarted), successTerminationBehavior: .ignore,
+                        failureTerminationBehavior: .ignore),
                 ],
                 gracefulShutdownSignals: [], cancellationSignals: [], logger: logger))
         let running = Task { try await group.run() }
-        try await Task.sleep(for: .milliseconds(100))
+        // The stop once came before a loaded machine had started the services (a fixed 100 ms): waited for instead.
+        try await waitUntil("both services running") { slowStarted.withLock { $0 } && watchdogStarted.withLock { $0 } }
         let stopped = ContinuousClock.now
         await group.triggerGracefulShutdown()
         // The group still waits for the slow service; the watchdog does not.
