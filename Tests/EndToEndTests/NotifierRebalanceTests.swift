@@ -9,8 +9,12 @@ import Testing
 /// that APNs answers slowly, so that hundreds are in flight at each rebalance (docs/partitions.md).
 @Suite("Notifier rebalances", .timeLimit(.minutes(5)))
 struct NotifierRebalanceTests {
-    static let profiles = 2_000
-    static let sendsPerProfile = 5
+    static let profiles = 1_000
+    /// The pushes go out in waves, one push per profile each: a new wave whenever fewer than one is left unanswered,
+    /// until the third member has left. So hundreds are in flight at both rebalances (each notifier has 500 streams)
+    /// however fast or slow the machine, and the burst ends soon after the second (a fixed 10,000 pushes left 20 s of
+    /// pushes after it here).
+    static let maxWaves = 40
     /// The embedded broker gives a rebalance round the session timeout minus 1 s (a real broker gives it the
     /// members' `max.poll.interval.ms`, 300 s): a member still in its rebalance callback when the round ends is left
     /// out of it, and loses its assignment at its next heartbeat (ILLEGAL_GENERATION). Here a revocation drains pushes
@@ -21,9 +25,8 @@ struct NotifierRebalanceTests {
     /// 36.87 was of a generation that had ended. 8 s gives each callback 7 s.
     static let sessionTimeoutMs = 8_000
 
-    @Test("a third notifier joins, then leaves, during a 10,000-push burst: every push delivered once, none twice")
+    @Test("a third notifier joins, then leaves, during a burst of pushes: every push delivered once, none twice")
     func joinAndLeaveDuringBurst() async throws {
-        let total = Self.profiles * Self.sendsPerProfile
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
         try cluster.createTopics(HeraldTopic.specs(partitions: 6))
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("herald-rebalance-\(UUID().uuidString)").path
@@ -32,7 +35,7 @@ struct NotifierRebalanceTests {
 
         // APNs over TLS, answering each push after 3 s: with 500 streams per notifier, hundreds are in flight at each
         // rebalance, and they outlast it (a rebalance round on the embedded broker takes the session timeout minus 1 s).
-        let simulators = SimulatorState(keep: total * 2)
+        let simulators = SimulatorState(keep: Self.profiles * Self.maxWaves * 2)
         let tls = try SimulatorTLS.selfSigned()
         try tls.writeCertificate(to: work + "/ca.pem")
         let apns = try await APNsSimulator.start(state: simulators, tls: tls)
@@ -73,18 +76,30 @@ struct NotifierRebalanceTests {
         try await waitUntil("both notifiers to own partitions", timeout: .seconds(60)) {
             notifiers.allSatisfy { !$0.logs("partitions assigned").isEmpty || $0.exitCode != nil }
         }
-        var sends: [KafkaOutgoingRecord] = []
-        for index in 0..<Self.profiles {
-            for occurrence in 0..<Self.sendsPerProfile {
-                sends.append(KafkaOutgoingRecord(
+        @Sendable func wave(_ occurrence: Int) throws -> [KafkaOutgoingRecord] {
+            try (0..<Self.profiles).map { index in
+                KafkaOutgoingRecord(
                     topic: HeraldTopic.sendsPush.name, key: Array("demo/user\(index)".utf8),
-                    value: try Wire.encode(Self.send(index, occurrence))))
+                    value: try Wire.encode(Self.send(index, occurrence)))
             }
         }
-        _ = try await producer.send(sends)
+        let waves = Locked(2)
+        let feeding = Locked(true)
+        _ = try await producer.send(try wave(0) + wave(1))
+        let feeder = Task {
+            while feeding.withLock({ $0 }) {
+                let sent = waves.withLock { $0 }
+                guard sent < Self.maxWaves, sent * Self.profiles - simulators.count("apns") < Self.profiles else {
+                    try await Task.sleep(for: .milliseconds(100))
+                    continue
+                }
+                _ = try await producer.send(try wave(sent))
+                waves.withLock { $0 += 1 }
+            }
+        }
 
         // A third member joins once the burst is under way, and leaves (gracefully) before it is over.
-        try await waitUntil("the burst under way", timeout: .seconds(60)) { simulators.count("apns") >= total / 10 }
+        try await waitUntil("the burst under way", timeout: .seconds(60)) { simulators.count("apns") >= Self.profiles / 5 }
         let third = try startNotifier("n3")
         try await waitUntil("the third notifier to own partitions", timeout: .seconds(60)) {
             !third.logs("partitions assigned").isEmpty || third.exitCode != nil
@@ -94,6 +109,10 @@ struct NotifierRebalanceTests {
         }
         third.signal(SIGTERM)
         #expect(try await third.waitForExit(timeout: .seconds(60)) == 0)
+        feeding.withLock { $0 = false }
+        try await feeder.value
+        let total = waves.withLock { $0 } * Self.profiles
+        #expect(simulators.count("apns") < total, "the burst was over before the third member left")
 
         try await waitUntil("every push answered", timeout: .seconds(180)) { simulators.count("apns") >= total }
         // Any duplicate would come from a send attempted again by a partition's new owner: give them time to show.

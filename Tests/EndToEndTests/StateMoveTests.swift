@@ -9,7 +9,7 @@ import Testing
 /// directory, several times: every partition that moves is restored from its changelog (docs/partitions.md).
 @Suite("State that survives a move", .timeLimit(.minutes(8)))
 struct StateMoveTests {
-    static let users = 5_000
+    static let users = 3_000
     /// The keyed topics' partitions: 16, or `HERALD_BENCH_PARTITIONS` for a benchmark that tries another count.
     static let partitions = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_PARTITIONS"] ?? "") ?? 16
 
@@ -86,8 +86,9 @@ struct StateMoveTests {
 
     /// The feed, in two phases: each user's installation (notifications allowed), push token, first name and `tier = gold` (entering the
     /// segment) and a TAP; then `tier = silver`, `tier = gold` again (a second entry, which the once campaign ignores)
-    /// and another TAP. Fixed ids and times, so that a second run reads the same writes.
-    static func feed(phase: Int) -> [KafkaOutgoingRecord] {
+    /// and another TAP. Fixed ids and times, so that a second run reads the same writes; `only` some of the users (a
+    /// profile's state depends on its own writes alone).
+    static func feed(phase: Int, only chosen: [Int]? = nil) -> [KafkaOutgoingRecord] {
         let start = Date(timeIntervalSince1970: 1_795_000_000 + Double(phase) * 100_000)
         var records: [KafkaOutgoingRecord] = []
         func add(_ op: IngestOp, _ user: Int, _ step: Int, app: Bool = false, _ fields: [JSONMember] = []) {
@@ -102,7 +103,7 @@ struct StateMoveTests {
                 "custom_attributes", .object(attributes.sorted { $0.key < $1.key }.map { JSONMember("\($0.key).s", .string($0.value)) }))]))]
         }
         let tap = [JSONMember("event", .object([JSONMember("name", .string("TAP")), JSONMember("attributes", .object([]))]))]
-        for user in 0..<users {
+        for user in chosen ?? Array(0..<users) {
             if phase == 1 {
                 add(.identify, user, 0, app: true)
                 let push = JSONValue.object([
@@ -264,10 +265,32 @@ struct StateMoveTests {
         }
         try await stack.produce(Self.feed(phase: 1))
 
+        // The kill points, as pushes answered: each kill falls in the middle of a phase's pushes (phase 1's welcomes,
+        // then the broadcast), however fast or slow the machine; the notifier's with more in flight than the
+        // orchestrator's.
+        let users = Self.users
+        let orchestratorKills = [users / 10, users * 6 / 10, users + users / 2]
+        let notifierKills = [users * 3 / 10, users + users / 5, users + users * 8 / 10]
+        @Sendable func answered(_ count: Int) -> Bool { simulators.count("apns") >= count }
+        // A member killed once it has opened partitions (restored from their changelogs when it is a restarted one):
+        // each kill moves state.
+        @Sendable func holds(_ member: ChildProcess) -> Bool {
+            member.logs("partition databases open").contains { !($0["partitions"] as? String ?? "").isEmpty }
+        }
+        func killPoint(_ member: ChildProcess, _ what: String, answered count: Int) async throws {
+            do {
+                try await waitUntil("\(what) to hold partitions, \(count) pushes answered", timeout: .seconds(120)) {
+                    holds(member) && answered(count)
+                }
+            } catch {
+                Issue.record("\(simulators.count("apns")) pushes answered; \(what) said last: \(member.output.suffix(15).joined(separator: "\n"))")
+                throw error
+            }
+        }
         var killed: [ChildProcess] = []
-        var notifierKills: [Date] = []
+        var notifiersKilledAt: [Date] = []
         for round in 1...3 {
-            try await Task.sleep(for: .seconds(6))
+            try await killPoint(o2, "o2 #\(round)", answered: orchestratorKills[round - 1])
             o2.signal(SIGKILL)
             _ = try await o2.waitForExit()
             killed.append(o2)
@@ -275,7 +298,7 @@ struct StateMoveTests {
             o2 = try stack.orchestrator("o2")
             if round == 2 {
                 // The broadcast goes to the members of its audience when it runs: once every user is reachable (their
-                // welcome went out), so that it is 5,000 pushes however slowly the first phase was applied.
+                // welcome went out), so that it reaches every user however slowly the first phase was applied.
                 do {
                     try await waitUntil("every welcome delivered", timeout: .seconds(120)) { simulators.count("apns") >= Self.users }
                 } catch {
@@ -287,12 +310,12 @@ struct StateMoveTests {
                 try await stack.applyConfiguration(Self.configuration(broadcastAt: Date() + 8))
                 try await stack.produce(Self.feed(phase: 2))
             }
-            try await Task.sleep(for: .seconds(4))
+            try await killPoint(n2, "n2 #\(round)", answered: notifierKills[round - 1])
             n2.signal(SIGKILL)
             _ = try await n2.waitForExit()
             // Taken once its exit is seen: the process may still have run (and logged answers) for a moment after the
             // signal was sent, on two loaded cores, but never after this.
-            notifierKills.append(Date())
+            notifiersKilledAt.append(Date())
             killed.append(n2)
             try FileManager.default.removeItem(atPath: stack.work + "/n2")
             n2 = try stack.notifier("n2")
@@ -319,14 +342,14 @@ struct StateMoveTests {
         let copies = Dictionary(grouping: received, by: { $0.headers["apns-id"] ?? "" }).values.filter { $0.count > 1 }
         let lags = copies.map { copies -> Double in
             let first = copies.map(\.at).min()!
-            return notifierKills.map { abs($0.timeIntervalSince(first)) }.min() ?? .infinity
+            return notifiersKilledAt.map { abs($0.timeIntervalSince(first)) }.min() ?? .infinity
         }
         let sortedLags = lags.sorted()
         print("state-move: \(received.count) pushes, \(copies.count) twice; first copy from the nearest kill (s): median \(sortedLags.isEmpty ? "-" : String(format: "%.2f", sortedLags[sortedLags.count / 2])), max \(sortedLags.last.map { String(format: "%.2f", $0) } ?? "-")")
         // Each kill adds at most one copy of a push: the one its notifier had in flight.
         #expect(
-            copies.allSatisfy { $0.count <= notifierKills.count + 1 },
-            "pushes made more than once per kill: \(copies.filter { $0.count > notifierKills.count + 1 }.map { copies in copies.map { "\($0.headers["apns-id"] ?? "") at \(WireTime.format($0.at))" } })")
+            copies.allSatisfy { $0.count <= notifiersKilledAt.count + 1 },
+            "pushes made more than once per kill: \(copies.filter { $0.count > notifiersKilledAt.count + 1 }.map { copies in copies.map { "\($0.headers["apns-id"] ?? "") at \(WireTime.format($0.at))" } })")
         // Which copies a kill explains, from the notifiers' own logs (each logs `delivery` with the apns-id when APNs
         // answers): a copy nobody logged was made by a notifier killed before the answer; one logged by a notifier
         // killed within 5 s after it was answered before its report left the process (a killed process logs nothing
@@ -334,7 +357,7 @@ struct StateMoveTests {
         // answer logged by a notifier that lived on finished the push, and a copy after it is a fault of the handover.
         // (The simulator's own clock cannot tell: on 2 loaded cores it records requests sent before a kill up to
         // seconds after it.)
-        let killedNotifiers = Array(zip(killed.filter { $0.name == "herald-notifier" }.map(ObjectIdentifier.init), notifierKills))
+        let killedNotifiers = Array(zip(killed.filter { $0.name == "herald-notifier" }.map(ObjectIdentifier.init), notifiersKilledAt))
         var notifierNames = [ObjectIdentifier(n1): "n1, which lived on", ObjectIdentifier(n2): "the last n2, which lived on"]
         for (index, kill) in killedNotifiers.enumerated() {
             notifierNames[kill.0] = "n2 #\(index + 1), killed (its exit seen at \(WireTime.format(kill.1)))"
@@ -366,7 +389,7 @@ struct StateMoveTests {
                     .contains { line.contains("\"msg\":\"\($0)") }
             }.map { $0.prefix(400) }
         }
-        #expect(unexplained.isEmpty, "pushes made again after a notifier that lived on was answered: \(answers); kills at \(notifierKills.map(WireTime.format)); rebalances: \(rebalances)")
+        #expect(unexplained.isEmpty, "pushes made again after a notifier that lived on was answered: \(answers); kills at \(notifiersKilledAt.map(WireTime.format)); rebalances: \(rebalances)")
 
         // The members restored what moved to them from the changelogs (the killed ones and the survivors).
         let restores = (members + killed).flatMap { $0.logs("partition restored") }
@@ -400,11 +423,11 @@ struct StateMoveTests {
         await stack.shutdown()
         await apns.stop()
 
-        // The same feed, one orchestrator, nothing killed.
+        // The same feed for the sample, one orchestrator, nothing killed.
         let (reference, _, referenceAPNs) = try await Self.makeStack()
         defer { try? FileManager.default.removeItem(atPath: reference.work) }
         try await reference.applyConfiguration(Self.configuration(broadcastAt: nil))
-        try await reference.produce(Self.feed(phase: 1) + Self.feed(phase: 2))
+        try await reference.produce(Self.feed(phase: 1, only: sample) + Self.feed(phase: 2, only: sample))
         let single = try reference.orchestrator("single")
         let singlePort = try await Self.port(single)
         let alone = try await Self.views([singlePort], sample)
