@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Herald needs to build, run and test on Debian 12, skipping what is already there (zlib1g-dev: gzip
 # request bodies, through compress-nio; binutils: the deploy test reads the executables' shared libraries with readelf;
+# openssl: the provider simulators' self-signed certificate;
 # chromium: renders `herald campaign report --html` in the tests;
 # python3-venv: the Python tools' virtual environment, .venv, with schemathesis for the API contract check and the
 # Braze, Segment and RudderStack client libraries for the compatibility tests; promtool, Prometheus' metrics linter,
