@@ -13,12 +13,18 @@ package struct SimulatorTLS: Sendable {
         package let description: String
     }
 
-    package static func selfSigned() throws -> SimulatorTLS {
+    /// A new certificate and its key. Awaited, not blocked on: the tests run on a pool as wide as the machine's cores,
+    /// and a thread waiting for a process holds every other test's work meanwhile.
+    package static func selfSigned() async throws -> SimulatorTLS {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let keyFile = directory.appendingPathComponent("key.pem").path
         let certificateFile = directory.appendingPathComponent("certificate.pem").path
+        let errorsFile = directory.appendingPathComponent("errors.txt").path
+        guard FileManager.default.createFile(atPath: errorsFile, contents: nil), let errors = FileHandle(forWritingAtPath: errorsFile)
+        else { throw CertificateNotMade(description: "cannot write \(errorsFile)") }
+        defer { try? errors.close() }
         let openssl = Process()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         openssl.arguments = [
@@ -29,18 +35,20 @@ package struct SimulatorTLS: Sendable {
             "-addext", "basicConstraints=critical,CA:TRUE,pathlen:0",
             "-addext", "keyUsage=critical,digitalSignature,keyCertSign",
         ]
-        let errors = Pipe()
         openssl.standardOutput = FileHandle.nullDevice
         openssl.standardError = errors
-        do {
-            try openssl.run()
-        } catch {
-            throw CertificateNotMade(description: "openssl could not be started (scripts/setup.sh installs it): \(error)")
+        let status: Int32 = try await withCheckedThrowingContinuation { exited in
+            openssl.terminationHandler = { exited.resume(returning: $0.terminationStatus) }
+            do {
+                try openssl.run()
+            } catch {
+                openssl.terminationHandler = nil
+                exited.resume(throwing: CertificateNotMade(description: "openssl could not be started (scripts/setup.sh installs it): \(error)"))
+            }
         }
-        let said = errors.fileHandleForReading.readDataToEndOfFile()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else {
-            throw CertificateNotMade(description: "openssl req: \(String(decoding: said, as: UTF8.self))")
+        guard status == 0 else {
+            let said = (try? String(contentsOfFile: errorsFile, encoding: .utf8)) ?? ""
+            throw CertificateNotMade(description: "openssl req exited with \(status): \(said)")
         }
         let certificatePEM = try String(contentsOfFile: certificateFile, encoding: .utf8)
         var configuration = TLSConfiguration.makeServerConfiguration(

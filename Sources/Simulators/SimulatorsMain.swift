@@ -31,7 +31,7 @@ struct SimulatorsMain: AsyncParsableCommand {
         let state = SimulatorState()
         var tls: SimulatorTLS?
         if let apnsCertificateFile {
-            let made = try SimulatorTLS.selfSigned()
+            let made = try await SimulatorTLS.selfSigned()
             try made.writeCertificate(to: apnsCertificateFile)
             tls = made
         }

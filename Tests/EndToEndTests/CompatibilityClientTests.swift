@@ -19,7 +19,7 @@ struct CompatibilityClientTests {
     static func profile(_ port: Int, _ path: String, until ready: @escaping @Sendable (JSONValue) -> Bool) async throws -> JSONValue {
         let last = Locked<JSONValue?>(nil)
         do {
-            try await waitUntil("\(path) to be applied", timeout: .seconds(30)) {
+            try await waitUntil("\(path) to be applied") {
                 guard let (status, body) = try? await httpGet("http://127.0.0.1:\(port)/v1/\(path)"), status == 200,
                     let json = try? JSONParser.parse(Array(body.utf8))
                 else { return false }

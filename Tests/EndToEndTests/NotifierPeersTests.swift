@@ -102,7 +102,7 @@ struct NotifierPeersTests {
 
         // Every user's inbox, from either instance: their push (a non-owner asks the owner).
         let everyone = ports
-        try await waitUntil("every user's inbox from both instances", timeout: .seconds(30)) {
+        try await waitUntil("every user's inbox from both instances") {
             for port in everyone {
                 for user in Self.users {
                     let (status, answer) = try await inbox(port, "custom/\(user)", proof: user)

@@ -86,7 +86,7 @@ struct ServiceProcessTests {
         let (cluster, process, port) = try await Self.listeningIngest(["HERALD_CREATE_TOPICS": "false"])
         #expect(try await httpGet("http://127.0.0.1:\(port)/health/ready").0 == 200)
         await cluster.shutdown()
-        try await waitUntil("not ready", timeout: .seconds(30)) {
+        try await waitUntil("not ready") {
             (try? await httpGet("http://127.0.0.1:\(port)/health/ready"))?.0 == 503
         }
         #expect(try await httpGet("http://127.0.0.1:\(port)/health").0 == 503)
