@@ -172,7 +172,7 @@ struct NotifierEndToEndTests {
 /// sign with (`work/apns.p8`).
 func startAPNsSimulator(work: String) async throws -> (SimulatorState, APNsSimulator) {
     let simulators = SimulatorState()
-    let tls = try await SimulatorTLS.selfSigned()
+    let tls = try await SimulatorTLS.selfSigned(openssl: testOpenSSL)
     try tls.writeCertificate(to: work + "/ca.pem")
     let apns = try await APNsSimulator.start(state: simulators, tls: tls)
     try P256.Signing.PrivateKey().pemRepresentation.write(toFile: work + "/apns.p8", atomically: true, encoding: .utf8)

@@ -36,7 +36,7 @@ struct NotifierRebalanceTests {
         // APNs over TLS, answering each push after 3 s: with 500 streams per notifier, hundreds are in flight at each
         // rebalance, and they outlast it (a rebalance round on the embedded broker takes the session timeout minus 1 s).
         let simulators = SimulatorState(keep: Self.profiles * Self.maxWaves * 2)
-        let tls = try await SimulatorTLS.selfSigned()
+        let tls = try await SimulatorTLS.selfSigned(openssl: testOpenSSL)
         try tls.writeCertificate(to: work + "/ca.pem")
         let apns = try await APNsSimulator.start(state: simulators, tls: tls)
         simulators.setFault("apns", .init(status: 0, delayMilliseconds: 3000))

@@ -202,7 +202,7 @@ struct StateMoveTests {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("herald-move-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         let simulators = SimulatorState(keep: users * 4)
-        let tls = try await SimulatorTLS.selfSigned()
+        let tls = try await SimulatorTLS.selfSigned(openssl: testOpenSSL)
         try tls.writeCertificate(to: work + "/ca.pem")
         let apns = try await APNsSimulator.start(state: simulators, tls: tls)
         try P256.Signing.PrivateKey().pemRepresentation.write(toFile: work + "/apns.p8", atomically: true, encoding: .utf8)

@@ -66,7 +66,7 @@ final class NotifierHarness: @unchecked Sendable {
             groupID: "test-deliveries-\(UUID().uuidString)", logger: logger)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-notifier-\(UUID().uuidString)").path
         // APNs over TLS, as in production: libcurl multiplexes its streams on one connection.
-        let tls = try await SimulatorTLS.selfSigned()
+        let tls = try await SimulatorTLS.selfSigned(openssl: testOpenSSL)
         caFile = directory + ".ca.pem"
         try tls.writeCertificate(to: caFile)
         driver = CurlDriver(caFile: caFile)
@@ -1031,7 +1031,7 @@ struct TransportTests {
     @Test("500 pushes over one TLS connection, 50 at a time: every one answered, on that one connection")
     func manyStreamsOneConnection() async throws {
         let state = SimulatorState()
-        let tls = try await SimulatorTLS.selfSigned()
+        let tls = try await SimulatorTLS.selfSigned(openssl: testOpenSSL)
         let apns = try await APNsSimulator.start(state: state, tls: tls)
         let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem").path
         try tls.writeCertificate(to: caFile)
@@ -1089,8 +1089,8 @@ struct TransportTests {
     @Test("a certificate the CA file does not vouch for is refused")
     func untrustedCertificate() async throws {
         let state = SimulatorState()
-        let apns = try await APNsSimulator.start(state: state, tls: try await SimulatorTLS.selfSigned())
-        let other = try await SimulatorTLS.selfSigned()
+        let apns = try await APNsSimulator.start(state: state, tls: try await SimulatorTLS.selfSigned(openssl: testOpenSSL))
+        let other = try await SimulatorTLS.selfSigned(openssl: testOpenSSL)
         let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem").path
         try other.writeCertificate(to: caFile)
         let driver = CurlDriver(caFile: caFile)

@@ -142,3 +142,11 @@ package func runCommand(_ path: String, _ arguments: [String], environment: [Str
     let status = await process.exited()
     return (status, String(decoding: output.withLock { $0 }, as: UTF8.self))
 }
+
+/// `openssl` with these arguments, its output written to `errorsFile`: the simulators' certificate maker in the tests
+/// (`SimulatorTLS.selfSigned(openssl:)`), spawned the tests' way (`runCommand`).
+package let testOpenSSL: @Sendable (_ arguments: [String], _ errorsFile: String) async throws -> Int32 = { arguments, errorsFile in
+    let (status, output) = try await runCommand("/usr/bin/env", ["openssl"] + arguments)
+    try output.write(toFile: errorsFile, atomically: true, encoding: .utf8)
+    return status
+}
