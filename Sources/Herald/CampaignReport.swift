@@ -10,7 +10,7 @@ struct CampaignReport {
         var assigned: Int
         /// The arm's send targets by figure (`sent`, `failed`, …, `opened`, `clicked_machine`), from the reports on
         /// `herald.deliveries`.
-        var sends: [String: Int]
+        var sends: [DeliveryFigure: Int]
         var converted: Int
         var revenueUSD: Double
         var rate: Double { assigned > 0 ? Double(converted) / Double(assigned) : 0 }
@@ -18,14 +18,14 @@ struct CampaignReport {
         var adjustedP: Double?
 
         /// Send targets tried: every outcome but `suppressed` (nothing was sent).
-        var sent: Int { ["sent", "failed", "token_invalid", "bounced"].reduce(0) { $0 + (sends[$1] ?? 0) } }
+        var sent: Int { DeliveryFigure.tried.reduce(0) { $0 + (sends[$1] ?? 0) } }
         /// Send targets the provider accepted.
-        var delivered: Int { sends["sent"] ?? 0 }
+        var delivered: Int { sends[.sent] ?? 0 }
         /// Targets opened, clicked, once each, by the recipient (`machine`: by a privacy proxy or a link scanner only).
-        var opened: Int { sends["opened"] ?? 0 }
-        var machineOpened: Int { sends["opened_machine"] ?? 0 }
-        var clicked: Int { sends["clicked"] ?? 0 }
-        var machineClicked: Int { sends["clicked_machine"] ?? 0 }
+        var opened: Int { sends[.opened] ?? 0 }
+        var machineOpened: Int { sends[.openedMachine] ?? 0 }
+        var clicked: Int { sends[.clicked] ?? 0 }
+        var machineClicked: Int { sends[.clickedMachine] ?? 0 }
     }
 
     var campaign: String
@@ -37,14 +37,13 @@ struct CampaignReport {
     /// The sample-ratio check, when the version is the running one (its weights are known).
     var sampleRatio: (chiSquare: Double, degrees: Int, p: Double)?
     /// What `converted` counts: the campaign's first conversion, its window and whose writes it counts.
-    var conversion: (event: String, windowSeconds: Double, sources: String)?
+    var conversion: (event: String, windowSeconds: Double, sources: Conversion.Sources)?
 
     /// The conversion in words: `PURCHASED within 1d, from the customer's servers only`.
     var conversionText: String? {
         guard let conversion else { return nil }
-        let window = conversion.windowSeconds.truncatingRemainder(dividingBy: 86_400) == 0
-            ? "\(Int(conversion.windowSeconds / 86_400))d" : String(format: "%.0fs", conversion.windowSeconds)
-        let sources = conversion.sources == "any"
+        let window = Int(exactly: conversion.windowSeconds / 86_400).map { "\($0)d" } ?? String(format: "%.0fs", conversion.windowSeconds)
+        let sources = conversion.sources == .any
             ? "from any source, apps and web pages included (sources: any)"
             : "from the customer's servers' writes only (sources: server)"
         return "\(conversion.event) within \(window) of the assignment, \(sources)"
@@ -60,26 +59,19 @@ struct CampaignReport {
 
     struct Invalid: Error, CustomStringConvertible { var description: String }
 
-    init(figures: JSONValue, version wanted: String?) throws {
-        campaign = figures["campaign"]?.stringValue ?? "?"
-        let running = figures["version"]?.stringValue
+    init(answer: ExperimentAnswer, version wanted: String?) throws {
+        campaign = answer.campaign
+        let running = answer.version
         guard let version = wanted ?? running else { throw Invalid(description: "\(campaign) has no experiment and counts no conversion") }
         self.version = version
-        func int(_ value: JSONValue?) -> Int { if case .number(let text)? = value { Int(text) ?? 0 } else { 0 } }
-        func double(_ value: JSONValue?) -> Double { if case .number(let text)? = value { Double(text) ?? 0 } else { 0 } }
-        guard case .array(let items)? = figures["arms"] else { throw Invalid(description: "no arms in the orchestrator's answer") }
-        func arm(_ item: JSONValue) -> Arm {
-            var sends: [String: Int] = [:]
-            if case .object(let members)? = item["sends"] { for member in members { sends[member.key] = int(member.value) } }
-            return Arm(
-                variant: item["variant"]?.stringValue ?? "?", assigned: int(item["assigned"]), sends: sends,
-                converted: int(item["converted"]?[0]), revenueUSD: double(item["revenue_usd"]))
+        func arm(_ figures: ExperimentFigures.Arm) -> Arm {
+            Arm(
+                variant: figures.variant, assigned: figures.assigned, sends: figures.sends,
+                converted: figures.converted.first ?? 0, revenueUSD: figures.revenueUSD)
         }
-        if let first = figures["conversions"]?[0], let event = first["event"]?.stringValue {
-            conversion = (event, double(first["window_seconds"]), first["sources"]?.stringValue ?? "any")
-        }
-                arms = items.filter { $0["version"]?.stringValue == version }.map(arm)
-        holdouts = items.filter { HoldoutGroup.names($0["version"]?.stringValue ?? "") }.map(arm).sorted { $0.variant < $1.variant }
+        if let first = answer.conversions.first { conversion = (first.event, first.windowSeconds, first.sources) }
+        arms = answer.arms.filter { $0.version == version }.map(arm)
+        holdouts = answer.arms.filter { HoldoutGroup.names($0.version) }.map(arm).sorted { $0.variant < $1.variant }
         guard !arms.isEmpty else { throw Invalid(description: "no profile assigned in version \(version) of \(campaign) yet") }
         arms.sort { ($0.variant == Experiment.control ? "" : $0.variant) < ($1.variant == Experiment.control ? "" : $1.variant) }
         if let control = arms.first(where: { $0.variant == Experiment.control }) {
@@ -91,20 +83,12 @@ struct CampaignReport {
             let adjusted = ExperimentStatistics.holm(tested.map { arms[$0].comparison!.p })
             for (index, p) in zip(tested, adjusted) { arms[index].adjustedP = p }
         }
-        if version == running, case .object(let split)? = figures["split"] {
-            let control = Double(int(split.first { $0.key == "control_basis_points" }?.value)) / 10_000
-            var weights: [String: Double] = [:]
-            if case .object(let variants)? = split.first(where: { $0.key == "variants" })?.value {
-                let total = variants.reduce(0.0) { $0 + double($1.value) }
-                for variant in variants { weights[variant.key] = (1 - control) * double(variant.value) / total }
-            } else {
-                weights[Experiment.message] = 1 - control
-            }
-            if control > 0 { weights[Experiment.control] = control }
-            let names = weights.keys.sorted()
+        if version == running, let split = answer.split {
+            let shares = split.shares
+            let names = shares.keys.sorted()
             if names.count > 1 {
                 let observed = names.map { name in arms.first { $0.variant == name }?.assigned ?? 0 }
-                sampleRatio = ExperimentStatistics.sampleRatio(observed: observed, weights: names.map { weights[$0]! })
+                sampleRatio = ExperimentStatistics.sampleRatio(observed: observed, weights: names.map { shares[$0]! })
             }
         }
     }
@@ -148,7 +132,7 @@ struct CampaignReport {
         if let conversion {
             members.append(JSONMember("conversion", .object([
                 JSONMember("event", .string(conversion.event)), JSONMember("window_seconds", number(conversion.windowSeconds)),
-                JSONMember("sources", .string(conversion.sources)),
+                JSONMember("sources", .string(conversion.sources.rawValue)),
             ])))
         }
         func fields(_ arm: Arm) -> [JSONMember] {

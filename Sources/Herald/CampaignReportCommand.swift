@@ -58,7 +58,7 @@ struct CampaignReportCommand: AsyncParsableCommand {
         guard status == 200 else {
             throw ValidationError("the orchestrator answered \(status): \(String(decoding: data, as: UTF8.self))")
         }
-        let report = try CampaignReport(figures: try JSONParser.parse(Array(data)), version: version)
+        let report = try CampaignReport(answer: try ExperimentAnswer.decode(Array(data)), version: version)
         if html {
             print(CampaignReportPage(report: report).html, terminator: "")
         } else {

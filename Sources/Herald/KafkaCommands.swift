@@ -253,7 +253,7 @@ struct SendTestCommand: AsyncParsableCommand {
         var send = SendRequest(
             sendID: "test-\(id)", project: project, profileKey: key, customID: customID, channel: .push, marketing: false,
             app: app, campaign: "send-test", step: "test", occurrence: id, template: "send-test", language: "default",
-            content: ["title": title, "body": body], payload: nil, trigger: .init(type: "api", eventID: id, at: Date()),
+            content: ["title": title, "body": body], payload: nil, trigger: .init(type: .api, eventID: id, at: Date()),
             decidedAt: Date(), expiresAt: Date().addingTimeInterval(3600))
         send.test = true
         send.installationID = installation

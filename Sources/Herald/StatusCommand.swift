@@ -164,9 +164,9 @@ struct StatusReport {
             "\("CAMPAIGN".column(width))  \("SENT".leftPad(7))  \("OTHER DECISIONS".column(34))  \("DELIVERED".leftPad(9))  \("P50".leftPad(8))  \("P99".leftPad(8))  \("OPENED".leftPad(7))  \("CLICKED".leftPad(7))  \("CONVERTED".leftPad(9))",
         ]
         for campaign in campaigns.sorted() {
-            let sent = orchestrator?.sum(decisions, ["campaign": campaign, "outcome": "sent"]) ?? 0
+            let sent = orchestrator?.sum(decisions, ["campaign": campaign, "outcome": DecisionOutcome.sent.rawValue]) ?? 0
             let others = (orchestrator?.samples(decisions, ["campaign": campaign]) ?? [])
-                .filter { $0.labels["outcome"] != "sent" && $0.value > 0 }
+                .filter { $0.labels["outcome"] != DecisionOutcome.sent.rawValue && $0.value > 0 }
                 .sorted { $0.value > $1.value }
                 .map { "\($0.labels["outcome"] ?? "?") \(count($0.value))" }
             let delivered = notifier?.sum(latency + "_count", ["campaign": campaign]) ?? 0

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import ServiceSupport
 import Shared
 
 /// `Idempotency-Key`, when sent, is 1 to 100 visible ASCII characters, else the request is refused (400
@@ -13,7 +14,7 @@ struct IdempotencyKeyMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        if let key = request.headers[HTTPField.Name("Idempotency-Key")!] {
+        if let key = request.headers[.idempotencyKey] {
             guard Rules.isVisibleASCII(key, length: 1...Self.maxLength) else {
                 throw APIError.badRequest(
                     "invalid_idempotency_key", "Idempotency-Key is 1 to \(Self.maxLength) visible ASCII characters")

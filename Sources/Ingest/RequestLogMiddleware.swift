@@ -25,26 +25,26 @@ struct RequestLogMiddleware: RouterMiddleware {
         -> Response
     {
         var context = context
-        let supplied = request.headers[HTTPField.Name("X-Request-Id")!]
+        let supplied = request.headers[.requestID]
         context.requestID =
             supplied.flatMap { id in
                 Rules.isVisibleASCII(id, length: 1...128) ? id : nil
             } ?? UUID().uuidString.lowercased()
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
-        context.strict = Self.prefersStrictHandling(request.headers[values: HTTPField.Name("Prefer")!])
+        context.strict = Self.prefersStrictHandling(request.headers[values: .prefer])
         let started = ContinuousClock.now
         let status: Int
         do {
             var response = try await next(request, context)
-            response.headers[HTTPField.Name("X-Request-Id")!] = context.requestID
-            if context.strict { response.headers[HTTPField.Name("Preference-Applied")!] = "handling=strict" }
+            response.headers[.requestID] = context.requestID
+            if context.strict { response.headers[.preferenceApplied] = "handling=strict" }
             status = response.status.code
             log(request, context: context, status: status, started: started)
             return response
         } catch let error as APIError {
             var error = error
-            error.headers[HTTPField.Name("X-Request-Id")!] = context.requestID
-            if context.strict { error.headers[HTTPField.Name("Preference-Applied")!] = "handling=strict" }
+            error.headers[.requestID] = context.requestID
+            if context.strict { error.headers[.preferenceApplied] = "handling=strict" }
             log(request, context: context, status: error.status.code, started: started, code: error.code)
             throw error
         } catch let error as any HTTPResponseError {

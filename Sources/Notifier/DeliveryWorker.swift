@@ -100,7 +100,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             "duration_ms": .stringConvertible(duration.milliseconds),
         ]
         if let app = attempt.target.app { metadata["app"] = .string(app) }
-        if let platform = attempt.target.platform { metadata["platform"] = .string(platform) }
+        if let platform = attempt.target.platform { metadata["platform"] = .string(platform.rawValue) }
         if let id = send.requestID { metadata["request_id"] = .string(id) }
         if let id = send.trigger.eventID { metadata["event_id"] = .string(id) }
         switch outcome {
@@ -124,7 +124,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
     }
 
     private func attempt(_ attempt: DeliveryAttempt) async -> (String, ProviderOutcome) {
-        let key = channel == .push ? attempt.target.platform ?? "" : channel.rawValue
+        let key = channel == .push ? attempt.target.platform?.rawValue ?? "" : channel.rawValue
         guard let provider = providers[key] else {
             return ("none", .failed(reason: "provider_not_configured: no \(channel == .push ? "push provider for \(key)" : "\(channel.rawValue) provider") is configured"))
         }

@@ -142,14 +142,14 @@ enum Notifier {
             } catch {
                 throw ConfigError("HERALD_APNS_KEY_FILE", "not a P-256 private key in PEM (.p8): \(error)")
             }
-            providers.push["ios"] = APNsProvider(driver: driver, signer: signer, settings: apns.settings, bundleIDs: settings.bundleIDs)
+            providers.push[Platform.ios.rawValue] = APNsProvider(driver: driver, signer: signer, settings: apns.settings, bundleIDs: settings.bundleIDs)
         }
         if let fcm = settings.fcm {
             let provider = FCMProvider(
                 driver: driver, tokens: AccessTokens(account: fcm.account, driver: driver), baseURL: fcm.url,
                 maxInFlight: fcm.maxInFlight, timeout: fcm.timeout)
-            providers.push["android"] = provider
-            providers.push["web"] = provider
+            providers.push[Platform.android.rawValue] = provider
+            providers.push[Platform.web.rawValue] = provider
         }
         if let smtp = settings.smtp, let secret = settings.unsubscribeSecret {
             providers.email = SMTPProvider(

@@ -20,7 +20,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     nonisolated let owner: PartitionOwner
     private let logger: Logger
     /// `project/app` → platform, for push fan-out.
-    let platforms: [String: String]
+    let origins: [String: Eligibility.Origin]
     private let clock: @Sendable () -> Date
     /// Called after a batch brought sends of a channel (wakes its worker).
     private var wake: [MessageChannel: @Sendable () -> Void] = [:]
@@ -49,13 +49,13 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             changelog: changelog, drainTimeout: drainTimeout, logger: logger)
         self.logger = logger
         self.clock = clock
-        var platforms: [String: String] = [:]
+        var origins: [String: Eligibility.Origin] = [:]
         for project in catalog.projects {
-            for app in project.apps { platforms["\(project.id)/\(app.id)"] = app.platform }
+            for app in project.apps { origins["\(project.id)/\(app.id)"] = .app(app.platform) }
             // A Segment source's anonymous ids are installation-like but no device: never a push target.
-            for source in project.sources { platforms["\(project.id)/\(source.id)"] = Eligibility.sourcePlatform }
+            for source in project.sources { origins["\(project.id)/\(source.id)"] = .segmentSource }
         }
-        self.platforms = platforms
+        self.origins = origins
         owner.setHooks(self)
     }
 
@@ -227,7 +227,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             scanned = running
         }
         let now = clock()
-        let (owner, platforms, logger) = (self.owner, self.platforms, self.logger)
+        let (owner, origins, logger) = (self.owner, self.origins, self.logger)
         // The partitions claim at once, each on its own database's writer, each up to an even share of the limit (at
         // least one): with one partition after another, a send whose partition came last in a busy round waited for
         // every other's transaction (docs/performance.md, "Partitions per process"). Beyond the limit's count of
@@ -242,7 +242,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                 group.addTask {
                     do {
                         let claim = try await Self.claim(
-                            number, channel, limit: share, now: now, owner: owner, platforms: platforms)
+                            number, channel, limit: share, now: now, owner: owner, origins: origins)
                         return (number, claim?.claimed ?? [], claim?.end)
                     } catch {
                         logger.error(
@@ -277,7 +277,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// after the loss, and the new owner sent it again (StateMoveTests).
     private static func claim(
         _ number: Int32, _ channel: MessageChannel, limit: Int, now: Date, owner: PartitionOwner,
-        platforms: [String: String]
+        origins: [String: Eligibility.Origin]
     ) async throws -> (claimed: [SendClaims.Claimed], end: Int64?)? {
         try await owner.run(on: number) { database in
             let at = WireTime.format(now)
@@ -285,7 +285,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             guard due else { return ([], nil) }
             let (claimed, outbox, end) = try await database.writeWithOutboxLogged { db in
                 guard owner.isRunning(number) else { return ([SendClaims.Claimed](), [PendingOutput]()) }
-                return try SendClaims.claim(db, channel: channel, limit: limit, now: now, platforms: platforms)
+                return try SendClaims.claim(db, channel: channel, limit: limit, now: now, origins: origins)
             }
             // Held before this claim's own work ends: a drain never sees a moment with neither.
             await owner.hold(claimed.count, on: number)

@@ -56,7 +56,7 @@ struct RecipientEndpoints: Sendable {
                     .forbidden, "sms_webhook_not_configured",
                     "this notifier has no SMS webhook token (HERALD_SMS_WEBHOOK_TOKEN or the SMS provider's token): replies are refused")
             }
-            let signature = request.headers[HTTPField.Name("X-Twilio-Signature")!] ?? ""
+            let signature = request.headers[.twilioSignature] ?? ""
             // Twilio signs the webhook's URL as configured, query string included (`?project=demo`).
             let url = "\(publicURL)/v1/webhooks/sms" + (request.uri.query.map { "?\($0)" } ?? "")
             guard SMSReplies.verify(signature: signature, url: url, parameters: form, token: token)

@@ -82,15 +82,13 @@ struct AppReads: Sendable {
             return .jsonError(.serviceUnavailable, "in_app_not_configured", "in-app messages and cards need HERALD_APPS_FILE on the orchestrator")
         }
         let query = request.uri.queryParameters
-        guard let key = request.headers[HTTPField.Name("X-Api-Key")!], !key.isEmpty else {
-            return .jsonError(.unauthorized, "missing_credentials", "X-Api-Key: the app's API key is required")
+        let caller: AppAuthentication.Caller
+        do throws(AppAuthentication.Refusal) {
+            caller = try AppAuthentication.caller(request, in: catalog, endpoint: "an app's read")
+        } catch {
+            return error.response
         }
-        guard case .app(let project, let appID, _)? = catalog.credential(for: key) else {
-            if catalog.credential(for: key) != nil {
-                return .jsonError(.forbidden, "wrong_key_kind", "X-Api-Key: an app's reads take an app key, not a REST key")
-            }
-            return .jsonError(.unauthorized, "invalid_credentials", "X-Api-Key: unknown API key")
-        }
+        let project = caller.project
         let installationID: String
         var customID: String?
         var after: String?
@@ -101,13 +99,12 @@ struct AppReads: Sendable {
         } catch {
             return .jsonError(.badRequest, error.code, "\(error.message) (installation_id, custom_id, after)")
         }
-        let app = catalog.app(project: project, id: appID)
+        let app = catalog.app(project: project, id: caller.app)
         if let customID, app?.requireSignedIdentity ?? true {
-            guard let proof = request.headers[HTTPField.Name("X-CustomID-Auth")!], !proof.isEmpty else {
-                return .jsonError(.unauthorized, "missing_custom_id_auth", "X-CustomID-Auth is required with custom_id")
-            }
-            guard CustomIDProof.verify(proof, apiKey: key, customID: customID, secrets: app?.identitySecrets ?? []) else {
-                return .jsonError(.unauthorized, "invalid_custom_id_auth", "X-CustomID-Auth does not match this custom_id and API key")
+            do throws(AppAuthentication.Refusal) {
+                try AppAuthentication.prove(customID, request, apiKey: caller.apiKey, secrets: app?.identitySecrets ?? [])
+            } catch {
+                return error.response
             }
         }
         if let refusal = check() { return refusal }
@@ -137,7 +134,7 @@ struct AppReads: Sendable {
     }
 
     /// What the owner needs of an app's read to answer it: the app's key, the user's proof, the app's last tag.
-    static let forwardedHeaders: [HTTPField.Name] = [HTTPField.Name("X-Api-Key")!, HTTPField.Name("X-CustomID-Auth")!, .ifNoneMatch]
+    static let forwardedHeaders: [HTTPField.Name] = [.apiKey, .customIDAuth, .ifNoneMatch]
 
     static func retry(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
         var response = Response.jsonError(status, code, message)

@@ -51,40 +51,7 @@ struct ExperimentEndpoints: Sendable {
                 return unavailable.response
             }
             let total = figures.reduce(ExperimentFigures(arms: [])) { $0.adding($1) }
-            return .json(Self.json(campaign, total))
+            return .json(bytes: try ExperimentAnswer(campaign, figures: total).encoded())
         }
-    }
-
-    /// `{"campaign", "version" (the running one, or null), "split": {"control_basis_points", "variants": {id: weight}},
-    /// "conversions": [{"event", "window_seconds", "sources"}], "arms": [{"version", "variant", "assigned", "converted": [..],
-    /// "events": [..], "revenue_usd", "sends": {outcome: count}}]}`.
-    static func json(_ campaign: CampaignDefinition, _ figures: ExperimentFigures) -> JSONValue {
-        var members = [JSONMember("campaign", .string(campaign.key))]
-        if let experiment = campaign.experiment {
-            members.append(JSONMember("version", .string(ExperimentAssignment.version(experiment))))
-            members.append(JSONMember("split", .object([
-                JSONMember("control_basis_points", .number(String(experiment.controlBasisPoints))),
-                JSONMember("variants", .object(experiment.variants.map { JSONMember($0.id, .number(String($0.weight))) })),
-            ])))
-        } else {
-            members.append(JSONMember("version", campaign.conversions.isEmpty ? .null : .string("none")))
-        }
-        members.append(JSONMember("conversions", .array(campaign.conversions.map { conversion in
-            .object([
-                JSONMember("event", .string(conversion.event)), JSONMember("window_seconds", .number(JSONValue.literal(conversion.window))),
-                JSONMember("sources", .string(conversion.sources.rawValue)),
-            ])
-        })))
-        members.append(JSONMember("arms", .array(figures.arms.map { arm in
-            .object([
-                JSONMember("version", .string(arm.version)), JSONMember("variant", .string(arm.variant)),
-                JSONMember("assigned", .number(String(arm.assigned))),
-                JSONMember("converted", .array(arm.converted.map { .number(String($0)) })),
-                JSONMember("events", .array(arm.events.map { .number(String($0)) })),
-                JSONMember("revenue_usd", .number(JSONValue.literal(arm.revenueUSD))),
-                JSONMember("sends", .object(arm.sends.sorted { $0.key < $1.key }.map { JSONMember($0.key, .number(String($0.value))) })),
-            ])
-        })))
-        return .object(members)
     }
 }

@@ -6,7 +6,12 @@ import Shared
 extension Response {
     /// A JSON body (`application/json`).
     package static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serialized)))
+        json(bytes: value.serialized, status: status)
+    }
+
+    /// A JSON body already encoded (a Swift type's answer).
+    package static func json(bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// An error in the API's one shape: `{"error":{"code","message","details":[]}}`.

@@ -19,9 +19,6 @@ import Shared
 /// key the instance asked drew at its start and announced with its partitions on `herald.owners`
 /// (`OwnerAnnouncement.peerKey`), so reaching the HTTP port is not enough to put one.
 package struct PartitionPeers: Sendable {
-    /// Carries the asked instance's key.
-    package static let keyHeader = HTTPField.Name("X-Herald-Peer-Key")!
-
     /// This instance's key, which its peers present.
     package let key: String
     let instance: String
@@ -113,8 +110,8 @@ package struct PartitionPeers: Sendable {
         request.httpMethod = "POST"
         request.httpBody = try JSONEncoder().encode(Asked(partitions: partitions, question: question))
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(owner.peerKey, forHTTPHeaderField: Self.keyHeader.rawName)
-        request.setValue(instance, forHTTPHeaderField: ReadForwarding.header.rawName)
+        request.setValue(owner.peerKey, forHTTPHeaderField: HTTPField.Name.heraldPeerKey.rawName)
+        request.setValue(instance, forHTTPHeaderField: HTTPField.Name.heraldForwardedBy.rawName)
         let data: Data
         let response: URLResponse
         do {
@@ -140,8 +137,8 @@ package struct PartitionPeers: Sendable {
     ) {
         let key = Array(key.utf8)
         router.post(RouterPath(path)) { request, context in
-            guard let presented = request.headers[Self.keyHeader], ConstantTime.equal(Array(presented.utf8), key) else {
-                return Response.jsonError(.forbidden, "not_a_peer", "\(Self.keyHeader.rawName): only this service's instances ask here")
+            guard let presented = request.headers[.heraldPeerKey], ConstantTime.equal(Array(presented.utf8), key) else {
+                return Response.jsonError(.forbidden, "not_a_peer", "\(HTTPField.Name.heraldPeerKey.rawName): only this service's instances ask here")
             }
             let body = try await BodyDeadline.collect(request, upTo: 1 << 20, within: .seconds(10), channel: context.channel)
             let asked: Asked<Question>

@@ -14,20 +14,17 @@ import Shared
 /// not own the partition either answers "retry". This is one service's instances finding each other; services still
 /// talk only through Kafka.
 package enum ReadForwarding {
-    /// Set on a forwarded request: the instance that forwarded it.
-    package static let header = HTTPField.Name("X-Herald-Forwarded-By")!
-
     /// The headers of the owner's answer passed back (the body is JSON).
     static let answerHeaders: [HTTPField.Name] = [.contentType, .eTag, .retryAfter, .cacheControl]
 
     /// Whether the request was already forwarded once (it must be answered where it is).
-    package static func isForwarded(_ request: Request) -> Bool { request.headers[header] != nil }
+    package static func isForwarded(_ request: Request) -> Bool { request.headers[.heraldForwardedBy] != nil }
 
     /// Whether the request was forwarded by an instance of the service: it presents this instance's peer key
     /// (`PartitionPeers`), which only readers of `herald.owners` know. What the instance that forwarded it counted
     /// (rate limits) is not counted again; anyone can write the forwarding header itself.
     package static func isFromPeer(_ request: Request, key: String) -> Bool {
-        guard isForwarded(request), let presented = request.headers[PartitionPeers.keyHeader] else { return false }
+        guard isForwarded(request), let presented = request.headers[.heraldPeerKey] else { return false }
         return ConstantTime.equal(Array(presented.utf8), Array(key.utf8))
     }
 
@@ -43,8 +40,8 @@ package enum ReadForwarding {
         for name in passing {
             for value in request.headers[values: name] { forwarded.addValue(value, forHTTPHeaderField: name.rawName) }
         }
-        if let key = owner.peerKey { forwarded.setValue(key, forHTTPHeaderField: PartitionPeers.keyHeader.rawName) }
-        forwarded.setValue(instance, forHTTPHeaderField: header.rawName)
+        if let key = owner.peerKey { forwarded.setValue(key, forHTTPHeaderField: HTTPField.Name.heraldPeerKey.rawName) }
+        forwarded.setValue(instance, forHTTPHeaderField: HTTPField.Name.heraldForwardedBy.rawName)
         do {
             let (data, answer) = try await URLSession.shared.data(for: forwarded)
             guard let http = answer as? HTTPURLResponse else { return unavailable("the owner's answer is not HTTP") }

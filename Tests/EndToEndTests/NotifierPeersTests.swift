@@ -214,6 +214,6 @@ struct NotifierPeersTests {
         return SendRequest(
             sendID: id, project: "demo", profileKey: key, customID: customID, channel: .push, marketing: false, app: "demo-ios",
             campaign: "peers", step: "message-0", occurrence: "0", template: "t", language: "default",
-            content: ["title": "Hello", "body": id], payload: nil, trigger: .init(type: "api", at: at), decidedAt: at, expiresAt: nil)
+            content: ["title": "Hello", "body": id], payload: nil, trigger: .init(type: .api, at: at), decidedAt: at, expiresAt: nil)
     }
 }

@@ -153,6 +153,6 @@ struct NotifierRebalanceTests {
             sendID: "burst-\(index)-\(occurrence)", project: "demo", profileKey: "demo/user\(index)", customID: "user\(index)",
             channel: .push, marketing: false, app: "demo-ios", campaign: "burst", step: "message-0",
             occurrence: "\(occurrence)", template: "t", language: "default", content: ["title": "Hello", "body": "World"],
-            payload: nil, trigger: .init(type: "api", at: Date()), decidedAt: Date(), expiresAt: nil)
+            payload: nil, trigger: .init(type: .api, at: Date()), decidedAt: Date(), expiresAt: nil)
     }
 }

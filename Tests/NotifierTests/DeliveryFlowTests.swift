@@ -317,7 +317,7 @@ func contactJSON(
 /// One installation of a contact snapshot, as JSON (the element type of `ContactSnapshot.installations`).
 func installationJSON(
     _ id: String, app: String = "demo-ios", token: String? = token64, permission: String = "allowed", optedOut: Bool = false,
-    environment: String = "production", dev: Bool = false
+    environment: PushEnvironment = .production, dev: Bool = false
 ) -> String {
     let installation = ContactSnapshot.Installation(
         installationID: id, app: app, dev: dev, token: token, environment: environment, notificationPermission: permission,
@@ -505,7 +505,7 @@ struct DeliveryFlowTests {
         try await harness.contact(contactJSON(email: nil, phone: nil, installations: [installationJSON("i-ios")]))
         // late-2's target was sent by another owner, whose report was read back before the send was replayed here.
         let target = DeliveryTarget(
-            id: "i-ios", address: token64, installationID: "i-ios", app: "demo-ios", platform: "ios", environment: "production")
+            id: "i-ios", address: token64, installationID: "i-ios", app: "demo-ios", platform: .ios, environment: .production)
         let finished = DeliveryReports.report(
             sendRequest(id: "late-2"), target: target, outcome: .sent, reason: nil, attempts: 1, now: Date())
         try await harness.feed([(.deliveries, "demo/paul", finished.value)])
@@ -958,7 +958,7 @@ struct DeliveryFlowTests {
             return SMSProvider(driver: harness.driver, settings: settings)
         }
         let android = DeliveryTarget(
-            id: "a1", address: "fcm-token-1", installationID: "a1", app: "demo-android", platform: "android", environment: nil)
+            id: "a1", address: "fcm-token-1", installationID: "a1", app: "demo-android", platform: .android, environment: nil)
         let email = DeliveryTarget(id: "e", address: "paul@example.com", installationID: nil, app: nil, platform: nil, environment: nil)
         let phone = DeliveryTarget(id: "s", address: "+15550002222", installationID: nil, app: nil, platform: nil, environment: nil)
         let cases: [(name: String, provider: (Int64) -> any DeliveryProvider, attempt: DeliveryAttempt)] = [

@@ -155,7 +155,7 @@ struct EmailTrackingTests {
         #expect(reports.allSatisfy {
             $0.key == "demo/paul" && $0.campaign == "cart" && $0.experiment == "v1" && $0.variant == "b" && $0.channel == .email
         })
-        #expect(reports.map(\.figure) == ["clicked", "clicked_machine", "opened"])
+        #expect(reports.map(\.figure) == [.clicked, .clickedMachine, .opened])
         #expect(reports[0].action == "link 0" && reports[2].action == nil)
         await harness.shutdown()
     }

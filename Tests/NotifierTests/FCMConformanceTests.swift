@@ -67,7 +67,7 @@ struct FCMConformanceTests {
         """#
 
     static let android = DeliveryTarget(
-        id: "a1", address: "fcm-token", installationID: "a1", app: "demo-android", platform: "android", environment: nil, badge: 4)
+        id: "a1", address: "fcm-token", installationID: "a1", app: "demo-android", platform: .android, environment: nil, badge: 4)
 
     static let sends: [(String, [String: String], [String: JSONValue]?)] = [
         ("plain", ["title": "Hello", "body": "World"], nil),

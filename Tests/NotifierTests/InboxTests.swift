@@ -297,7 +297,7 @@ struct InboxTests {
         raw.token = .init(token: String(repeating: "12", count: 32), app: "demo-ios")
         // An uninstall-tracking probe to the iPhone: a silent push nobody sees.
         var probe = sendRequest(id: "probe-1", marketing: false, app: "demo-ios", content: ["push_type": "background", "priority": "normal"])
-        probe.trigger = .init(type: SendRequest.uninstallProbe, at: Date())
+        probe.trigger = .init(type: .uninstallTracking, at: Date())
         probe.installationID = "i-ios"
         try await harness.send(test)
         try await harness.send(raw)

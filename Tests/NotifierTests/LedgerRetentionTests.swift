@@ -33,7 +33,7 @@ struct LedgerRetentionTests {
                 try (0..<perDay).map { record(.sendsPush, try Wire.encode(sendRequest(id: String(format: "%032x", day * perDay + $0)))) },
                 now: now)
             let claimed = try await database.write { db in
-                try SendClaims.claim(db, channel: .push, limit: perDay * 2, now: now, platforms: ["demo/demo-ios": "ios"]).claimed
+                try SendClaims.claim(db, channel: .push, limit: perDay * 2, now: now, origins: ["demo/demo-ios": .app(.ios)]).claimed
             }
             #expect(claimed.count == perDay)
             try await database.write { db in

@@ -10,7 +10,7 @@ import _CryptoExtras
 func sendRequest(
     id: String = "0123456789abcdef0123456789abcdef", channel: MessageChannel = .push, marketing: Bool = true,
     app: String? = "demo-ios", content: [String: String] = ["title": "Hello", "body": "World"],
-    payload: [String: JSONValue]? = nil, key: String = "demo/paul", expiresAt: Date? = nil, trigger: String = "event"
+    payload: [String: JSONValue]? = nil, key: String = "demo/paul", expiresAt: Date? = nil, trigger: TriggerType = .event
 ) -> SendRequest {
     SendRequest(
         sendID: id, project: "demo", profileKey: key, customID: key.split(separator: "/").last.map(String.init),
@@ -149,7 +149,7 @@ struct ProviderTests {
     func apnsPayload() throws {
         let send = sendRequest(
             content: ["title": "Hi", "body": "Cart", "deeplink": "demo://cart", "image_url": "https://x/i.png", "sound": "default"],
-            payload: ["screen": "cart", "aps": "ignored"], trigger: "api")
+            payload: ["screen": "cart", "aps": "ignored"], trigger: .api)
         let json = try JSONParser.parse(APNsProvider.payload(send))
         #expect(json["aps"]?["alert"]?["title"]?.stringValue == "Hi")
         #expect(json["aps"]?["alert"]?["body"]?.stringValue == "Cart")
@@ -165,7 +165,7 @@ struct ProviderTests {
 
     @Test("APNs headers: push type, priority, expiration, collapse id, a stable apns-id; too large payloads are refused")
     func apnsRequest() throws {
-        let target = DeliveryTarget(id: "i1", address: token64, installationID: "i1", app: "demo-ios", platform: "ios", environment: "sandbox")
+        let target = DeliveryTarget(id: "i1", address: token64, installationID: "i1", app: "demo-ios", platform: .ios, environment: .sandbox)
         let send = sendRequest(content: ["body": "B", "collapse_id": "cart"])
         let request = try APNsProvider.request(
             DeliveryAttempt(request: send, target: target, attempt: 1), topic: "com.example.demo", jwt: "a.b.c", settings: .init())

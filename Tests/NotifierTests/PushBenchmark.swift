@@ -41,7 +41,7 @@ struct PushThroughputBenchmark {
         // 1. The provider alone: JWT, payload, HTTP/2 request through the curl driver, answer classified.
         let driver = CurlDriver(maxConcurrentStreams: Self.window, caFile: Self.caFile)
         let apns = try provider(driver)
-        let target = DeliveryTarget(id: "i", address: token64, installationID: "i", app: "demo-ios", platform: "ios", environment: "production")
+        let target = DeliveryTarget(id: "i", address: token64, installationID: "i", app: "demo-ios", platform: .ios, environment: .production)
         let started = ContinuousClock.now
         var refused: [String: Int] = [:]
         let accepted = await withTaskGroup(of: ProviderOutcome.self) { group in

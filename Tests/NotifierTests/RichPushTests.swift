@@ -7,8 +7,8 @@ import Testing
 /// The push fields beyond the message (issue 22, rich push): the APNs and FCM requests they make, byte for byte.
 @Suite("Rich push: APNs and FCM fields")
 struct RichPushTests {
-    static let ios = DeliveryTarget(id: "i1", address: token64, installationID: "i1", app: "demo-ios", platform: "ios", environment: "production")
-    static let android = DeliveryTarget(id: "a1", address: "fcm-token", installationID: "a1", app: "demo-android", platform: "android", environment: nil)
+    static let ios = DeliveryTarget(id: "i1", address: token64, installationID: "i1", app: "demo-ios", platform: .ios, environment: .production)
+    static let android = DeliveryTarget(id: "a1", address: "fcm-token", installationID: "a1", app: "demo-android", platform: .android, environment: nil)
 
     static let rich: [String: String] = [
         "title": "Flash sale", "body": "Two hours only", "badge": "3", "sound": "default", "category": "SALE",

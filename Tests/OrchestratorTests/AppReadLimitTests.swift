@@ -89,11 +89,11 @@ struct AppReadLimitTests {
     @Test("a read forwarded by a peer (its key) is not counted again; the forwarding header alone is")
     func forwarded() async throws {
         var peer = HTTPFields()
-        peer[ReadForwarding.header] = "orchestrator-a"
-        peer[PartitionPeers.keyHeader] = Self.peerKey
+        peer[.heraldForwardedBy] = "orchestrator-a"
+        peer[.heraldPeerKey] = Self.peerKey
         var forged = HTTPFields()
-        forged[ReadForwarding.header] = "orchestrator-a"
-        forged[PartitionPeers.keyHeader] = "guessed"
+        forged[.heraldForwardedBy] = "orchestrator-a"
+        forged[.heraldPeerKey] = "guessed"
         let limits = RateLimits(perAddress: 1, perKey: 0)
         #expect(try await Self.statuses(limits, Array(repeating: ("198.51.100.1", "A", peer), count: 5)).allSatisfy { $0 == .conflict })
         #expect(try await Self.statuses(limits, Array(repeating: ("198.51.100.1", "A", forged), count: 3)).last == .tooManyRequests)

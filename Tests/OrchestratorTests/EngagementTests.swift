@@ -251,7 +251,7 @@ struct CampaignTests {
         #expect(send.language == "fr")
         #expect(send.payload == ["screen": "cart"])
         #expect(send.campaign == "abandoned-cart" && send.marketing && send.profileKey == "demo/paul")
-        #expect(send.trigger == SendRequest.Trigger(type: "event", eventName: "ADD_TO_CART", eventID: "cart-1", at: t0))
+        #expect(send.trigger == SendRequest.Trigger(type: .event, eventName: "ADD_TO_CART", eventID: "cart-1", at: t0))
         #expect(send.decidedAt == t0 + 3600 && send.expiresAt == t0 + 7200)
         #expect(send.dueAt == t0 + 3600)  // the latency metric counts from here, not from the cart
         #expect(send.sendID == MessageRenderer.sendID(campaign: "demo/abandoned-cart", step: "message-0", profileKey: "demo/paul", occurrence: "event cart-1"))
@@ -446,7 +446,7 @@ struct CampaignTests {
         func texts() throws -> [String] { try harness.sends(.sms).map { "\($0.campaign): \($0.content["text"] ?? "")" } }
         #expect(try texts() == ["welcome-vip: News for Paul", "otp: Code 123 for Paul"])
         #expect(harness.deadLetters.map(\.reason) == ["no profile demo/nobody for campaign otp"])
-        #expect(try harness.sends(.sms).last?.trigger.type == "api")
+        #expect(try harness.sends(.sms).last?.trigger.type == .api)
         // The weekly run at 12:00 (t0 is 11:06:40), and a week later; Zoe is not in the audience.
         #expect(try await harness.advance(to: t0 + 3199) == 0)
         #expect(try await harness.advance(to: t0 + 3200) == 1)

@@ -292,8 +292,8 @@ struct ExperimentTests {
             let mine = sends.enumerated().filter { $0.element.variant == variant }
             let arm = try #require(figures.arms.first { $0.variant == variant && $0.version == version })
             #expect(arm.assigned == mine.count)
-            #expect(arm.sends["sent", default: 0] == mine.filter { $0.offset % 5 != 4 }.count, "\(arm)")
-            #expect(arm.sends["failed", default: 0] == mine.filter { $0.offset % 5 == 4 }.count, "\(arm)")
+            #expect(arm.sends[.sent, default: 0] == mine.filter { $0.offset % 5 != 4 }.count, "\(arm)")
+            #expect(arm.sends[.failed, default: 0] == mine.filter { $0.offset % 5 == 4 }.count, "\(arm)")
         }
         let control = try #require(figures.arms.first { $0.variant == "control" })
         #expect(control.assigned == 30 - sends.count && control.sends.isEmpty)
@@ -333,9 +333,9 @@ struct ExperimentTests {
         let humanOpens = Set((opened + [delivered[4]]).map(\.sendID))
         for variant in ["a", "b"] {
             let arm = try #require(engaged.arms.first { $0.variant == variant && $0.version == version })
-            #expect(arm.sends["opened", default: 0] == humanOpens.filter { id in sends.contains { $0.sendID == id && $0.variant == variant } }.count, "\(arm)")
-            #expect(arm.sends["opened_machine", default: 0] == (delivered[1].variant == variant ? 1 : 0), "\(arm)")
-            #expect(arm.sends["clicked", default: 0] == (opened[0].variant == variant ? 1 : 0), "\(arm)")
+            #expect(arm.sends[.opened, default: 0] == humanOpens.filter { id in sends.contains { $0.sendID == id && $0.variant == variant } }.count, "\(arm)")
+            #expect(arm.sends[.openedMachine, default: 0] == (delivered[1].variant == variant ? 1 : 0), "\(arm)")
+            #expect(arm.sends[.clicked, default: 0] == (opened[0].variant == variant ? 1 : 0), "\(arm)")
         }
         // Two partitions' figures add up.
         #expect(figures.adding(figures).arms.map(\.assigned) == figures.arms.map { $0.assigned * 2 })

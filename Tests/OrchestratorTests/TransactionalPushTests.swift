@@ -59,7 +59,7 @@ struct TransactionalPushTests {
         try await cluster.settle()
         let (key, send) = try #require(cluster.sends.first)
         #expect(key == "demo/token/\(tokenB)" && send.profileKey == key)
-        #expect(send.token == SendRequest.RawToken(token: tokenB, app: "ios", environment: "sandbox"))
+        #expect(send.token == SendRequest.RawToken(token: tokenB, app: "ios", environment: .sandbox))
         #expect(send.contactRevision == nil && send.installationID == nil)
     }
 

@@ -30,7 +30,7 @@ struct WireTests {
             channel: .push, marketing: true, app: "acme-ios", campaign: "cart", step: "message-0", occurrence: "evt-1",
             template: "cart", language: "fr", content: ["title": "Votre panier", "body": "Bonjour"],
             payload: ["deeplink": "acme://cart"],
-            trigger: .init(type: "event", eventName: "ADD_TO_CART", eventID: "evt-1", at: Self.at),
+            trigger: .init(type: .event, eventName: "ADD_TO_CART", eventID: "evt-1", at: Self.at),
             decidedAt: Self.at + 1, expiresAt: Self.at + 3600)
         send.dueAt = Self.at
         send.requestID = "req-1"
@@ -54,7 +54,7 @@ struct WireTests {
             sms: .init(phoneNumber: "+33612345678"),
             installations: [
                 .init(
-                    installationID: "I-1", app: "demo-ios", token: "ab12", environment: "production",
+                    installationID: "I-1", app: "demo-ios", token: "ab12", environment: .production,
                     notificationPermission: "allowed", pushReachable: true)
             ],
             updatedAt: Self.at, revision: 7)
@@ -171,7 +171,7 @@ struct WireTests {
             sendID: "s", project: "acme", profileKey: "acme/paul", customID: nil, channel: .email, marketing: false,
             app: nil, campaign: "c", step: "message-1", occurrence: odd, template: "t", language: "en",
             content: ["subject": odd, "html": "<p>\(odd)</p>"], payload: [:],
-            trigger: .init(type: "api", eventID: "e", at: Self.at), decidedAt: Self.at, expiresAt: nil)
+            trigger: .init(type: .api, eventID: "e", at: Self.at), decidedAt: Self.at, expiresAt: nil)
         try expectSame(send)
         send.dueAt = Self.at + 2
         send.requestID = odd
@@ -196,7 +196,7 @@ struct WireTests {
                 project: "demo", customID: odd, email: .init(address: odd, bouncedAt: Self.at),
                 installations: [
                     .init(installationID: "I-1", app: nil, token: nil, environment: nil, notificationPermission: nil, pushReachable: false),
-                    .init(installationID: "I-2", app: "a", dev: true, token: "t", environment: "sandbox", notificationPermission: "provisional",
+                    .init(installationID: "I-2", app: "a", dev: true, token: "t", environment: .sandbox, notificationPermission: "provisional",
                         optedOut: true, pushReachable: false),
                 ]))
         try expectSame(ContactSnapshot(project: "demo", customID: nil))

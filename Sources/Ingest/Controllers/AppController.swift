@@ -27,7 +27,7 @@ struct AppController {
     struct Envelope {
         var project: String
         var source: IngestSource
-        var platform: String
+        var platform: Platform
         var installationID: String
         var customID: String?
         var clientID: String?
@@ -78,7 +78,7 @@ struct AppController {
         if let customID, requiresProof {
             try checkIdentityProof(request, customID: customID, secrets: settings?.identitySecrets ?? [])
         }
-        let platform = settings?.platform ?? "ios"
+        let platform = settings?.platform ?? .ios
         return Envelope(
             project: project, source: .app(id: app, dev: dev), platform: platform, installationID: installationID,
             customID: customID, clientID: clientID, fields: fields, requiresProof: requiresProof,
@@ -90,13 +90,10 @@ struct AppController {
     /// the app key (shipped in every copy of the app) could change another user's email or phone, or attach an
     /// installation to their profile and receive their pushes.
     func checkIdentityProof(_ request: Request, customID: String, secrets: [String]) throws(APIError) {
-        guard let proof = request.headers[HTTPField.Name("X-CustomID-Auth")!], !proof.isEmpty else {
-            throw .unauthorized(
-                "missing_custom_id_auth", "X-CustomID-Auth is required: this app writes a custom_id only with its signed identity")
-        }
-        let apiKey = request.headers[HTTPField.Name("X-Api-Key")!] ?? ""
-        guard CustomIDProof.verify(proof, apiKey: apiKey, customID: customID, secrets: secrets) else {
-            throw .unauthorized("invalid_custom_id_auth", "X-CustomID-Auth does not match this custom_id and API key")
+        do throws(AppAuthentication.Refusal) {
+            try AppAuthentication.prove(customID, request, apiKey: request.headers[.apiKey] ?? "", secrets: secrets)
+        } catch {
+            throw APIError(status: error.status, code: error.code, message: error.message)
         }
     }
 
@@ -275,7 +272,7 @@ struct AppController {
         let envelope = try await envelope(request, context: context, known: ["token", "environment"])
         var problems: [Problem] = []
         var token = ""
-        var environment = ""
+        var environment = PushEnvironment.production
         do throws(Violation) {
             guard case .string(let text)? = envelope.fields["token"] else {
                 throw Violation("missing_field", "token is required (a string)")
@@ -285,10 +282,10 @@ struct AppController {
             problems.append(error.at("token"))
         }
         do throws(Violation) {
-            guard case .string(let text)? = envelope.fields["environment"], text == "sandbox" || text == "production" else {
+            guard case .string(let text)? = envelope.fields["environment"], let value = PushEnvironment(rawValue: text) else {
                 throw Violation("invalid_environment", "environment is \"sandbox\" or \"production\"")
             }
-            environment = text
+            environment = value
         } catch {
             problems.append(error.at("environment"))
         }

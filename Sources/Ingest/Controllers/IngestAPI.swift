@@ -38,7 +38,7 @@ struct IngestAPI: Sendable {
                 throw .unauthorized("missing_credentials", "this endpoint needs 'Authorization: Bearer <REST API key>'")
             }
         case .app:
-            key = request.headers[HTTPField.Name("X-Api-Key")!]
+            key = request.headers[.apiKey]
             if key == nil { throw .unauthorized("missing_credentials", "this endpoint needs 'X-Api-Key: <app API key>'") }
         }
         guard let key, let credential = catalog.credential(for: key) else {
@@ -177,7 +177,7 @@ struct IngestAPI: Sendable {
     func recordID(client: String?, op: IngestOp, request: Request, context: IngestContext, index: Int) -> String {
         if let client { return client }
         // Checked before the handler (`IdempotencyKeyMiddleware`).
-        if let key = request.headers[HTTPField.Name("Idempotency-Key")!] {
+        if let key = request.headers[.idempotencyKey] {
             return "\(key):\(op.rawValue):\(index)"
         }
         return "\(context.serverID):\(index)"

@@ -42,7 +42,7 @@ struct SendsController {
         }
         var installationID: String?
         var token: String?
-        var environment: String?
+        var environment: PushEnvironment?
         do throws(Violation) {
             installationID = try fields.string("installation_id", Rules.installationID)
         } catch {
@@ -60,11 +60,11 @@ struct SendsController {
         }
         do throws(Violation) {
             environment = try fields.string("environment") { text throws(Violation) in
-                guard text == "sandbox" || text == "production" else {
+                guard PushEnvironment(rawValue: text) != nil else {
                     throw Violation("invalid_environment", "environment is \"sandbox\" or \"production\"")
                 }
                 return text
-            }
+            }.flatMap(PushEnvironment.init(rawValue:))
         } catch {
             problems.append(error.at("environment"))
         }

@@ -41,7 +41,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     /// The request's key, and whether it is public: an app key, a Segment source that signs its users (a website),
     /// or no valid key at all. A REST key and a backend source stay on servers.
     func credential(_ request: Request) -> (key: String?, isPublic: Bool) {
-        let key = request.headers[HTTPField.Name("X-Api-Key")!] ?? request.headers.bearerToken ?? request.headers.basicUser
+        let key = request.headers[.apiKey] ?? request.headers.bearerToken ?? request.headers.basicUser
         guard let key, let credential = catalog.credential(for: key) else { return (nil, true) }
         switch credential {
         case .rest: return (key, false)

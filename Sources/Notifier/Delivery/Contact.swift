@@ -22,7 +22,7 @@ struct Contact: Sendable, Equatable {
         var app: String?
         var dev: Bool
         var token: String?
-        var environment: String?
+        var environment: PushEnvironment?
         var notificationPermission: String?
         var optedOut: Bool
     }

@@ -14,16 +14,19 @@ enum Eligibility {
         }
     }
 
-    /// The platform `platforms` gives a Segment source (docs/ingest.md): its anonymous ids are installation-like rows
-    /// of the profile, and no device, so push leaves them out.
-    static let sourcePlatform = "source"
+    /// What an installation's `project/app` names: an app of a platform, or a Segment source (docs/ingest.md), whose
+    /// anonymous ids are installation-like rows of the profile and no device, so push leaves them out.
+    enum Origin: Sendable, Equatable {
+        case app(Platform)
+        case segmentSource
+    }
 
-    /// The targets of `send` now. `platforms` maps `project/app` to the app's platform.
+    /// The targets of `send` now. `origins` maps `project/app` to what it names.
     static func resolve(
-        _ send: SendRequest, contact: Contact?, feedback: LocalFeedback, platforms: [String: String]
+        _ send: SendRequest, contact: Contact?, feedback: LocalFeedback, origins: [String: Origin]
     ) -> Resolution {
         if send.channel == .push, let raw = send.token {
-            guard let platform = platforms["\(send.project)/\(raw.app)"], platform != sourcePlatform else {
+            guard case .app(let platform)? = origins["\(send.project)/\(raw.app)"] else {
                 return Resolution(targets: [], skipped: [("token", nil, "unknown_app")])
             }
             guard !feedback.invalidTokens.contains(raw.token) else { return Resolution(targets: [], skipped: [("token", nil, "token_invalid")]) }
@@ -37,7 +40,7 @@ enum Eligibility {
             var resolution = Resolution(targets: [], skipped: [])
             let installations = contact.installations.filter {
                 (send.app == nil || $0.app == send.app) && (send.installationID == nil || $0.id == send.installationID)
-                    && platforms["\(send.project)/\($0.app ?? "")"] != sourcePlatform
+                    && origins["\(send.project)/\($0.app ?? "")"] != .segmentSource
             }
             if installations.isEmpty { resolution.skipped.append(("push", nil, "no_installation")) }
             for installation in installations {
@@ -49,7 +52,7 @@ enum Eligibility {
                     skip("notifications_not_allowed")
                     continue
                 }
-                guard let app = installation.app, let platform = platforms["\(send.project)/\(app)"] else {
+                guard let app = installation.app, case .app(let platform)? = origins["\(send.project)/\(app)"] else {
                     skip("unknown_app")
                     continue
                 }

@@ -39,7 +39,7 @@ enum SendClaims {
     /// target instead of an insert, a read and an update). Suppressed and expired rows are finished here, with their
     /// reports.
     static func claim(
-        _ db: Database, channel: MessageChannel, limit: Int, now: Date, platforms: [String: String]
+        _ db: Database, channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin]
     ) throws -> (claimed: [Claimed], outputs: [PendingOutput]) {
         var outputs: [PendingOutput] = []
         let time = WireTime.format(now)
@@ -83,7 +83,7 @@ enum SendClaims {
             // The state at send time wins: re-check this target now (a retry may come long after the fan-out).
             let key = send.profileKey
             let (contact, feedback) = try state(key)
-            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, platforms: platforms)
+            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, origins: origins)
             guard let current = resolution.targets.first(where: { $0.id == targetID }) else {
                 let reason = resolution.skipped.first(where: { $0.id == targetID })?.reason
                     ?? resolution.skipped.first?.reason ?? "unreachable"
@@ -132,7 +132,7 @@ enum SendClaims {
                     "send waited for the contact it was decided on",
                     metadata: ["send_id": "\(sendID)", "campaign": "\(send.campaign)", "seconds": "\(String(format: "%.1f", waited))"])
             }
-            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, platforms: platforms)
+            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, origins: origins)
             // Sends from before revisions: one that finds nobody to reach waits a moment for a newer snapshot.
             if send.contactRevision == nil, resolution.targets.isEmpty, waited < contactSettle,
                 resolution.skipped.allSatisfy({ waitingReasons.contains($0.reason) })

@@ -111,25 +111,22 @@ struct InboxEndpoints: Sendable {
         else {
             return refuse(.badRequest, "invalid_parameter", "\(field): 1 to \(Self.maxIdentifierLength) characters")
         }
-        guard let key = request.headers[HTTPField.Name("X-Api-Key")!], !key.isEmpty else {
-            return refuse(.unauthorized, "missing_credentials", "X-Api-Key: the app's API key is required")
+        let caller: AppAuthentication.Caller
+        do throws(AppAuthentication.Refusal) {
+            caller = try AppAuthentication.caller(request, in: catalog, endpoint: "the inbox")
+        } catch {
+            return .failure(Refusal(response: error.response))
         }
-        guard case .app(let project, let appID, let dev)? = catalog.credential(for: key) else {
-            if catalog.credential(for: key) != nil {
-                return refuse(.forbidden, "wrong_key_kind", "X-Api-Key: the inbox takes an app key, not a REST key")
-            }
-            return refuse(.unauthorized, "invalid_credentials", "X-Api-Key: unknown API key")
-        }
-        guard !dev else { return refuse(.forbidden, "dev_api_key", "X-Api-Key: the inbox works with the app's live API key only") }
+        let (project, appID) = (caller.project, caller.app)
+        guard !caller.dev else { return refuse(.forbidden, "dev_api_key", "X-Api-Key: the inbox works with the app's live API key only") }
         guard let secret = catalog.app(project: project, id: appID)?.inboxSecret else {
             return refuse(.forbidden, "inbox_not_enabled", "the app has no inbox_secret in the apps file: its inbox is off")
         }
         if mode == .custom {
-            guard let proof = request.headers[HTTPField.Name("X-CustomID-Auth")!], !proof.isEmpty else {
-                return refuse(.unauthorized, "missing_custom_id_auth", "X-CustomID-Auth is required for a custom ID's inbox")
-            }
-            guard CustomIDProof.verify(proof, apiKey: key, customID: id, secrets: [secret]) else {
-                return refuse(.unauthorized, "invalid_custom_id_auth", "X-CustomID-Auth does not match this custom ID")
+            do throws(AppAuthentication.Refusal) {
+                try AppAuthentication.prove(id, request, apiKey: caller.apiKey, secrets: [secret])
+            } catch {
+                return .failure(Refusal(response: error.response))
             }
         }
         return .success(Inbox.Owner(project: project, app: appID, kind: mode, id: id))
@@ -137,12 +134,12 @@ struct InboxEndpoints: Sendable {
 
     /// Which of `users` the request's `X-CustomID-Auth` proves, under the app's inbox secret.
     private func heldBy(_ request: Request, owner: Inbox.Owner, users: [String]) -> Result<String, Refusal> {
-        guard let proof = request.headers[HTTPField.Name("X-CustomID-Auth")!], !proof.isEmpty else {
+        guard let proof = request.headers[.customIDAuth], !proof.isEmpty else {
             return .failure(Refusal(response: .jsonError(
                 .unauthorized, "missing_custom_id_auth",
                 "this installation belongs to a user: its inbox needs X-CustomID-Auth for that user (as /v1/inbox/custom/{custom_id} does)")))
         }
-        let key = request.headers[HTTPField.Name("X-Api-Key")!] ?? ""
+        let key = request.headers[.apiKey] ?? ""
         let secret = catalog.app(project: owner.project, id: owner.app)?.inboxSecret ?? ""
         guard let user = users.first(where: { CustomIDProof.verify(proof, apiKey: key, customID: $0, secrets: [secret]) }) else {
             return .failure(Refusal(response: .jsonError(

@@ -109,7 +109,7 @@ struct APNsProvider: DeliveryProvider {
         guard payload.count <= maxPayloadBytes else {
             throw APNsRequestProblem(reason: "payload_too_large: \(payload.count) bytes, APNs takes \(maxPayloadBytes)")
         }
-        let host = attempt.target.environment == "sandbox" ? settings.sandboxURL : settings.productionURL
+        let host = attempt.target.environment == .sandbox ? settings.sandboxURL : settings.productionURL
         let background = isBackground(send)
         var headers: [(String, String)] = [
             ("authorization", "bearer \(jwt)"),
@@ -247,9 +247,9 @@ struct APNsProvider: DeliveryProvider {
 
     static func sourceType(_ send: SendRequest) -> String {
         switch send.trigger.type {
-        case "api": "t"
-        case "schedule": "c"
-        default: "tc"
+        case .api: "t"
+        case .schedule: "c"
+        case .event, .segmentEntry, .segmentExit, .sessionStart, .pushOpen, .uninstallTracking, .preview, .inApp, .card: "tc"
         }
     }
 

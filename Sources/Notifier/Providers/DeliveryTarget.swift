@@ -9,10 +9,10 @@ struct DeliveryTarget: Sendable, Equatable, Codable {
     var address: String
     var installationID: String? = nil
     var app: String? = nil
-    /// Push: `ios` (APNs), `android` or `web` (FCM).
-    var platform: String? = nil
-    /// Push: `sandbox` or `production` (APNs host).
-    var environment: String? = nil
+    /// Push: the app's platform (APNs for iOS, FCM for Android and web).
+    var platform: Platform? = nil
+    /// Push: the APNs host (production when nil).
+    var environment: PushEnvironment? = nil
     /// Push: the badge this target shows, decided once when the send was fanned out (`Badges`), so that an attempt
     /// repeated after a crash shows the same number.
     var badge: Int? = nil

@@ -84,7 +84,7 @@ struct TrackingEndpoints: Sendable {
                 await report(claim, request, context)
                 return Response(
                     status: .found,
-                    headers: [.location: url, .cacheControl: "no-store, private", HTTPField.Name("Referrer-Policy")!: "no-referrer"])
+                    headers: [.location: url, .cacheControl: "no-store, private", .referrerPolicy: "no-referrer"])
             }
         }
     }
@@ -103,7 +103,7 @@ struct TrackingEndpoints: Sendable {
         }
         let kind: MachineEngagement.Kind = claim.url == nil ? .open : .click
         let address = clients.of(
-            peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[values: HTTPField.Name("X-Forwarded-For")!])
+            peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[values: .forwardedFor])
         let machine = MachineEngagement.reason(
             kind, method: request.method.rawValue, userAgent: request.headers[.userAgent], address: address,
             secondsSinceSend: now.timeIntervalSince1970 - Double(claim.sentAt))

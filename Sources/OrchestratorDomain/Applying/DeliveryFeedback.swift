@@ -79,7 +79,7 @@ struct DeliveryFeedback {
         if email, let campaign = report.campaign {
             Counter(
                 label: "herald_campaign_engagements_total",
-                dimensions: [("campaign", "\(report.project)/\(campaign)"), ("channel", "email"), ("action", report.figure)]
+                dimensions: [("campaign", "\(report.project)/\(campaign)"), ("channel", "email"), ("action", report.figure.rawValue)]
             ).increment()
         }
     }

@@ -124,7 +124,7 @@ struct OpApplier {
             effects.apiTriggered(
                 key: key, campaign: trigger.campaign,
                 TriggerContext(
-                    type: "api", eventID: write.id, occurrence: "api \(write.id)", at: write.receivedAt,
+                    type: .api, eventID: write.id, occurrence: "api \(write.id)", at: write.receivedAt,
                     properties: .object(trigger.properties), requestID: write.requestID))
         case .installation(let report):
             try touch(&effects)

@@ -46,7 +46,7 @@ struct WriteEffects {
         events.append(
             (write.profileKey,
              TriggerContext(
-                type: "event", eventName: name, eventID: id, occurrence: "event \(id)", at: write.receivedAt,
+                type: .event, eventName: name, eventID: id, occurrence: "event \(id)", at: write.receivedAt,
                 attributes: attributes, label: label, requestID: write.requestID, revenueUSD: revenueUSD,
                 fromServer: write.ingest.fromServer)))
     }
@@ -61,7 +61,7 @@ struct WriteEffects {
         appTriggers.append(
             (write.profileKey, kind,
              TriggerContext(
-                type: kind.rawValue, eventID: write.id, occurrence: occurrence, at: write.receivedAt,
+                type: TriggerType(kind), eventID: write.id, occurrence: occurrence, at: write.receivedAt,
                 attributes: .object(attributes), requestID: write.requestID)))
     }
 

@@ -37,7 +37,7 @@ struct CampaignDecider {
                 try trigger(
                     campaign, key: transition.key,
                     TriggerContext(
-                        type: "segment_\(direction)",
+                        type: transition.entered ? .segmentEntry : .segmentExit,
                         occurrence: "\(direction) \(transition.segment.definition.id) \(transition.cause)", at: now))
             }
         }
@@ -50,7 +50,7 @@ struct CampaignDecider {
         guard let name = context.eventName else { return }
         for campaign in rules.cancellers["\(project)/\(name)"] ?? [] {
             let cancelled = try TimersTable(db).cancelWaiting(key: key, campaign: campaign.key)
-            if cancelled > 0 { CampaignMetrics.decision(campaign, "cancelled", by: cancelled) }
+            if cancelled > 0 { CampaignMetrics.decision(campaign, .cancelled, by: cancelled) }
         }
         for campaign in rules.eventCampaigns["\(project)/\(name)"] ?? [] {
             if case .event(_, let condition?) = campaign.trigger {
@@ -97,11 +97,11 @@ struct CampaignDecider {
             let timers = TimersTable(db)
             let ref = "\(campaign.key) \(context.occurrence)"
             guard try !timers.isDelayWaiting(key: key, campaign: campaign.key, except: ref) else {
-                CampaignMetrics.decision(campaign, "already_waiting")
+                CampaignMetrics.decision(campaign, .alreadyWaiting)
                 return
             }
             try timers.set(key: key, kind: .delay, ref: ref, due: context.at.addingTimeInterval(delay), payload: context.json)
-            CampaignMetrics.decision(campaign, "delayed")
+            CampaignMetrics.decision(campaign, .delayed)
             return
         }
         try decide(campaign, key: key, context)
@@ -112,7 +112,7 @@ struct CampaignDecider {
     mutating func decide(_ campaign: CampaignDefinition, key: String, _ context: TriggerContext) throws {
         guard campaign.enabled else { return }
         if let expiry = campaign.expiresAfter, now.timeIntervalSince(context.at) > expiry {
-            CampaignMetrics.decision(campaign, "expired")
+            CampaignMetrics.decision(campaign, .expired)
             Self.logger.info("late send dropped", metadata: ["campaign": "\(campaign.key)", "occurrence": "\(context.occurrence)"])
             return
         }
@@ -121,17 +121,17 @@ struct CampaignDecider {
             guard let segment = rules.segment("\(campaign.project)/\(audience)"),
                 try SegmentBackfill(db: db, rules: rules, now: now).isMember(key, of: segment)
             else {
-                CampaignMetrics.decision(campaign, "not_in_audience")
+                CampaignMetrics.decision(campaign, .notInAudience)
                 return
             }
         }
         guard try eligible(campaign, key: key) else {
-            CampaignMetrics.decision(campaign, "not_eligible")
+            CampaignMetrics.decision(campaign, .notEligible)
             return
         }
         let values = ProfileValues(db: db, key: key, rules: rules)
         guard values.exists else {
-            CampaignMetrics.decision(campaign, "no_profile")
+            CampaignMetrics.decision(campaign, .noProfile)
             return
         }
         // The experiment before quiet hours, caps and rates: the control group is the profiles the campaign would
@@ -146,14 +146,14 @@ struct CampaignDecider {
         for group in rules.holdouts[campaign.project] ?? [] where !group.exempts(campaign) {
             guard ExperimentAssignment.isHeldOut(key, by: group) else { continue }
             try record(campaign, key: key, (group.version, group.variant), at: assignedAt)
-            try heldBack(campaign, key: key, context, outcome: "holdout")
+            try heldBack(campaign, key: key, context, outcome: .holdout)
             return
         }
         if let experiment = campaign.experiment {
             let assigned = ExperimentAssignment.assign(experiment, project: campaign.project, campaign: campaign.id, profileKey: key)
             try record(campaign, key: key, assigned, at: assignedAt)
             if assigned.variant == Experiment.control {
-                try heldBack(campaign, key: key, context, outcome: "control")
+                try heldBack(campaign, key: key, context, outcome: .control)
                 return
             }
             assignment = assigned
@@ -199,12 +199,12 @@ struct CampaignDecider {
                     PendingOutput(
                         topic: message.channel.topic.name, key: key, value: try Wire.encode(request),
                         headers: [KafkaHeader(HeraldHeader.sendID, request.sendID)]))
-                CampaignMetrics.decision(campaign, "sent")
+                CampaignMetrics.decision(campaign, .sent)
                 // The middle link of the correlation chain (ingest request log → this → the notifier's delivery line).
                 // No profile key: the send id leads to it.
                 var metadata: Logger.Metadata = [
                     "campaign": "\(campaign.key)", "send_id": "\(request.sendID)", "channel": "\(message.channel.rawValue)",
-                    "trigger": "\(context.type)",
+                    "trigger": "\(context.type.rawValue)",
                 ]
                 if let id = context.requestID { metadata["request_id"] = "\(id)" }
                 if let id = context.eventID { metadata["event_id"] = "\(id)" }
@@ -213,7 +213,7 @@ struct CampaignDecider {
                 if let reason = error.aborted {
                     // The template decided not to send (`abort_message`): no dead letter, no cap counted.
                     aborted += 1
-                    CampaignMetrics.decision(campaign, "aborted")
+                    CampaignMetrics.decision(campaign, .aborted)
                     Self.logger.info(
                         "message aborted by its template",
                         metadata: [
@@ -222,7 +222,7 @@ struct CampaignDecider {
                         ])
                     continue
                 }
-                CampaignMetrics.decision(campaign, "render_failed")
+                CampaignMetrics.decision(campaign, .renderFailed)
                 outputs.append(
                     renderer.failure(campaign, step: step, key: key, occurrence: context.occurrence, reason: error.message))
             }
@@ -242,7 +242,7 @@ struct CampaignDecider {
 
     /// A profile a control or holdout group holds back: nothing sent, and the decision counts towards re-eligibility,
     /// as a send would (`outcome` on the decisions' metric).
-    private func heldBack(_ campaign: CampaignDefinition, key: String, _ context: TriggerContext, outcome: String) throws {
+    private func heldBack(_ campaign: CampaignDefinition, key: String, _ context: TriggerContext, outcome: DecisionOutcome) throws {
         if try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now)) {
             CampaignMetrics.decision(campaign, outcome)
         }
@@ -260,15 +260,15 @@ struct CampaignDecider {
             switch try delivery.deliver(card, campaign: campaign, step: step, values: values, context) {
             case .delivered(let cardID):
                 delivered += 1
-                CampaignMetrics.decision(campaign, "card_delivered")
+                CampaignMetrics.decision(campaign, .cardDelivered)
                 Self.logger.info(
                     "content card delivered",
-                    metadata: ["campaign": "\(campaign.key)", "card": "\(card.key)", "card_id": "\(cardID)", "trigger": "\(context.type)"])
+                    metadata: ["campaign": "\(campaign.key)", "card": "\(card.key)", "card_id": "\(cardID)", "trigger": "\(context.type.rawValue)"])
             case .repeated: delivered += 1
-            case .capped: CampaignMetrics.decision(campaign, "card_capped")
-            case .expired: CampaignMetrics.decision(campaign, "card_expired")
+            case .capped: CampaignMetrics.decision(campaign, .cardCapped)
+            case .expired: CampaignMetrics.decision(campaign, .cardExpired)
             case .failed(let reason):
-                CampaignMetrics.decision(campaign, "render_failed")
+                CampaignMetrics.decision(campaign, .renderFailed)
                 outputs.append(renderer.failure(campaign, step: step, key: values.key, occurrence: context.occurrence, reason: reason))
             }
         }
@@ -289,8 +289,8 @@ struct CampaignDecider {
 
 /// `herald_campaign_decisions_total{campaign,outcome}`, `herald_experiment_assignments_total{campaign,version,variant}`.
 enum CampaignMetrics {
-    static func decision(_ campaign: CampaignDefinition, _ outcome: String, by amount: Int = 1) {
-        Counter(label: "herald_campaign_decisions_total", dimensions: [("campaign", campaign.key), ("outcome", outcome)])
+    static func decision(_ campaign: CampaignDefinition, _ outcome: DecisionOutcome, by amount: Int = 1) {
+        Counter(label: "herald_campaign_decisions_total", dimensions: [("campaign", campaign.key), ("outcome", outcome.rawValue)])
             .increment(by: amount)
     }
 

@@ -30,7 +30,7 @@ struct FrequencyCaps {
     }
 
     func capped(_ campaign: CampaignDefinition, channel: MessageChannel, occurrence: String) {
-        CampaignMetrics.decision(campaign, "frequency_capped")
+        CampaignMetrics.decision(campaign, .frequencyCapped)
         Counter(label: "herald_frequency_capped_total", dimensions: [("channel", channel.rawValue)]).increment()
         Logger(label: "herald.campaigns").info(
             "send frequency-capped",

@@ -65,7 +65,7 @@ package struct InAppEligibility {
         let fallback = config.defaultLanguage(project: project)
         let timeZone = values.timeZone
         let paths = variablePaths(of: shown, language: language, fallback: fallback)
-        let trigger = TriggerContext(type: "in_app", occurrence: "in_app", at: now)
+        let trigger = TriggerContext(type: .inApp, occurrence: "in_app", at: now)
         let variables = MessageContext(values: values, context: trigger, campaign: nil, step: "in_app").variables(for: paths)
         let custom = ProfileKey.customID(of: key, project: project)
         var tag = InAppAnswerTag()

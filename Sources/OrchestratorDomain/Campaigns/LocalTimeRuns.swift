@@ -105,7 +105,7 @@ struct LocalTimeRuns {
             }
             try timers.set(key: "", kind: .local, ref: ref, due: due)
         }
-        if missed > 0 { CampaignMetrics.decision(campaign, "missed_local_time", by: missed) }
+        if missed > 0 { CampaignMetrics.decision(campaign, .missedLocalTime, by: missed) }
         if rows.count == page, let last = rows.last?.key {
             try timers.set(
                 key: "", kind: .schedule, ref: campaign.key, due: due, payload: .object(payload + [JSONMember("after", .string(last))]))
@@ -140,7 +140,7 @@ struct LocalTimeRuns {
             // A campaign removed meanwhile: its members are dropped.
             if let campaign {
                 for key in row.keys.prefix(take) {
-                    try decider.trigger(campaign, key: key, TriggerContext(type: "schedule", occurrence: row.occurrence, at: at))
+                    try decider.trigger(campaign, key: key, TriggerContext(type: .schedule, occurrence: row.occurrence, at: at))
                 }
             }
             if take == row.keys.count {

@@ -12,7 +12,7 @@ package enum MessagePreview {
         try DataDirectory.first(in: directory) { db in
             let values = ProfileValues(db: db, key: key, defaultTimeZone: defaultTimeZone)
             guard values.exists else { return nil }
-            let trigger = TriggerContext(type: "preview", occurrence: "preview", at: Date())
+            let trigger = TriggerContext(type: .preview, occurrence: "preview", at: Date())
             let context = MessageContext(values: values, context: trigger, campaign: nil, step: "preview")
             return (context.variables(for: [["c"], ["b"], ["${user_id}"]]), values.timeZone)
         }

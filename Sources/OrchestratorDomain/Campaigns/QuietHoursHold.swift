@@ -24,12 +24,12 @@ struct QuietHoursHold {
         ]
         switch window.action {
         case .drop:
-            CampaignMetrics.decision(campaign, "quiet_hours")
+            CampaignMetrics.decision(campaign, .quietHours)
             Logger(label: "herald.campaigns").info("send dropped in quiet hours", metadata: metadata)
         case .hold:
             try TimersTable(db).set(
                 key: key, kind: .quiet, ref: "\(campaign.key) \(context.occurrence)", due: end, payload: context.json)
-            CampaignMetrics.decision(campaign, "held_quiet_hours")
+            CampaignMetrics.decision(campaign, .heldQuietHours)
             Logger(label: "herald.campaigns").debug("send held in quiet hours", metadata: metadata)
         }
         return false

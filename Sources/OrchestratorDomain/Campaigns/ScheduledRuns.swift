@@ -41,7 +41,7 @@ struct ScheduledRuns {
         if let waitUntil { return try again(waitUntil, after: after) }
         let members = try SegmentMembersTable(db).page(segment: "\(campaign.project)/\(audience)", after: after, limit: page)
         for key in members {
-            try decider.trigger(campaign, key: key, TriggerContext(type: "schedule", occurrence: "schedule \(stamp)", at: at))
+            try decider.trigger(campaign, key: key, TriggerContext(type: .schedule, occurrence: "schedule \(stamp)", at: at))
         }
         let paced = members.isEmpty ? nil : try pacing.pageDecided(campaign)
         if members.count == page, let last = members.last { return try again(paced ?? occurrence, after: last) }

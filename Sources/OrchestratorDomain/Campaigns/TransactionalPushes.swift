@@ -26,7 +26,7 @@ struct TransactionalPushes {
             project: write.project, profileKey: key, customID: write.customID, channel: .push,
             marketing: false, app: app, campaign: push.campaign ?? "transactional", step: "push",
             occurrence: write.id, template: "api", language: "default", content: content, payload: payload,
-            trigger: SendRequest.Trigger(type: "api", eventID: write.id, at: write.receivedAt), decidedAt: write.receivedAt,
+            trigger: SendRequest.Trigger(type: .api, eventID: write.id, at: write.receivedAt), decidedAt: write.receivedAt,
             expiresAt: nil)
         send.requestID = write.requestID
         send.transactional = true

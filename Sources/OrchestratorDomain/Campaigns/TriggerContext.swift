@@ -3,7 +3,7 @@ import Shared
 
 /// What made a campaign consider a profile, kept whole in a delay's timer.
 struct TriggerContext: Sendable {
-    var type: String
+    var type: TriggerType
     var eventName: String?
     /// The record that triggered (event or API call), if any.
     var eventID: String?
@@ -25,7 +25,7 @@ struct TriggerContext: Sendable {
 
     var json: JSONValue {
         var members: [JSONMember] = [
-            JSONMember("type", .string(type)), JSONMember("occurrence", .string(occurrence)),
+            JSONMember("type", .string(type.rawValue)), JSONMember("occurrence", .string(occurrence)),
             JSONMember("at", .string(WireTime.format(at))),
         ]
         if let eventName { members.append(JSONMember("event_name", .string(eventName))) }
@@ -38,7 +38,7 @@ struct TriggerContext: Sendable {
     }
 
     init(
-        type: String, eventName: String? = nil, eventID: String? = nil, occurrence: String, at: Date,
+        type: TriggerType, eventName: String? = nil, eventID: String? = nil, occurrence: String, at: Date,
         attributes: JSONValue? = nil, label: String? = nil, properties: JSONValue? = nil, requestID: String? = nil,
         revenueUSD: Double? = nil, fromServer: Bool = false
     ) {
@@ -56,7 +56,7 @@ struct TriggerContext: Sendable {
     }
 
     init?(json: JSONValue) {
-        guard let type = json["type"]?.stringValue, let occurrence = json["occurrence"]?.stringValue,
+        guard let type = json["type"]?.stringValue.flatMap(TriggerType.init(rawValue:)), let occurrence = json["occurrence"]?.stringValue,
             let at = json["at"]?.stringValue.flatMap(WireTime.parse)
         else { return nil }
         self.init(

@@ -94,7 +94,7 @@ package struct ContentCardFeed {
     }
 
     private func rerender(_ definition: ContentCardDefinition, _ row: StoredCard, values: ProfileValues) -> ContentCardRenderer.Rendered? {
-        let context = TriggerContext(json: row.context) ?? TriggerContext(type: "card", occurrence: row.id, at: now)
+        let context = TriggerContext(json: row.context) ?? TriggerContext(type: .card, occurrence: row.id, at: now)
         do {
             let rendered = try ContentCardRenderer(config: config, now: now).render(definition, values: values, context)
             guard definition.size(language: rendered.language, texts: rendered.texts) <= ContentCardDefinition.maxBytes else {

@@ -18,7 +18,7 @@ struct TokenClaims {
         let key = write.profileKey
         let table = InstallationsTable(db)
         let old = try table.row(key, installationID)
-        guard old?["token"] as String? != token || old?["environment"] as String? != environment else { return }
+        guard old?["token"] as String? != token || old?["environment"] as String? != environment.rawValue else { return }
         try table.setToken(key, installationID, token: token, environment: environment, at: write.time)
         effects.contactChanged(key)
         guard old?["token"] as String? != token else { return }

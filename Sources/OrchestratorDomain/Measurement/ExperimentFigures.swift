@@ -15,8 +15,14 @@ package struct ExperimentFigures: Codable, Sendable, Equatable {
         package var converted: [Int]
         package var events: [Int]
         package var revenueUSD: Double
-        /// The arm's send targets by delivery outcome (`sent`, `failed`, `suppressed`, …), from the notifier's reports.
-        package var sends: [String: Int] = [:]
+        /// The arm's send targets by figure (`sent`, `failed`, `suppressed`, …, `opened`, `clicked_machine`), from
+        /// the notifier's reports.
+        package var sends: [DeliveryFigure: Int] = [:]
+
+        enum CodingKeys: String, CodingKey {
+            case version, variant, assigned, converted, events, sends
+            case revenueUSD = "revenue_usd"
+        }
 
         package init(version: String, variant: String, assigned: Int, converted: [Int], events: [Int], revenueUSD: Double) {
             self.version = version

@@ -21,7 +21,7 @@ package enum ContactSnapshots {
         let installations = try InstallationsTable(db).all(key).map { installation in
             ContactSnapshot.Installation(
                 installationID: installation["installation_id"], app: installation["app"], dev: installation["dev"],
-                token: installation["token"], environment: installation["environment"],
+                token: installation["token"], environment: (installation["environment"] as String?).flatMap(PushEnvironment.init(rawValue:)),
                 notificationPermission: installation["notification_permission"], optedOut: installation["opted_out"],
                 pushReachable: pushReachable(installation))
         }

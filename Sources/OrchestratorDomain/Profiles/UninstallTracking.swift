@@ -63,7 +63,7 @@ struct UninstallTracking {
             marketing: false, app: app, campaign: Self.campaign, step: "probe", occurrence: "\(installationID) \(day)",
             template: "uninstall-tracking", language: "default",
             content: ["push_type": "background", "priority": "normal"], payload: ["herald_uninstall_tracking": .bool(true)],
-            trigger: SendRequest.Trigger(type: SendRequest.uninstallProbe, at: now), decidedAt: now, expiresAt: now.addingTimeInterval(Self.day))
+            trigger: SendRequest.Trigger(type: .uninstallTracking, at: now), decidedAt: now, expiresAt: now.addingTimeInterval(Self.day))
         send.installationID = installationID
         send.contactRevision = try ProfilesTable(db).contactRevision(key)
         Counter(label: "herald_uninstall_probes_total", dimensions: [("app", "\(project)/\(app ?? "")")]).increment()
@@ -90,7 +90,7 @@ struct UninstallTracking {
         }
         let id = "uninstall \(report.id) \(installationID)"
         return TriggerContext(
-            type: "event", eventName: Self.eventName, eventID: id, occurrence: "event \(id)", at: report.at, attributes: stored,
+            type: .event, eventName: Self.eventName, eventID: id, occurrence: "event \(id)", at: report.at, attributes: stored,
             label: nil, requestID: nil, fromServer: true)
     }
 }

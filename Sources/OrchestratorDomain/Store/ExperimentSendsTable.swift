@@ -13,19 +13,26 @@ struct ExperimentSendsTable {
 
     init(_ db: Database) { self.db = db }
 
-    func add(campaign: String, version: String, variant: String, outcome: String, at time: String) throws {
+    func add(campaign: String, version: String, variant: String, outcome: DeliveryFigure, at time: String) throws {
         try db.executeCached(
             sql: """
                 INSERT INTO experiment_sends (campaign_key, version, variant, outcome, count, updated_at) VALUES (?, ?, ?, ?, 1, ?)
                 ON CONFLICT DO UPDATE SET count = count + 1, updated_at = max(updated_at, excluded.updated_at)
-                """, arguments: [campaign, version, variant, outcome, time])
+                """, arguments: [campaign, version, variant, outcome.rawValue, time])
     }
 
-    /// The campaign's counts: (version, variant, outcome, count).
-    func counts(campaign: String) throws -> [(version: String, variant: String, outcome: String, count: Int)] {
+    /// The campaign's counts: (version, variant, figure, count). A figure this code does not know (a row a newer
+    /// version wrote) is an error, not a silent zero.
+    func counts(campaign: String) throws -> [(version: String, variant: String, outcome: DeliveryFigure, count: Int)] {
         try Row.fetchAll(
             db, sql: "SELECT version, variant, outcome, count FROM experiment_sends WHERE campaign_key = ?", arguments: [campaign]
-        ).map { ($0["version"], $0["variant"], $0["outcome"], $0["count"]) }
+        ).map { row in
+            let text: String = row["outcome"]
+            guard let figure = DeliveryFigure(rawValue: text) else {
+                throw DatabaseError(message: "experiment_sends.outcome: unknown figure \(text)")
+            }
+            return (row["version"], row["variant"], figure, row["count"])
+        }
     }
 
     /// Deletes the counts of one version last changed before `cutoff`; returns how many rows went.

@@ -104,11 +104,11 @@ struct InstallationsTable {
 
     // MARK: Push tokens
 
-    func setToken(_ key: String, _ installationID: String, token: String, environment: String, at time: String) throws {
+    func setToken(_ key: String, _ installationID: String, token: String, environment: PushEnvironment, at time: String) throws {
         try db.executeCached(sql: """
                 UPDATE installations SET token = ?, environment = ?, token_updated_at = ?
                 WHERE profile_key = ? AND installation_id = ?
-                """, arguments: [token, environment, time, key, installationID])
+                """, arguments: [token, environment.rawValue, time, key, installationID])
     }
 
     /// Takes `token` from the installation if it still has it; returns whether it had it.

@@ -192,7 +192,7 @@ package enum MetricCatalog {
             services: [.orchestrator], zeroSeries: combinations([("direction", ["entry", "exit"])])),
         Family(
             name: "herald_campaign_decisions_total", kind: .counter,
-            help: "Campaign decisions, by project/campaign and outcome (sent, delayed, not_in_audience, held_quiet_hours, render_failed, aborted, ...).",
+            help: "Campaign decisions, by project/campaign and outcome (\(DecisionOutcome.allCases.map(\.rawValue).joined(separator: ", "))).",
             services: [.orchestrator], zeroSeries: []),
         Family(
             name: "herald_experiment_assignments_total", kind: .counter,

@@ -72,7 +72,7 @@ package final class RateLimiter: Sendable {
 
     /// The client of `request`: its peer, or behind a trusted proxy the address `X-Forwarded-For` names.
     package func client(_ request: Request, peer: String?) -> String {
-        clients.of(peer: peer, forwardedFor: request.headers[values: HTTPField.Name("X-Forwarded-For")!])
+        clients.of(peer: peer, forwardedFor: request.headers[values: .forwardedFor])
     }
 
     /// Takes a token for `name` in `scope`: the decision, or nil when the scope is not limited. Throws 429 when none is
@@ -107,10 +107,10 @@ package final class RateLimiter: Sendable {
             let window = Int((buckets.burst / buckets.rate).rounded(.up))
             let reset = decision.untilFull.components
             var headers: HTTPFields = [
-                RateLimitedError.limit: String(Int(buckets.burst)),
-                RateLimitedError.remaining: String(decision.remaining),
-                RateLimitedError.reset: String(Int(reset.seconds) + (reset.attoseconds > 0 ? 1 : 0)),
-                RateLimitedError.policy: "\(Int(buckets.burst));w=\(window)",
+                .rateLimitLimit: String(Int(buckets.burst)),
+                .rateLimitRemaining: String(decision.remaining),
+                .rateLimitReset: String(Int(reset.seconds) + (reset.attoseconds > 0 ? 1 : 0)),
+                .rateLimitPolicy: "\(Int(buckets.burst));w=\(window)",
             ]
             if !decision.allowed { headers[.retryAfter] = String(Int(decision.retryAfter.components.seconds) + 1) }
             return headers
@@ -126,10 +126,6 @@ package final class RateLimiter: Sendable {
 
 /// 429 `rate_limited` in the API's one error shape, with `Retry-After` and `RateLimit-*`.
 package struct RateLimitedError: HTTPResponseError, CodedError {
-    static let limit = HTTPField.Name("RateLimit-Limit")!
-    static let remaining = HTTPField.Name("RateLimit-Remaining")!
-    static let reset = HTTPField.Name("RateLimit-Reset")!
-    static let policy = HTTPField.Name("RateLimit-Policy")!
 
     package let scope: RateLimiter.Scope
     package let headers: HTTPFields

@@ -4,7 +4,7 @@ import Foundation
 package struct AppsCatalog: Sendable, Equatable {
     package struct App: Sendable, Equatable {
         package var id: String
-        package var platform: String
+        package var platform: Platform
         package var apiKey: String
         package var devAPIKey: String
         package var inboxSecret: String?
@@ -127,9 +127,8 @@ package struct AppsCatalog: Sendable, Equatable {
                 guard !parsedApps.contains(where: { $0.id == appID }) else {
                     throw FormatError(path: "\(appPath).id", message: "app \"\(appID)\" is defined twice")
                 }
-                let platform = try string(app["platform"], path: "\(appPath).platform")
-                guard ["ios", "android", "web"].contains(platform) else {
-                    throw FormatError(path: "\(appPath).platform", message: "expected ios, android or web")
+                guard let platform = Platform(rawValue: try string(app["platform"], path: "\(appPath).platform")) else {
+                    throw FormatError(path: "\(appPath).platform", message: "expected \(Platform.listed)")
                 }
                 let live = try string(app["api_key"], path: "\(appPath).api_key")
                 let dev = try string(app["dev_api_key"], path: "\(appPath).dev_api_key")
@@ -146,7 +145,7 @@ package struct AppsCatalog: Sendable, Equatable {
                 let bundleID = try app["bundle_id"].map { value throws(FormatError) in
                     try string(value, path: "\(appPath).bundle_id")
                 }
-                if bundleID != nil && platform != "ios" {
+                if bundleID != nil && platform != .ios {
                     throw FormatError(path: "\(appPath).bundle_id", message: "only iOS apps have a bundle id")
                 }
                 var parsed = App(

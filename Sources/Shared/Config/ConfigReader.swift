@@ -77,8 +77,11 @@ struct ConfigReader {
             }
             return .project(project)
         case "app":
-            guard let platform = string(node, "platform") else { return nil }
-            if !["ios", "android", "web"].contains(platform) { fail(node["platform"], "platform: expected ios, android or web, found \"\(platform)\"") }
+            guard let text = string(node, "platform") else { return nil }
+            guard let platform = Platform(rawValue: text) else {
+                fail(node["platform"], "platform: expected \(Platform.listed), found \"\(text)\"")
+                return nil
+            }
             var app = AppDefinition(id: id, project: project, platform: platform, bundleID: string(node, "bundle_id", required: false), origin: origin)
             if let categories = node["categories"] { app.categories = self.categories(categories, platform: platform) }
             app.uninstallTracking = bool(node, "uninstall_tracking", default: false)
@@ -461,12 +464,12 @@ struct ConfigReader {
     /// `{SALE: {actions: [{id: BUY, title: Buy now, deeplink: "demo://buy", foreground: true, destructive: false}]}}`:
     /// names and action ids of 1 to 64 letters, digits, `_`, `-` or `.`; 1 to 4 actions (3 on Android, which shows no
     /// more), titles of 1 to 40 characters.
-    mutating func categories(_ node: ConfigNode, platform: String) -> [String: [PushAction]] {
+    mutating func categories(_ node: ConfigNode, platform: Platform) -> [String: [PushAction]] {
         guard case .object(let members) = node.value else {
             fail(node, "categories: expected a mapping from category name to {actions: [...]}, found \(node.typeName)")
             return [:]
         }
-        let most = platform == "android" ? 3 : 4
+        let most = platform == .android ? 3 : 4
         var categories: [String: [PushAction]] = [:]
         for (name, category) in members {
             let path = "categories.\(name)"

@@ -49,7 +49,7 @@ package struct Experiment: Sendable, Equatable {
 package struct Conversion: Sendable, Equatable {
     /// Whose writes may convert: the customer's servers only (the default: what a key shipped in every copy of an app
     /// or a web page says is the client's to say, and once bought an experiment's result), or apps and web pages too.
-    package enum Sources: String, Sendable, CaseIterable {
+    package enum Sources: String, Codable, Sendable, CaseIterable {
         case server, any
     }
 

@@ -265,7 +265,7 @@ package struct ProjectDefinition: Sendable {
 package struct AppDefinition: Sendable {
     package var id: String
     package var project: String
-    package var platform: String
+    package var platform: Platform
     /// The APNs topic (iOS) or package name (Android).
     package var bundleID: String?
     /// Notification categories by name, with their buttons (docs/campaigns.md, "Templates").

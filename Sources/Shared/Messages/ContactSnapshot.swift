@@ -52,14 +52,14 @@ package struct ContactSnapshot: WireMessage {
         package var dev: Bool
         package var token: String?
         /// `production` or `sandbox` (APNs).
-        package var environment: String?
+        package var environment: PushEnvironment?
         package var notificationPermission: String?
         package var optedOut: Bool
         /// A token, notifications displayed, not opted out (`b.is_push_optin`).
         package var pushReachable: Bool
 
         package init(
-            installationID: String, app: String?, dev: Bool = false, token: String?, environment: String?,
+            installationID: String, app: String?, dev: Bool = false, token: String?, environment: PushEnvironment?,
             notificationPermission: String?, optedOut: Bool = false, pushReachable: Bool
         ) {
             self.installationID = installationID
@@ -85,7 +85,7 @@ package struct ContactSnapshot: WireMessage {
             app = try container.decodeIfPresent(String.self, forKey: .app)
             dev = try container.decodeIfPresent(Bool.self, forKey: .dev) ?? false
             token = try container.decodeIfPresent(String.self, forKey: .token)
-            environment = try container.decodeIfPresent(String.self, forKey: .environment)
+            environment = try container.decodeIfPresent(PushEnvironment.self, forKey: .environment)
             notificationPermission = try container.decodeIfPresent(String.self, forKey: .notificationPermission)
             optedOut = try container.decodeIfPresent(Bool.self, forKey: .optedOut) ?? false
             pushReachable = try container.decodeIfPresent(Bool.self, forKey: .pushReachable) ?? false

@@ -89,7 +89,7 @@ package struct DeliveryReport: WireMessage {
     package var machine: Bool? = nil
 
     /// What the report counts as in an experiment's figures: its outcome, `_machine` appended for a machine's.
-    package var figure: String { machine == true ? "\(outcome.rawValue)_machine" : outcome.rawValue }
+    package var figure: DeliveryFigure { DeliveryFigure(outcome, machine: machine == true) }
 
     enum CodingKeys: String, CodingKey {
         case id, project, channel, outcome, reason, token, address, at, campaign, provider, attempts, action, experiment, variant, machine

@@ -65,18 +65,17 @@ package struct SendRequest: WireMessage {
     /// Email: false when the campaign turned off open and click tracking (`tracking: false`); absent: tracked.
     package var tracking: Bool? = nil
 
-    /// The trigger type of an uninstall-tracking probe: a silent push the user never sees (kept out of the inbox).
-    package static let uninstallProbe = "uninstall_tracking"
-    package var isUninstallProbe: Bool { trigger.type == Self.uninstallProbe }
+    /// An uninstall-tracking probe: a silent push the user never sees (kept out of the inbox).
+    package var isUninstallProbe: Bool { trigger.type == .uninstallTracking }
 
     package struct RawToken: Codable, Sendable, Equatable {
         package var token: String
         /// The app the token belongs to (its platform picks the provider, its bundle id the APNs topic).
         package var app: String
-        /// `sandbox` or `production` (APNs host); production when nil.
-        package var environment: String?
+        /// The APNs host; production when nil.
+        package var environment: PushEnvironment?
 
-        package init(token: String, app: String, environment: String? = nil) {
+        package init(token: String, app: String, environment: PushEnvironment? = nil) {
             self.token = token
             self.app = app
             self.environment = environment
@@ -84,8 +83,7 @@ package struct SendRequest: WireMessage {
     }
 
     package struct Trigger: Codable, Sendable, Equatable {
-        /// `event`, `segment_entry`, `schedule` or `api`.
-        package var type: String
+        package var type: TriggerType
         package var eventName: String?
         /// The id of the record that triggered (the event's id, or the API call's).
         package var eventID: String?
@@ -97,7 +95,7 @@ package struct SendRequest: WireMessage {
             case eventName = "event_name", eventID = "event_id"
         }
 
-        package init(type: String, eventName: String? = nil, eventID: String? = nil, at: Date) {
+        package init(type: TriggerType, eventName: String? = nil, eventID: String? = nil, at: Date) {
             self.type = type
             self.eventName = eventName
             self.eventID = eventID

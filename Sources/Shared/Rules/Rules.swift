@@ -141,8 +141,8 @@ package enum Rules {
 
     /// A push token of an app of `platform`: iOS tokens are an even number (64 to 200) of hexadecimal digits, stored
     /// lowercase (APNs tokens are 32 bytes today but Apple reserves longer ones); others 1 to 4096 visible ASCII.
-    package static func pushToken(_ text: String, platform: String) throws(Violation) -> String {
-        if platform == "ios" {
+    package static func pushToken(_ text: String, platform: Platform) throws(Violation) -> String {
+        if platform == .ios {
             let token = text.asciiLowercased
             guard (64...200).contains(token.utf8.count), token.utf8.count % 2 == 0,
                 token.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })

@@ -49,10 +49,9 @@ package struct InstallationReport: Sendable, Equatable {
 /// `push_token`: the installation's push token (`POST /v1/app/push-token`).
 package struct PushTokenRegistration: Sendable, Equatable {
     package var token: String
-    /// `sandbox` or `production`.
-    package var environment: String
+    package var environment: PushEnvironment
 
-    package init(token: String, environment: String) {
+    package init(token: String, environment: PushEnvironment) {
         self.token = token
         self.environment = environment
     }
@@ -99,7 +98,7 @@ package struct TransactionalPush: Sendable, Equatable {
     /// The app of a raw token.
     package var app: String?
     /// A raw token's APNs environment.
-    package var environment: String?
+    package var environment: PushEnvironment?
     /// How the send id is derived from the record (`send_id_version`, written by the ingest since version 2): a record
     /// applied again after an upgrade that changed the derivation still gets the id it had, so the notifier's ledger
     /// dedupes it. nil on records written before the field: their receipt time says which (`SendIDDerivation`).
@@ -109,7 +108,7 @@ package struct TransactionalPush: Sendable, Equatable {
 
     package init(
         campaign: String?, notification: [JSONMember], payload: [JSONMember]? = nil, app: String? = nil,
-        environment: String? = nil, sendIDVersion: Int? = nil
+        environment: PushEnvironment? = nil, sendIDVersion: Int? = nil
     ) {
         self.campaign = campaign
         self.notification = notification
@@ -149,11 +148,11 @@ extension InstallationReport {
 }
 
 extension PushTokenRegistration {
-    var json: JSONValue { .object([JSONMember("token", .string(token)), JSONMember("environment", .string(environment))]) }
+    var json: JSONValue { .object([JSONMember("token", .string(token)), JSONMember("environment", .string(environment.rawValue))]) }
 
     init(wire value: JSONValue, path: String) throws(WireError) {
         let object = try WireObject(value, path: path)
-        self.init(token: try object.string("token"), environment: try object.string("environment"))
+        self.init(token: try object.string("token"), environment: try object.kind("environment", as: PushEnvironment.self))
     }
 }
 
@@ -182,7 +181,7 @@ extension TransactionalPush {
         members.append(JSONMember("notification", .object(notification)))
         if let payload { members.append(JSONMember("payload", .object(payload))) }
         if let app { members.append(JSONMember("app", .string(app))) }
-        if let environment { members.append(JSONMember("environment", .string(environment))) }
+        if let environment { members.append(JSONMember("environment", .string(environment.rawValue))) }
         if let sendIDVersion { members.append(JSONMember("send_id_version", .number(String(sendIDVersion)))) }
         return .object(members)
     }
@@ -196,6 +195,6 @@ extension TransactionalPush {
         self.init(
             campaign: try object.optionalString("campaign"), notification: notification.members,
             payload: try object.optionalObject("payload")?.members, app: try object.optionalString("app"),
-            environment: try object.optionalString("environment"), sendIDVersion: try object.optionalInt("send_id_version"))
+            environment: try object.optionalKind("environment", as: PushEnvironment.self), sendIDVersion: try object.optionalInt("send_id_version"))
     }
 }

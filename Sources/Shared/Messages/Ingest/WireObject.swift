@@ -41,6 +41,22 @@ package struct WireObject {
         }
     }
 
+    /// One of a kind's values, by its raw value (absent or null: nil); another value is an error listing the kind's.
+    package func optionalKind<Kind: RawRepresentable & CaseIterable>(_ name: String, as kind: Kind.Type) throws(WireError) -> Kind?
+    where Kind.RawValue == String {
+        guard let text = try optionalString(name) else { return nil }
+        guard let value = Kind(rawValue: text) else {
+            throw mismatch(name, Kind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or "))
+        }
+        return value
+    }
+
+    package func kind<Kind: RawRepresentable & CaseIterable>(_ name: String, as kind: Kind.Type) throws(WireError) -> Kind
+    where Kind.RawValue == String {
+        guard let value = try optionalKind(name, as: kind) else { throw WireError(reason: "\(path(name)): missing") }
+        return value
+    }
+
     package func bool(_ name: String) throws(WireError) -> Bool {
         guard case .bool(let flag)? = value(name) else { throw mismatch(name, "a boolean") }
         return flag
