@@ -81,7 +81,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         let number = database.partition
         guard let rules else { return }
         do {
-            let pending = try await database.reconcile(rules: rules)
+            let pending = try await OrchestratorPartition(database).reconcile(rules: rules)
             guard !pending.isEmpty else {
                 backfills.removeValue(forKey: number)
                 return
@@ -113,7 +113,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
                 group.addTask {
                     do {
                         return try await owner.run(on: number) { database in
-                            let (ran, outbox) = try await database.runTimers(rules: rules)
+                            let (ran, outbox) = try await OrchestratorPartition(database).runTimers(rules: rules)
                             if !outbox.isEmpty { await owner.flush(number) }
                             return ran
                         } ?? 0
@@ -134,7 +134,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
                 var done = true
                 do {
                     guard let chunk = try await owner.run(on: number, { database in
-                        try await database.backfill(rules: rules, segment: segment)
+                        try await OrchestratorPartition(database).backfill(rules: rules, segment: segment)
                     }) else { break }  // not running: the partition's next opening asks again
                     done = chunk.done
                     job.evaluated += chunk.evaluated
@@ -175,7 +175,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         var next: String?
         for number in await owner.runningPartitions {
             do {
-                guard let held = try await owner.run(on: number, { try await $0.heldSends() }) else { continue }
+                guard let held = try await owner.run(on: number, { try await OrchestratorPartition($0).heldSends() }) else { continue }
                 count += held.count
                 if let first = held.next, next.map({ first < $0 }) ?? true { next = first }
             } catch {
@@ -195,7 +195,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     /// The segments a profile is in, if a partition of this instance holds it.
     func segments(key: String) async throws -> [String]? {
         for (_, database) in await owner.openDatabases {
-            if try await database.read({ try ProfileView.json($0, key: key) }) != nil { return try await database.segments(of: key) }
+            if try await database.read({ try ProfileView.json($0, key: key) }) != nil { return try await OrchestratorPartition(database).segments(of: key) }
         }
         return nil
     }
@@ -216,7 +216,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         // First: from here on, every change of a profile's rows drops its in-app tags.
         if readTagCapacity > 0 { try await database.keepReadTags(owners: OrchestratorSchema.rowOwners, capacity: readTagCapacity) }
         // Records an earlier version kept for later (ops it did not implement): applied now, before new ones.
-        let outbox = try await database.applyDeferred { db, record in try OrchestratorApplier.apply(db, record: record) }
+        let outbox = try await OrchestratorPartition(database).applyDeferred { db, record in try OrchestratorApplier.apply(db, record: record) }
         if !outbox.isEmpty {
             logger.info(
                 "deferred records applied", metadata: ["partition": "\(database.partition)", "outputs": "\(outbox.count)"])
@@ -254,35 +254,20 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         await owner.retryPaused()
     }
 
-    /// The retention round (docs/retention.md), in every open partition: forgets record ids older than the dedupe
-    /// window, pushes too old to be opened, campaign decisions and in-app impressions no re-eligibility rule reads any
-    /// more (logged together as `decisions`), and sends older than every frequency cap.
+    /// The retention round (docs/retention.md), in every open partition: `OrchestratorRetention.tables`, each table with
+    /// its rule, logged by figure (ids, receipts, decisions, frequency_log).
     func applyRetention(now: Date? = nil) async {
         let now = now ?? clock()
         let window = dedupeRetention.timeInterval
         let rules = self.rules
         for number in await owner.runningPartitions {
             do {
-                guard let (ids, receipts, decisions, capped) = try await owner.run(on: number, { database in
-                    let ids = try await database.pruneApplied(before: now.addingTimeInterval(-window))
-                    let receipts = try await database.prunePushReceipts(now: now) + database.pruneContentCards(now: now)
-                    // Not before the configuration is known: a `once` campaign's decisions are kept for good.
-                    guard let rules else { return (ids, receipts, 0, 0) }
-                    return (
-                        ids, receipts,
-                        try await database.pruneCampaignHistory(rules: rules, now: now, dedupeWindow: window)
-                            + database.pruneInAppImpressions(rules: rules, now: now, dedupeWindow: window)
-                            + database.pruneExperimentAssignments(rules: rules, now: now),
-                        try await database.pruneFrequencyLog(rules: rules, now: now)
-                    )
-                }) else { continue }
-                if ids > 0 || receipts > 0 || decisions > 0 || capped > 0 {
-                    logger.info(
-                        "retention applied",
-                        metadata: [
-                            "partition": "\(number)", "ids": "\(ids)", "receipts": "\(receipts)", "decisions": "\(decisions)",
-                            "frequency_log": "\(capped)",
-                        ])
+                let context = OrchestratorRetention.Context(rules: rules, now: now, dedupeWindow: window)
+                guard let pruned = try await owner.run(on: number, { try await OrchestratorRetention.apply($0, context) }) else { continue }
+                if pruned.values.contains(where: { $0 > 0 }) {
+                    var metadata: Logger.Metadata = ["partition": "\(number)"]
+                    for figure in OrchestratorRetention.Figure.allCases { metadata[figure.rawValue] = "\(pruned[figure] ?? 0)" }
+                    logger.info("retention applied", metadata: metadata)
                 }
             } catch {
                 logger.warning("retention failed", metadata: ["partition": "\(number)", "error": "\(error)"])

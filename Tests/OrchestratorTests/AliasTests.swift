@@ -177,7 +177,7 @@ struct BrazeProfileRulesTests {
     @Test("arrays keep 25 items by default, up to the attribute's own limit: a set keeps the first, an add drops the oldest")
     func arrayLimits() async throws {
         let directory = temporaryDirectory()
-        let database = try PartitionDatabase.open(directory: directory, partition: 0)
+        let database = try OrchestratorPartition.open(directory: directory, partition: 0)
         defer { try? database.close() }
         let rules = EngagementRules(config: try configuration([#"{"kind":"project","id":"demo","array_limits":{"colors":100}}"#]))
         let items = (1...120).map { JSONValue.string("c\($0)") }

@@ -126,7 +126,7 @@ struct ContentCardTests {
         let rows = try await harness.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM content_cards") }
         #expect(rows == 2)
         // 30 days past the expiry, the rows go.
-        let pruned = try await harness.database.pruneContentCards(now: t0 + 38 * 86_400)
+        let pruned = try await OrchestratorRetention.pruneContentCards(harness.database, now: t0 + 38 * 86_400)
         #expect(pruned == 2)
     }
 

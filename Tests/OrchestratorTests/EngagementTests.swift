@@ -54,7 +54,7 @@ final class EngagementHarness {
         let rules = self.rules
         let pending = try await database.write { db in try SegmentBackfill(db: db, rules: rules, now: rules.clock()).reconcile() }
         for segment in pending {
-            while try await !database.backfill(rules: rules, segment: segment).done {}
+            while try await !OrchestratorPartition(database).backfill(rules: rules, segment: segment).done {}
         }
         return pending
     }
@@ -72,14 +72,14 @@ final class EngagementHarness {
     @discardableResult
     func advance(to date: Date) async throws -> Int {
         clock.set(date)
-        let (ran, records) = try await database.runTimers(rules: rules)
+        let (ran, records) = try await OrchestratorPartition(database).runTimers(rules: rules)
         outbox += records
         return ran
     }
 
     func reopen() throws {
         try database.close()
-        database = try PartitionDatabase.open(directory: directory, partition: 0)
+        database = try OrchestratorPartition.open(directory: directory, partition: 0)
     }
 
     func sends(_ channel: MessageChannel = .push) throws -> [SendRequest] {
@@ -90,7 +90,7 @@ final class EngagementHarness {
         outbox.filter { $0.topic == HeraldTopic.dlq.name }.compactMap { try? Wire.decode(DeadLetter.self, from: $0.value ?? []) }
     }
 
-    func segments(_ key: String = "demo/paul") async throws -> [String] { try await database.segments(of: key) }
+    func segments(_ key: String = "demo/paul") async throws -> [String] { try await OrchestratorPartition(database).segments(of: key) }
 }
 
 @Suite("Segments in the orchestrator", .serialized)
@@ -171,12 +171,12 @@ struct SegmentMembershipTests {
         let config = try configuration(
             demoProject, #"{"kind":"segment","id":"big","project":"demo","condition":"c.n >= 20"}"#)
         harness.rules = EngagementRules(config: config, clock: { t0 })
-        #expect(try await harness.database.reconcile(rules: harness.rules) == ["demo/big"])
+        #expect(try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules) == ["demo/big"])
         var evaluated = 0
         var chunks = 0
         var done = false
         repeat {
-            let chunk = try await harness.database.backfill(rules: harness.rules, segment: "demo/big", limit: 10)
+            let chunk = try await OrchestratorPartition(harness.database).backfill(rules: harness.rules, segment: "demo/big", limit: 10)
             done = chunk.done
             evaluated += chunk.evaluated
             chunks += 1
@@ -184,13 +184,13 @@ struct SegmentMembershipTests {
             if chunks == 1 { try harness.reopen() }
         } while !done
         #expect(evaluated == 25 && chunks == 3)
-        #expect(try await harness.database.reconcile(rules: harness.rules) == [])
+        #expect(try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules) == [])
         let members = try await harness.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") }
         #expect(members == 5)
         // A new condition forgets the old membership and asks for a backfill.
         let changed = try configuration(
             demoProject, #"{"kind":"segment","id":"big","project":"demo","condition":"c.n >= 24"}"#)
-        #expect(try await harness.database.reconcile(rules: EngagementRules(config: changed)) == ["demo/big"])
+        #expect(try await OrchestratorPartition(harness.database).reconcile(rules: EngagementRules(config: changed)) == ["demo/big"])
         let left = try await harness.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_members") }
         #expect(left == 0)
     }
@@ -399,7 +399,7 @@ struct CampaignTests {
             #"{"kind":"template","id":"news","project":"demo","channel":"sms","variants":{"default":{"text":"News"}}}"#,
             #"{"kind":"campaign","id":"weekly","project":"demo","trigger":{"schedule":{"at":"2026-11-18T12:00:00Z"}},"audience":"vip","reeligibility":"always","messages":[{"channel":"sms","template":"news"}]}"#)
         let harness = try await EngagementHarness(config)
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         let members = ScheduledRuns.page * 2 + 500
         let vip = try JSONParser.parse(Array(#"{"custom_attributes":{"vip.b":true}}"#.utf8))
         try await harness.apply((0..<members).map { index in
@@ -430,7 +430,7 @@ struct CampaignTests {
             #"{"kind":"campaign","id":"otp","project":"demo","type":"transactional","trigger":{"api":true},"audience":"vip","reeligibility":"always","messages":[{"channel":"sms","template":"code"}]}"#)
         let harness = try await EngagementHarness(config)
         // Backfilled by the harness, as a partition's opening does.
-        #expect(try await harness.database.reconcile(rules: harness.rules) == [])
+        #expect(try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules) == [])
         func api(_ id: String, _ customID: String, code: String) -> KafkaRecord {
             harness.writer.record(
                 .campaignTrigger, id: id, customID: customID,
@@ -475,7 +475,7 @@ struct CampaignTests {
             #"{"kind":"template","id":"news","project":"demo","channel":"sms","variants":{"default":{"text":"News"}}}"#,
             #"{"kind":"campaign","id":"welcome","project":"demo","trigger":{"segment_entry":"\#(entered)"},"audience":"\#(audience)","messages":[{"channel":"sms","template":"news"}]}"#)
         let harness = try await EngagementHarness(config)
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         try await harness.apply([try harness.writer.update(id: "1", #"{"plan":"gold","country":"fr"}"#)])
         #expect(try harness.sends(.sms).map(\.campaign) == ["welcome"])
     }

@@ -361,12 +361,12 @@ struct ExperimentTests {
             }
         }
         #expect(try await rows() == [10, 1])
-        #expect(try await harness.database.pruneExperimentAssignments(rules: rules, now: t0 + 89 * 86_400) == 0)
-        #expect(try await harness.database.pruneExperimentAssignments(rules: rules, now: t0 + 91 * 86_400) == 11)
+        #expect(try await OrchestratorRetention.pruneExperimentAssignments(harness.database, rules: rules, now: t0 + 89 * 86_400) == 0)
+        #expect(try await OrchestratorRetention.pruneExperimentAssignments(harness.database, rules: rules, now: t0 + 91 * 86_400) == 11)
         #expect(try await rows() == [0, 0])
         // Under the configuration that runs that version, nothing goes.
         _ = try await Self.signUp(harness, (10..<14).map { "k\($0)" })
-        #expect(try await harness.database.pruneExperimentAssignments(rules: rules, now: t0 + 400 * 86_400) == 0)
+        #expect(try await OrchestratorRetention.pruneExperimentAssignments(harness.database, rules: rules, now: t0 + 400 * 86_400) == 0)
         #expect(try await rows() == [4, 0])
     }
 }

@@ -113,8 +113,8 @@ struct FrequencyCapTests {
         let harness = try await EngagementHarness(try Self.config(caps: #"[{"max":5,"per":"2d"},{"max":9,"per":"7d"}]"#, [Self.campaign("news")]))
         try await open(harness, at: t0)
         try await open(harness, at: t0 + 3 * 86_400)
-        #expect(try await harness.database.pruneFrequencyLog(rules: harness.rules, now: t0 + 7 * 86_400 + 1) == 1)
-        #expect(try await harness.database.pruneFrequencyLog(rules: harness.rules, now: t0 + 7 * 86_400 + 1) == 0)
+        #expect(try await OrchestratorRetention.pruneFrequencyLog(harness.database, rules: harness.rules, now: t0 + 7 * 86_400 + 1) == 1)
+        #expect(try await OrchestratorRetention.pruneFrequencyLog(harness.database, rules: harness.rules, now: t0 + 7 * 86_400 + 1) == 0)
         #expect(try await harness.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM frequency_log") } == 1)
     }
 }

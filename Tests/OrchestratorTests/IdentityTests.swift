@@ -28,7 +28,7 @@ final class Cluster {
 
     init(partitions: Int = 3, seed: UInt64 = 1) throws {
         let directory = temporaryDirectory()
-        databases = try (0..<partitions).map { try PartitionDatabase.open(directory: directory, partition: Int32($0)) }
+        databases = try (0..<partitions).map { try OrchestratorPartition.open(directory: directory, partition: Int32($0)) }
         pending = Array(repeating: [], count: partitions)
         offsets = Array(repeating: 0, count: partitions)
         generator = SeededGenerator(seed: seed)

@@ -190,12 +190,12 @@ struct InAppEligibilityTests {
         }
         #expect(try await rows("in_app_impressions") == 3)
         // Within `sale`'s day and the dedupe window: all kept.
-        #expect(try await harness.database.pruneInAppImpressions(rules: harness.rules, now: t0 + 3000, dedupeWindow: 3600) == 0)
+        #expect(try await OrchestratorRetention.pruneInAppImpressions(harness.database, rules: harness.rules, now: t0 + 3000, dedupeWindow: 3600) == 0)
         // Past them: `sale` (1 day) and `later` (always: the dedupe window) go; `tips` (once) stays.
-        #expect(try await harness.database.pruneInAppImpressions(rules: harness.rules, now: t0 + 86_401, dedupeWindow: 3600) == 2)
+        #expect(try await OrchestratorRetention.pruneInAppImpressions(harness.database, rules: harness.rules, now: t0 + 86_401, dedupeWindow: 3600) == 2)
         #expect(try await rows("in_app_impressions") == 1)
-        #expect(try await harness.database.prunePushReceipts(now: t0 + 30 * 86_400 - 1) == 0)
-        #expect(try await harness.database.prunePushReceipts(now: t0 + 30 * 86_400 + 1) == 1)
+        #expect(try await OrchestratorRetention.prunePushReceipts(harness.database, now: t0 + 30 * 86_400 - 1) == 0)
+        #expect(try await OrchestratorRetention.prunePushReceipts(harness.database, now: t0 + 30 * 86_400 + 1) == 1)
     }
 
     /// A public key once stored 400 impressions of one message for a made-up installation and showed them on the

@@ -55,7 +55,7 @@ struct LocalScheduleBenchmark {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for database in databases {
                 group.addTask {
-                    while try await database.runTimers(rules: rules).ran > 0 {
+                    while try await OrchestratorPartition(database).runTimers(rules: rules).ran > 0 {
                         try await database.produceOutbox(with: publisher)
                     }
                     try await database.produceOutbox(with: publisher)
@@ -75,7 +75,7 @@ struct LocalScheduleBenchmark {
     static func fill(partition: Int, config: HeraldConfiguration, rules: EngagementRules) async throws -> PartitionDatabase {
         let directory = temporaryDirectory()
         let filling = try PartitionDatabase.open(directory: directory, partition: Int32(partition), migrator: OrchestratorSchema.migrator)
-        _ = try await filling.reconcile(rules: rules)
+        _ = try await OrchestratorPartition(filling).reconcile(rules: rules)
         let segment = try #require(config.segments["demo/members"])
         try await filling.write { db in
             try db.execute(

@@ -49,7 +49,7 @@ struct LocalScheduleTests {
     func eachAtTheirNine() async throws {
         let harness = try await EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"local","on":"2026-12-01"}"#))
         try await members(harness, Self.zones.map(\.name))
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         // Prepared an hour before the first 09:00 anywhere (UTC+14).
         #expect(try await harness.advance(to: Self.utc("2026-11-30T17:59:59Z")) == 0)
         #expect(try await harness.advance(to: Self.utc("2026-11-30T18:00:00Z")) == 1)
@@ -84,7 +84,7 @@ struct LocalScheduleTests {
             try await members(harness, ["Asia/Tokyo", "Europe/Paris"])
             // Applied at 05:00 UTC: 14:00 in Tokyo, 06:00 in Paris.
             harness.clock.set(Self.utc("2026-12-01T05:00:00Z"))
-            _ = try await harness.database.reconcile(rules: harness.rules)
+            _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
             #expect(try await harness.advance(to: Self.utc("2026-12-01T05:00:00Z")) == 1)
             try await harness.advance(to: Self.utc("2026-12-01T08:00:00Z"))
             try await harness.advance(to: Self.utc("2026-12-02T00:00:00Z"))
@@ -97,7 +97,7 @@ struct LocalScheduleTests {
     func recurringAndFixedZone() async throws {
         var harness = try await EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"local","on":"2026-12-01","every":"1d"}"#))
         try await members(harness, ["Asia/Tokyo", "America/New_York"])
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         var clock = Self.utc("2026-11-30T00:00:00Z")
         while clock < Self.utc("2026-12-03T12:00:00Z") {
             clock += 15 * 60
@@ -110,7 +110,7 @@ struct LocalScheduleTests {
 
         harness = try await EngagementHarness(try Self.config(#"{"at":"09:00","timezone":"Asia/Tokyo","on":"2026-12-01"}"#))
         try await members(harness, ["Asia/Tokyo", "America/New_York"])
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         try await harness.advance(to: Self.utc("2026-11-30T23:00:00Z"))
         try await harness.advance(to: Self.utc("2026-12-01T00:00:00Z"))
         #expect(try released(harness) == ["Asia/Tokyo": [Self.utc("2026-12-01T00:00:00Z")], "America/New_York": [Self.utc("2026-12-01T00:00:00Z")]])
@@ -121,7 +121,7 @@ struct LocalScheduleTests {
         let harness = try await EngagementHarness(try Self.config(#"{"at":"02:30","timezone":"local","on":"2026-03-29"}"#))
         harness.clock.set(Self.utc("2026-03-01T00:00:00Z"))
         try await members(harness, ["Europe/Paris"])
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         try await harness.advance(to: Self.utc("2026-03-28T12:00:00Z"))
         #expect(try await harness.advance(to: Self.utc("2026-03-29T00:58:59Z")) == 0)
         #expect(try await harness.advance(to: Self.utc("2026-03-29T01:00:00Z")) == 1)
@@ -148,7 +148,7 @@ struct LocalScheduleTests {
             harness.writer.record(.installation, id: "i2", customID: "anna", installationID: "A-NEW", at: t0 + 60,
                 fields: installationFields([JSONMember("timezone", .string("Asia/Tokyo"))])),
         ])
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         try await harness.advance(to: Self.utc("2026-11-30T18:00:00Z"))
         try await harness.advance(to: Self.utc("2026-12-01T00:00:00Z"))
         try await harness.advance(to: Self.utc("2026-12-01T14:00:00Z"))
@@ -164,7 +164,7 @@ struct LocalScheduleTests {
                 try JSONParser.parse(Array(#"{"$timezone":"Asia/Tokyo","member":true}"#.utf8)), path: "a", identified: true)
             return harness.writer.record(.profileUpdate, id: "p\(index)", customID: "u\(index)", fields: [JSONMember("profile", edit.json)])
         })
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         #expect(try await harness.advance(to: Self.utc("2026-11-30T18:00:00Z")) == 1)  // the first page
         #expect(try await harness.advance(to: Self.utc("2026-11-30T18:00:01Z")) == 1)  // the rest
         #expect(try await harness.advance(to: Self.utc("2026-12-01T00:00:00Z")) == 1)

@@ -124,7 +124,7 @@ struct OrchestratorBenchmark {
         }
         let rawSeconds = Self.seconds(ContinuousClock.now - rawStart)
 
-        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         // As the service's partitions do: every commit tells which profiles changed, for their kept in-app tags.
         try await database.keepReadTags(owners: OrchestratorSchema.rowOwners, capacity: OrchestratorConfig.defaultInAppCachedTags)
         let start = ContinuousClock.now
@@ -230,7 +230,7 @@ struct SegmentBenchmark {
         let workload = try OrchestratorBenchmark.workload()
         let config = try Self.hundredSegments()
         let rules = EngagementRules(config: config, clock: { t0 + 200_000 })
-        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         // The same profiles first, so that the measured writes re-evaluate existing members.
         let before = SegmentEvaluator.evaluations.load(ordering: .relaxed)
         let start = ContinuousClock.now
@@ -247,7 +247,7 @@ struct SegmentBenchmark {
 
         // Backfill: 1M profiles with attributes written straight into a partition, then a new segment over them.
         let profiles = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_PROFILES"] ?? "") ?? 1_000_000
-        let big = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let big = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         let fillStart = ContinuousClock.now
         for chunk in stride(from: 0, to: profiles, by: 50_000) {
             try await big.write { db in
@@ -268,12 +268,12 @@ struct SegmentBenchmark {
             #"{"kind":"project","id":"demo"}"#,
             #"{"kind":"segment","id":"gold-fr","project":"demo","condition":"c.plan = \"gold\" and b.language = \"fr\" and c.visits >= 100"}"#)
         let backfillRules = EngagementRules(config: newSegment, clock: { t0 })
-        let pending = try await big.reconcile(rules: backfillRules)
+        let pending = try await OrchestratorPartition(big).reconcile(rules: backfillRules)
         let backfillStart = ContinuousClock.now
         var evaluated = 0
         var done = false
         repeat {
-            let chunk = try await big.backfill(rules: backfillRules, segment: pending[0])
+            let chunk = try await OrchestratorPartition(big).backfill(rules: backfillRules, segment: pending[0])
             done = chunk.done
             evaluated += chunk.evaluated
         } while !done

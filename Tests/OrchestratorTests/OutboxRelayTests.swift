@@ -18,7 +18,7 @@ struct OutboxRelayTests {
         let directory = temporaryDirectory()
         do {
             // The previous run committed an email change (and its contact snapshot) and died before producing it.
-            let database = try PartitionDatabase.open(directory: directory, partition: 0)
+            let database = try OrchestratorPartition.open(directory: directory, partition: 0)
             var writer = Writer()
             _ = try await database.applyBatch(
                 [try writer.update(id: "1", #"{"$email_address":"paul@example.com"}"#)], apply: OrchestratorApplier.apply)
@@ -38,7 +38,7 @@ struct OutboxRelayTests {
             !$0.isEmpty
         }
         #expect(records.map(\.keyString) == ["demo/paul"])
-        let reopened = try PartitionDatabase.open(directory: directory, partition: 0)
+        let reopened = try OrchestratorPartition.open(directory: directory, partition: 0)
         #expect(try await reopened.pendingOutbox().isEmpty)
 
         await manager.partitionsRevoked([TopicPartition(HeraldTopic.ingest.name, 0)], lost: false)

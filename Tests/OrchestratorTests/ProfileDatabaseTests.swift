@@ -70,7 +70,7 @@ func eventCount(_ database: PartitionDatabase, _ name: String, key: String = "de
 struct ProfileDatabaseTests {
     @Test("a sequence of writes gives the expected profile")
     func golden() async throws {
-        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 3)
+        let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 3)
         var writer = Writer(partition: 3)
         let records = [
             try writer.update(id: "1", #"{"$email_address":"paul@example.com","$email_marketing":"subscribed","plan":"free","age":25,"tags":["a","b"]}"#),
@@ -96,7 +96,7 @@ struct ProfileDatabaseTests {
 
     @Test("a replayed record id is a no-op")
     func dedupe() async throws {
-        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         var writer = Writer()
         let event = try writer.event(id: "same", #"{"name":"open"}"#)
         var replay = event
@@ -108,7 +108,7 @@ struct ProfileDatabaseTests {
 
     @Test("a record id is remembered per profile: another user's write with the same id is applied, not silenced")
     func dedupePerProfile() async throws {
-        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         var writer = Writer()
         let event = try JSONParser.parse(Array(#"{"name":"open"}"#.utf8))
         guard case .valid(let validated) = EventValidation.validate(event, path: "e") else { return }
@@ -121,7 +121,7 @@ struct ProfileDatabaseTests {
 
     @Test("the dedupe window, counted from the record's time: ids older than the retention are forgotten, newer ones kept")
     func dedupeWindow() async throws {
-        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         var writer = Writer()
         let event = try writer.event(id: "old", #"{"name":"open"}"#, at: t0)
         _ = try await database.applyBatch([event], apply: OrchestratorApplier.apply)
@@ -137,7 +137,7 @@ struct ProfileDatabaseTests {
 
     @Test("string arrays: $add keeps items unique and at most 25, dropping the oldest; $remove of a missing item is a no-op")
     func arrays() async throws {
-        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         var writer = Writer()
         let first = (0..<20).map { "\"i\($0)\"" }.joined(separator: ",")
         let more = (20..<30).map { "\"i\($0)\"" }.joined(separator: ",")
@@ -155,7 +155,7 @@ struct ProfileDatabaseTests {
 
     @Test("delete removes the profile and everything keyed by it, with a contacts tombstone")
     func delete() async throws {
-        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         var writer = Writer()
         let outbox = try await database.applyBatch(
             [
@@ -170,7 +170,7 @@ struct ProfileDatabaseTests {
 
     @Test("unreadable records go to herald.dlq with the reason, and the offset moves on")
     func deadLetters() async throws {
-        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         func raw(_ offset: Int64, _ text: String?) -> KafkaRecord {
             KafkaRecord(
                 topic: HeraldTopic.ingest.name, partition: 0, offset: offset, key: Array("k".utf8),
@@ -200,7 +200,7 @@ struct ProfileDatabaseTests {
     @Test("records an earlier version kept in deferred_records are applied when the partition opens")
     func deferredRecordsApplied() async throws {
         let directory = temporaryDirectory()
-        let database = try PartitionDatabase.open(directory: directory, partition: 0)
+        let database = try OrchestratorPartition.open(directory: directory, partition: 0)
         var writer = Writer()
         writer.source = .app(id: "ios", dev: false)
         let deferred = [
@@ -215,13 +215,13 @@ struct ProfileDatabaseTests {
                     arguments: [record.topic, record.offset, record.keyString, Data(record.value ?? []), "x"])
             }
         }
-        let outbox = try await database.applyDeferred(apply: OrchestratorApplier.apply)
+        let outbox = try await OrchestratorPartition(database).applyDeferred(apply: OrchestratorApplier.apply)
         #expect(outbox.map(\.topic).sorted() == ["herald.contacts", "herald.ingest"])
         let profile = try JSONParser.parse(Array(try #require(try await profileJSON(database)).utf8))
         #expect(profile["installations"]?[0]?["installation_id"] == .string("I"))
         #expect(profile["installations"]?[0]?["opted_out"] == .bool(true))
         #expect(try await database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM deferred_records") } == 0)
-        #expect(try await database.applyDeferred(apply: OrchestratorApplier.apply).isEmpty)
+        #expect(try await OrchestratorPartition(database).applyDeferred(apply: OrchestratorApplier.apply).isEmpty)
     }
 }
 
@@ -239,7 +239,7 @@ struct CrashSafetyTests {
                 : try writer.event(id: "e\(index)", #"{"name":"tap"}"#)
         }
         do {
-            let database = try PartitionDatabase.open(directory: directory, partition: 0)
+            let database = try OrchestratorPartition.open(directory: directory, partition: 0)
             // The process dies after applying 57 records of the batch, before the commit.
             let applied = Locked(0)
             await #expect(throws: Crash.self) {
@@ -254,7 +254,7 @@ struct CrashSafetyTests {
             try database.close()
         }
         // Restart: reopen, resume at the stored offset (none: the beginning), Kafka redelivers the whole batch.
-        let database = try PartitionDatabase.open(directory: directory, partition: 0)
+        let database = try OrchestratorPartition.open(directory: directory, partition: 0)
         #expect(try await database.nextOffsets().isEmpty)
         let outbox = try await database.applyBatch(records, apply: OrchestratorApplier.apply)
         #expect(try await eventCount(database, "TAP") == 90)
@@ -270,13 +270,13 @@ struct CrashSafetyTests {
         let directory = temporaryDirectory()
         var writer = Writer()
         do {
-            let database = try PartitionDatabase.open(directory: directory, partition: 0)
+            let database = try OrchestratorPartition.open(directory: directory, partition: 0)
             let outbox = try await database.applyBatch(
                 [try writer.update(id: "1", #"{"$email_address":"a@b.co"}"#)], apply: OrchestratorApplier.apply)
             #expect(outbox.count == 1)
             try database.close()  // dies before producing
         }
-        let database = try PartitionDatabase.open(directory: directory, partition: 0)
+        let database = try OrchestratorPartition.open(directory: directory, partition: 0)
         let pending = try await database.pendingOutbox()
         #expect(pending.map(\.key) == ["demo/paul"])
         try await database.markProduced(pending.map(\.id))

@@ -66,7 +66,7 @@ struct RetentionSoakTests {
             // The retention round, as the orchestrator runs it, a minute after the delays' decisions.
             let now = harness.clock.now + 60
             try await harness.database.pruneApplied(before: now.addingTimeInterval(-window))
-            _ = try await harness.database.pruneCampaignHistory(rules: harness.rules, now: now, dedupeWindow: window)
+            _ = try await OrchestratorRetention.pruneCampaignHistory(harness.database, rules: harness.rules, now: now, dedupeWindow: window)
             days.append(try await tableCounts(harness.database))
         }
         // One delay waits per campaign and profile, not one per cart.

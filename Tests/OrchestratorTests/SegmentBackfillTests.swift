@@ -26,7 +26,7 @@ struct SegmentBackfillTests {
             try await harness.apply([try harness.writer.update(id: "p\(index)", attributes, customID: customID)])
         }
         harness.rules = EngagementRules(config: try configuration(Self.base + objects), clock: { [clock = harness.clock] in clock.now })
-        #expect(try await harness.database.reconcile(rules: harness.rules) == ["demo/vip"])
+        #expect(try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules) == ["demo/vip"])
         return harness
     }
 
@@ -47,7 +47,7 @@ struct SegmentBackfillTests {
             ], profiles: Self.vips(30))
         // Due at its time (t0 + 60 s): the run waits while the backfill has not finished, however far it went.
         #expect(try await harness.advance(to: t0 + 60) == 1)
-        _ = try await harness.database.backfill(rules: harness.rules, segment: "demo/vip", limit: 10)
+        _ = try await OrchestratorPartition(harness.database).backfill(rules: harness.rules, segment: "demo/vip", limit: 10)
         #expect(try await harness.advance(to: t0 + 61) == 1)
         #expect(try harness.sends(.sms).isEmpty)
         try await harness.backfill()
@@ -67,7 +67,7 @@ struct SegmentBackfillTests {
                 #"{"kind":"campaign","id":"launch","project":"demo","trigger":{"schedule":{"at":"2026-11-18T11:07:40Z"}},"audience":"vip","messages":[{"channel":"sms","template":"news"}]}"#,
             ], profiles: Self.vips(30), changelog: topic)
         #expect(try await harness.advance(to: t0 + 60) == 1)
-        _ = try await harness.database.backfill(rules: harness.rules, segment: "demo/vip", limit: 10)
+        _ = try await OrchestratorPartition(harness.database).backfill(rules: harness.rules, segment: "demo/vip", limit: 10)
         let cursor = try await harness.database.read { db in try SegmentBackfillsTable(db).cursor("demo/vip")?.after }
         #expect(cursor != nil)
 
@@ -167,7 +167,7 @@ struct SegmentBackfillTests {
         ])
         // The segment's condition changes while the delay waits: its membership is forgotten, its backfill not run.
         harness.rules = EngagementRules(config: try config("c.vip = true or c.gold = true"), clock: { [clock = harness.clock] in clock.now })
-        #expect(try await harness.database.reconcile(rules: harness.rules) == ["demo/vip"])
+        #expect(try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules) == ["demo/vip"])
         #expect(try await harness.advance(to: t0 + 3600) == 1)
         #expect(try recipients(harness) == ["paul"])
     }

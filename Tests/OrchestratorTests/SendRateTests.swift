@@ -38,7 +38,7 @@ struct SendRateTests {
         let harness = try await EngagementHarness(try Self.config(trigger: #"{"at":"2026-12-01T09:00:00Z"}"#, rate: rate))
         try await members(harness, count)
         harness.clock.set(Self.start - 60)
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         return harness
     }
 
@@ -79,7 +79,7 @@ struct SendRateTests {
         #expect(try await sent(harness, at: [s, s + 3600]) == [1, 2])
         // A configuration change (or the partition opening elsewhere) reconciles: the run keeps its cursor.
         harness.clock.set(s + 5400)
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         #expect(try await sent(harness, at: [s + 7199, s + 7200, s + 20_000]) == [2, 3, 3])
     }
 
@@ -90,7 +90,7 @@ struct SendRateTests {
         harness.rules = EngagementRules(config: harness.rules.config, clock: harness.rules.clock, partitions: 4)
         try await members(harness, 6)
         harness.clock.set(Self.start - 60)
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         // 60 a minute in this partition, two messages per member: a member every 2 s.
         let s = Self.start
         #expect(try await sent(harness, at: [s, s + 1.999, s + 2, s + 4, s + 6, s + 8, s + 10]) == [1, 1, 2, 3, 4, 5, 6])
@@ -122,7 +122,7 @@ struct SendRateTests {
         try await members(harness, 4, zone: "UTC")
         try await members(harness, 3, zone: "Atlantic/Cape_Verde")  // UTC−1: its 09:00 is 10:00Z, while UTC's still goes
         harness.clock.set(Self.start - 86_400)
-        _ = try await harness.database.reconcile(rules: harness.rules)
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
         let s = Self.start
         while try await harness.advance(to: s - 3600) > 0 {}
         let slots = (0..<8).map { s + Double($0) * 1200 }

@@ -23,7 +23,7 @@ struct TimerStatementsTests {
 
     @Test("the timers' statements run again without being prepared again")
     func noReprepare() async throws {
-        let database = try PartitionDatabase.open(directory: temporaryDirectory(), partition: 0)
+        let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         let reprepared = try await database.write { db -> [String: Int32] in
             let timers = TimersTable(db)
             for round in 0..<3 {

@@ -54,7 +54,7 @@ struct MessageContext {
                 for member in members {
                     // Typed keys (`price.f`) are read by their name; the suffix says how (`f` is always a float).
                     let dot = member.key.lastIndex(of: ".") ?? member.key.endIndex
-                    let type = dot < member.key.endIndex ? String(member.key[member.key.index(after: dot)...]) : ""
+                    let type = dot < member.key.endIndex ? AttributeType(rawValue: String(member.key[member.key.index(after: dot)...])) : nil
                     event[String(member.key[..<dot])] = Self.liquid(type: type, json: member.value)
                 }
             }
@@ -87,10 +87,10 @@ struct MessageContext {
 
     /// A typed value: `f` a float even when whole, `i` an integer, the rest as JSON reads (dates stay ISO 8601 text,
     /// which `date` reads).
-    static func liquid(type: String, json: JSONValue) -> LiquidValue {
+    static func liquid(type: AttributeType?, json: JSONValue) -> LiquidValue {
         switch (type, json) {
-        case ("f", .number(let text)): .double(Double(text) ?? 0)
-        case ("i", .number(let text)): Int(text).map(LiquidValue.int) ?? .double(Double(text) ?? 0)
+        case (.double?, .number(let text)): .double(Double(text) ?? 0)
+        case (.integer?, .number(let text)): Int(text).map(LiquidValue.int) ?? .double(Double(text) ?? 0)
         default: LiquidValue(json: json)
         }
     }

@@ -72,6 +72,6 @@ struct TriggerContext: Sendable {
             return attributes.flatMap { ProfileValues.attribute($0, name) }
         }
         guard namespace == "trigger", let properties, let value = properties[name] else { return nil }
-        return ProfileValues.value(type: "", json: value)
+        return ProfileValues.value(type: nil, json: value)
     }
 }

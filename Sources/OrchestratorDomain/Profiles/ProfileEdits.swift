@@ -76,7 +76,7 @@ struct ProfileEdits {
         case .increment(let amount):
             var total = amount
             if let stored = try attributes.get(key, name: name) {
-                guard stored.type == "i", let current = Int64(stored.value) else { return }
+                guard stored.type == .integer, let current = Int64(stored.value) else { return }
                 let (sum, overflow) = current.addingReportingOverflow(amount)
                 guard !overflow else { return }
                 total = sum
@@ -85,7 +85,7 @@ struct ProfileEdits {
         case .arrayEdit(let adds, let removes):
             // A partial edit of the stored array (a new array if the attribute is absent or of another type).
             var items: [String] = []
-            if let stored = try attributes.get(key, name: name), stored.type == "a",
+            if let stored = try attributes.get(key, name: name), stored.type == .array,
                 case .array(let values)? = try? JSONParser.parse(Array(stored.value.utf8))
             {
                 items = values.compactMap { if case .string(let text) = $0 { text } else { nil } }
@@ -97,7 +97,7 @@ struct ProfileEdits {
             value = .stringArray(items)
         }
         try attributes.set(
-            key, name: name, type: value.suffix, value: String(decoding: value.json.serialized, as: UTF8.self), time: time)
+            key, name: name, type: value.type, value: String(decoding: value.json.serialized, as: UTF8.self), time: time)
     }
 
     /// Count, first and last time, and the last label, tags and attributes of an event name; returns the event's typed

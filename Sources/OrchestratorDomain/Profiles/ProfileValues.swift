@@ -60,17 +60,17 @@ final class ProfileValues {
 
     private func load(_ path: SegmentPath) -> SegmentValue? {
         guard let profile, let first = path.names.first else { return nil }
-        switch path.namespace {
-        case "c":
+        switch ProfileNamespace(rawValue: path.namespace) {
+        case .custom:
             guard path.names.count == 1, let attribute = customAttributes()[first] else { return nil }
             return Self.value(type: attribute.type, json: attribute.value)
-        case "b": return native(first, profile)
-        case "e":
+        case .native: return native(first, profile)
+        case .event:
             guard path.names.count >= 2, let aggregate = event(first) else { return nil }
             return eventValue(aggregate, Array(path.names.dropFirst()))
-        case "t":
+        case .tags:
             return tags().contains(path.names.joined(separator: ".")) ? .bool(true) : nil
-        case "email":
+        case .email:
             switch first {
             case "reachable":
                 return .bool(profile["email"] as String? != nil && profile["email_bounced_at"] as String? == nil)
@@ -78,15 +78,15 @@ final class ProfileValues {
             case "address": return (profile["email"] as String?).map(SegmentValue.string)
             default: return nil
             }
-        case "sms":
+        case .sms:
             switch first {
             case "reachable": return .bool(profile["phone_number"] as String? != nil)
             case "marketing": return (profile["sms_marketing"] as String?).map(SegmentValue.string)
             default: return nil
             }
-        case "push":
+        case .push:
             return first == "reachable" ? .bool(installationRows().contains(where: ContactSnapshots.pushReachable)) : nil
-        default: return nil
+        case nil: return nil
         }
     }
 
@@ -189,20 +189,21 @@ final class ProfileValues {
         guard case .object(let members) = attributes else { return nil }
         for member in members {
             guard let dot = member.key.lastIndex(of: "."), member.key[..<dot] == name else { continue }
-            return value(type: String(member.key[member.key.index(after: dot)...]), json: member.value)
+            return value(type: AttributeType(rawValue: String(member.key[member.key.index(after: dot)...])), json: member.value)
         }
         return nil
     }
 
     /// A typed stored value (type suffix `s`, `i`, `f`, `b`, `t`, `u`, `a`) as a segment value.
-    static func value(type: String, json text: String) -> SegmentValue? {
+    static func value(type: AttributeType?, json text: String) -> SegmentValue? {
         guard let json = try? JSONParser.parse(Array(text.utf8)) else { return nil }
         return value(type: type, json: json)
     }
 
-    static func value(type: String, json: JSONValue) -> SegmentValue? {
+    /// `type`: the value's, if known (a time is a string on the wire).
+    static func value(type: AttributeType?, json: JSONValue) -> SegmentValue? {
         switch (type, json) {
-        case ("t", .string(let text)): return WireTime.parse(text).map(SegmentValue.time)
+        case (.time?, .string(let text)): return WireTime.parse(text).map(SegmentValue.time)
         case (_, .string(let text)): return .string(text)
         case (_, .number(let literal)): return Double(literal).map(SegmentValue.number)
         case (_, .bool(let flag)): return .bool(flag)

@@ -1,21 +1,5 @@
 import Shared
 
-/// A namespace of the segment language's paths (docs/segments.md).
-enum ProfileNamespace: String, Sendable, CaseIterable {
-    /// `b.`: natives (`b.language`, `b.last_visit_date`…).
-    case native = "b"
-    /// `c.`: custom attributes.
-    case custom = "c"
-    /// `e.`: event aggregates (`e.PURCHASED.count`).
-    case event = "e"
-    /// `t.`: the events' tags.
-    case tags = "t"
-    case email, sms, push
-
-    /// Whether a segment depends on single fields of it (`c.plan`) rather than on the whole namespace.
-    var hasFields: Bool { self == .native || self == .custom || self == .event }
-}
-
 /// What a write changed in a profile, as segments depend on it: one field of a namespace with fields (`c.plan`,
 /// `e.PURCHASED`, `b.language`), a whole namespace (`b`, `t`, `email`, `sms`, `push`), or everything (an identity move
 /// or a deletion). A change to a namespace affects every segment reading a field of it (`EngagementRules.segments`).

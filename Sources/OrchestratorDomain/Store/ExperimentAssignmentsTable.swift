@@ -33,6 +33,18 @@ struct ExperimentAssignmentsTable {
         ).map { ($0["version"], $0["variant"], $0["assigned_at"]) }
     }
 
+    /// Every (campaign, version) the partition holds rows of: assignments, or send counts alone (their assignments
+    /// pruned), in order.
+    func heldVersions() throws -> [(campaign: String, version: String)] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT campaign_key, version FROM experiment_assignments UNION SELECT campaign_key, version FROM experiment_sends
+                ORDER BY 1, 2
+                """
+        ).map { ($0[0] as String, $0[1] as String) }
+    }
+
     /// Deletes up to `limit` assignments of one version made before `cutoff`; returns how many.
     func prune(campaign: String, version: String, before cutoff: String, limit: Int) throws -> Int {
         try db.execute(

@@ -3,10 +3,23 @@ import GRDB
 import PartitionStore
 import Shared
 
-/// A custom attribute as stored: its type suffix (`s`, `i`, `f`, `b`, `t`, `u`, `a`) and its value as JSON text.
+/// A custom attribute as stored: its type and its value as JSON text.
 struct StoredAttribute {
-    var type: String
+    var type: AttributeType
     var value: String
+
+    init(type: AttributeType, value: String) {
+        self.type = type
+        self.value = value
+    }
+
+    /// A row's columns; a type this code does not know is an error, not a guess.
+    init(column type: String, value: String) throws {
+        guard let known = AttributeType(rawValue: type) else {
+            throw DatabaseError(message: "profile_attributes.type: unknown attribute type \(type)")
+        }
+        self.init(type: known, value: value)
+    }
 }
 
 /// `profile_attributes`: a profile's custom attributes, one row per name, with the time each was last set.
@@ -19,17 +32,17 @@ struct ProfileAttributesTable {
         try Row.fetchOne(
             db.cachedStatement(sql: "SELECT type, value FROM profile_attributes WHERE profile_key = ? AND name = ?"),
             arguments: [key, name]
-        ).map { StoredAttribute(type: $0["type"], value: $0["value"]) }
+        ).map { try StoredAttribute(column: $0["type"], value: $0["value"]) }
     }
 
     /// Sets an attribute; with `onlyIfNewer`, only when `time` is later than the stored value's (a merge).
-    func set(_ key: String, name: String, type: String, value: String, time: String, onlyIfNewer: Bool = false) throws {
+    func set(_ key: String, name: String, type: AttributeType, value: String, time: String, onlyIfNewer: Bool = false) throws {
         try db.executeCached(sql: """
                 INSERT INTO profile_attributes (profile_key, name, type, value, updated_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (profile_key, name) DO UPDATE SET type = excluded.type, value = excluded.value,
                     updated_at = excluded.updated_at
                 """ + (onlyIfNewer ? " WHERE excluded.updated_at > profile_attributes.updated_at" : ""),
-            arguments: [key, name, type, value, time])
+            arguments: [key, name, type.rawValue, value, time])
     }
 
     /// How many attributes the profile has.
@@ -53,7 +66,7 @@ struct ProfileAttributesTable {
         for row in try Row.fetchAll(
             db.cachedStatement(sql: "SELECT name, type, value FROM profile_attributes WHERE profile_key = ?"), arguments: [key])
         {
-            attributes[row["name"]] = StoredAttribute(type: row["type"], value: row["value"])
+            attributes[row["name"]] = try StoredAttribute(column: row["type"], value: row["value"])
         }
         return attributes
     }
@@ -64,7 +77,7 @@ struct ProfileAttributesTable {
             db.cachedStatement(
                 sql: "SELECT name, type, value, updated_at FROM profile_attributes WHERE profile_key = ? ORDER BY name"),
             arguments: [key]
-        ).map { ($0["name"], StoredAttribute(type: $0["type"], value: $0["value"]), $0["updated_at"]) }
+        ).map { ($0["name"], try StoredAttribute(column: $0["type"], value: $0["value"]), $0["updated_at"]) }
     }
 
     /// The attributes of the profiles `first`…`last` (a backfill's range scan): profile key → name → attribute.
@@ -75,7 +88,7 @@ struct ProfileAttributesTable {
                 sql: "SELECT profile_key, name, type, value FROM profile_attributes WHERE profile_key BETWEEN ? AND ?"),
             arguments: [first, last])
         {
-            attributes[row[0], default: [:]][row[1]] = StoredAttribute(type: row[2], value: row[3])
+            attributes[row[0], default: [:]][row[1]] = try StoredAttribute(column: row[2], value: row[3])
         }
         return attributes
     }

@@ -76,7 +76,7 @@ package struct SegmentParseError: Error, Equatable, CustomStringConvertible {
 }
 
 package enum SegmentParser {
-    package static let namespaces: Set<String> = ["b", "c", "t", "e", "email", "sms", "push"]
+    package static let namespaces = Set(ProfileNamespace.allCases.map(\.rawValue))
     static let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
     /// The longest duration a condition or a campaign names: 100 years (36500d). Beyond it a time computed from it
     /// leaves the range the wire's times and SQLite's columns hold.

@@ -14,18 +14,21 @@ package enum AttributeValue: Sendable, Equatable {
     /// Events only.
     case objectArray([[(String, AttributeValue)]])
 
-    package var suffix: String {
+    package var type: AttributeType {
         switch self {
-        case .string: "s"
-        case .integer: "i"
-        case .double: "f"
-        case .bool: "b"
-        case .date: "t"
-        case .url: "u"
-        case .stringArray, .objectArray: "a"
-        case .object: "o"
+        case .string: .string
+        case .integer: .integer
+        case .double: .double
+        case .bool: .bool
+        case .date: .time
+        case .url: .url
+        case .stringArray, .objectArray: .array
+        case .object: .object
         }
     }
+
+    /// The type's suffix on the wire (`age.i`).
+    package var suffix: String { type.rawValue }
 
     package var json: JSONValue {
         switch self {
@@ -81,20 +84,20 @@ package enum AttributeValue: Sendable, Equatable {
 extension AttributeValue {
     /// Reads a value `json` wrote under the type suffix `suffix` (`s`, `i`, `f`, `b`, `t`, `u`, `a`, `o`).
     package init(wire value: JSONValue, suffix: Substring, path: String) throws(WireError) {
-        switch (suffix, value) {
-        case ("s", .string(let text)): self = .string(text)
-        case ("u", .string(let text)): self = .url(text)
-        case ("b", .bool(let flag)): self = .bool(flag)
-        case ("i", .number(let literal)):
+        switch (AttributeType(rawValue: String(suffix)), value) {
+        case (.string?, .string(let text)): self = .string(text)
+        case (.url?, .string(let text)): self = .url(text)
+        case (.bool?, .bool(let flag)): self = .bool(flag)
+        case (.integer?, .number(let literal)):
             guard let number = Int64(literal) else { throw WireError(reason: "\(path): expected an integer") }
             self = .integer(number)
-        case ("f", .number(let literal)):
+        case (.double?, .number(let literal)):
             guard let number = Double(literal) else { throw WireError(reason: "\(path): expected a number") }
             self = .double(number)
-        case ("t", .string(let text)):
+        case (.time?, .string(let text)):
             guard let date = WireTime.parse(text) else { throw WireError(reason: "\(path): expected an ISO-8601 time") }
             self = .date(date)
-        case ("a", .array(let items)):
+        case (.array?, .array(let items)):
             var strings: [String] = []
             var objects: [[(String, AttributeValue)]] = []
             for (index, item) in items.enumerated() {
@@ -105,7 +108,7 @@ extension AttributeValue {
                 }
             }
             self = objects.isEmpty ? .stringArray(strings) : .objectArray(objects)
-        case ("o", .object): self = .object(try Self.typedMembers(value, path: path))
+        case (.object?, .object): self = .object(try Self.typedMembers(value, path: path))
         default: throw WireError(reason: "\(path): not a value of type \(suffix)")
         }
     }

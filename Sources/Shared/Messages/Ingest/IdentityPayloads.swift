@@ -69,12 +69,12 @@ package struct AliasClaim: Sendable, Equatable {
 package struct MergedHistory: Sendable, Equatable {
     package struct Attribute: Sendable, Equatable {
         package var name: String
-        /// The type suffix and the value as stored (JSON text).
-        package var type: String
+        /// The type and the value as stored (JSON text).
+        package var type: AttributeType
         package var value: String
         package var updatedAt: String
 
-        package init(name: String, type: String, value: String, updatedAt: String) {
+        package init(name: String, type: AttributeType, value: String, updatedAt: String) {
             self.name = name
             self.type = type
             self.value = value
@@ -228,7 +228,7 @@ extension MergedHistory {
             JSONMember("natives", .object(natives)),
             JSONMember(
                 "attributes",
-                .array(attributes.map { .array([.string($0.name), .string($0.type), .string($0.value), .string($0.updatedAt)]) })),
+                .array(attributes.map { .array([.string($0.name), .string($0.type.rawValue), .string($0.value), .string($0.updatedAt)]) })),
             JSONMember(
                 "events",
                 .array(
@@ -255,7 +255,7 @@ extension MergedHistory {
         }
         var attributes: [Attribute] = []
         for (index, item) in (try object.optionalArray("attributes") ?? []).enumerated() {
-            guard case .array(let parts) = item, parts.count == 4, case .string(let name) = parts[0], case .string(let type) = parts[1],
+            guard case .array(let parts) = item, parts.count == 4, case .string(let name) = parts[0], case .string(let code) = parts[1], let type = AttributeType(rawValue: code),
                 case .string(let text) = parts[2], case .string(let updatedAt) = parts[3]
             else { throw WireError(reason: "\(object.path("attributes"))[\(index)]: expected [name, type, value, updated_at]") }
             attributes.append(Attribute(name: name, type: type, value: text, updatedAt: updatedAt))

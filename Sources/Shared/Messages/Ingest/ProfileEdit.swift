@@ -85,8 +85,9 @@ extension AttributeEdit {
         let suffix = key[key.index(after: dot)...]
         if case .object = value {
             let edit = try WireObject(value, path: path)
-            if suffix == "i", edit.value("$inc") != nil { return (name, .increment(try edit.int64("$inc"))) }
-            if suffix == "a" {
+            let type = AttributeType(rawValue: String(suffix))
+            if type == .integer, edit.value("$inc") != nil { return (name, .increment(try edit.int64("$inc"))) }
+            if type == .array {
                 return (name, .arrayEdit(add: try edit.optionalStrings("$add") ?? [], remove: try edit.optionalStrings("$remove") ?? []))
             }
             throw WireError(reason: "\(path): an object is {\"$inc\": n} or {\"$add\", \"$remove\"}")

@@ -3,20 +3,26 @@ import GRDB
 import PartitionStore
 import Shared
 
-/// The orchestrator's transactions on a partition database, other than a batch's (`OrchestratorApplier`): timers, the
-/// catch-up with a new configuration, segment backfills, deferred records, and reads.
-extension PartitionDatabase {
+/// The orchestrator's domain work on one partition's database, other than a batch's (`OrchestratorApplier`): timers,
+/// the catch-up with a new configuration, segment backfills, deferred records, and reads. The partition layer's
+/// `PartitionDatabase` knows transactions, offsets and the outbox; what they do for the orchestrator lives here (and in
+/// `OrchestratorRetention`), called on the partition's owner through its door (`PartitionOwner.run(on:)`).
+package struct OrchestratorPartition: Sendable {
+    package let database: PartitionDatabase
+
+    package init(_ database: PartitionDatabase) { self.database = database }
+
     /// Opens an orchestrator partition's database.
     package static func open(directory: String, partition: Int32) throws -> PartitionDatabase {
-        try open(directory: directory, partition: partition, migrator: OrchestratorSchema.migrator)
+        try PartitionDatabase.open(directory: directory, partition: partition, migrator: OrchestratorSchema.migrator)
     }
 
     /// Runs due timers in one transaction (at most `limit`); returns how many ran and the outbox records written.
     package func runTimers(rules: EngagementRules, limit: Int = 1000) async throws -> (ran: Int, outbox: [OutboxRecord]) {
         // A read first: most ticks find nothing due, and need not wait for the writer (a batch being applied).
         let due = WireTime.format(rules.clock())
-        guard try await read({ db in try TimersTable(db).anyDue(at: due) }) else { return (0, []) }
-        return try await writeWithOutbox { db in
+        guard try await database.read({ db in try TimersTable(db).anyDue(at: due) }) else { return (0, []) }
+        return try await database.writeWithOutbox { db in
             var runner = TimerRunner(db: db, rules: rules, now: rules.clock())
             let count = try runner.runDue(limit: limit)
             return (count, runner.decider.outputs)
@@ -26,7 +32,7 @@ extension PartitionDatabase {
     /// Follows a new configuration: forgets segments that changed, sets schedule timers; returns the segments to
     /// backfill.
     package func reconcile(rules: EngagementRules) async throws -> [String] {
-        try await write { db in
+        try await database.write { db in
             let now = rules.clock()
             let pending = try SegmentBackfill(db: db, rules: rules, now: now).reconcile()
             try ScheduledRuns(db: db, rules: rules, now: now).reconcile()
@@ -37,7 +43,7 @@ extension PartitionDatabase {
     /// One chunk of a segment's backfill, from where it stands (its own transaction, so writes go on between chunks);
     /// returns whether it is finished.
     package func backfill(rules: EngagementRules, segment: String, limit: Int = 2000) async throws -> (done: Bool, evaluated: Int) {
-        try await write { db in
+        try await database.write { db in
             try SegmentBackfill(db: db, rules: rules, now: rules.clock()).run(segmentKey: segment, limit: limit)
         }
     }
@@ -47,8 +53,8 @@ extension PartitionDatabase {
     package func applyDeferred(
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
     ) async throws -> [OutboxRecord] {
-        let partition = self.partition
-        return try await writeWithOutbox { db in
+        let partition = database.partition
+        return try await database.writeWithOutbox { db in
             let table = DeferredRecordsTable(db)
             var outputs: [PendingOutput] = []
             for record in try table.all(partition: partition) { outputs += try apply(db, record) }
@@ -59,11 +65,11 @@ extension PartitionDatabase {
 
     /// The sends quiet hours hold in this partition, and when the first goes.
     package func heldSends() async throws -> (count: Int, next: String?) {
-        try await read { db in try TimersTable(db).held() }
+        try await database.read { db in try TimersTable(db).held() }
     }
 
     /// The segments a profile of this partition is in (for views and tests).
     package func segments(of key: String) async throws -> [String] {
-        try await read { db in try SegmentMembersTable(db).segmentsInOrder(of: key) }
+        try await database.read { db in try SegmentMembersTable(db).segmentsInOrder(of: key) }
     }
 }

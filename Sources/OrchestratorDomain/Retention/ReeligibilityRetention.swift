@@ -3,21 +3,21 @@ import GRDB
 import PartitionStore
 import Shared
 
-extension PartitionDatabase {
+extension OrchestratorRetention {
     /// Forgets the rows of a table kept per key for a re-eligibility rule (a campaign's decisions, an in-app message's
     /// impressions) once no rule reads them: `once` keys keep theirs; `{max, per}` ones, older than the period (and than
     /// `limitFloor`); `always`, and keys no longer configured, older than the dedupe window. The keys come from `next`
     /// (the first after a key, one index seek each), rows go through `prune` (key, cutoff, limit), `chunk` per
     /// transaction; returns how many went.
-    func pruneByReeligibility(
-        now: Date, dedupeWindow: TimeInterval, limitFloor: TimeInterval = 0, chunk: Int,
+    static func pruneByReeligibility(
+        _ database: PartitionDatabase, now: Date, dedupeWindow: TimeInterval, limitFloor: TimeInterval = 0, chunk: Int,
         next: @escaping @Sendable (Database, String) throws -> String?,
         reeligibility: (String) -> CampaignDefinition.Reeligibility?,
         prune: @escaping @Sendable (Database, String, String, Int) throws -> Int
     ) async throws -> Int {
         var total = 0
         var after = ""
-        while case let previous = after, let key = try await read({ db in try next(db, previous) }) {
+        while case let previous = after, let key = try await database.read({ db in try next(db, previous) }) {
             after = key
             let kept: TimeInterval
             switch reeligibility(key) {
@@ -26,7 +26,7 @@ extension PartitionDatabase {
             case .always?, nil: kept = dedupeWindow
             }
             let cutoff = WireTime.format(now.addingTimeInterval(-kept))
-            total += try await pruneInChunks(chunk: chunk) { db, limit in try prune(db, key, cutoff, limit) }
+            total += try await database.pruneInChunks(chunk: chunk) { db, limit in try prune(db, key, cutoff, limit) }
         }
         return total
     }

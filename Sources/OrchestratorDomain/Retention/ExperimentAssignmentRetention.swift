@@ -3,31 +3,27 @@ import GRDB
 import PartitionStore
 import Shared
 
-extension PartitionDatabase {
+extension OrchestratorRetention {
     /// Forgets the assignments, conversions and send counts of experiment versions no campaign runs any more (its split changed, its
     /// experiment, its conversions or the campaign removed) once they are older than the longest conversion window,
     /// `ExperimentAssignmentsTable.window` (docs/retention.md); the running versions keep theirs. `chunk` rows per
     /// transaction; returns how many went.
-    package func pruneExperimentAssignments(rules: EngagementRules, now: Date, chunk: Int = 5_000) async throws -> Int {
+    package static func pruneExperimentAssignments(
+        _ database: PartitionDatabase, rules: EngagementRules, now: Date, chunk: Int = 5_000
+    ) async throws -> Int {
         let cutoff = WireTime.format(now.addingTimeInterval(-ExperimentAssignmentsTable.window))
         // Every version the partition holds rows of: assignments, or send counts alone (their assignments pruned).
-        let versions = try await read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT campaign_key, version FROM experiment_assignments UNION SELECT campaign_key, version FROM experiment_sends
-                    ORDER BY 1, 2
-                    """
-            ).map { ($0[0] as String, $0[1] as String) }
-        }
+        let versions = try await database.read { db in try ExperimentAssignmentsTable(db).heldVersions() }
         var pruned = 0
         for (campaign, version) in versions {
-            guard !Self.runningVersions(of: rules.config.campaigns[campaign], rules: rules).contains(version) else { continue }
-            pruned += try await pruneInChunks(chunk: chunk) { db, limit in
+            guard !runningVersions(of: rules.config.campaigns[campaign], rules: rules).contains(version) else { continue }
+            pruned += try await database.pruneInChunks(chunk: chunk) { db, limit in
                 try ExperimentAssignmentsTable(db).prune(campaign: campaign, version: version, before: cutoff, limit: limit)
                     + CampaignConversionsTable(db).prune(campaign: campaign, version: version, before: cutoff, limit: limit)
             }
-            pruned += try await write { db in try ExperimentSendsTable(db).prune(campaign: campaign, version: version, before: cutoff) }
+            pruned += try await database.write { db in
+                try ExperimentSendsTable(db).prune(campaign: campaign, version: version, before: cutoff)
+            }
         }
         return pruned
     }
