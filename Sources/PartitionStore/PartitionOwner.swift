@@ -51,6 +51,10 @@ package actor PartitionOwner: KafkaRebalanceListener {
         var database: PartitionDatabase?
     }
 
+    /// Every transition refused (`PartitionState.canMove`): a defect of this type, reported and kept for the tests.
+    package private(set) var refusedTransitions: [String] = []
+    private static let refusedTransitionsCounter = Counter(label: "herald_partition_transitions_refused_total")
+
     private var slots: [Int32: Slot] = [:] {
         didSet { running.withLock { $0 = Set(slots.filter { $0.value.state == .running }.keys) } }
     }
@@ -123,6 +127,31 @@ package actor PartitionOwner: KafkaRebalanceListener {
     package func database(_ partition: Int32) -> PartitionDatabase? { slots[partition]?.database }
 
     /// The open databases by partition number, in order (reads).
+    /// Moves an assigned partition to `next`, if `PartitionState.canMove` lists the transition.
+    private func move(_ number: Int32, to next: PartitionState) {
+        guard let current = slots[number]?.state, PartitionState.canMove(from: current, to: next) else {
+            refuse(number, from: slots[number]?.state, to: next)
+            return
+        }
+        slots[number]?.state = next
+    }
+
+    /// (Re)assigns a partition in `state`, replacing its slot: from not assigned, or from the state it was in.
+    private func enter(_ number: Int32, _ state: PartitionState, topics: [TopicPartition], database: PartitionDatabase? = nil) {
+        guard PartitionState.canMove(from: slots[number]?.state, to: state) else {
+            refuse(number, from: slots[number]?.state, to: state)
+            return
+        }
+        slots[number] = Slot(state: state, topics: topics, database: database)
+    }
+
+    private func refuse(_ number: Int32, from state: PartitionState?, to next: PartitionState) {
+        let transition = "\(state?.rawValue ?? "unassigned") → \(next.rawValue)"
+        refusedTransitions.append("\(number): \(transition)")
+        Self.refusedTransitionsCounter.increment()
+        logger.error("partition transition refused", metadata: ["partition": "\(number)", "transition": "\(transition)"])
+    }
+
     package var openDatabases: [(partition: Int32, database: PartitionDatabase)] {
         slots.compactMap { number, slot in slot.database.map { (number, $0) } }.sorted { $0.partition < $1.partition }
     }
@@ -235,7 +264,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
             } catch {
                 // Its database cannot be opened (corrupt, a migration fails, the disk): assigned but not read, and
                 // tried again later; the instance's other partitions go on.
-                slots[number] = Slot(state: .paused, topics: assigned, database: slots[number]?.database)
+                enter(number, .paused, topics: assigned, database: slots[number]?.database)
                 paused(number, error: error)
                 for tp in assigned { starts[tp] = .held }
             }
@@ -261,7 +290,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
         changelogHeld.remove(number)
         // A database restored anew numbers its changelog from the start again.
         changelogThrough.removeValue(forKey: number)
-        slots[number] = Slot(state: changelog == nil ? .opening : .restoring, topics: assigned)
+        enter(number, changelog == nil ? .opening : .restoring, topics: assigned)
         let database: PartitionDatabase
         do {
             database = try await openCaughtUp(number, until: deadline)
@@ -280,7 +309,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
             try? database.close()
             throw RestoreInterrupted(partition: number)
         }
-        slots[number]?.state = .opening
+        move(number, to: .opening)
         slots[number]?.database = database
         do {
             try await hooks?.partitionOpened(database, assigned: assigned)
@@ -289,7 +318,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
             try? database.close()
             throw error
         }
-        slots[number]?.state = .running
+        move(number, to: .running)
         // Output committed before a crash or a revocation but not produced yet: flushed in the background, not here,
         // where a broker outage would hold the whole group's rebalance.
         if try await database.hasUnproduced() {
@@ -337,7 +366,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
         } catch is RestoreInterrupted {
             logger.info("partition restore interrupted", metadata: ["partition": "\(number)"])
         } catch {
-            slots[number] = Slot(state: .paused, topics: topics, database: slots[number]?.database)
+            enter(number, .paused, topics: topics, database: slots[number]?.database)
             paused(number, error: error)
         }
     }
@@ -370,7 +399,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
                 slots.removeValue(forKey: number)
                 continue
             }
-            slots[number]?.state = .draining
+            move(number, to: .draining)
             if lost { changelogHeld.insert(number) }
             // A lost partition belongs to another member already: nothing of it is drained. Its outbox is still
             // produced (best effort): outputs carry deterministic ids, so the new owner's consumers dedupe them.
@@ -450,7 +479,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// report here too): its records are no longer read, and it is tried again after a growing delay.
     package func pause(_ number: Int32, error: any Error) async {
         let newly = paused(number, error: error)
-        if slots[number]?.state == .running { slots[number]?.state = .paused }
+        if slots[number]?.state == .running { move(number, to: .paused) }
         guard newly, let topics = slots[number]?.topics else { return }
         do {
             try await flow?.pause(topics)
@@ -490,7 +519,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
             let starts = try await Self.starts(of: topics, in: database)
             faults.resumed(number)
             Self.pausedGauge.record(faults.paused.count)
-            slots[number]?.state = .running
+            move(number, to: .running)
             try await flow?.resume(topics, at: starts)
             logger.notice("partition resumed", metadata: ["partition": "\(number)"])
         } catch {

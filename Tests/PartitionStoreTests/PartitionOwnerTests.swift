@@ -426,6 +426,8 @@ struct PartitionFailureTests {
         #expect(await applyBig(owner, 0, 5) != nil)
         #expect(try await database.nextOffsets() == ["t": 6])
         await owner.partitionsRevoked(partition0 + partition1, lost: false)
+        // running → paused → running twice, then draining: every change listed by the state machine.
+        #expect(await owner.refusedTransitions.isEmpty)
         withExtendedLifetime(flow) {}
     }
 
@@ -451,7 +453,29 @@ struct PartitionFailureTests {
         #expect(await owner.openPartitions == [0, 1])
         #expect(await owner.pausedPartitions.isEmpty)
         await owner.partitionsRevoked(partition0 + partition1, lost: false)
+        // unassigned → paused, then paused → opening → running: every change listed by the state machine.
+        #expect(await owner.refusedTransitions.isEmpty)
         withExtendedLifetime(flow) {}
+    }
+
+    @Test("the state machine: every change the owner makes is listed, any other is refused")
+    func transitions() {
+        // Kafka Streams' `Task.State` table, for Herald's states (nil: not assigned here).
+        let allowed: Set<String> = [
+            "nil→restoring", "nil→opening", "nil→paused",
+            "restoring→restoring", "restoring→opening", "restoring→paused",
+            "opening→opening", "opening→running", "opening→paused",
+            "running→running", "running→paused", "running→draining",
+            "paused→paused", "paused→restoring", "paused→opening", "paused→running", "paused→draining",
+        ]
+        for from in [nil] + PartitionState.allCases.map(Optional.some) {
+            for to in PartitionState.allCases {
+                let name = "\(from?.rawValue ?? "nil")→\(to.rawValue)"
+                #expect(PartitionState.canMove(from: from, to: to) == allowed.contains(name), "\(name)")
+            }
+        }
+        // Nothing leaves draining but the close, and nothing is born running or draining.
+        #expect(!PartitionState.canMove(from: .draining, to: .running) && !PartitionState.canMove(from: nil, to: .running))
     }
 
     @Test("a paused partition that is revoked is forgotten")

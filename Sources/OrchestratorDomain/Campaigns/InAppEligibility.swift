@@ -181,18 +181,13 @@ package struct InAppEligibility {
             throw TemplateError("no variant for \(rendering.language ?? "no language"), default or \(fallback)")
         }
         let (options, variables) = (rendering.options, rendering.variables)
-        var rendered: [String: String] = [:]
-        for (name, text) in variant.fields.sorted(by: { $0.key < $1.key }) {
-            do {
-                rendered[name] = try text.liquid.render(variables, options: options)
-            } catch {
-                throw TemplateError("\(message.id).\(variant.language).\(name): \(error)")
-            }
+        let rendered = try FieldRendering.render(
+            variant.fields, prefix: "\(message.id).\(variant.language)", variables: variables, options: { _ in options },
             // A profile value rendered into the image's URL is still one an app may load (never `javascript:`).
-            if name == "image_url", let url = rendered[name], !url.isEmpty, (try? Rules.url(url)) == nil || !Rules.isSafeLink(url) {
-                throw TemplateError("\(message.id).\(variant.language).\(name): not a URL an app may load once rendered")
-            }
-        }
+            check: { name, url in
+                name == "image_url" && !url.isEmpty && ((try? Rules.url(url)) == nil || !Rules.isSafeLink(url))
+                    ? "not a URL an app may load once rendered" : nil
+            })
         return message.answerJSON(language: variant.language, texts: rendered)
     }
 }

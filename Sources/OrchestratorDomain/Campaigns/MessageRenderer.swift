@@ -48,35 +48,30 @@ struct MessageRenderer {
         let (variables, options) = Self.environment(
             Array(variant.fields.values) + payloadTexts, config: rules.config, project: campaign.project,
             MessageContext(values: values, context: context, campaign: campaign, step: step), now: now)
-        func render(_ text: TemplateText, _ field: String, html: Bool = false) throws -> String {
-            var fieldOptions = options
-            if html { fieldOptions.escape = { LiquidFilters.escapeHTML($0) } }
-            do {
-                return try text.liquid.render(variables, options: fieldOptions)
-            } catch {
-                if case .aborted(let reason) = error.kind { throw TemplateError("\(field): \(error.message)", aborted: reason) }
-                throw TemplateError("\(field): \(error)")
-            }
-        }
-        var content: [String: String] = [:]
-        for (name, text) in variant.fields.sorted(by: { $0.key < $1.key }) {
-            let field = "\(template.id).\(variant.language).\(name)"
-            let rendered = try render(text, field, html: message.channel == .email && name == "html")
+        let headers = Self.headerFields[message.channel] ?? []
+        let content = try FieldRendering.render(
+            variant.fields, prefix: "\(template.id).\(variant.language)", variables: variables,
+            options: { name in
+                var fieldOptions = options
+                if message.channel == .email && name == "html" { fieldOptions.escape = { LiquidFilters.escapeHTML($0) } }
+                return fieldOptions
+            },
             // A line break in a header field would start another header (a `Bcc:` added by a profile value).
-            if Self.headerFields[message.channel]?.contains(name) == true, rendered.contains(where: \.isNewline) {
-                throw TemplateError("\(field): a line break in a header field")
-            }
-            content[name] = rendered
-        }
+            check: { name, rendered in
+                headers.contains(name) && rendered.contains(where: \.isNewline) ? "a line break in a header field" : nil
+            })
         var payload: [String: JSONValue]?
         if !template.payload.isEmpty {
+            var texts: [String: TemplateText] = [:]
             payload = [:]
             for (name, value) in template.payload {
                 switch value {
                 case .json(let json): payload?[name] = json
-                case .text(let text): payload?[name] = .string(try render(text, "\(template.id).payload.\(name)"))
+                case .text(let text): texts[name] = text
                 }
             }
+            let rendered = try FieldRendering.render(texts, prefix: "\(template.id).payload", variables: variables, options: { _ in options })
+            for (name, text) in rendered { payload?[name] = .string(text) }
         }
         let expiresAt = campaign.expiresAfter.map { context.at.addingTimeInterval($0) }
         var send = SendRequest(

@@ -27,17 +27,12 @@ struct ContentCardRenderer {
         let (variables, options) = MessageRenderer.environment(
             Array(variant.fields.values), config: config, project: card.project,
             MessageContext(values: values, context: context, campaign: nil, step: "card"), now: now)
-        var texts: [String: String] = [:]
-        for (name, text) in variant.fields.sorted(by: { $0.key < $1.key }) {
-            do {
-                texts[name] = try text.liquid.render(variables, options: options)
-            } catch {
-                throw TemplateError("\(card.id).\(variant.language).\(name): \(error)")
-            }
-            if let url = texts[name], name.hasSuffix("url"), !url.isEmpty, (try? Rules.url(url)) == nil || !Rules.isSafeLink(url) {
-                throw TemplateError("\(card.id).\(variant.language).\(name): not a URL an app may open once rendered")
-            }
-        }
+        var texts = try FieldRendering.render(
+            variant.fields, prefix: "\(card.id).\(variant.language)", variables: variables, options: { _ in options },
+            check: { name, url in
+                name.hasSuffix("url") && !url.isEmpty && ((try? Rules.url(url)) == nil || !Rules.isSafeLink(url))
+                    ? "not a URL an app may open once rendered" : nil
+            })
         // An empty URL is no URL (`{% if %}` around one): the card is then not clickable.
         for name in ["url", "image_url"] where texts[name]?.isEmpty == true { texts[name] = nil }
         return Rendered(language: variant.language, texts: texts)

@@ -10,33 +10,31 @@ import Shared
 /// (channel `content_card`: `viewed`, `clicked`, `dismissed`, with the card's id as `send_id`). A click counts only on a card with a
 /// URL, a dismissal only on a dismissible card; a report naming a card the feed does not hold counts nowhere
 /// (`herald_content_card_reports_ignored_total`): what an app key reports never makes up a metric's labels.
-struct ContentCardReports {
+struct ContentCardReports: EngagementReportApplier {
+    typealias Ignored = IgnoredCardReport
+    static let ignoredMetric = MetricLabel(label: "herald_content_card_reports_ignored_total")
     let db: Database
     let write: Write
     let config: HeraldConfiguration
-
-    static func ignored(_ reason: String) {
-        Counter(label: "herald_content_card_reports_ignored_total", dimensions: [("reason", reason)]).increment()
-    }
 
     func apply(_ report: CardReport, _ effects: inout WriteEffects) throws {
         let table = ContentCardsTable(db)
         let key = write.profileKey
         guard let card = try table.card(key, cardID: report.card), let definition = config.contentCards[card.cardKey] else {
-            return Self.ignored("unknown_card")
+            return Self.ignored(.unknownCard)
         }
         let mark: ContentCardsTable.Mark
         switch report.action {
         case .view: mark = .viewed
         case .click:
-            guard card.texts["url"] != nil else { return Self.ignored("no_url") }
+            guard card.texts["url"] != nil else { return Self.ignored(.noURL) }
             mark = .clicked
         case .dismiss:
             // The card as the feed shows it now (an edit may have made it dismissible, or not).
-            guard definition.dismissible else { return Self.ignored("not_dismissible") }
+            guard definition.dismissible else { return Self.ignored(.notDismissible) }
             mark = .dismissed
         }
-        guard try table.mark(key, cardID: report.card, mark, at: write.time) else { return Self.ignored("repeated") }
+        guard try table.mark(key, cardID: report.card, mark, at: write.time) else { return Self.ignored(.repeated) }
         ContentCardDelivery.count(card.cardKey, mark == .viewed ? "viewed" : mark == .clicked ? "clicked" : "dismissed")
         let outcome: DeliveryReport.Outcome = switch mark {
         case .viewed: .viewed
@@ -46,9 +44,8 @@ struct ContentCardReports {
         var delivery = DeliveryReport(
             id: "\(report.card)/\(outcome.rawValue)", sendID: report.card, project: write.project, customID: write.customID,
             installationID: write.installationID, channel: .contentCard, outcome: outcome, at: report.time)
-        delivery.profileKey = key
         let campaign = card.campaignKey.dropFirst(write.project.count + 1)
         delivery.campaign = campaign.isEmpty ? nil : String(campaign)
-        effects.output(PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(delivery)))
+        try deliver(delivery, &effects)
     }
 }

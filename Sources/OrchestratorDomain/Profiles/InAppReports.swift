@@ -11,21 +11,19 @@ import Shared
 /// a button the message does not have, counts nowhere (`herald_in_app_reports_ignored_total`): what an app key
 /// reports never makes up a metric's labels. Nor does a report no real app could make (`repeated`, `no_impression`):
 /// one installation cannot inflate a message's figures past what showing it could.
-struct InAppReports {
+struct InAppReports: EngagementReportApplier {
+    typealias Ignored = IgnoredInAppReport
+    static let ignoredMetric = MetricLabel(label: "herald_in_app_reports_ignored_total")
     let db: Database
     let write: Write
     let config: HeraldConfiguration
 
-    static func ignored(_ reason: String) {
-        Counter(label: "herald_in_app_reports_ignored_total", dimensions: [("reason", reason)]).increment()
-    }
-
     func apply(_ report: InAppReport, _ effects: inout WriteEffects) throws {
         guard let installationID = write.installationID else { return }
         let key = "\(write.project)/\(report.message)"
-        guard let message = config.inAppMessages[key] else { return Self.ignored("unknown_message") }
+        guard let message = config.inAppMessages[key] else { return Self.ignored(.unknownMessage) }
         if let button = report.button, !message.buttons.contains(where: { $0.id == button }) {
-            return Self.ignored("unknown_button")
+            return Self.ignored(.unknownButton)
         }
         // Each counts only as a real app could report it: an impression no sooner after the installation's last one
         // than the message's minimum trigger interval (at least a second); one click (of the body or a button) and one
@@ -36,14 +34,14 @@ struct InAppReports {
             guard try impressions.shown(
                 write.profileKey, message: key, installationID: installationID, at: report.time,
                 spacing: max(message.minTriggerInterval, 1), kept: InAppMessageDefinition.keptImpressions)
-            else { return Self.ignored("repeated") }
+            else { return Self.ignored(.repeated) }
         case .click:
             guard try impressions.mark(write.profileKey, message: key, installationID: installationID, .clicked) else {
-                return Self.ignored("no_impression")
+                return Self.ignored(.noImpression)
             }
         case .dismiss:
             guard try impressions.mark(write.profileKey, message: key, installationID: installationID, .dismissed) else {
-                return Self.ignored("no_impression")
+                return Self.ignored(.noImpression)
             }
         }
         Counter(
@@ -59,9 +57,8 @@ struct InAppReports {
             id: "\(write.id)/in_app/\(outcome.rawValue)", project: write.project, customID: write.customID,
             installationID: installationID, channel: .inApp, outcome: outcome, at: report.time)
         delivery.targetID = installationID
-        delivery.profileKey = write.profileKey
         delivery.campaign = report.message
         delivery.action = report.button
-        effects.output(PendingOutput(topic: HeraldTopic.deliveries.name, key: write.profileKey, value: try Wire.encode(delivery)))
+        try deliver(delivery, &effects)
     }
 }

@@ -9,19 +9,17 @@ import Shared
 /// another device, is ignored and counted (`herald_push_opens_ignored_total`), and so is a second open or button
 /// press of the same push, so that an app key cannot inflate a campaign's figures. A counted one becomes an `opened` (or `clicked`) report on `herald.deliveries`, a
 /// `herald_campaign_engagements_total` count, and a `push_open` trigger.
-struct PushOpens {
+struct PushOpens: EngagementReportApplier {
+    typealias Ignored = IgnoredPushOpen
+    static let ignoredMetric = MetricLabel(label: "herald_push_opens_ignored_total")
     let db: Database
     let write: Write
-
-    static func ignored(_ reason: String) {
-        Counter(label: "herald_push_opens_ignored_total", dimensions: [("reason", reason)]).increment()
-    }
 
     func apply(_ open: PushOpenReport, _ effects: inout WriteEffects) throws {
         guard let installationID = write.installationID else { return }
         let key = write.profileKey
         guard let receipt = try PushReceiptsTable(db).receipt(key, sendID: open.sendID, installationID: installationID) else {
-            return Self.ignored("unknown_send")
+            return Self.ignored(.unknownSend)
         }
         let campaign = receipt.campaign
         let outcome: DeliveryReport.Outcome = open.action == nil ? .opened : .clicked
@@ -29,19 +27,17 @@ struct PushOpens {
         // reported button would otherwise be a click of its own, and an app key could make any number).
         guard try PushReceiptsTable(db).firstEngagement(
             key, sendID: open.sendID, installationID: installationID, clicked: outcome == .clicked, at: WireTime.format(open.time))
-        else { return Self.ignored("repeated") }
+        else { return Self.ignored(.repeated) }
         var report = DeliveryReport(
             id: "\(open.sendID)/\(installationID)/\(outcome.rawValue)",
             sendID: open.sendID, project: write.project, customID: write.customID, installationID: installationID,
             channel: .push, outcome: outcome, at: open.time)
         report.targetID = installationID
-        report.profileKey = key
         report.campaign = campaign.isEmpty ? nil : campaign
         report.action = open.action
         report.experiment = receipt.experiment
         report.variant = receipt.variant
-        effects.output(
-            PendingOutput(topic: HeraldTopic.deliveries.name, key: key, value: try Wire.encode(report)))
+        try deliver(report, &effects)
         if !campaign.isEmpty {
             Counter(
                 label: "herald_campaign_engagements_total",

@@ -141,6 +141,10 @@ package enum MetricCatalog {
             help: "Partitions paused because their database fails; their records wait and each is tried again.",
             services: consumers, zeroSeries: [[]]),
         Family(
+            name: "herald_partition_transitions_refused_total", kind: .counter,
+            help: "Partition state changes the owner refused as not in its state machine (PartitionState.canMove): a defect, logged with the transition; always 0.",
+            services: consumers, zeroSeries: [[]]),
+        Family(
             name: "herald_consumer_batch_records", kind: .histogram(buckets: defaults.defaultValueHistogramBuckets),
             help: "Records per consumed batch; large batches mean the service ran behind and catches up.",
             services: consumers, zeroSeries: [[]]),
@@ -225,7 +229,7 @@ package enum MetricCatalog {
         Family(
             name: "herald_push_opens_ignored_total", kind: .counter,
             help: "Apps' reports of a notification opened that count nowhere, by reason (unknown_send: no push of that send was delivered to the installation; repeated: its open or button press counted already).",
-            services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_send", "repeated"])])),
+            services: [.orchestrator], zeroSeries: combinations([("reason", IgnoredPushOpen.allCases.map(\.rawValue))])),
         Family(
             name: "herald_in_app_messages_total", kind: .counter,
             help: "In-app messages as the apps report them, by project/message and action (impression, click, button_click, dismiss).",
@@ -237,7 +241,7 @@ package enum MetricCatalog {
         Family(
             name: "herald_in_app_reports_ignored_total", kind: .counter,
             help: "Apps' in-app reports that count nowhere, by reason (unknown_message, unknown_button, repeated, no_impression).",
-            services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_message", "unknown_button", "repeated", "no_impression"])])),
+            services: [.orchestrator], zeroSeries: combinations([("reason", IgnoredInAppReport.allCases.map(\.rawValue))])),
         Family(
             name: "herald_in_app_revalidations_total", kind: .counter,
             help: "In-app syncs that named the app's last tag (If-None-Match), by how they were answered: kept_tag (from the tag the partition kept, without reading) or read.",
@@ -253,7 +257,7 @@ package enum MetricCatalog {
         Family(
             name: "herald_content_card_reports_ignored_total", kind: .counter,
             help: "Apps' content card reports that count nowhere, by reason (unknown_card: no such card in the profile's feed; repeated: counted already; no_url: a click on a card without a URL; not_dismissible).",
-            services: [.orchestrator], zeroSeries: combinations([("reason", ["unknown_card", "repeated", "no_url", "not_dismissible"])])),
+            services: [.orchestrator], zeroSeries: combinations([("reason", IgnoredCardReport.allCases.map(\.rawValue))])),
         Family(
             name: "herald_quiet_window_held", kind: .gauge,
             help: "Sends held now in the instance's partitions until their recipients' quiet hours end (counted every 10 s).",
