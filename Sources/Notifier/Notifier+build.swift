@@ -30,9 +30,7 @@ enum Notifier {
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: logger)
         await producer.prepare(topics: [.deliveries, .dlq, .stateNotifier, .owners])
-        let restoreReader = try KafkaPartitionReader(
-            client: context.common.kafka, clientID: context.common.instanceID,
-            groupID: "\(settings.service.consumerGroup).restore", logger: logger)
+        let restoreReader = try settings.service.restoreReader(logger: logger)
         let partitions = NotifierPartitions(
             directory: settings.service.dataDirectory, producer: producer,
             changelog: ChangelogSettings(topic: HeraldTopic.stateNotifier.name, source: restoreReader),
@@ -63,13 +61,8 @@ enum Notifier {
             workers.append(worker)
         }
 
-        var consumerConfig = KafkaConsumerConfiguration(
-            client: context.common.kafka, clientID: context.common.instanceID,
-            groupID: settings.service.consumerGroup, topics: topics.map(\.name))
-        consumerConfig.sessionTimeout = settings.service.sessionTimeout
-        consumerConfig.coPartitioned = true
-        consumerConfig.progressGroup = "\(consumerConfig.groupID).offsets"
-        let consumer = try KafkaConsumer(configuration: consumerConfig, listener: partitions, logger: logger)
+        let consumer = try KafkaConsumer(
+            configuration: settings.service.consumerConfiguration(topics: topics), listener: partitions, logger: logger)
         partitions.owner.setFlow(consumer)
         await partitions.onWatermarks { partition in try await consumer.watermarks(partition) }
         let consumed = ConsumedRecordsMetric(topics: topics.map(\.name))

@@ -18,21 +18,14 @@ enum Orchestrator {
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: context.logger)
         await producer.prepare(topics: [.ingest, .contacts, .sendsPush, .sendsEmail, .sendsSMS, .dlq, .stateOrchestrator, .owners])
-        let restoreReader = try KafkaPartitionReader(
-            client: context.common.kafka, clientID: context.common.instanceID,
-            groupID: "\(context.config.service.consumerGroup).restore", logger: context.logger)
+        let restoreReader = try context.config.service.restoreReader(logger: context.logger)
         let manager = OrchestratorPartitions(
             directory: context.config.service.dataDirectory, producer: producer,
             changelog: ChangelogSettings(topic: HeraldTopic.stateOrchestrator.name, source: restoreReader),
             logger: context.logger, dedupeRetention: context.config.service.dedupeRetention,
             partitions: Int(context.common.topicPartitions), cachedTags: context.config.inAppCachedTags)
-        var consumerConfig = KafkaConsumerConfiguration(
-            client: context.common.kafka, clientID: context.common.instanceID,
-            groupID: context.config.service.consumerGroup, topics: topics.map(\.name))
-        consumerConfig.sessionTimeout = context.config.service.sessionTimeout
-        consumerConfig.coPartitioned = true
-        consumerConfig.progressGroup = "\(consumerConfig.groupID).offsets"
-        let consumer = try KafkaConsumer(configuration: consumerConfig, listener: manager, logger: context.logger)
+        let consumer = try KafkaConsumer(
+            configuration: context.config.service.consumerConfiguration(topics: topics), listener: manager, logger: context.logger)
         manager.owner.setFlow(consumer)
         let follower = try ConfigFollower(client: context.common.kafka, instanceID: context.common.instanceID, logger: context.logger) {
             await manager.setConfiguration($0)

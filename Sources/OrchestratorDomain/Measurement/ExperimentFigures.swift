@@ -47,27 +47,18 @@ package struct ExperimentFigures: Codable, Sendable, Equatable {
                 version: version, variant: variant, assigned: 0, converted: Array(repeating: 0, count: conversions),
                 events: Array(repeating: 0, count: conversions), revenueUSD: 0)
         }
-        for row in try Row.fetchAll(
-            db, sql: "SELECT version, variant, count(*) AS n FROM experiment_assignments WHERE campaign_key = ? GROUP BY version, variant",
-            arguments: [campaign])
-        {
-            var entry = arm(row["version"], row["variant"])
-            entry.assigned = row["n"]
+        for row in try ExperimentAssignmentsTable(db).assignedByArm(campaign: campaign) {
+            var entry = arm(row.version, row.variant)
+            entry.assigned = row.assigned
             arms["\(entry.version)\n\(entry.variant)"] = entry
         }
-        for row in try Row.fetchAll(
-            db,
-            sql: """
-                SELECT version, variant, conversion, count(*) AS n, sum(events) AS events, sum(revenue_usd) AS revenue
-                FROM campaign_conversions WHERE campaign_key = ? GROUP BY version, variant, conversion
-                """, arguments: [campaign])
-        {
-            let index: Int = row["conversion"]
-            guard index < conversions else { continue }  // a conversion the campaign no longer counts
-            var entry = arm(row["version"], row["variant"])
-            entry.converted[index] += row["n"] as Int
-            entry.events[index] += row["events"] as Int
-            entry.revenueUSD += row["revenue"] as Double
+        for row in try CampaignConversionsTable(db).figures(campaign: campaign) {
+            // A conversion the campaign no longer counts (or an index no row should hold) is left out.
+            guard row.conversion >= 0, row.conversion < conversions else { continue }
+            var entry = arm(row.version, row.variant)
+            entry.converted[row.conversion] += row.converted
+            entry.events[row.conversion] += row.events
+            entry.revenueUSD += row.revenueUSD
             arms["\(entry.version)\n\(entry.variant)"] = entry
         }
         for (version, variant, outcome, count) in try ExperimentSendsTable(db).counts(campaign: campaign) {

@@ -28,6 +28,20 @@ struct CampaignConversionsTable {
     }
 
     /// Deletes up to `limit` conversions of one version first made before `cutoff`; returns how many.
+    /// The campaign's conversions per arm and conversion index: profiles converted, their qualifying events and their
+    /// revenue in US dollars.
+    func figures(campaign: String) throws
+        -> [(version: String, variant: String, conversion: Int, converted: Int, events: Int, revenueUSD: Double)]
+    {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT version, variant, conversion, count(*) AS n, sum(events) AS events, sum(revenue_usd) AS revenue
+                FROM campaign_conversions WHERE campaign_key = ? GROUP BY version, variant, conversion
+                """, arguments: [campaign]
+        ).map { ($0["version"], $0["variant"], $0["conversion"], $0["n"], $0["events"], $0["revenue"]) }
+    }
+
     func prune(campaign: String, version: String, before cutoff: String, limit: Int) throws -> Int {
         try db.execute(
             sql: """

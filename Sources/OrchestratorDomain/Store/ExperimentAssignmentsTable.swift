@@ -33,6 +33,14 @@ struct ExperimentAssignmentsTable {
         ).map { ($0["version"], $0["variant"], $0["assigned_at"]) }
     }
 
+    /// The campaign's profiles assigned, per experiment version and variant.
+    func assignedByArm(campaign: String) throws -> [(version: String, variant: String, assigned: Int)] {
+        try Row.fetchAll(
+            db, sql: "SELECT version, variant, count(*) AS n FROM experiment_assignments WHERE campaign_key = ? GROUP BY version, variant",
+            arguments: [campaign]
+        ).map { ($0["version"], $0["variant"], $0["n"]) }
+    }
+
     /// Every (campaign, version) the partition holds rows of: assignments, or send counts alone (their assignments
     /// pruned), in order.
     func heldVersions() throws -> [(campaign: String, version: String)] {
