@@ -282,10 +282,10 @@ struct AppController {
             problems.append(error.at("token"))
         }
         do throws(Violation) {
-            guard case .string(let text)? = envelope.fields["environment"], let value = PushEnvironment(rawValue: text) else {
+            guard case .string(let text)? = envelope.fields["environment"] else {
                 throw Violation("invalid_environment", "environment is \"sandbox\" or \"production\"")
             }
-            environment = value
+            environment = try Rules.pushEnvironment(text)
         } catch {
             problems.append(error.at("environment"))
         }

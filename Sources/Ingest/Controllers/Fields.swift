@@ -32,8 +32,8 @@ struct Fields {
 
     /// An optional string field through `rule`: nil when absent (or null, if `nullable`), `invalid_type` when not a
     /// string.
-    func string(_ key: String, nullable: Bool = false, _ rule: (String) throws(Violation) -> String) throws(Violation)
-        -> String?
+    func string<Value>(_ key: String, nullable: Bool = false, _ rule: (String) throws(Violation) -> Value) throws(Violation)
+        -> Value?
     {
         switch values[key] {
         case nil: return nil

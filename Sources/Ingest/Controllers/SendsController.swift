@@ -59,12 +59,7 @@ struct SendsController {
             problems.append(error.at("token"))
         }
         do throws(Violation) {
-            environment = try fields.string("environment") { text throws(Violation) in
-                guard PushEnvironment(rawValue: text) != nil else {
-                    throw Violation("invalid_environment", "environment is \"sandbox\" or \"production\"")
-                }
-                return text
-            }.flatMap(PushEnvironment.init(rawValue:))
+            environment = try fields.string("environment", Rules.pushEnvironment)
         } catch {
             problems.append(error.at("environment"))
         }

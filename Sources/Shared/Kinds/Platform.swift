@@ -5,7 +5,7 @@ package enum Platform: String, Codable, Sendable, CaseIterable {
     case ios, android, web
 
     /// `ios, android or web`: what an error message lists as expected.
-    package static let listed = "ios, android or web"
+    package static let listed = allCases.dropLast().map(\.rawValue).joined(separator: ", ") + " or " + allCases.last!.rawValue
 }
 
 /// The APNs host a token belongs to: Apple's development (`sandbox`) or production gateway. A token is valid on one of

@@ -157,6 +157,14 @@ package enum Rules {
         return text
     }
 
+    /// A push token's APNs environment: `sandbox` or `production`, exactly.
+    package static func pushEnvironment(_ text: String) throws(Violation) -> PushEnvironment {
+        guard let environment = PushEnvironment(rawValue: text) else {
+            throw Violation("invalid_environment", "environment is \"sandbox\" or \"production\"")
+        }
+        return environment
+    }
+
     /// A client-supplied record id used to drop replays: 1…128 visible ASCII characters.
     /// A notification category's name or one of its buttons' ids: 1 to 64 letters, digits, `_`, `-` or `.`.
     package static func isActionName(_ text: String) -> Bool { isName(text, length: 1...64) }
