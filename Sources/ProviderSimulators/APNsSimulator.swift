@@ -26,7 +26,7 @@ package final class APNsSimulator: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                state.connected("apns")
+                let number = state.accepted("apns")
                 if let tls {
                     do {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
@@ -51,7 +51,7 @@ package final class APNsSimulator: Sendable {
                     mode: .server, connectionConfiguration: connection, streamConfiguration: streams,
                     inboundStreamInitializer: { stream in
                     stream.eventLoop.makeCompletedFuture {
-                        try stream.pipeline.syncOperations.addHandler(APNsStreamHandler(state: state))
+                        try stream.pipeline.syncOperations.addHandler(APNsStreamHandler(state: state, connection: number))
                     }
                 }).map { _ in }
             }
@@ -101,13 +101,18 @@ private final class APNsStreamHandler: ChannelInboundHandler, RemovableChannelHa
     typealias OutboundOut = HTTP2Frame.FramePayload
 
     let state: SimulatorState
+    /// The connection's number (`SimulatorState.accepted`).
+    let connection: Int
     private var headers: [String: String] = [:]
     private var method = ""
     private var path = ""
     private var body: [UInt8] = []
     private var answered = false
 
-    init(state: SimulatorState) { self.state = state }
+    init(state: SimulatorState, connection: Int) {
+        self.state = state
+        self.connection = connection
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -131,6 +136,7 @@ private final class APNsStreamHandler: ChannelInboundHandler, RemovableChannelHa
     private func respond(context: ChannelHandlerContext) {
         guard !answered else { return }
         answered = true
+        state.carried("apns", connection: connection)
         var (status, reason) = APNsSimulator.answer(method: method, path: path, headers: headers, body: body, state: state)
         var retryAfter: Int?
         var delay = 0

@@ -55,7 +55,8 @@ package final class SimulatorState: Sendable {
         var faults: [String: Fault] = [:]
         var invalid: Set<String> = []
         var unsubscribed: Set<String> = []
-        var connections: [String: Int] = [:]
+        var accepted: [String: Int] = [:]
+        var carrying: [String: Set<Int>] = [:]
     }
 
     private let state = Mutex(State())
@@ -90,9 +91,25 @@ package final class SimulatorState: Sendable {
         }
     }
 
-    /// Connections a simulator accepted (HTTP/2 clients multiplex: one per client and host).
-    package func connected(_ provider: String) { state.withLock { $0.connections[provider, default: 0] += 1 } }
-    package func connections(_ provider: String) -> Int { state.withLock { $0.connections[provider] ?? 0 } }
+    /// A connection the simulator accepted; its number, for `carried`.
+    package func accepted(_ provider: String) -> Int {
+        state.withLock { state in
+            state.accepted[provider, default: 0] += 1
+            return state.accepted[provider]!
+        }
+    }
+
+    /// Connection `number` carried a request.
+    package func carried(_ provider: String, connection number: Int) {
+        state.withLock { _ = $0.carrying[provider, default: []].insert(number) }
+    }
+
+    /// The connections that carried requests (HTTP/2 clients multiplex: one per client and host). A socket that carried
+    /// none is not one: in a test process, any client may connect to a port a simulator took over from an earlier one
+    /// (an embedded broker's, whose clients reconnect until they are shut down).
+    package func connections(_ provider: String) -> Int { state.withLock { $0.carrying[provider]?.count ?? 0 } }
+    /// Every socket accepted, requests or not.
+    package func acceptedConnections(_ provider: String) -> Int { state.withLock { $0.accepted[provider] ?? 0 } }
 
     package func setFault(_ provider: String, _ fault: Fault?) { state.withLock { $0.faults[provider] = fault } }
 

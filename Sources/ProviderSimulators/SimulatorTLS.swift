@@ -16,9 +16,11 @@ package struct SimulatorTLS: Sendable {
     /// Runs `openssl` with these arguments (standard error to the file) and gives its exit status.
     package typealias OpenSSL = @Sendable (_ arguments: [String], _ errorsFile: String) async throws -> Int32
 
-    /// `openssl` through Foundation's `Process`, awaited (its termination handler), for the `herald-simulators` process.
-    /// The tests pass their own runner instead (`runCommand`): in the test process a spawn must not carry an embedded
-    /// broker's listener into the child, and Foundation's dispatch sources once crashed it (Tests/Support/Spawned.swift).
+    /// `openssl` through Foundation's `Process`, awaited (its termination handler), for the `herald-simulators` process,
+    /// once at its start with a handful of descriptors open. The tests pass their own runner instead (`runCommand`): in
+    /// the test process a spawn must not carry an embedded broker's listener into the child, Foundation's dispatch
+    /// sources once crashed it, and so did `Process.run()`'s walk of /proc/self/fd over hundreds of descriptors
+    /// (swiftlang/swift-corelibs-foundation#5472; Tests/Support/Spawned.swift).
     package static let foundationOpenSSL: OpenSSL = { arguments, errorsFile in
         guard let errors = FileHandle(forWritingAtPath: errorsFile) else {
             throw CertificateNotMade(description: "cannot write \(errorsFile)")

@@ -6,7 +6,7 @@ import Testing
 /// `herald template render --template FILE --context FILE.json`: the output byte for byte on standard output, exit 0;
 /// an error on standard error with its line and column, exit 1.
 @Suite struct TemplateRenderCommandTests {
-    /// Runs the command off the tests' pool (as wide as the cores: a test blocking it holds every other test's waits).
+    /// Runs the command, awaited (not blocking the tests' pool, as wide as the cores).
     private func run(_ template: String, context: String?, _ more: [String] = []) async throws -> (status: Int32, out: Data, err: String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("template-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -19,23 +19,8 @@ import Testing
             try Data(context.utf8).write(to: contextFile)
             arguments += ["--context", contextFile.path]
         }
-        let executable = binDirectory.appendingPathComponent("herald"), all = arguments + more
-        let (status, output, error) = try await BlockingCalls.run { () -> Result<(Int32, Data, Data), any Error> in
-            Result {
-                let process = Process()
-                process.executableURL = executable
-                process.arguments = all
-                let out = Pipe(), err = Pipe()
-                process.standardOutput = out
-                process.standardError = err
-                try process.run()
-                let output = out.fileHandleForReading.readDataToEndOfFile()
-                let error = err.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                return (process.terminationStatus, output, error)
-            }
-        }.get()
-        return (status, output, String(decoding: error, as: UTF8.self).replacingOccurrences(of: directory.path + "/", with: ""))
+        let (status, output, error) = try await runCommandSeparately(binDirectory.appendingPathComponent("herald").path, arguments + more)
+        return (status, Data(output), error.replacingOccurrences(of: directory.path + "/", with: ""))
     }
 
     @Test func outputIsExactlyTheRendering() async throws {

@@ -1001,7 +1001,9 @@ struct DeliveryFlowTests {
         #expect(pushed.filter { $0.channel == .sms }.isEmpty)
         #expect(harness.simulators.heldCount > 0)
         // APNs over TLS: the 20 pushes were streams of one HTTP/2 connection.
-        #expect(harness.simulators.connections("apns") == 1)
+        #expect(
+            harness.simulators.connections("apns") == 1,
+            "\(harness.simulators.acceptedConnections("apns")) accepted, \(harness.simulators.count("apns")) requests")
         harness.simulators.setFault("sms", nil)
         harness.simulators.releaseHeld()
         let reports = try await harness.reports { $0.filter { $0.channel == .sms }.count >= 12 }
@@ -1030,15 +1032,8 @@ struct TransportTests {
 
     @Test("500 pushes over one TLS connection, 50 at a time: every one answered, on that one connection")
     func manyStreamsOneConnection() async throws {
-        let state = SimulatorState()
-        let tls = try await SimulatorTLS.selfSigned(openssl: testOpenSSL)
-        let apns = try await APNsSimulator.start(state: state, tls: tls)
-        let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem").path
-        try tls.writeCertificate(to: caFile)
-        let driver = CurlDriver(caFile: caFile)
-        let request = HTTPRequest(
-            url: apns.url + "/3/device/\(token64)", headers: [("authorization", "bearer a.b.c"), ("apns-topic", "com.example.demo")],
-            body: Array("{}".utf8), http2: true)
+        let apns = try await TLSAPNs()
+        let (state, driver, request) = (apns.state, apns.driver, apns.push)
         let failures = await withTaskGroup(of: String?.self) { group in
             var next = 0
             var failures: [String] = []
@@ -1058,9 +1053,29 @@ struct TransportTests {
         #expect(failures.isEmpty, "\(failures.count) failed: \(failures.prefix(3))")
         #expect(state.count("apns") == 500)
         #expect(state.connections("apns") == 1)
-        driver.shutdown()
         await apns.stop()
-        try? FileManager.default.removeItem(atPath: caFile)
+    }
+
+    @Test("the simulator counts a connection when it carries a request: a stray client's socket is not a push's connection")
+    func strayConnectionsNotCounted() async throws {
+        let apns = try await TLSAPNs()
+        // What a leftover client of an earlier listener on this port does: connects, writes something else, is dropped.
+        let stray = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(apns.simulator.port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(stray, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        _ = send(stray, "not TLS\r\n", 9, Int32(MSG_NOSIGNAL))
+        try await waitUntil("the stray socket accepted") { apns.state.acceptedConnections("apns") == 1 }
+        for _ in 0..<3 { #expect(try await apns.driver.perform(apns.push).get().status == 200) }
+        #expect(apns.state.acceptedConnections("apns") == 2)
+        #expect(apns.state.connections("apns") == 1)
+        close(stray)
+        await apns.stop()
     }
 
     @Test("an answer's body is kept up to 64 KiB, the rest read and dropped: the status still counts")
@@ -1103,6 +1118,34 @@ struct TransportTests {
         #expect(state.count("apns") == 0)
         driver.shutdown()
         await apns.stop()
+        try? FileManager.default.removeItem(atPath: caFile)
+    }
+}
+
+/// The APNs simulator over TLS with its own certificate, and a driver that trusts it.
+private struct TLSAPNs {
+    let state = SimulatorState()
+    let simulator: APNsSimulator
+    let driver: CurlDriver
+    private let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem").path
+
+    init() async throws {
+        let tls = try await SimulatorTLS.selfSigned(openssl: testOpenSSL)
+        simulator = try await APNsSimulator.start(state: state, tls: tls)
+        try tls.writeCertificate(to: caFile)
+        driver = CurlDriver(caFile: caFile)
+    }
+
+    /// A push APNs accepts.
+    var push: HTTPRequest {
+        HTTPRequest(
+            url: simulator.url + "/3/device/\(token64)", headers: [("authorization", "bearer a.b.c"), ("apns-topic", "com.example.demo")],
+            body: Array("{}".utf8), http2: true)
+    }
+
+    func stop() async {
+        driver.shutdown()
+        await simulator.stop()
         try? FileManager.default.removeItem(atPath: caFile)
     }
 }

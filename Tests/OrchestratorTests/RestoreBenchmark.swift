@@ -246,21 +246,15 @@ struct RestoreBenchmark {
         var kcatLine = "kcat not installed"
         if FileManager.default.fileExists(atPath: "/usr/bin/kcat") {
             /// kcat reading the partition from `offset` to its end: records read and seconds.
-            func kcat(from offset: String) throws -> (Int, Double) {
+            func kcat(from offset: String) async throws -> (Int, Double) {
                 let start = ContinuousClock.now
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/kcat")
-                process.arguments = ["-C", "-b", cluster.bootstrapServers, "-t", topic, "-p", "0", "-o", offset, "-e", "-q", "-f", "%o\n"]
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                try process.run()
-                let output = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
+                let (_, output, _) = try await runCommandSeparately(
+                    "/usr/bin/kcat", ["-C", "-b", cluster.bootstrapServers, "-t", topic, "-p", "0", "-o", offset, "-e", "-q", "-f", "%o\n"])
                 return (output.split(separator: 0x0A).count, (ContinuousClock.now - start).timeInterval)
             }
             // Its start, connection and metadata: the same run with nothing to read.
-            let (_, idle) = try kcat(from: "end")
-            let (lines, total) = try kcat(from: "beginning")
+            let (_, idle) = try await kcat(from: "end")
+            let (lines, total) = try await kcat(from: "beginning")
             kcatLine = "\(Int(Double(lines) / max(total - idle, 0.001))) records/s (\(lines) records in \(String(format: "%.2f", total)) s, "
                 + "less \(String(format: "%.2f", idle)) s for a run with nothing to read)"
         }

@@ -19,18 +19,23 @@ package final class Spawned: Sendable {
     }()
 
     /// Starts `path` with exactly `environment` (nothing inherited, as `Process.environment` did); `onOutput` gets the
-    /// output as it comes, on the reader thread.
-    package init(_ path: String, arguments: [String], environment: [String: String]?, onOutput: @escaping @Sendable ([UInt8]) -> Void) throws {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        // Not inherited by the other children spawned meanwhile (their copy of the write end would hold the pipe
-        // open); the child's own descriptors 1 and 2 are dup2'd, which clears the flag on them.
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    /// output as it comes, on a reader thread: standard output and standard error together, or standard output only
+    /// when `onErrors` takes standard error (on a reader thread of its own).
+    package init(
+        _ path: String, arguments: [String], environment: [String: String]?, onOutput: @escaping @Sendable ([UInt8]) -> Void,
+        onErrors: (@Sendable ([UInt8]) -> Void)? = nil
+    ) throws {
+        let output = try Self.pipeNotInherited()
+        let errors: [Int32]?
+        do { errors = try onErrors.map { _ in try Self.pipeNotInherited() } } catch {
+            output.forEach { close($0) }
+            throw error
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errors?[1] ?? output[1], 2)
         // Nothing else of this process goes with the child, not even until its exec: close-on-exec descriptors are
         // closed after posix_spawn has returned, and an embedded broker's listener kept open in a child for that
         // moment made the broker's re-bind fail (`EmbeddedKafkaCluster.setBrokerDown`).
@@ -57,35 +62,25 @@ package final class Spawned: Sendable {
         // posix_spawn returns when the child execs (glibc's vfork-style clone), after its file actions above closed its
         // copies of this process's descriptors: an embedded broker may re-bind its port after that, not during it.
         let status = EmbeddedKafkaCluster.spawningProcess { posix_spawn(&pid, path, &actions, &attributes, argv, envp) }
-        close(fds[1])
+        close(output[1])
+        if let errors { close(errors[1]) }
         guard status == 0 else {
-            close(fds[0])
+            close(output[0])
+            if let errors { close(errors[0]) }
             throw POSIXError(.init(rawValue: status) ?? .EIO)
         }
         self.pid = pid
         let child = pid
         LiveChildren.started(child)
-        let readFD = fds[0]
-        let outputDone = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
-                if count > 0 {
-                    onOutput(Array(buffer[0..<count]))
-                } else if count == 0 || errno != EINTR {
-                    break
-                }
-            }
-            close(readFD)
-            outputDone.signal()
-        }
-        Thread.detachNewThread { [exit] in
+        var readers = [Self.read(output[0], into: onOutput)]
+        if let errors, let onErrors { readers.append(Self.read(errors[0], into: onErrors)) }
+        Thread.detachNewThread { [exit, readers] in
             var status: Int32 = 0
             while waitpid(child, &status, 0) == -1 && errno == EINTR {}
             LiveChildren.ended(child)
             // The output written before the exit is read first (unless something else holds the pipe open).
-            _ = outputDone.wait(timeout: .now() + 2)
+            let deadline = DispatchTime.now() + 2
+            for done in readers { _ = done.wait(timeout: deadline) }
             let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
             let waiters = exit.withLock { state in
                 state.code = code
@@ -94,6 +89,34 @@ package final class Spawned: Sendable {
             }
             for waiter in waiters { waiter.resume(returning: code) }
         }
+    }
+
+    /// A pipe whose ends are not inherited by the other children spawned meanwhile (their copy of the write end would
+    /// hold the pipe open); the child's own descriptors 1 and 2 are dup2'd, which clears the flag on them.
+    private static func pipeNotInherited() throws -> [Int32] {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return fds
+    }
+
+    /// Reads `fd` to its end on a thread of its own, giving each chunk to `take`; signalled once done.
+    private static func read(_ fd: Int32, into take: @escaping @Sendable ([UInt8]) -> Void) -> DispatchSemaphore {
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    take(Array(buffer[0..<count]))
+                } else if count == 0 || errno != EINTR {
+                    break
+                }
+            }
+            close(fd)
+            done.signal()
+        }
+        return done
     }
 
     /// The exit status, or the number of the signal that ended it (as `Process.terminationStatus`); nil while it runs.
@@ -141,6 +164,21 @@ package func runCommand(_ path: String, _ arguments: [String], environment: [Str
     // blocking it (pip, kcat, the herald CLI) held every other test's waits meanwhile.
     let status = await process.exited()
     return (status, String(decoding: output.withLock { $0 }, as: UTF8.self))
+}
+
+/// Runs a command to completion and returns its exit status, its standard output as bytes and its standard error.
+/// (Foundation's `Process.run()` is not for the test process: on Linux it copies a whole `dirent` for each entry of
+/// /proc/self/fd, reading past glibc's buffer, and with the test process's hundreds of descriptors that read crashed it
+/// once ("Bad pointer dereference" at a page boundary, swiftlang/swift-corelibs-foundation#5472, after Swift 6.3.1).)
+package func runCommandSeparately(_ path: String, _ arguments: [String], environment: [String: String]? = nil) async throws
+    -> (status: Int32, output: [UInt8], errors: String)
+{
+    let output = Locked([UInt8]()), errors = Locked([UInt8]())
+    let process = try Spawned(
+        path, arguments: arguments, environment: environment, onOutput: { chunk in output.withLock { $0.append(contentsOf: chunk) } },
+        onErrors: { chunk in errors.withLock { $0.append(contentsOf: chunk) } })
+    let status = await process.exited()
+    return (status, output.withLock { $0 }, String(decoding: errors.withLock { $0 }, as: UTF8.self))
 }
 
 /// `openssl` with these arguments, its output written to `errorsFile`: the simulators' certificate maker in the tests
