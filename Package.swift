@@ -104,6 +104,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What both stateful services build on their partitions with ServiceSupport: the partitions' owners followed,
+        // announced and asked (PartitionOwnership).
+        .target(
+            name: "PartitionService",
+            dependencies: [
+                "Shared", "ServiceSupport", "PartitionStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The orchestrator's domain: profiles, identity, segments, campaigns, on the partition store. A library, so
         // that the `herald` command can read a data directory.
         .target(
@@ -120,7 +130,8 @@ let package = Package(
         .executableTarget(
             name: "Orchestrator",
             dependencies: [
-                "Shared", "ServiceSupport", "PartitionStore", "OrchestratorDomain", .product(name: "GRDB", package: "GRDB.swift"),
+                "Shared", "ServiceSupport", "PartitionStore", "PartitionService", "OrchestratorDomain",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -138,7 +149,7 @@ let package = Package(
         .executableTarget(
             name: "Notifier",
             dependencies: [
-                "Shared", "ServiceSupport", "CCurl", "PartitionStore", "Liquid",
+                "Shared", "ServiceSupport", "CCurl", "PartitionStore", "PartitionService", "Liquid",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

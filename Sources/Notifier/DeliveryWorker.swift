@@ -110,7 +110,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             logger.info("delivery", metadata: metadata)
         case .retry(let reason, _):
             metadata["outcome"] = "retry"
-            metadata["reason"] = .string(reason)
+            metadata["reason"] = .string(reason.text)
             logger.warning("delivery", metadata: metadata)
         case .failed(let reason), .targetInvalid(let reason), .unsubscribed(let reason):
             metadata["outcome"] = switch outcome {
@@ -118,7 +118,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             case .unsubscribed: "unsubscribed"
             default: "failed"
             }
-            metadata["reason"] = .string(reason)
+            metadata["reason"] = .string(reason.text)
             logger.warning("delivery", metadata: metadata)
         }
     }
@@ -126,7 +126,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
     private func attempt(_ attempt: DeliveryAttempt) async -> (String, ProviderOutcome) {
         let key = channel == .push ? attempt.target.platform?.rawValue ?? "" : channel.rawValue
         guard let provider = providers[key] else {
-            return ("none", .failed(reason: "provider_not_configured: no \(channel == .push ? "push provider for \(key)" : "\(channel.rawValue) provider") is configured"))
+            return ("none", .failed(reason: .herald(.providerNotConfigured, detail: "no \(channel == .push ? "push provider for \(key)" : "\(channel.rawValue) provider") is configured")))
         }
         let slots = self.slots[provider.name]!
         await slots.acquire()

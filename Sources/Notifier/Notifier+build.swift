@@ -1,4 +1,5 @@
 import Foundation
+import PartitionService
 import PartitionStore
 import Hummingbird
 import Logging
@@ -75,14 +76,10 @@ enum Notifier {
         // runs, with a key its peers present, and follows the others' announcements (docs/partitions.md, "Questions to
         // the owners").
         let common = context.common
-        let owners = PartitionDirectory(
-            service: "notifier", addresses: OwnerAddressPolicy(advertised: settings.service.advertisedURL, httpPort: common.httpPort))
-        let ownersFollower = try OwnersFollower(client: common.kafka, instanceID: common.instanceID, directory: owners, logger: logger)
-        let peers = PartitionPeers(instance: common.instanceID, owner: { owners.owner(of: $0) }, runs: { partitions.owner.isRunning($0) })
-        let advertised = settings.service.advertisedURL
-        let announcer = OwnershipAnnouncer(
-            owner: partitions.owner, producer: producer, instance: common.instanceID, peerKey: peers.key, logger: logger
-        ) { await ListeningPort.advertisedURL(common, advertised: advertised) }
+        let ownership = try PartitionOwnership(
+            service: "notifier", owner: partitions.owner, producer: producer, common: common, settings: settings.service,
+            logger: logger)
+        let peers = ownership.peers
 
         let router = Router(context: ServiceRequestContext.self)
         router.middlewares.add(MetricsMiddleware())
@@ -116,8 +113,9 @@ enum Notifier {
             partitions: partitions, inboxRetention: settings.inboxRetention, sendRetention: settings.service.dedupeRetention,
             interval: settings.inboxPurgeInterval, logger: logger)
         return [
-            producer, restoreReader, CurlService(driver: driver), NotifierRelay(partitions: partitions), ownersFollower, consuming, purge,
-        ] + workers + [announcer, http]
+            producer, restoreReader, CurlService(driver: driver), NotifierRelay(partitions: partitions), ownership.follower, consuming,
+            purge,
+        ] + workers + [ownership.announcer, http]
     }
 
     struct Providers {

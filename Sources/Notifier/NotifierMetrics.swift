@@ -12,15 +12,15 @@ enum NotifierMetrics {
     static func purgedFromInbox(_ count: Int) { inboxPurged.increment(by: count) }
 
     /// Reasons are a closed set from Herald and the providers' error names; free text (transport messages) is folded.
-    static func outcome(channel: MessageChannel, outcome: String, reason: String?) {
+    static func outcome(channel: MessageChannel, outcome: DeliveryReport.Outcome, reason: DeliveryReason?) {
         Counter(
             label: "herald_deliveries_total",
-            dimensions: [("channel", channel.rawValue), ("outcome", outcome), ("reason", label(reason))]
+            dimensions: [("channel", channel.rawValue), ("outcome", outcome.rawValue), ("reason", reason?.label ?? "")]
         ).increment()
     }
 
-    static func retries(channel: MessageChannel, reason: String) {
-        Counter(label: "herald_delivery_retries_total", dimensions: [("channel", channel.rawValue), ("reason", label(reason))])
+    static func retries(channel: MessageChannel, reason: DeliveryReason) {
+        Counter(label: "herald_delivery_retries_total", dimensions: [("channel", channel.rawValue), ("reason", reason.label)])
             .increment()
     }
 
@@ -43,18 +43,5 @@ enum NotifierMetrics {
 
     static func latencySeconds(send: SendRequest, at: Date) -> Double {
         max(0, at.timeIntervalSince(send.dueAt ?? send.trigger.at))
-    }
-
-    /// A reason as a label: its first word (`TooManyRequests`, `max_retry_attempts`, `transport`), or a protocol and
-    /// its status code (`HTTP 503` → `http_503`, `smtp 421` → `smtp_421`, `sms 21610` → `sms_21610`).
-    static func label(_ reason: String?) -> String {
-        guard let reason else { return "" }
-        if reason.hasPrefix("transport") { return "transport" }
-        let words = reason.split(separator: " ", maxSplits: 2)
-        if words.count >= 2, ["HTTP", "smtp", "sms"].contains(words[0]), words[1].allSatisfy(\.isNumber), words[1].count <= 6 {
-            return "\(words[0].lowercased())_\(words[1])"
-        }
-        let head = reason.prefix { $0 != ":" && $0 != " " }
-        return String(head.prefix(48))
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import Hummingbird
-import PartitionStore
 import OrchestratorDomain
+import PartitionService
+import PartitionStore
 import ServiceLifecycle
 import ServiceSupport
 import Shared
@@ -39,25 +40,18 @@ enum Orchestrator {
 
         let router = Router(context: ServiceRequestContext.self)
         router.middlewares.add(MetricsMiddleware())
-        // The app-facing reads (docs/in-app.md), answered by the partition's owner: this instance announces the
-        // partitions it runs and follows the others' announcements (docs/partitions.md, "Reads answered by the owner").
-        let owners = PartitionDirectory(
-            service: "orchestrator",
-            addresses: OwnerAddressPolicy(advertised: context.config.service.advertisedURL, httpPort: context.common.httpPort))
-        let ownersFollower = try OwnersFollower(
-            client: context.common.kafka, instanceID: context.common.instanceID, directory: owners, logger: context.logger)
+        // The app-facing reads (docs/in-app.md) are answered by the partition's owner, and questions about several
+        // partitions (a campaign's experiment figures) go to their owners: this instance announces the partitions it
+        // runs and follows the others' announcements (docs/partitions.md).
         let common = context.common
-        let advertised = context.config.service.advertisedURL
-        // Questions about several partitions (a campaign's experiment figures) go to their owners with the key each
-        // announces (docs/partitions.md, "Questions to the owners").
-        let peers = PartitionPeers(instance: common.instanceID, owner: { owners.owner(of: $0) }, runs: { manager.owner.isRunning($0) })
-        let announcer = OwnershipAnnouncer(
-            owner: manager.owner, producer: producer, instance: common.instanceID, peerKey: peers.key, logger: context.logger
-        ) { await ListeningPort.advertisedURL(common, advertised: advertised) }
+        let ownership = try PartitionOwnership(
+            service: "orchestrator", owner: manager.owner, producer: producer, common: common, settings: context.config.service,
+            logger: context.logger)
+        let peers = ownership.peers
         let experiments = ExperimentEndpoints(manager: manager, peers: peers, partitionCount: common.topicPartitions)
         experiments.answer(on: router)
         // The apps' reads are public: bounded in flight and per client, as the ingest's writes are.
-        AppReads(manager: manager, catalog: context.config.catalog, owners: owners, instance: common.instanceID).register(
+        AppReads(manager: manager, catalog: context.config.catalog, owners: ownership.owners, instance: common.instanceID).register(
             on: router, limits: RateLimits(context.config.limits), maxInFlight: context.config.maxInFlight, peerKey: peers.key)
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "orchestrator",
@@ -72,8 +66,8 @@ enum Orchestrator {
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on
         // revocation), then the producer flushes.
         return [
-            producer, restoreReader, follower, ownersFollower, consuming, OutboxRelay(manager: manager),
-            EngagementTicker(manager: manager), announcer, http,
+            producer, restoreReader, follower, ownership.follower, consuming, OutboxRelay(manager: manager),
+            EngagementTicker(manager: manager), ownership.announcer, http,
         ]
     }
 }

@@ -426,6 +426,8 @@ package actor PartitionOwner: KafkaRebalanceListener {
     private func drain(_ number: Int32) async {
         let started = ContinuousClock.now
         let waiting = workInProgress(on: number)
+        // A drain waits for answers (a provider's, up to its deadline): said when it starts, not only when it ends.
+        if waiting > 0 { logger.info("partition draining", metadata: ["partition": "\(number)", "work": "\(waiting)"]) }
         let left = await drainWork(number)
         await hooks?.partitionDrained(number, workLeft: left)
         guard waiting > 0 else { return }

@@ -186,9 +186,23 @@ struct CampaignEndToEndTests {
             messages: [{channel: sms, template: hello}]
             """)
         try await apply()
-        let sends = try await readTopic(
-            HeraldTopic.sendsSMS.name, bootstrap: cluster.bootstrapServers, logger: quietLogger, timeout: .seconds(150)
-        ) { $0.count >= 40 }
+        let sends: [KafkaRecord]
+        do {
+            sends = try await readTopic(
+                HeraldTopic.sendsSMS.name, bootstrap: cluster.bootstrapServers, logger: quietLogger, timeout: .seconds(150)
+            ) { $0.count >= 40 }
+        } catch {
+            // Once in about ten main runs no send came (2026-11-29): what the orchestrator did with the schedule says why.
+            let said = orchestrator.output.filter { !$0.contains("\"send decided\"") }.suffix(40)
+            let counted = (try? await httpGet("http://127.0.0.1:\(port)/metrics").1)?
+                .split(separator: "\n").filter { $0.contains("demo/launch") || $0.contains("demo/members") } ?? []
+            Issue.record("""
+                no sends for \(at) (\(day)): \(error)
+                the orchestrator's figures: \(counted.joined(separator: "\n"))
+                its last lines:\n\(said.joined(separator: "\n"))
+                """)
+            throw error
+        }
         let recipients = try sends.map { try Wire.decode(SendRequest.self, from: try #require($0.value)).customID ?? "" }
         #expect(recipients.sorted() == people.prefix(40).sorted())
         #expect(try sends.allSatisfy { try Wire.decode(SendRequest.self, from: try #require($0.value)).notBefore == at })

@@ -98,9 +98,19 @@ struct NotifierRebalanceTests {
             }
         }
 
-        // A third member joins once the burst is under way, and leaves (gracefully) before it is over.
+        // A third member joins once the burst is under way, and leaves (gracefully) before it is over. APNs holds its
+        // answers from just before the join until a member is draining what it gives up: every partition then has
+        // pushes in flight when the join revokes it. (With every answer after 3 s, a partition's pushes could all be
+        // answered at the instant it was revoked, and its revocation drained nothing: once in about twenty runs.)
         try await waitUntil("the burst under way", timeout: .seconds(60)) { simulators.count("apns") >= Self.profiles / 5 }
+        simulators.setFault("apns", .init(status: 0, held: true))
+        try await waitUntil("pushes held on the members' partitions", timeout: .seconds(60)) { simulators.heldCount >= Self.profiles / 2 }
         let third = try startNotifier("n3")
+        try await waitUntil("a member draining a partition it gives to the third", timeout: .seconds(60)) {
+            notifiers.contains { !$0.logs("partition draining").isEmpty }
+        }
+        simulators.setFault("apns", .init(status: 0, delayMilliseconds: 3000))
+        simulators.releaseHeld()
         try await waitUntil("the third notifier to own partitions", timeout: .seconds(60)) {
             !third.logs("partitions assigned").isEmpty || third.exitCode != nil
         }

@@ -788,7 +788,7 @@ struct DeliveryFlowTests {
         // Attempt 1's answer comes now: a failure of attempt 1 changes nothing.
         await harness.partitions.complete(
             partition: 0,
-            results: [.init(claimed: first.claimed, provider: "apns", outcome: .failed(reason: "BadTopic"), finishedAt: Date())],
+            results: [.init(claimed: first.claimed, provider: "apns", outcome: .failed(reason: .provider("BadTopic")), finishedAt: Date())],
             retry: harness.retry)
         #expect(try await harness.partitions.ledger(sendID: "stale-1").map(\.state) == ["sending"])
         // Attempt 2's answer is the one that counts.
@@ -971,7 +971,7 @@ struct DeliveryFlowTests {
             // No answer before a deadline of 1 s (held until then, however slow the machine): a timeout to retry.
             harness.simulators.setFault(name, .init(status: 0, held: true))
             let late = await provider(1).deliver(attempt)
-            #expect(late == .retry(reason: "timeout", after: nil), "\(name): \(late)")
+            #expect(late == .retry(reason: .herald(.timeout), after: nil), "\(name): \(late)")
             harness.simulators.releaseHeld()
             // Answers 2.5 s late, before a deadline of 30 s: waited for.
             harness.simulators.setFault(name, .init(status: 0, delayMilliseconds: 2500))

@@ -28,18 +28,18 @@ struct ProviderTests {
         "APNs answers are classified as Apple documents them",
         arguments: [
             (200, "", ProviderOutcome.accepted(messageID: "id-1")),
-            (410, #"{"reason":"Unregistered","timestamp":1}"#, .targetInvalid(reason: "Unregistered")),
-            (410, #"{"reason":"ExpiredToken"}"#, .targetInvalid(reason: "ExpiredToken")),
-            (400, #"{"reason":"BadDeviceToken"}"#, .targetInvalid(reason: "BadDeviceToken")),
-            (400, #"{"reason":"DeviceTokenNotForTopic"}"#, .failed(reason: "DeviceTokenNotForTopic")),
-            (400, #"{"reason":"BadCollapseId"}"#, .failed(reason: "BadCollapseId")),
-            (400, #"{"reason":"IdleTimeout"}"#, .retry(reason: "IdleTimeout", after: .seconds(7))),
-            (403, #"{"reason":"ExpiredProviderToken"}"#, .retry(reason: "ExpiredProviderToken", after: nil)),
-            (403, #"{"reason":"InvalidProviderToken"}"#, .failed(reason: "InvalidProviderToken")),
-            (413, #"{"reason":"PayloadTooLarge"}"#, .failed(reason: "PayloadTooLarge")),
-            (429, #"{"reason":"TooManyRequests"}"#, .retry(reason: "TooManyRequests", after: .seconds(7))),
-            (500, #"{"reason":"InternalServerError"}"#, .retry(reason: "InternalServerError", after: .seconds(7))),
-            (503, #"{"reason":"ServiceUnavailable"}"#, .retry(reason: "ServiceUnavailable", after: .seconds(7))),
+            (410, #"{"reason":"Unregistered","timestamp":1}"#, .targetInvalid(reason: .provider("Unregistered"))),
+            (410, #"{"reason":"ExpiredToken"}"#, .targetInvalid(reason: .provider("ExpiredToken"))),
+            (400, #"{"reason":"BadDeviceToken"}"#, .targetInvalid(reason: .provider("BadDeviceToken"))),
+            (400, #"{"reason":"DeviceTokenNotForTopic"}"#, .failed(reason: .provider("DeviceTokenNotForTopic"))),
+            (400, #"{"reason":"BadCollapseId"}"#, .failed(reason: .provider("BadCollapseId"))),
+            (400, #"{"reason":"IdleTimeout"}"#, .retry(reason: .provider("IdleTimeout"), after: .seconds(7))),
+            (403, #"{"reason":"ExpiredProviderToken"}"#, .retry(reason: .provider("ExpiredProviderToken"), after: nil)),
+            (403, #"{"reason":"InvalidProviderToken"}"#, .failed(reason: .provider("InvalidProviderToken"))),
+            (413, #"{"reason":"PayloadTooLarge"}"#, .failed(reason: .provider("PayloadTooLarge"))),
+            (429, #"{"reason":"TooManyRequests"}"#, .retry(reason: .provider("TooManyRequests"), after: .seconds(7))),
+            (500, #"{"reason":"InternalServerError"}"#, .retry(reason: .provider("InternalServerError"), after: .seconds(7))),
+            (503, #"{"reason":"ServiceUnavailable"}"#, .retry(reason: .provider("ServiceUnavailable"), after: .seconds(7))),
         ])
     func apnsOutcomes(status: Int, body: String, expected: ProviderOutcome) {
         let headers = ["apns-id": "id-1", "retry-after": "7"]
@@ -50,13 +50,13 @@ struct ProviderTests {
         "FCM answers are classified by their FcmError code",
         arguments: [
             (200, #"{"name":"projects/p/messages/1"}"#, ProviderOutcome.accepted(messageID: "projects/p/messages/1")),
-            (404, #"{"error":{"status":"NOT_FOUND","details":[{"errorCode":"UNREGISTERED"}]}}"#, .targetInvalid(reason: "UNREGISTERED")),
-            (400, #"{"error":{"status":"INVALID_ARGUMENT","details":[{"errorCode":"INVALID_ARGUMENT"}]}}"#, .failed(reason: "INVALID_ARGUMENT")),
-            (403, #"{"error":{"status":"PERMISSION_DENIED","details":[{"errorCode":"SENDER_ID_MISMATCH"}]}}"#, .failed(reason: "SENDER_ID_MISMATCH")),
-            (429, #"{"error":{"status":"RESOURCE_EXHAUSTED","details":[{"errorCode":"QUOTA_EXCEEDED"}]}}"#, .retry(reason: "QUOTA_EXCEEDED", after: .seconds(3))),
-            (503, #"{"error":{"status":"UNAVAILABLE"}}"#, .retry(reason: "UNAVAILABLE", after: .seconds(3))),
-            (500, "not json", .retry(reason: "HTTP 500", after: .seconds(3))),
-            (401, #"{"error":{"status":"UNAUTHENTICATED"}}"#, .retry(reason: "UNAUTHENTICATED", after: nil)),
+            (404, #"{"error":{"status":"NOT_FOUND","details":[{"errorCode":"UNREGISTERED"}]}}"#, .targetInvalid(reason: .provider("UNREGISTERED"))),
+            (400, #"{"error":{"status":"INVALID_ARGUMENT","details":[{"errorCode":"INVALID_ARGUMENT"}]}}"#, .failed(reason: .provider("INVALID_ARGUMENT"))),
+            (403, #"{"error":{"status":"PERMISSION_DENIED","details":[{"errorCode":"SENDER_ID_MISMATCH"}]}}"#, .failed(reason: .provider("SENDER_ID_MISMATCH"))),
+            (429, #"{"error":{"status":"RESOURCE_EXHAUSTED","details":[{"errorCode":"QUOTA_EXCEEDED"}]}}"#, .retry(reason: .provider("QUOTA_EXCEEDED"), after: .seconds(3))),
+            (503, #"{"error":{"status":"UNAVAILABLE"}}"#, .retry(reason: .provider("UNAVAILABLE"), after: .seconds(3))),
+            (500, "not json", .retry(reason: .status(.http, "500"), after: .seconds(3))),
+            (401, #"{"error":{"status":"UNAUTHENTICATED"}}"#, .retry(reason: .provider("UNAUTHENTICATED"), after: nil)),
         ])
     func fcmOutcomes(status: Int, body: String, expected: ProviderOutcome) {
         #expect(FCMProvider.outcome(status: status, body: Array(body.utf8), headers: ["retry-after": "3"]) == expected)
@@ -66,13 +66,13 @@ struct ProviderTests {
         "SMS API answers: STOP list, invalid numbers, rate limits",
         arguments: [
             (201, #"{"sid":"SM1"}"#, ProviderOutcome.accepted(messageID: "SM1")),
-            (400, #"{"code":21610,"message":"unsubscribed"}"#, .unsubscribed(reason: "recipient unsubscribed (21610)")),
-            (400, #"{"code":21211}"#, .targetInvalid(reason: "invalid number (21211)")),
-            (400, #"{"code":21614}"#, .targetInvalid(reason: "invalid number (21614)")),
-            (429, #"{"code":20429}"#, .retry(reason: "HTTP 429", after: nil)),
-            (503, "", .retry(reason: "HTTP 503", after: nil)),
-            (401, #"{"code":20003}"#, .failed(reason: "sms_auth: HTTP 401")),
-            (400, #"{"code":21602}"#, .failed(reason: "sms 21602")),
+            (400, #"{"code":21610,"message":"unsubscribed"}"#, .unsubscribed(reason: .status(.sms, "21610", detail: "recipient unsubscribed"))),
+            (400, #"{"code":21211}"#, .targetInvalid(reason: .status(.sms, "21211", detail: "invalid number"))),
+            (400, #"{"code":21614}"#, .targetInvalid(reason: .status(.sms, "21614", detail: "invalid number"))),
+            (429, #"{"code":20429}"#, .retry(reason: .status(.http, "429"), after: nil)),
+            (503, "", .retry(reason: .status(.http, "503"), after: nil)),
+            (401, #"{"code":20003}"#, .failed(reason: .herald(.smsAuth, detail: "HTTP 401"))),
+            (400, #"{"code":21602}"#, .failed(reason: .status(.sms, "21602"))),
         ])
     func smsOutcomes(status: Int, body: String, expected: ProviderOutcome) {
         #expect(SMSProvider.outcome(status: status, body: Array(body.utf8), headers: [:]) == expected)
@@ -81,12 +81,12 @@ struct ProviderTests {
     @Test(
         "SMTP replies: 550/551/553 bounce, other 5xx fail, 4xx and broken connections are retried",
         arguments: [
-            (550, 55, ProviderOutcome.targetInvalid(reason: "hard bounce: 550")),
-            (553, 55, .targetInvalid(reason: "hard bounce: 553")),
-            (554, 55, .failed(reason: "smtp 554")),
-            (451, 55, .retry(reason: "smtp 451", after: nil)),
-            (0, 67, .failed(reason: "smtp_auth: the server refused the login")),
-            (0, 7, .retry(reason: "transport: refused", after: nil)),
+            (550, 55, ProviderOutcome.targetInvalid(reason: .status(.smtp, "550", detail: "hard bounce"))),
+            (553, 55, .targetInvalid(reason: .status(.smtp, "553", detail: "hard bounce"))),
+            (554, 55, .failed(reason: .status(.smtp, "554"))),
+            (451, 55, .retry(reason: .status(.smtp, "451"), after: nil)),
+            (0, 67, .failed(reason: .herald(.smtpAuth, detail: "the server refused the login"))),
+            (0, 7, .retry(reason: .herald(.transport, detail: "refused"), after: nil)),
         ])
     func smtpOutcomes(status: Int, code: Int, expected: ProviderOutcome) {
         #expect(SMTPProvider.outcome(TransferError(code: code, message: "refused", status: status)) == expected)
@@ -104,14 +104,23 @@ struct ProviderTests {
     }
 
     @Test(
-        "reasons as metric labels: a closed set, with the status code of a protocol kept",
+        "a reason's text (the report and the ledger) and its label (the metrics), from one value",
         arguments: [
-            ("TooManyRequests", "TooManyRequests"), ("HTTP 503", "http_503"), ("smtp 421", "smtp_421"), ("sms 21610", "sms_21610"),
-            ("max_retry_attempts: HTTP 500", "max_retry_attempts"), ("transport: Connection refused", "transport"),
-            ("timeout", "timeout"), ("HTTP soon", "HTTP"), ("oauth: invalid_grant", "oauth"),
+            (DeliveryReason.provider("TooManyRequests"), "TooManyRequests", "TooManyRequests"),
+            (.status(.http, "503"), "HTTP 503", "http_503"), (.status(.smtp, "421"), "smtp 421", "smtp_421"),
+            (.status(.sms, "21610", detail: "recipient unsubscribed"), "sms 21610: recipient unsubscribed", "sms_21610"),
+            (.herald(.maxRetryAttempts, detail: "HTTP 500"), "max_retry_attempts: HTTP 500", "max_retry_attempts"),
+            (.herald(.transport, detail: "Connection refused"), "transport: Connection refused", "transport"),
+            (.herald(.timeout), "timeout", "timeout"), (.herald(.oauth, detail: "invalid_grant"), "oauth: invalid_grant", "oauth"),
+            (.suppressed(.optedOut), "opted_out", "opted_out"),
+            (.herald(.noBundleID, detail: "no bundle id configured for app x"), "no_bundle_id: no bundle id configured for app x", "no_bundle_id"),
+            // A provider's answer cannot make a label anything but a short word.
+            (.provider("Bad\"} oops=1 {x"), "Bad\"} oops=1 {x", "Bad"),
+            (.provider(String(repeating: "A", count: 100)), String(repeating: "A", count: 100), String(repeating: "A", count: 48)),
         ])
-    func reasonLabels(reason: String, label: String) {
-        #expect(NotifierMetrics.label(reason) == label)
+    func reasonTextAndLabel(reason: DeliveryReason, text: String, label: String) {
+        #expect(reason.text == text)
+        #expect(reason.label == label)
     }
 
     @Test("the delivery latency counts from the trigger, or from the end of the campaign's delay")

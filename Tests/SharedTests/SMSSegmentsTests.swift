@@ -54,7 +54,7 @@ struct SMSSegmentsTests {
 
     @Test("a body over 1,600 characters cannot be sent: the notifier fails it with the figure")
     func tooLong() {
-        #expect(SMSSegments.problem(String(repeating: "a", count: 1600)) == nil)
-        #expect(SMSSegments.problem(String(repeating: "a", count: 1601)) == "body_too_long: 1601 characters, the SMS provider takes 1600")
+        #expect(SMSSegments.tooLong(String(repeating: "a", count: 1600)) == nil)
+        #expect(SMSSegments.tooLong(String(repeating: "a", count: 1601)) == "1601 characters, the SMS provider takes 1600")
     }
 }

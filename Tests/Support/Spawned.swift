@@ -55,13 +55,19 @@ package final class Spawned: Sendable {
         sigemptyset(&unblocked)
         posix_spawnattr_setsigmask(&attributes, &unblocked)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        // The child dies with this process, even when it crashes (no `atexit` then): `setpriv` asks the kernel for SIGKILL
+        // when its parent thread ends, then execs the command (`Spawner`).
+        let (program, words) = Spawner.dieWithParent
+            ? (Spawner.setpriv, ["setpriv", "--pdeathsig", "KILL", "--", path] + arguments) : (path, [path] + arguments)
+        let argv = words.map { strdup($0) } + [nil]
         let envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
         // posix_spawn returns when the child execs (glibc's vfork-style clone), after its file actions above closed its
         // copies of this process's descriptors: an embedded broker may re-bind its port after that, not during it.
-        let status = EmbeddedKafkaCluster.spawningProcess { posix_spawn(&pid, path, &actions, &attributes, argv, envp) }
+        let status = Spawner.shared.run {
+            EmbeddedKafkaCluster.spawningProcess { posix_spawn(&pid, program, &actions, &attributes, argv, envp) }
+        }
         close(output[1])
         if let errors { close(errors[1]) }
         guard status == 0 else {
@@ -133,6 +139,48 @@ package final class Spawned: Sendable {
             }
             if let code { continuation.resume(returning: code) }
         }
+    }
+}
+
+/// The thread every child is spawned from, alive as long as the test process. A child starts under `setpriv --pdeathsig
+/// KILL` (util-linux, in every Debian): the kernel kills it when the thread that spawned it ends, the thread and not the
+/// process, so that thread must never end (the tests' pool and dispatch's threads come and go). A test process that
+/// crashes runs no `atexit` handler (`LiveChildren`): its services used to run on, orphaned, and once pushed for 17
+/// minutes to whatever listened on their APNs simulator's old port in the next runs.
+final class Spawner: @unchecked Sendable {
+    static let shared = Spawner()
+    static let setpriv = "/usr/bin/setpriv"
+    static let dieWithParent = FileManager.default.isExecutableFile(atPath: setpriv)
+
+    private let lock = NSLock()
+    private var jobs: [() -> Void] = []
+    private let queued = DispatchSemaphore(value: 0)
+
+    private init() {
+        let thread = Thread { [self] in
+            while true {
+                queued.wait()
+                let job = lock.withLock { jobs.removeFirst() }
+                job()
+            }
+        }
+        thread.name = "herald-test-spawner"
+        thread.start()
+    }
+
+    /// Runs `spawn` on the spawner thread and gives its result (a `posix_spawn` status).
+    func run(_ spawn: @escaping () -> Int32) -> Int32 {
+        let done = DispatchSemaphore(value: 0)
+        let status = Locked<Int32>(0)
+        lock.withLock {
+            jobs.append {
+                status.withLock { $0 = spawn() }
+                done.signal()
+            }
+        }
+        queued.signal()
+        done.wait()
+        return status.withLock { $0 }
     }
 }
 

@@ -21,7 +21,7 @@ enum AttemptResults {
     struct Finish {
         var state: LedgerState
         var outcome: DeliveryReport.Outcome
-        var reason: String?
+        var reason: DeliveryReason?
         var messageID: String?
         var feedback: (kind: FeedbackKind, value: String)?
     }
@@ -74,12 +74,12 @@ enum AttemptResults {
                 guard attempt.attempt < retry.maxAttempts else {
                     if try ledger.finishAttempt(
                         sendID: send.sendID, targetID: target.id, attempt: attempt.attempt, .failed,
-                        reason: "max_retry_attempts: \(reason)", messageID: nil, at: time)
+                        reason: .herald(.maxRetryAttempts, detail: reason.text), messageID: nil, at: time)
                     {
                         outputs.append(DeliveryReports.report(
-                            send, target: target, outcome: .failed, reason: "max_retry_attempts",
+                            send, target: target, outcome: .failed, reason: .herald(.maxRetryAttempts),
                             attempts: attempt.attempt, provider: result.provider, now: result.finishedAt))
-                        NotifierMetrics.outcome(channel: send.channel, outcome: "failed", reason: "max_retry_attempts")
+                        NotifierMetrics.outcome(channel: send.channel, outcome: .failed, reason: .herald(.maxRetryAttempts))
                     }
                     continue
                 }
@@ -109,7 +109,7 @@ enum AttemptResults {
                 try FeedbackTable(db).record(key, feedback.kind, value: feedback.value, at: result.finishedAt)
             }
             outputs.append(report(result, finished))
-            NotifierMetrics.outcome(channel: send.channel, outcome: finished.outcome.rawValue, reason: finished.reason)
+            NotifierMetrics.outcome(channel: send.channel, outcome: finished.outcome, reason: finished.reason)
             if finished.state == .sent {
                 if send.channel == .push {
                     try Inbox.store(db, send: send, target: target, contact: result.claimed.contact, at: result.finishedAt)
@@ -126,7 +126,7 @@ enum AttemptResults {
         results.compactMap { result in
             guard let finished = finishing(result) else { return nil }
             NotifierMetrics.outcome(
-                channel: result.claimed.attempt.request.channel, outcome: finished.outcome.rawValue, reason: finished.reason)
+                channel: result.claimed.attempt.request.channel, outcome: finished.outcome, reason: finished.reason)
             return report(result, finished)
         }
     }

@@ -8,14 +8,14 @@ enum DeliveryReports {
     /// A report on `herald.deliveries` for one target of a send.
     static func report(
         _ send: SendRequest, target: DeliveryTarget?, installationID: String? = nil, outcome: DeliveryReport.Outcome,
-        reason: String?, attempts: Int, provider: String? = nil, messageID: String? = nil, now: Date
+        reason: DeliveryReason?, attempts: Int, provider: String? = nil, messageID: String? = nil, now: Date
     ) -> PendingOutput {
         let channel = DeliveryReport.Channel(send.channel)
         let targetID = target?.id ?? installationID ?? send.channel.rawValue
         var report = DeliveryReport(
             id: "\(send.sendID)/\(targetID)/\(outcome.rawValue)", sendID: send.sendID, project: send.project,
             customID: send.customID, installationID: target?.installationID ?? installationID, channel: channel,
-            outcome: outcome, reason: reason, token: send.channel == .push ? target?.address : nil,
+            outcome: outcome, reason: reason?.text, token: send.channel == .push ? target?.address : nil,
             address: send.channel == .push ? nil : target?.address, at: now)
         report.profileKey = send.profileKey
         report.targetID = targetID

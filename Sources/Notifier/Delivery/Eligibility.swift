@@ -6,7 +6,7 @@ enum Eligibility {
     struct Resolution: Sendable, Equatable {
         var targets: [DeliveryTarget]
         /// Targets left out, each with the reason (push: per installation of the app).
-        var skipped: [(id: String, installationID: String?, reason: String)]
+        var skipped: [(id: String, installationID: String?, reason: DeliveryReason.Suppression)]
 
         static func == (lhs: Resolution, rhs: Resolution) -> Bool {
             lhs.targets == rhs.targets && lhs.skipped.map(\.id) == rhs.skipped.map(\.id)
@@ -27,14 +27,14 @@ enum Eligibility {
     ) -> Resolution {
         if send.channel == .push, let raw = send.token {
             guard case .app(let platform)? = origins["\(send.project)/\(raw.app)"] else {
-                return Resolution(targets: [], skipped: [("token", nil, "unknown_app")])
+                return Resolution(targets: [], skipped: [("token", nil, .unknownApp)])
             }
-            guard !feedback.invalidTokens.contains(raw.token) else { return Resolution(targets: [], skipped: [("token", nil, "token_invalid")]) }
+            guard !feedback.invalidTokens.contains(raw.token) else { return Resolution(targets: [], skipped: [("token", nil, .tokenInvalid)]) }
             return Resolution(
                 targets: [DeliveryTarget(id: "token", address: raw.token, app: raw.app, platform: platform, environment: raw.environment)],
                 skipped: [])
         }
-        guard let contact else { return Resolution(targets: [], skipped: [(send.channel.rawValue, nil, "no_contact")]) }
+        guard let contact else { return Resolution(targets: [], skipped: [(send.channel.rawValue, nil, .noContact)]) }
         switch send.channel {
         case .push:
             var resolution = Resolution(targets: [], skipped: [])
@@ -42,18 +42,18 @@ enum Eligibility {
                 (send.app == nil || $0.app == send.app) && (send.installationID == nil || $0.id == send.installationID)
                     && origins["\(send.project)/\($0.app ?? "")"] != .segmentSource
             }
-            if installations.isEmpty { resolution.skipped.append(("push", nil, "no_installation")) }
+            if installations.isEmpty { resolution.skipped.append(("push", nil, .noInstallation)) }
             for installation in installations {
-                let skip = { (reason: String) in resolution.skipped.append((installation.id, installation.id, reason)) }
-                guard !installation.optedOut else { skip("opted_out"); continue }
-                guard let token = installation.token else { skip("no_token"); continue }
-                guard !feedback.invalidTokens.contains(token) else { skip("token_invalid"); continue }
+                let skip = { (reason: DeliveryReason.Suppression) in resolution.skipped.append((installation.id, installation.id, reason)) }
+                guard !installation.optedOut else { skip(.optedOut); continue }
+                guard let token = installation.token else { skip(.noToken); continue }
+                guard !feedback.invalidTokens.contains(token) else { skip(.tokenInvalid); continue }
                 guard NotificationPermission.displaying.contains(installation.notificationPermission ?? "") else {
-                    skip("notifications_not_allowed")
+                    skip(.notificationsNotAllowed)
                     continue
                 }
                 guard let app = installation.app, case .app(let platform)? = origins["\(send.project)/\(app)"] else {
-                    skip("unknown_app")
+                    skip(.unknownApp)
                     continue
                 }
                 resolution.targets.append(DeliveryTarget(
@@ -64,14 +64,14 @@ enum Eligibility {
         case .email, .sms:
             let channel = send.channel == .email ? contact.email : contact.sms
             let name = send.channel.rawValue
-            guard let address = channel.address else { return Resolution(targets: [], skipped: [(name, nil, "no_address")]) }
+            guard let address = channel.address else { return Resolution(targets: [], skipped: [(name, nil, .noAddress)]) }
             if send.channel == .email && (channel.bouncedAt != nil || feedback.bouncedAddresses.contains(address)) {
-                return Resolution(targets: [], skipped: [(address, nil, "bounced")])
+                return Resolution(targets: [], skipped: [(address, nil, .bounced)])
             }
             if send.marketing {
                 let state = channel.marketing(local: feedback.marketing[name])
                 guard state == "subscribed" else {
-                    return Resolution(targets: [], skipped: [(address, nil, state == nil ? "not_subscribed" : "unsubscribed")])
+                    return Resolution(targets: [], skipped: [(address, nil, state == nil ? .notSubscribed : .unsubscribed)])
                 }
             }
             return Resolution(targets: [DeliveryTarget(id: address, address: address)], skipped: [])

@@ -27,7 +27,7 @@ enum SendClaims {
     static let contactSettle: TimeInterval = 2
     /// How often a waiting send is looked at again (a snapshot of its profile releases it at once).
     static let contactRecheck: TimeInterval = 0.2
-    static let waitingReasons: Set<String> = ["no_contact", "no_installation", "no_token", "no_address"]
+    static let waitingReasons: Set<DeliveryReason.Suppression> = [.noContact, .noInstallation, .noToken, .noAddress]
     /// Send requests as the applier decoded them when their records came, for the claim moments later (in a stream a
     /// send is claimed within a worker round or two of its arrival; a send that waited longer is decoded again).
     static let arrivedRequests = RecentDecodes<SendRequest>(capacity: 1024)
@@ -71,13 +71,13 @@ enum SendClaims {
             guard let send = request(sendID, row.request),
                 var target = try? Wire.decodeValue(DeliveryTarget.self, from: Array(row.target.utf8))
             else {
-                try ledger.finishPending(sendID: sendID, targetID: targetID, .failed, reason: "unreadable ledger row", messageID: nil, at: time)
+                try ledger.finishPending(sendID: sendID, targetID: targetID, .failed, reason: .herald(.unreadableLedgerRow), messageID: nil, at: time)
                 continue
             }
             if let expires = send.expiresAt, expires <= now {
-                try ledger.finishPending(sendID: sendID, targetID: targetID, .failed, reason: "expired", messageID: nil, at: time)
-                outputs.append(DeliveryReports.report(send, target: target, outcome: .failed, reason: "expired", attempts: attempts, now: now))
-                NotifierMetrics.outcome(channel: channel, outcome: "failed", reason: "expired")
+                try ledger.finishPending(sendID: sendID, targetID: targetID, .failed, reason: .herald(.expired), messageID: nil, at: time)
+                outputs.append(DeliveryReports.report(send, target: target, outcome: .failed, reason: .herald(.expired), attempts: attempts, now: now))
+                NotifierMetrics.outcome(channel: channel, outcome: .failed, reason: .herald(.expired))
                 continue
             }
             // The state at send time wins: re-check this target now (a retry may come long after the fan-out).
@@ -85,11 +85,11 @@ enum SendClaims {
             let (contact, feedback) = try state(key)
             let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, origins: origins)
             guard let current = resolution.targets.first(where: { $0.id == targetID }) else {
-                let reason = resolution.skipped.first(where: { $0.id == targetID })?.reason
-                    ?? resolution.skipped.first?.reason ?? "unreachable"
+                let reason = DeliveryReason.suppressed(
+                    resolution.skipped.first(where: { $0.id == targetID })?.reason ?? resolution.skipped.first?.reason ?? .unreachable)
                 try ledger.finishPending(sendID: sendID, targetID: targetID, .suppressed, reason: reason, messageID: nil, at: time)
                 outputs.append(DeliveryReports.report(send, target: target, outcome: .suppressed, reason: reason, attempts: attempts, now: now))
-                NotifierMetrics.outcome(channel: channel, outcome: "suppressed", reason: reason)
+                NotifierMetrics.outcome(channel: channel, outcome: .suppressed, reason: reason)
                 continue
             }
             // A token replaced since the fan-out: the installation's new token (the badge stays the one decided then).
@@ -142,17 +142,18 @@ enum SendClaims {
             }
             try sends.resolve(sendID)
             for skipped in resolution.skipped {
-                _ = try insertLedger(ledger, send: send, targetID: skipped.id, target: nil, state: .suppressed, reason: skipped.reason, now: time)
-                outputs.append(DeliveryReports.report(send, target: nil, installationID: skipped.installationID, outcome: .suppressed, reason: skipped.reason, attempts: 0, now: now))
-                NotifierMetrics.outcome(channel: channel, outcome: "suppressed", reason: skipped.reason)
+                let reason = DeliveryReason.suppressed(skipped.reason)
+                _ = try insertLedger(ledger, send: send, targetID: skipped.id, target: nil, state: .suppressed, reason: reason, now: time)
+                outputs.append(DeliveryReports.report(send, target: nil, installationID: skipped.installationID, outcome: .suppressed, reason: reason, attempts: 0, now: now))
+                NotifierMetrics.outcome(channel: channel, outcome: .suppressed, reason: reason)
             }
             for var target in resolution.targets {
                 if let expires = send.expiresAt, expires <= now {
                     // Reported only if this inserts the row (not one another owner finished).
-                    guard try insertLedger(ledger, send: send, targetID: target.id, target: target, state: .failed, reason: "expired", now: time)
+                    guard try insertLedger(ledger, send: send, targetID: target.id, target: target, state: .failed, reason: .herald(.expired), now: time)
                     else { continue }
-                    outputs.append(DeliveryReports.report(send, target: target, outcome: .failed, reason: "expired", attempts: 0, now: now))
-                    NotifierMetrics.outcome(channel: channel, outcome: "failed", reason: "expired")
+                    outputs.append(DeliveryReports.report(send, target: target, outcome: .failed, reason: .herald(.expired), attempts: 0, now: now))
+                    NotifierMetrics.outcome(channel: channel, outcome: .failed, reason: .herald(.expired))
                 } else {
                     target.badge = try Badges.decide(db, send: send, target: target)
                     let claiming = claimed.count < limit
@@ -178,7 +179,7 @@ enum SendClaims {
     /// A new ledger row for a target of `send`; false when one is there (finished by another owner).
     private static func insertLedger(
         _ ledger: LedgerTable, send: SendRequest, targetID: String, target: DeliveryTarget?, state: LedgerState,
-        reason: String?, now: String, attempts: Int = 0
+        reason: DeliveryReason?, now: String, attempts: Int = 0
     ) throws -> Bool {
         try ledger.insert(
             sendID: send.sendID, targetID: targetID, channel: send.channel, profileKey: send.profileKey,

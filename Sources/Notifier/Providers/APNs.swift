@@ -78,7 +78,7 @@ struct APNsProvider: DeliveryProvider {
 
     func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
         guard let app = attempt.target.app, let topic = bundleIDs["\(attempt.request.project)/\(app)"] else {
-            return .failed(reason: "no bundle id configured for app \(attempt.target.app ?? "?") (apps file: bundle_id)")
+            return .failed(reason: .herald(.noBundleID, detail: "no bundle id configured for app \(attempt.target.app ?? "?") (apps file: bundle_id)"))
         }
         let request: HTTPRequest
         let token: String
@@ -88,26 +88,26 @@ struct APNsProvider: DeliveryProvider {
         } catch let problem as APNsRequestProblem {
             return .failed(reason: problem.reason)
         } catch {
-            return .failed(reason: "signing the provider token failed: \(error)")
+            return .failed(reason: .herald(.signing, detail: "the provider token: \(error)"))
         }
         switch await driver.perform(request) {
         case .failure(let error):
             return .transport(error)
         case .success(let response):
             let outcome = Self.outcome(status: response.status, body: response.body, headers: response.headers)
-            if case .retry(let reason, _) = outcome, reason == "ExpiredProviderToken" { signer.expire(token) }
+            if case .retry(.provider("ExpiredProviderToken", _), _) = outcome { signer.expire(token) }
             return outcome
         }
     }
 
-    struct APNsRequestProblem: Error { var reason: String }
+    struct APNsRequestProblem: Error { var reason: DeliveryReason }
 
     /// The HTTP/2 request for an attempt: `POST /3/device/<token>` on the token environment's host.
     static func request(_ attempt: DeliveryAttempt, topic: String, jwt: String, settings: Settings) throws -> HTTPRequest {
         let send = attempt.request
         let payload = self.payload(send, app: attempt.target.app, badge: attempt.target.badge)
         guard payload.count <= maxPayloadBytes else {
-            throw APNsRequestProblem(reason: "payload_too_large: \(payload.count) bytes, APNs takes \(maxPayloadBytes)")
+            throw APNsRequestProblem(reason: .herald(.payloadTooLarge, detail: "\(payload.count) bytes, APNs takes \(maxPayloadBytes)"))
         }
         let host = attempt.target.environment == .sandbox ? settings.sandboxURL : settings.productionURL
         let background = isBackground(send)
@@ -124,11 +124,11 @@ struct APNsProvider: DeliveryProvider {
         // replaces the first on the device instead of showing twice.
         let collapse = send.field("collapse_id") ?? send.sendID
         guard collapse.utf8.count <= 64 else {
-            throw APNsRequestProblem(reason: "BadCollapseId: collapse_id is \(collapse.utf8.count) bytes, at most 64")
+            throw APNsRequestProblem(reason: .provider("BadCollapseId", detail: "collapse_id is \(collapse.utf8.count) bytes, at most 64"))
         }
         // A header value: a line break or another control character would end it and start another header.
         guard !collapse.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw APNsRequestProblem(reason: "BadCollapseId: collapse_id holds a control character (a line break?)")
+            throw APNsRequestProblem(reason: .provider("BadCollapseId", detail: "collapse_id holds a control character (a line break?)"))
         }
         headers.append(("apns-collapse-id", collapse))
         return HTTPRequest(
@@ -264,8 +264,9 @@ struct APNsProvider: DeliveryProvider {
     /// APNs' answer, classified (Apple's "Handling notification responses from APNs" table).
     static func outcome(status: Int, body: [UInt8], headers: [String: String]) -> ProviderOutcome {
         if status == 200 { return .accepted(messageID: headers["apns-id"]) }
-        let reason = (try? JSONParser.parse(body))?["reason"]?.stringValue ?? "HTTP \(status)"
-        switch (status, reason) {
+        let code = (try? JSONParser.parse(body))?["reason"]?.stringValue
+        let reason = code.map { DeliveryReason.provider($0) } ?? .status(.http, String(status))
+        switch (status, code ?? "") {
         case (410, _), (400, "BadDeviceToken"):
             // Unregistered / ExpiredToken (410), or a token of another environment or app.
             return .targetInvalid(reason: reason)

@@ -27,12 +27,12 @@ struct SMTPProvider: DeliveryProvider {
         // break in a header starts another header.
         let headers = [attempt.request.content["from"], attempt.request.content["reply_to"], attempt.target.address]
         if headers.contains(where: { $0?.contains(where: \.isNewline) == true }) {
-            return .failed(reason: "invalid_header: a line break in from, reply_to or the address")
+            return .failed(reason: .herald(.invalidHeader, detail: "a line break in from, reply_to or the address"))
         }
         let from = attempt.request.content["from"] ?? settings.from
         // Without SMTPUTF8 (RFC 6531), which Herald does not ask for, an address is ASCII; a name need not be (encoded).
         if !EmailMessage.mailboxParts(from).address.utf8.allSatisfy({ $0 < 0x80 }) || !attempt.target.address.utf8.allSatisfy({ $0 < 0x80 }) {
-            return .failed(reason: "invalid_header: a non-ASCII email address (SMTPUTF8 is not used)")
+            return .failed(reason: .herald(.invalidHeader, detail: "a non-ASCII email address (SMTPUTF8 is not used)"))
         }
         let message = EmailMessage.build(attempt, from: from, links: links, tracking: tracking, date: Date())
         let request = SMTPRequest(
@@ -54,11 +54,11 @@ struct SMTPProvider: DeliveryProvider {
     /// (greylisting, a full mailbox, a busy server) and a broken connection are tried again.
     static func outcome(_ error: TransferError) -> ProviderOutcome {
         switch error.status {
-        case 550, 551, 553: return .targetInvalid(reason: "hard bounce: \(error.status)")
-        case 500...599: return .failed(reason: "smtp \(error.status)")
-        case 400...499: return .retry(reason: "smtp \(error.status)", after: nil)
+        case 550, 551, 553: return .targetInvalid(reason: .status(.smtp, String(error.status), detail: "hard bounce"))
+        case 500...599: return .failed(reason: .status(.smtp, String(error.status)))
+        case 400...499: return .retry(reason: .status(.smtp, String(error.status)), after: nil)
         default:
-            if error.code == 67 { return .failed(reason: "smtp_auth: the server refused the login") }  // CURLE_LOGIN_DENIED
+            if error.code == 67 { return .failed(reason: .herald(.smtpAuth, detail: "the server refused the login")) }  // CURLE_LOGIN_DENIED
             return .transport(error)
         }
     }

@@ -83,7 +83,7 @@ actor AccessTokens {
         do {
             assertion = try account.assertion(now: Date(), scope: Self.scope)
         } catch {
-            return .failure(TokenError(outcome: .failed(reason: "signing the OAuth2 grant failed: \(error)")))
+            return .failure(TokenError(outcome: .failed(reason: .herald(.signing, detail: "the OAuth2 grant: \(error)"))))
         }
         let request = HTTPRequest(
             url: account.tokenURI, headers: [("content-type", "application/x-www-form-urlencoded")],
@@ -98,8 +98,8 @@ actor AccessTokens {
                 // A refused grant (invalid_grant: wrong key, disabled account) is a configuration problem; a server
                 // error is worth another try.
                 return .failure(TokenError(outcome: response.status >= 500 || response.status == 429
-                    ? .retry(reason: "oauth: \(detail)", after: ProviderOutcome.retryAfter(response.header("retry-after")))
-                    : .failed(reason: "oauth: \(detail)")))
+                    ? .retry(reason: .herald(.oauth, detail: detail), after: ProviderOutcome.retryAfter(response.header("retry-after")))
+                    : .failed(reason: .herald(.oauth, detail: detail))))
             }
             var lifetime = 3600.0
             if case .number(let text)? = json?["expires_in"], let seconds = Double(text) { lifetime = seconds }
@@ -165,9 +165,10 @@ struct FCMProvider: DeliveryProvider {
 
     /// `payload_too_large` when what reaches the device is over the 4,096 bytes FCM takes: failed here, clearly, rather
     /// than sent and reported `sent`.
-    static func sizeProblem(_ message: [JSONMember]) -> String? {
+    static func sizeProblem(_ message: [JSONMember]) -> DeliveryReason? {
         let size = deviceBytes(message)
-        return size > PushPayloadRules.maxBytes ? "payload_too_large: \(size) bytes, FCM takes \(PushPayloadRules.maxBytes)" : nil
+        guard size > PushPayloadRules.maxBytes else { return nil }
+        return .herald(.payloadTooLarge, detail: "\(size) bytes, FCM takes \(PushPayloadRules.maxBytes)")
     }
 
     static func messageMembers(_ attempt: DeliveryAttempt, now: Date = Date()) -> [JSONMember] {
@@ -226,24 +227,25 @@ struct FCMProvider: DeliveryProvider {
     static func outcome(status: Int, body: [UInt8], headers: [String: String]) -> ProviderOutcome {
         let json = try? JSONParser.parse(body)
         if status == 200 { return .accepted(messageID: json?["name"]?.stringValue) }
-        var code = json?["error"]?["status"]?.stringValue ?? "HTTP \(status)"
+        var code = json?["error"]?["status"]?.stringValue
         if case .array(let details)? = json?["error"]?["details"] {
             for detail in details { if let errorCode = detail["errorCode"]?.stringValue { code = errorCode } }
         }
-        switch code {
+        let reason = code.map { DeliveryReason.provider($0) } ?? .status(.http, String(status))
+        switch code ?? "" {
         case "UNREGISTERED":
-            return .targetInvalid(reason: code)
+            return .targetInvalid(reason: reason)
         case "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL", "RESOURCE_EXHAUSTED":
-            return .retry(reason: code, after: ProviderOutcome.retryAfter(headers["retry-after"]))
+            return .retry(reason: reason, after: ProviderOutcome.retryAfter(headers["retry-after"]))
         case "UNAUTHENTICATED":
             // The access token was refused (expired early, revoked): the next attempt fetches a new one.
-            return .retry(reason: code, after: nil)
+            return .retry(reason: reason, after: nil)
         default:
             if status == 429 || status >= 500 {
-                return .retry(reason: code, after: ProviderOutcome.retryAfter(headers["retry-after"]))
+                return .retry(reason: reason, after: ProviderOutcome.retryAfter(headers["retry-after"]))
             }
             // INVALID_ARGUMENT, SENDER_ID_MISMATCH, THIRD_PARTY_AUTH_ERROR, PERMISSION_DENIED…
-            return .failed(reason: code)
+            return .failed(reason: reason)
         }
     }
 }

@@ -6,19 +6,19 @@ enum ProviderOutcome: Sendable, Equatable {
     /// Accepted; the provider's id for the message when it gives one.
     case accepted(messageID: String?)
     /// Worth trying again (rate limit, server error, timeout); `after` from `Retry-After` when the provider said.
-    case retry(reason: String, after: Duration?)
+    case retry(reason: DeliveryReason, after: Duration?)
     /// Never retried: the request itself is wrong, or the provider refuses it for good.
-    case failed(reason: String)
+    case failed(reason: DeliveryReason)
     /// The target is dead: APNs 410 / BadDeviceToken, FCM UNREGISTERED, an email hard bounce, an invalid number.
-    case targetInvalid(reason: String)
+    case targetInvalid(reason: DeliveryReason)
     /// The provider says the recipient opted out (an SMS provider's STOP list).
-    case unsubscribed(reason: String)
+    case unsubscribed(reason: DeliveryReason)
 }
 
 extension ProviderOutcome {
     /// A transfer that failed below HTTP (refused, reset, timed out): always worth another attempt.
     static func transport(_ error: TransferError) -> ProviderOutcome {
-        .retry(reason: error.timedOut ? "timeout" : "transport: \(error.message)", after: nil)
+        .retry(reason: error.timedOut ? .herald(.timeout) : .herald(.transport, detail: error.message), after: nil)
     }
 
     /// The `Retry-After` header: seconds, or an HTTP date.

@@ -27,7 +27,7 @@ struct SMSProvider: DeliveryProvider {
     func deliver(_ attempt: DeliveryAttempt) async -> ProviderOutcome {
         let body = attempt.request.content["text"] ?? ""
         // Over the provider's limit it would refuse it (Twilio: 21617): failed here, with the figure.
-        if let problem = SMSSegments.problem(body) { return .failed(reason: problem) }
+        if let excess = SMSSegments.tooLong(body) { return .failed(reason: .herald(.bodyTooLong, detail: excess)) }
         let request = HTTPRequest(
             url: settings.url, headers: [("content-type", "application/x-www-form-urlencoded")],
             body: FormEncoding.encode([
@@ -54,12 +54,12 @@ struct SMSProvider: DeliveryProvider {
         var code = ""
         if case .number(let text)? = json?["code"] { code = text }
         switch (status, code) {
-        case (_, "21610"): return .unsubscribed(reason: "recipient unsubscribed (21610)")
-        case (_, "21211"), (_, "21614"): return .targetInvalid(reason: "invalid number (\(code))")
+        case (_, "21610"): return .unsubscribed(reason: .status(.sms, "21610", detail: "recipient unsubscribed"))
+        case (_, "21211"), (_, "21614"): return .targetInvalid(reason: .status(.sms, code, detail: "invalid number"))
         case (429, _), (500...599, _):
-            return .retry(reason: "HTTP \(status)", after: ProviderOutcome.retryAfter(headers["retry-after"]))
-        case (401, _), (403, _): return .failed(reason: "sms_auth: HTTP \(status)")
-        default: return .failed(reason: code.isEmpty ? "HTTP \(status)" : "sms \(code)")
+            return .retry(reason: .status(.http, String(status)), after: ProviderOutcome.retryAfter(headers["retry-after"]))
+        case (401, _), (403, _): return .failed(reason: .herald(.smsAuth, detail: "HTTP \(status)"))
+        default: return .failed(reason: code.isEmpty ? .status(.http, String(status)) : .status(.sms, code))
         }
     }
 }

@@ -94,12 +94,12 @@ struct LedgerTable {
     /// A new row; false when one is there (finished by another owner, whose report was read back).
     func insert(
         sendID: String, targetID: String, channel: MessageChannel, profileKey: String, target: String, state: LedgerState,
-        attempts: Int, reason: String?, at time: String
+        attempts: Int, reason: DeliveryReason?, at time: String
     ) throws -> Bool {
         try db.executeCached(sql: """
                 INSERT INTO ledger (send_id, target_id, channel, profile_key, target, state, attempts, due_at, reason, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                """, arguments: [sendID, targetID, channel.rawValue, profileKey, target, state.rawValue, attempts, time, reason, time])
+                """, arguments: [sendID, targetID, channel.rawValue, profileKey, target, state.rawValue, attempts, time, reason?.text, time])
         return db.changesCount > 0
     }
 
@@ -112,9 +112,9 @@ struct LedgerTable {
     /// attempt's late answer; returns whether it was pending.
     @discardableResult
     func finishPending(
-        sendID: String, targetID: String, _ state: LedgerState, reason: String?, messageID: String?, at time: String
+        sendID: String, targetID: String, _ state: LedgerState, reason: DeliveryReason?, messageID: String?, at time: String
     ) throws -> Bool {
-        try db.executeCached(sql: Self.finishPendingSQL, arguments: [state.rawValue, reason, messageID, time, sendID, targetID])
+        try db.executeCached(sql: Self.finishPendingSQL, arguments: [state.rawValue, reason?.text, messageID, time, sendID, targetID])
         return db.changesCount > 0
     }
 
@@ -126,11 +126,11 @@ struct LedgerTable {
 
     /// Finishes a row with the outcome of attempt `attempt`, if the row is still at that attempt; returns whether it was.
     func finishAttempt(
-        sendID: String, targetID: String, attempt: Int, _ state: LedgerState, reason: String?, messageID: String?,
+        sendID: String, targetID: String, attempt: Int, _ state: LedgerState, reason: DeliveryReason?, messageID: String?,
         at time: String
     ) throws -> Bool {
         try db.executeCached(
-            sql: Self.finishAttemptSQL, arguments: [state.rawValue, reason, messageID, time, sendID, targetID, attempt])
+            sql: Self.finishAttemptSQL, arguments: [state.rawValue, reason?.text, messageID, time, sendID, targetID, attempt])
         return db.changesCount > 0
     }
 
@@ -141,8 +141,8 @@ struct LedgerTable {
         """
 
     /// Attempt `attempt` is to be made again at `due`, if the row is still at it; returns whether it was.
-    func retry(sendID: String, targetID: String, attempt: Int, due: String, reason: String, at time: String) throws -> Bool {
-        try db.executeCached(sql: Self.retrySQL, arguments: [due, reason, time, sendID, targetID, attempt])
+    func retry(sendID: String, targetID: String, attempt: Int, due: String, reason: DeliveryReason, at time: String) throws -> Bool {
+        try db.executeCached(sql: Self.retrySQL, arguments: [due, reason.text, time, sendID, targetID, attempt])
         return db.changesCount > 0
     }
 

@@ -111,7 +111,7 @@ struct WriteRouter {
             if let linked = try InstallationLinksTable(db).link(project: write.project, installationID: installationID)?.customID {
                 return .forward(to: linked)
             }
-        } else if try InstallationsTable(db).row(write.profileKey, installationID) == nil {
+        } else if try !InstallationsTable(db).holds(write.profileKey, installationID) {
             return .forward(to: nil)
         }
         return .apply(.transactionalPush(key: write.profileKey))

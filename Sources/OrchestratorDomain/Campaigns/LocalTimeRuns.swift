@@ -112,6 +112,8 @@ struct LocalTimeRuns {
             return
         }
         try CampaignStateTable(db).recordRun(campaign.key, day.description)
+        Logger(label: "herald.campaigns").info(
+            "local-time run prepared", metadata: ["campaign": "\(campaign.key)", "day": "\(day)"])
         try setPreparation(campaign, schedule, after: day)
     }
 

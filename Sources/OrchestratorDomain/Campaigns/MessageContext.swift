@@ -45,8 +45,8 @@ struct MessageContext {
             variables["${country}"] = natives["region"]
             variables["${time_zone}"] = natives["timezone"]
             variables["${braze_id}"] = .string(values.key)
-            variables["${email_address}"] = (values.profile?["email"] as String?).map(LiquidValue.string)
-            variables["${phone_number}"] = (values.profile?["phone_number"] as String?).map(LiquidValue.string)
+            variables["${email_address}"] = values.profile?.email.map(LiquidValue.string)
+            variables["${phone_number}"] = values.profile?.phoneNumber.map(LiquidValue.string)
         }
         if !roots.isDisjoint(with: ["event", "event_properties"]) {
             var event = LiquidObject()

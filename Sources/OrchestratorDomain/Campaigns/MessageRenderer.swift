@@ -76,14 +76,14 @@ struct MessageRenderer {
         let expiresAt = campaign.expiresAfter.map { context.at.addingTimeInterval($0) }
         var send = SendRequest(
             sendID: Self.sendID(campaign: campaign.key, step: step, profileKey: values.key, occurrence: context.occurrence),
-            project: campaign.project, profileKey: values.key, customID: values.profile?["custom_id"],
+            project: campaign.project, profileKey: values.key, customID: values.profile?.customID,
             channel: message.channel, marketing: campaign.marketing, app: message.app, campaign: campaign.id, step: step,
             occurrence: context.occurrence, template: template.id, language: variant.language, content: content,
             payload: payload,
             trigger: SendRequest.Trigger(type: context.type, eventName: context.eventName, eventID: context.eventID, at: context.at),
             decidedAt: now, expiresAt: expiresAt)
         send.requestID = context.requestID
-        send.contactRevision = values.profile?["contact_revision"]
+        send.contactRevision = values.profile?.contactRevision
         send.dueAt = campaign.delay.map { context.at.addingTimeInterval($0) }
         if message.channel == .email, !campaign.tracking { send.tracking = false }
         // The category's buttons, for each app this push may reach whose configuration defines them.

@@ -121,10 +121,10 @@ struct IdentityMoves {
         try links.setLink(project: write.project, installationID: installationID, customID: target, at: write.time)
         if current?.customID == target { return }
         let home = write.homeKey
-        let row = try InstallationsTable(db).row(home, installationID)
+        let state = try InstallationsTable(db).movingState(home, installationID)
         let history = link.merge ? try ProfileHistory(db).history(home) : nil
         effects.emit(
-            .installMove(InstallMove(installation: row.map(InstallationsTable.state), merge: history)), suffix: "move",
+            .installMove(InstallMove(installation: state, merge: history)), suffix: "move",
             key: targetKey, customID: target)
         // Merged or not, the anonymous profile is done: its history is either in the profile now or orphaned (Braze's
         // rule), and the installation's state travels with the move.
@@ -149,11 +149,12 @@ struct IdentityMoves {
         guard let installationID = write.installationID else { return }
         let key = write.profileKey
         let table = InstallationsTable(db)
-        guard let row = try table.row(key, installationID) else { return }
+        guard let installation = try table.record(key, installationID), let state = try table.movingState(key, installationID)
+        else { return }
         _ = try table.delete(key, installationID)
-        try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "detached", token: row["token"])
+        try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "detached", token: installation.token)
         effects.contactChanged(key)
-        effects.emit(.installMove(InstallMove(installation: InstallationsTable.state(row))), suffix: "move", key: write.homeKey)
+        effects.emit(.installMove(InstallMove(installation: state)), suffix: "move", key: write.homeKey)
     }
 
     /// An installation's state arriving: merged into the row here (values already here are newer), with the anonymous
@@ -165,10 +166,10 @@ struct IdentityMoves {
         if let state = move.installation {
             let table = InstallationsTable(db)
             try table.receive(key, project: write.project, installationID: installationID, state: state)
-            let row = try table.row(key, installationID)
-            if let token = row?["token"] as String? {
+            if let installation = try table.record(key, installationID), let token = installation.token {
                 try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "moved_in", token: token)
-                TokenClaims(db: db, write: write).claim(token: token, key: key, registeredAt: row?["token_updated_at"] as String? ?? write.time, &effects)
+                TokenClaims(db: db, write: write).claim(
+                    token: token, key: key, registeredAt: installation.tokenUpdatedAt ?? write.receivedAt, &effects)
             }
             effects.contactChanged(key)
         }

@@ -17,17 +17,17 @@ struct TokenClaims {
         let (token, environment) = (registration.token, registration.environment)
         let key = write.profileKey
         let table = InstallationsTable(db)
-        let old = try table.row(key, installationID)
-        guard old?["token"] as String? != token || old?["environment"] as String? != environment.rawValue else { return }
+        let old = try table.record(key, installationID)
+        guard old?.token != token || old?.environment != environment else { return }
         try table.setToken(key, installationID, token: token, environment: environment, at: write.time)
         effects.contactChanged(key)
-        guard old?["token"] as String? != token else { return }
+        guard old?.token != token else { return }
         try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "registered", token: token)
-        claim(token: token, key: key, registeredAt: write.time, &effects)
+        claim(token: token, key: key, registeredAt: write.receivedAt, &effects)
     }
 
     /// Asks the token's key to record this profile and installation as the token's owner.
-    func claim(token: String, key: String, registeredAt: String, _ effects: inout WriteEffects) {
+    func claim(token: String, key: String, registeredAt: Date, _ effects: inout WriteEffects) {
         effects.emit(
             .tokenClaim(TokenClaim(token: token, ownerKey: key, registeredAt: registeredAt)), suffix: "claim",
             key: ProfileKey.token(write.project, token))

@@ -50,7 +50,7 @@ struct ProfileCaps {
     /// Whether the installation may join the profile (it holds it already, or has room).
     func admitsInstallation(_ installationID: String, key: String) throws -> Bool {
         let table = InstallationsTable(db)
-        return try admits(.installations, try table.row(key, installationID) != nil || table.count(key) < limits.installations)
+        return try admits(.installations, try table.holds(key, installationID) || table.count(key) < limits.installations)
     }
 
     private func admits(_ kind: ProfileLimits.Kind, _ admitted: Bool) -> Bool {

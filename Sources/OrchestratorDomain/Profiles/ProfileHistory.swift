@@ -18,10 +18,10 @@ struct ProfileHistory {
 
     /// The profile's history (carried by an `install_move` or `alias_move` record); nil when there is no profile.
     func history(_ key: String) throws -> MergedHistory? {
-        guard let profile = try ProfilesTable(db).row(key) else { return nil }
+        guard let profile = try ProfilesTable(db).record(key) else { return nil }
         var natives: [JSONMember] = []
         for native in Self.mergedNatives {
-            if let value = profile[native.rawValue] as String? { natives.append(JSONMember(native.rawValue, .string(value))) }
+            if let value = profile[native] { natives.append(JSONMember(native.rawValue, .string(value))) }
         }
         let attributes = try ProfileAttributesTable(db).allInOrder(key).map { row in
             MergedHistory.Attribute(name: row.name, type: row.attribute.type, value: row.attribute.value, updatedAt: row.updatedAt)

@@ -9,9 +9,9 @@ final class ProfileValues {
     let db: Database
     let key: String
     private var loadedProfile = false
-    private var profileRow: Row?
+    private var profileRecord: ProfileRecord?
     private var attributes: [String: StoredAttribute]?
-    private var installations: [Row]?
+    private var installations: [InstallationRecord.SegmentFacts]?
     private var events: [String: EventAggregate?] = [:]
     private var allTags: Set<String>?
     /// Values already read: conditions read a path twice (the answer, then the next flip) and segments share paths.
@@ -32,21 +32,21 @@ final class ProfileValues {
 
     /// With the profile's row, and its custom attributes unless nil, already read (a backfill reads them for many
     /// profiles at once).
-    init(db: Database, key: String, defaultTimeZone: String, profile: Row, attributes: [String: StoredAttribute]?) {
+    init(db: Database, key: String, defaultTimeZone: String, profile: ProfileRecord, attributes: [String: StoredAttribute]?) {
         self.db = db
         self.key = key
         self.defaultTimeZone = defaultTimeZone
-        profileRow = profile
+        profileRecord = profile
         loadedProfile = true
         self.attributes = attributes
     }
 
-    var profile: Row? {
+    var profile: ProfileRecord? {
         if !loadedProfile {
-            profileRow = try? ProfilesTable(db).row(key)
+            profileRecord = try? ProfilesTable(db).record(key)
             loadedProfile = true
         }
-        return profileRow
+        return profileRecord
     }
 
     var exists: Bool { profile != nil }
@@ -72,20 +72,19 @@ final class ProfileValues {
             return tags().contains(path.names.joined(separator: ".")) ? .bool(true) : nil
         case .email:
             switch first {
-            case "reachable":
-                return .bool(profile["email"] as String? != nil && profile["email_bounced_at"] as String? == nil)
-            case "marketing": return (profile["email_marketing"] as String?).map(SegmentValue.string)
-            case "address": return (profile["email"] as String?).map(SegmentValue.string)
+            case "reachable": return .bool(profile.email != nil && profile.emailBouncedAt == nil)
+            case "marketing": return profile.emailMarketing.map(SegmentValue.string)
+            case "address": return profile.email.map(SegmentValue.string)
             default: return nil
             }
         case .sms:
             switch first {
-            case "reachable": return .bool(profile["phone_number"] as String? != nil)
-            case "marketing": return (profile["sms_marketing"] as String?).map(SegmentValue.string)
+            case "reachable": return .bool(profile.phoneNumber != nil)
+            case "marketing": return profile.smsMarketing.map(SegmentValue.string)
             default: return nil
             }
         case .push:
-            return first == "reachable" ? .bool(installationRows().contains(where: ContactSnapshots.pushReachable)) : nil
+            return first == "reachable" ? .bool(installationFacts().contains(where: \.pushReachable)) : nil
         case nil: return nil
         }
     }
@@ -101,8 +100,8 @@ final class ProfileValues {
 
     /// The profile's language: its own, else the most recently seen installation's.
     var language: String? {
-        if case .string(let language)? = native("language", profile ?? Row()) { return language }
-        return nil
+        guard let profile, case .string(let language)? = native("language", profile) else { return nil }
+        return language
     }
 
     // MARK: Parts
@@ -115,12 +114,12 @@ final class ProfileValues {
         return loaded
     }
 
-    private func installationRows() -> [Row] {
+    /// What natives and push reachability read of the profile's installations, most recently seen first.
+    private func installationFacts() -> [InstallationRecord.SegmentFacts] {
         if let installations { return installations }
-        // The columns natives and push reachability read, most recently seen first.
-        let rows = (try? InstallationsTable(db).segmentColumns(key)) ?? []
-        installations = rows
-        return rows
+        let facts = (try? InstallationsTable(db).segmentFacts(key)) ?? []
+        installations = facts
+        return facts
     }
 
     private func event(_ name: String) -> EventAggregate? {
@@ -144,30 +143,35 @@ final class ProfileValues {
         return found
     }
 
-    private func native(_ name: String, _ profile: Row) -> SegmentValue? {
-        func time(_ text: String?) -> SegmentValue? { text.flatMap(WireTime.parse).map(SegmentValue.time) }
-        func latest(_ column: String) -> String? { installationRows().lazy.compactMap { $0[column] as String? }.first }
-        var installations: [Row] { installationRows() }
+    private func native(_ name: String, _ profile: ProfileRecord) -> SegmentValue? {
+        func time(_ date: Date?) -> SegmentValue? { date.map(SegmentValue.time) }
+        /// The most recently seen installation's value.
+        func latest(_ value: (InstallationRecord.SegmentFacts) -> String?) -> String? {
+            for facts in installationFacts() { if let found = value(facts) { return found } }
+            return nil
+        }
+        var installations: [InstallationRecord.SegmentFacts] { installationFacts() }
         switch name {
-        case "language", "region":
-            // The profile's own value first: installations are read only when it has none.
-            if let own = profile[name] as String? { return .string(own) }
-            return latest("detected_\(name)").map(SegmentValue.string)
-        case "timezone":
-            return .string(profile["timezone"] as String? ?? latest("timezone") ?? defaultTimeZone)
-        case "custom_id": return (profile["custom_id"] as String?).map(SegmentValue.string)
-        case "install_date": return time(installations.compactMap { $0["install_date"] as String? }.min())
-        case "last_visit_date": return time(installations.compactMap { $0["last_visit_at"] as String? }.max())
-        case "last_push_date": return time(installations.compactMap { $0["last_push_at"] as String? }.max())
-        case "is_push_optin": return .bool(installations.contains(where: ContactSnapshots.pushReachable))
-        case "created_at": return time(profile["created_at"])
-        case "app_version", "app_build", "os_version", "sdk_version", "device_brand":
-            return latest(name).map(SegmentValue.string)
-        case "device_type": return latest("device_model").map(SegmentValue.string)
-        case "session_count": return .number(Double(installations.reduce(0) { $0 + ($1["session_count"] as Int64? ?? 0) }))
-        case "session_seconds": return .number(installations.reduce(0) { $0 + ($1["session_seconds"] as Double? ?? 0) })
-        case "first_session_date": return time(installations.compactMap { $0["first_session_at"] as String? }.min())
-        case "last_session_date": return time(installations.compactMap { $0["last_session_at"] as String? }.max())
+        // The profile's own value first: installations are read only when it has none.
+        case "language": return (profile.language ?? latest(\.detectedLanguage)).map(SegmentValue.string)
+        case "region": return (profile.region ?? latest(\.detectedRegion)).map(SegmentValue.string)
+        case "timezone": return .string(profile.timezone ?? latest(\.timezone) ?? defaultTimeZone)
+        case "custom_id": return profile.customID.map(SegmentValue.string)
+        case "install_date": return time(installations.map(\.installDate).min())
+        case "last_visit_date": return time(installations.map(\.lastVisitAt).max())
+        case "last_push_date": return time(installations.compactMap(\.lastPushAt).max())
+        case "is_push_optin": return .bool(installations.contains(where: \.pushReachable))
+        case "created_at": return .time(profile.createdAt)
+        case "app_version": return latest(\.appVersion).map(SegmentValue.string)
+        case "app_build": return latest(\.appBuild).map(SegmentValue.string)
+        case "os_version": return latest(\.osVersion).map(SegmentValue.string)
+        case "sdk_version": return latest(\.sdkVersion).map(SegmentValue.string)
+        case "device_brand": return latest(\.deviceBrand).map(SegmentValue.string)
+        case "device_type": return latest(\.deviceModel).map(SegmentValue.string)
+        case "session_count": return .number(installations.reduce(0) { $0 + Double($1.sessionCount) })
+        case "session_seconds": return .number(installations.reduce(0) { $0 + $1.sessionSeconds })
+        case "first_session_date": return time(installations.compactMap(\.firstSessionAt).min())
+        case "last_session_date": return time(installations.compactMap(\.lastSessionAt).max())
         default: return nil
         }
     }

@@ -9,8 +9,7 @@ package enum ProfileView {
     /// The profile as JSON: channels, natives (profile-level and per installation), custom attributes, events,
     /// installations, last known location and the push changelog.
     package static func json(_ db: Database, key: String) throws -> JSONValue? {
-        guard let row = try ProfilesTable(db).row(key) else { return nil }
-        func text(_ column: String) -> JSONValue { Self.text(row, column) }
+        guard let profile = try ProfilesTable(db).record(key) else { return nil }
         var custom: [JSONMember] = []
         for attribute in try ProfileAttributesTable(db).allInOrder(key) {
             let value = (try? JSONParser.parse(Array(attribute.attribute.value.utf8))) ?? .null
@@ -31,42 +30,37 @@ package enum ProfileView {
         }
         // Most recently seen first: its detected values stand in for the profile's when it has none of its own.
         let installations = try InstallationsTable(db).allRecentFirst(key)
-        func detected(_ explicit: String, _ column: String) -> JSONValue {
-            if let value = row[explicit] as String? { return .string(value) }
-            return installations.lazy.compactMap { $0[column] as String? }.first.map(JSONValue.string) ?? .null
+        func detected(_ own: String?, _ value: (InstallationRecord) -> String?) -> JSONValue {
+            if let own { return .string(own) }
+            for installation in installations { if let found = value(installation) { return .string(found) } }
+            return .null
         }
-        func latest(_ column: String) -> JSONValue {
-            installations.compactMap { $0[column] as String? }.max().map(JSONValue.string) ?? .null
-        }
-        let located = installations.filter { $0["location_at"] as String? != nil }
-            .max { ($0["location_at"] as String) < ($1["location_at"] as String) }
+        let located = installations.compactMap(\.location).max { $0.at < $1.at }
         let changelog = try PushChangelogTable(db).all(key).map { entry in
             JSONValue.object([
-                JSONMember("at", .string(entry["at"])), JSONMember("installation_id", .string(entry["installation_id"])),
-                JSONMember("change", .string(entry["change"])), JSONMember("token", Self.text(entry, "token")),
-                JSONMember("detail", Self.text(entry, "detail")),
+                JSONMember("at", .time(entry.at)), JSONMember("installation_id", .string(entry.installationID)),
+                JSONMember("change", .string(entry.change)), JSONMember("token", text(entry.token)),
+                JSONMember("detail", text(entry.detail)),
             ])
         }
         return .object([
-            JSONMember("profile_key", .string(key)), JSONMember("project", text("project")),
-            JSONMember("custom_id", text("custom_id")),
-            JSONMember("email", email(row)), JSONMember("sms", sms(row)),
+            JSONMember("profile_key", .string(key)), JSONMember("project", .string(profile.project)),
+            JSONMember("custom_id", text(profile.customID)),
+            JSONMember("email", email(profile)), JSONMember("sms", sms(profile)),
             JSONMember(
                 "native",
                 .object([
-                    JSONMember("b.language", detected("language", "detected_language")),
-                    JSONMember("b.region", detected("region", "detected_region")),
-                    JSONMember("b.timezone", detected("timezone", "timezone")),
-                    JSONMember("b.install_date", installations.compactMap { $0["install_date"] as String? }.min().map(JSONValue.string) ?? .null),
-                    JSONMember("b.last_visit_date", latest("last_visit_at")),
-                    JSONMember("b.last_push_date", latest("last_push_at")),
-                    JSONMember("b.is_push_optin", .bool(installations.contains(where: ContactSnapshots.pushReachable))),
-                    JSONMember("b.session_count", .number(String(installations.reduce(0) { $0 + ($1["session_count"] as Int64? ?? 0) }))),
-                    JSONMember(
-                        "b.session_seconds",
-                        .number(JSONValue.literal(installations.reduce(0) { $0 + ($1["session_seconds"] as Double? ?? 0) }))),
-                    JSONMember("b.first_session_date", installations.compactMap { $0["first_session_at"] as String? }.min().map(JSONValue.string) ?? .null),
-                    JSONMember("b.last_session_date", latest("last_session_at")),
+                    JSONMember("b.language", detected(profile.language, \.facts.detectedLanguage)),
+                    JSONMember("b.region", detected(profile.region, \.facts.detectedRegion)),
+                    JSONMember("b.timezone", detected(profile.timezone, \.facts.timezone)),
+                    JSONMember("b.install_date", .time(installations.map(\.facts.installDate).min())),
+                    JSONMember("b.last_visit_date", .time(installations.map(\.facts.lastVisitAt).max())),
+                    JSONMember("b.last_push_date", .time(installations.compactMap(\.facts.lastPushAt).max())),
+                    JSONMember("b.is_push_optin", .bool(installations.contains(where: \.facts.pushReachable))),
+                    JSONMember("b.session_count", .number(String(installations.reduce(0) { $0 &+ $1.sessionCount }))),
+                    JSONMember("b.session_seconds", .number(JSONValue.literal(installations.reduce(0) { $0 + $1.sessionSeconds }))),
+                    JSONMember("b.first_session_date", .time(installations.compactMap(\.facts.firstSessionAt).min())),
+                    JSONMember("b.last_session_date", .time(installations.compactMap(\.facts.lastSessionAt).max())),
                 ])),
             JSONMember("custom", .object(custom)), JSONMember("events", .object(events)),
             JSONMember("installations", .array(installations.map(installation))),
@@ -74,7 +68,7 @@ package enum ProfileView {
             JSONMember("push_changelog", .array(changelog)),
             JSONMember("purchases", try Purchases(db).json(key)),
             JSONMember("aliases", .array(try ProfileAliasesTable(db).aliases(key).map(aliasJSON))),
-            JSONMember("created_at", text("created_at")), JSONMember("updated_at", text("updated_at")),
+            JSONMember("created_at", .time(profile.createdAt)), JSONMember("updated_at", .time(profile.updatedAt)),
         ])
     }
 
@@ -95,76 +89,71 @@ package enum ProfileView {
     }
 
     /// One installation, its natives under their `b.` names.
-    static func installation(_ row: Row) -> JSONValue {
-        func text(_ column: String) -> JSONValue { Self.text(row, column) }
-        func flag(_ column: String) -> JSONValue { (row[column] as Bool?).map(JSONValue.bool) ?? .null }
+    static func installation(_ installation: InstallationRecord) -> JSONValue {
+        func flag(_ value: Bool?) -> JSONValue { value.map(JSONValue.bool) ?? .null }
         return .object([
-            JSONMember("installation_id", text("installation_id")), JSONMember("app", text("app")),
-            JSONMember("dev", .bool(row["dev"])),
+            JSONMember("installation_id", .string(installation.installationID)), JSONMember("app", text(installation.app)),
+            JSONMember("dev", .bool(installation.dev)),
             JSONMember(
                 "native",
                 .object([
-                    JSONMember("b.app_version", text("app_version")), JSONMember("b.app_build", text("app_build")),
-                    JSONMember("b.os_version", text("os_version")), JSONMember("b.sdk_version", text("sdk_version")),
-                    JSONMember("b.device_brand", text("device_brand")), JSONMember("b.device_type", text("device_model")),
-                    JSONMember("b.language", text("detected_language")), JSONMember("b.region", text("detected_region")),
-                    JSONMember("b.timezone", text("timezone")), JSONMember("b.install_date", text("install_date")),
-                    JSONMember("b.last_visit_date", text("last_visit_at")),
-                    JSONMember("b.last_push_date", text("last_push_at")),
-                    JSONMember("b.is_push_optin", .bool(ContactSnapshots.pushReachable(row))),
-                    JSONMember("b.session_count", .number(String(row["session_count"] as Int64? ?? 0))),
-                    JSONMember("b.session_seconds", .number(JSONValue.literal(row["session_seconds"] as Double? ?? 0))),
-                    JSONMember("b.first_session_date", text("first_session_at")),
-                    JSONMember("b.last_session_date", text("last_session_at")),
+                    JSONMember("b.app_version", text(installation.appVersion)), JSONMember("b.app_build", text(installation.appBuild)),
+                    JSONMember("b.os_version", text(installation.osVersion)), JSONMember("b.sdk_version", text(installation.sdkVersion)),
+                    JSONMember("b.device_brand", text(installation.deviceBrand)), JSONMember("b.device_type", text(installation.deviceModel)),
+                    JSONMember("b.language", text(installation.detectedLanguage)), JSONMember("b.region", text(installation.detectedRegion)),
+                    JSONMember("b.timezone", text(installation.timezone)), JSONMember("b.install_date", .time(installation.installDate)),
+                    JSONMember("b.last_visit_date", .time(installation.lastVisitAt)),
+                    JSONMember("b.last_push_date", .time(installation.lastPushAt)),
+                    JSONMember("b.is_push_optin", .bool(installation.pushReachable)),
+                    JSONMember("b.session_count", .number(String(installation.sessionCount))),
+                    JSONMember("b.session_seconds", .number(JSONValue.literal(installation.sessionSeconds))),
+                    JSONMember("b.first_session_date", .time(installation.firstSessionAt)),
+                    JSONMember("b.last_session_date", .time(installation.lastSessionAt)),
                 ])),
-            JSONMember("session_in_progress", row["open_session_id"] as String? == nil ? .null : .object([
-                JSONMember("session_id", text("open_session_id")), JSONMember("started_at", text("open_session_at")),
-            ])),
+            JSONMember("session_in_progress", installation.openSession.map { session in
+                JSONValue.object([JSONMember("session_id", .string(session.id)), JSONMember("started_at", .time(session.at))])
+            } ?? .null),
             JSONMember(
                 "push",
                 .object([
-                    JSONMember("token", text("token")), JSONMember("environment", text("environment")),
-                    JSONMember("token_updated_at", text("token_updated_at")),
-                    JSONMember("notification_permission", text("notification_permission")),
+                    JSONMember("token", text(installation.token)), JSONMember("environment", text(installation.environment?.rawValue)),
+                    JSONMember("token_updated_at", .time(installation.tokenUpdatedAt)),
+                    JSONMember("notification_permission", text(installation.notificationPermission)),
                 ])),
-            JSONMember("opted_out", .bool(row["opted_out"])), JSONMember("opt_changed_at", text("opt_changed_at")),
+            JSONMember("opted_out", .bool(installation.optedOut)), JSONMember("opt_changed_at", .time(installation.optChangedAt)),
             JSONMember(
                 "data_collection",
-                .object([JSONMember("geoip", flag("geoip")), JSONMember("device_model", flag("device_model_collection"))])),
-            JSONMember("location", row["location_at"] as String? == nil ? .null : location(row)),
+                .object([JSONMember("geoip", flag(installation.geoip)), JSONMember("device_model", flag(installation.deviceModelCollection))])),
+            JSONMember("location", installation.location.map(location) ?? .null),
         ])
     }
 
-    static func location(_ row: Row) -> JSONValue {
-        func number(_ column: String) -> JSONValue {
-            (row[column] as Double?).map { JSONValue.number(JSONValue.literal($0)) } ?? .null
-        }
+    static func location(_ location: InstallationRecord.Location) -> JSONValue {
+        func number(_ value: Double?) -> JSONValue { value.map { JSONValue.number(JSONValue.literal($0)) } ?? .null }
         return .object([
-            JSONMember("latitude", number("latitude")), JSONMember("longitude", number("longitude")),
-            JSONMember("accuracy", number("location_accuracy")), JSONMember("at", Self.text(row, "location_at")),
+            JSONMember("latitude", number(location.latitude)), JSONMember("longitude", number(location.longitude)),
+            JSONMember("accuracy", number(location.accuracy)), JSONMember("at", .time(location.at)),
         ])
     }
 
-    /// The email channel of a `profiles` row: address, marketing state and when it changed, and whether it bounced.
-    static func email(_ row: Row) -> JSONValue {
+    /// The email channel of a profile: address, marketing state and when it changed, and whether it bounced.
+    static func email(_ profile: ProfileRecord) -> JSONValue {
         .object([
-            JSONMember("address", text(row, "email")), JSONMember("marketing", text(row, "email_marketing")),
-            JSONMember("marketing_changed_at", text(row, "email_marketing_changed_at")),
-            JSONMember("bounced_at", text(row, "email_bounced_at")),
+            JSONMember("address", text(profile.email)), JSONMember("marketing", text(profile.emailMarketing)),
+            JSONMember("marketing_changed_at", .time(profile.emailMarketingChangedAt)),
+            JSONMember("bounced_at", .time(profile.emailBouncedAt)),
         ])
     }
 
-    /// The SMS channel of a `profiles` row.
-    static func sms(_ row: Row) -> JSONValue {
+    /// The SMS channel of a profile.
+    static func sms(_ profile: ProfileRecord) -> JSONValue {
         .object([
-            JSONMember("phone_number", text(row, "phone_number")), JSONMember("marketing", text(row, "sms_marketing")),
-            JSONMember("marketing_changed_at", text(row, "sms_marketing_changed_at")),
+            JSONMember("phone_number", text(profile.phoneNumber)), JSONMember("marketing", text(profile.smsMarketing)),
+            JSONMember("marketing_changed_at", .time(profile.smsMarketingChangedAt)),
         ])
     }
 
-    static func text(_ row: Row, _ column: String) -> JSONValue {
-        (row[column] as String?).map(JSONValue.string) ?? .null
-    }
+    static func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
 
     /// Finds a profile in the partition databases of `directory` (any partition count): for the `herald profile show`
     /// command, which runs beside the orchestrator or on a copy of its data directory.

@@ -39,8 +39,8 @@ struct UninstallTracking {
     /// A push token registered: the installation's probes start, when its app tracks uninstalls and they have not
     /// (an app sends its token at each launch: the next probe stays where it is).
     func tokenRegistered(key: String, installationID: String, at time: Date) throws {
-        guard let row = try InstallationsTable(db).row(key, installationID), row["token"] as String? != nil,
-            let project = row["project"] as String?, tracks(project: project, app: row["app"]),
+        guard let installation = try InstallationsTable(db).record(key, installationID), installation.token != nil,
+            tracks(project: installation.project, app: installation.app),
             try !TimersTable(db).exists(key: key, kind: .uninstall, ref: installationID)
         else { return }
         try TimersTable(db).set(
@@ -50,12 +50,12 @@ struct UninstallTracking {
     /// The installation's probe is due: its silent push when it still has a token and its app still tracks, and the next
     /// probe a day later; nothing (and no next one) otherwise.
     func probe(key: String, installationID: String, now: Date) throws -> PendingOutput? {
-        guard let row = try InstallationsTable(db).row(key, installationID), let token = row["token"] as String?, !token.isEmpty,
-            let project = row["project"] as String?, tracks(project: project, app: row["app"]), row["dev"] as Bool? != true
+        guard let installation = try InstallationsTable(db).record(key, installationID), installation.token?.isEmpty == false,
+            tracks(project: installation.project, app: installation.app), !installation.dev
         else { return nil }
+        let (project, app) = (installation.project, installation.app)
         try TimersTable(db).set(
             key: key, kind: .uninstall, ref: installationID, due: Self.nextProbe(installationID: installationID, after: now))
-        let app: String? = row["app"]
         let day = WireTime.format(now).prefix(10)
         var send = SendRequest(
             sendID: SendIDDerivation.campaign(campaign: Self.campaign, step: "probe", profileKey: key, occurrence: "\(installationID) \(day)"),
@@ -74,10 +74,10 @@ struct UninstallTracking {
     /// app tracks uninstalls (its attributes: the app, the installation, and the campaign whose push found it). Returns
     /// the event's trigger, or nil.
     func uninstalled(key: String, installationID: String, report: DeliveryReport) throws -> TriggerContext? {
-        guard let row = try InstallationsTable(db).row(key, installationID), let project = row["project"] as String?,
-            tracks(project: project, app: row["app"])
+        guard let installation = try InstallationsTable(db).record(key, installationID),
+            tracks(project: installation.project, app: installation.app)
         else { return nil }
-        let app: String = row["app"] ?? ""
+        let (project, app) = (installation.project, installation.app ?? "")
         let campaign = report.campaign ?? ""
         var attributes: [(String, AttributeValue)] = [("app", .string(app)), ("installation_id", .string(installationID))]
         if !campaign.isEmpty { attributes.append(("campaign", .string(campaign))) }

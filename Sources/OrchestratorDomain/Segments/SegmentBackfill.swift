@@ -112,7 +112,7 @@ struct SegmentBackfill {
         // The chunk's rows are read in a few range scans (profiles, their attributes, this segment's memberships and
         // timers), not four lookups per profile: a backfill is a scan.
         let profiles = try ProfilesTable(db).page(project: project, after: after, limit: limit)
-        let keys = profiles.map { $0["profile_key"] as String }
+        let keys = profiles.map(\.key)
         if let first = keys.first, let last = keys.last {
             let members = try SegmentMembersTable(db).members(segment: segmentKey, from: first, through: last)
             let timers = try TimersTable(db).segmentTimers(segment: segmentKey, from: first, through: last)

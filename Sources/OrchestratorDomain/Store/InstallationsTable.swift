@@ -16,10 +16,17 @@ struct InstallationsTable {
         "detected_region", "timezone", "notification_permission",
     ]
 
-    func row(_ key: String, _ installationID: String) throws -> Row? {
-        try Row.fetchOne(
+    func record(_ key: String, _ installationID: String) throws -> InstallationRecord? {
+        try InstallationRecord.fetchOne(
             db.cachedStatement(sql: "SELECT * FROM installations WHERE profile_key = ? AND installation_id = ?"),
             arguments: [key, installationID])
+    }
+
+    /// Whether the profile holds the installation.
+    func holds(_ key: String, _ installationID: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM installations WHERE profile_key = ? AND installation_id = ?"),
+            arguments: [key, installationID]) ?? false
     }
 
     /// Whether the installation is opted out; nil when the profile does not hold it.
@@ -186,23 +193,23 @@ struct InstallationsTable {
     }
 
     /// The profile's installations, in id order.
-    func all(_ key: String) throws -> [Row] {
-        try Row.fetchAll(
+    func all(_ key: String) throws -> [InstallationRecord] {
+        try InstallationRecord.fetchAll(
             db.cachedStatement(sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY installation_id"),
             arguments: [key])
     }
 
     /// The profile's installations, most recently seen first (their detected values stand in for the profile's).
-    func allRecentFirst(_ key: String) throws -> [Row] {
-        try Row.fetchAll(
+    func allRecentFirst(_ key: String) throws -> [InstallationRecord] {
+        try InstallationRecord.fetchAll(
             db.cachedStatement(
                 sql: "SELECT * FROM installations WHERE profile_key = ? ORDER BY last_visit_at DESC, installation_id"),
             arguments: [key])
     }
 
     /// The columns segments read (natives and push reachability), most recently seen first.
-    func segmentColumns(_ key: String) throws -> [Row] {
-        try Row.fetchAll(
+    func segmentFacts(_ key: String) throws -> [InstallationRecord.SegmentFacts] {
+        try InstallationRecord.SegmentFacts.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT token, opted_out, notification_permission, detected_language, detected_region, timezone,
@@ -248,8 +255,16 @@ struct InstallationsTable {
         "detected_region", "timezone",
     ].map { ($0, "coalesce(installations.\($0), excluded.\($0))") }
 
-    /// An installation row's moving state (for a move): its moving columns, by name.
-    static func state(_ row: Row) -> [JSONMember] {
+    /// The installation's moving state (for a move): its moving columns, by name, as stored; nil when the profile does
+    /// not hold it.
+    func movingState(_ key: String, _ installationID: String) throws -> [JSONMember]? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM installations WHERE profile_key = ? AND installation_id = ?"),
+            arguments: [key, installationID]
+        ).map(Self.state)
+    }
+
+    private static func state(_ row: Row) -> [JSONMember] {
         movingColumns.map { column in
             let value: JSONValue =
                 switch row[column.name] as DatabaseValue? {

@@ -29,8 +29,8 @@ struct ProfilesTable {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM profiles WHERE profile_key = ?"), arguments: [key]) ?? false
     }
 
-    func row(_ key: String) throws -> Row? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM profiles WHERE profile_key = ?"), arguments: [key])
+    func record(_ key: String) throws -> ProfileRecord? {
+        try ProfileRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM profiles WHERE profile_key = ?"), arguments: [key])
     }
 
     /// Creates the row, or moves its `updated_at`; returns its `created_at`.
@@ -102,15 +102,15 @@ struct ProfilesTable {
     }
 
     /// Moves the profile to its next contact revision; returns the row (nil: no such profile).
-    func nextContactRevision(_ key: String) throws -> Row? {
-        try Row.fetchOne(
+    func nextContactRevision(_ key: String) throws -> ProfileRecord? {
+        try ProfileRecord.fetchOne(
             db.cachedStatement(sql: "UPDATE profiles SET contact_revision = contact_revision + 1 WHERE profile_key = ? RETURNING *"),
             arguments: [key])
     }
 
     /// Up to `limit` profiles of `project` after `after`, in key order (a backfill's scan).
-    func page(project: String, after: String?, limit: Int) throws -> [Row] {
-        try Row.fetchAll(
+    func page(project: String, after: String?, limit: Int) throws -> [ProfileRecord] {
+        try ProfileRecord.fetchAll(
             db.cachedStatement(sql: "SELECT * FROM profiles WHERE profile_key > ? AND profile_key < ? ORDER BY profile_key LIMIT ?"),
             arguments: [after ?? "\(project)/", "\(project)0", limit])
     }

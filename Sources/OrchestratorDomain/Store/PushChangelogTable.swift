@@ -3,6 +3,24 @@ import GRDB
 import PartitionStore
 import Shared
 
+/// A `push_changelog` entry.
+struct PushChangelogEntry: FetchableRecord {
+    var installationID: String
+    var at: Date
+    /// `registered`, `moved_in`, `moved_out`, `invalidated`, `detached`.
+    var change: String
+    var token: String?
+    var detail: String?
+
+    init(row: Row) throws {
+        installationID = row["installation_id"]
+        at = try row.requiredTime("at")
+        change = row["change"]
+        token = row["token"]
+        detail = row["detail"]
+    }
+}
+
 /// `push_changelog`: what happened to a profile's push tokens (registered, moved in or out, invalidated, detached), the
 /// latest `kept` entries per profile.
 struct PushChangelogTable {
@@ -29,7 +47,7 @@ struct PushChangelogTable {
     }
 
     /// A profile's entries, oldest first.
-    func all(_ key: String) throws -> [Row] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM push_changelog WHERE profile_key = ? ORDER BY id"), arguments: [key])
+    func all(_ key: String) throws -> [PushChangelogEntry] {
+        try PushChangelogEntry.fetchAll(db.cachedStatement(sql: "SELECT * FROM push_changelog WHERE profile_key = ? ORDER BY id"), arguments: [key])
     }
 }

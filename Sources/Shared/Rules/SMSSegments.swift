@@ -42,10 +42,10 @@ package enum SMSSegments {
         return parts
     }
 
-    /// Why a body cannot be sent as an SMS, or nil.
-    package static func problem(_ text: String) -> String? {
+    /// How far a body is over what an SMS send takes (the notifier fails it `body_too_long` with this), or nil.
+    package static func tooLong(_ text: String) -> String? {
         let characters = text.unicodeScalars.count
         guard characters > maxCharacters else { return nil }
-        return "body_too_long: \(characters) characters, the SMS provider takes \(maxCharacters)"
+        return "\(characters) characters, the SMS provider takes \(maxCharacters)"
     }
 }

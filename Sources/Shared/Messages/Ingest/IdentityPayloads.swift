@@ -39,6 +39,11 @@ package struct TokenClaim: Sendable, Equatable {
         self.ownerKey = ownerKey
         self.registeredAt = registeredAt
     }
+
+    /// The registration time as the wire carries it.
+    package init(token: String, ownerKey: String, registeredAt: Date) {
+        self.init(token: token, ownerKey: ownerKey, registeredAt: WireTime.format(registeredAt))
+    }
 }
 
 /// `token_release`, to the token's previous owner: the token moved to `movedTo`.

@@ -7,6 +7,11 @@ extension JSONValue {
         return text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) ? text : text + ".0"
     }
 
+    /// A time as the wire writes it (`WireTime`), null when there is none.
+    package static func time(_ date: Date?) -> JSONValue {
+        date.map { .string(WireTime.format($0)) } ?? .null
+    }
+
     /// Compact JSON text, members in their order.
     package var serialized: [UInt8] {
         var writer = JSONWriter()
