@@ -126,7 +126,6 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// The partition's open database, whatever its state (nil: not open here).
     package func database(_ partition: Int32) -> PartitionDatabase? { slots[partition]?.database }
 
-    /// The open databases by partition number, in order (reads).
     /// Moves an assigned partition to `next`, if `PartitionState.canMove` lists the transition.
     private func move(_ number: Int32, to next: PartitionState) {
         guard let current = slots[number]?.state, PartitionState.canMove(from: current, to: next) else {
@@ -152,6 +151,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
         logger.error("partition transition refused", metadata: ["partition": "\(number)", "transition": "\(transition)"])
     }
 
+    /// The open databases by partition number, in order (reads).
     package var openDatabases: [(partition: Int32, database: PartitionDatabase)] {
         slots.compactMap { number, slot in slot.database.map { (number, $0) } }.sorted { $0.partition < $1.partition }
     }
