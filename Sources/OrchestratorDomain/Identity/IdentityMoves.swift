@@ -149,8 +149,7 @@ struct IdentityMoves {
         guard let installationID = write.installationID else { return }
         let key = write.profileKey
         let table = InstallationsTable(db)
-        guard let installation = try table.record(key, installationID), let state = try table.movingState(key, installationID)
-        else { return }
+        guard let (installation, state) = try table.leaving(key, installationID) else { return }
         _ = try table.delete(key, installationID)
         try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "detached", token: installation.token)
         effects.contactChanged(key)

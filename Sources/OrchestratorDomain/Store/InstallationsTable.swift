@@ -17,9 +17,7 @@ struct InstallationsTable {
     ]
 
     func record(_ key: String, _ installationID: String) throws -> InstallationRecord? {
-        try InstallationRecord.fetchOne(
-            db.cachedStatement(sql: "SELECT * FROM installations WHERE profile_key = ? AND installation_id = ?"),
-            arguments: [key, installationID])
+        try storedRow(key, installationID).map(InstallationRecord.init(row:))
     }
 
     /// Whether the profile holds the installation.
@@ -258,10 +256,19 @@ struct InstallationsTable {
     /// The installation's moving state (for a move): its moving columns, by name, as stored; nil when the profile does
     /// not hold it.
     func movingState(_ key: String, _ installationID: String) throws -> [JSONMember]? {
+        try storedRow(key, installationID).map(Self.state)
+    }
+
+    /// The installation and its moving state, from one read (it leaves the profile); nil when the profile does not hold it.
+    func leaving(_ key: String, _ installationID: String) throws -> (installation: InstallationRecord, state: [JSONMember])? {
+        guard let row = try storedRow(key, installationID) else { return nil }
+        return (try InstallationRecord(row: row), Self.state(row))
+    }
+
+    private func storedRow(_ key: String, _ installationID: String) throws -> Row? {
         try Row.fetchOne(
             db.cachedStatement(sql: "SELECT * FROM installations WHERE profile_key = ? AND installation_id = ?"),
-            arguments: [key, installationID]
-        ).map(Self.state)
+            arguments: [key, installationID])
     }
 
     private static func state(_ row: Row) -> [JSONMember] {
