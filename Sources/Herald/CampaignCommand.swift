@@ -73,13 +73,13 @@ struct CampaignCommand: ParsableCommand {
         static func line(zone name: String, schedule: LocalSchedule?, quiet: QuietHours?, day: LocalDay) -> String {
             let zone = TimeZones.named(name)
             var line = name
-            if let schedule { line += " send \(WireTime.format(schedule.instant(day, in: zone)))" }
+            if let schedule { line += " send \(wire: schedule.instant(day, in: zone))" }
             if let quiet {
                 // `- -`: the clocks skip the whole window that day (Antarctica/Troll on 2026-03-29 for 01:30-02:45).
                 var window = "- -"
                 // The end is the one the orchestrator releases a send held at the window's start at.
                 if let from = WallClock.instant(day, quiet.from, in: zone), let to = quiet.end(holding: from, in: zone) {
-                    window = "\(WireTime.format(from)) \(WireTime.format(to))"
+                    window = "\(wire: from) \(wire: to)"
                 }
                 line += " quiet \(window)"
             }

@@ -25,7 +25,7 @@ enum NotifierApplier {
             guard let contact = Contact.parse(value) else { return [deadLetter(record, reason: "not a contact snapshot", now: now)] }
             try forgetInstallations(db, key: key, keeping: contact)
             try SendsTable(db).releaseWaiting(profile: key)
-            try ContactsTable(db).set(key, contact, snapshot: value, at: WireTime.format(now))
+            try ContactsTable(db).set(key, contact, snapshot: value, at: now)
             Contact.recent.remember(contact, for: key, decodedFrom: value)
             return []
         default:
@@ -63,7 +63,7 @@ enum NotifierApplier {
             return [deadLetter(record, reason: "a \(send.channel.rawValue) send on \(record.topic)", now: now)]
         }
         let held = send.notBefore.map { $0 > now } ?? false
-        if try SendsTable(db).insert(send, request: value, held: held, receivedAt: WireTime.format(now)) {
+        if try SendsTable(db).insert(send, request: value, held: held, receivedAt: now) {
             SendClaims.arrivedRequests.remember(send, for: send.sendID, decodedFrom: value)
         } else {
             NotifierMetrics.duplicateSends.increment()
@@ -95,7 +95,7 @@ enum NotifierApplier {
             }
         try LedgerTable(db).finishedElsewhere(
             sendID: sendID, targetID: targetID, channel: channel, profileKey: report.profileKey ?? record.keyString ?? "",
-            state: state, reason: report.reason, at: WireTime.format(now))
+            state: state, reason: report.reason, at: now)
     }
 
     /// The target of a report written before `target_id` was a field: its id is `<send id>/<target id>/<outcome>`.

@@ -280,7 +280,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         origins: [String: Eligibility.Origin]
     ) async throws -> (claimed: [SendClaims.Claimed], end: Int64?)? {
         try await owner.run(on: number) { database in
-            let at = WireTime.format(now)
+            let at = now
             let due = try await database.read { db in try SendsTable(db).hasWork(channel: channel, at: at) }
             guard due else { return ([], nil) }
             let (claimed, outbox, end) = try await database.writeWithOutboxLogged { db in
@@ -412,7 +412,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Prunes the ledger and the sends of every running partition (finished targets, then sends resolved with no target
     /// left, `chunk` rows per transaction) older than `cutoff`; returns how many rows went (docs/retention.md).
     func purgeSends(before cutoff: Date, chunk: Int = 5_000) async throws -> Int {
-        let time = WireTime.format(cutoff)
+        let time = cutoff
         var purged = 0
         for number in await owner.runningPartitions {
             purged += try await owner.run(on: number) { database in

@@ -62,7 +62,7 @@ extension DeliveryReport {
     ) -> DeliveryReport {
         let state = outcome == .subscribed ? "subscribed" : "unsubscribed"
         var report = DeliveryReport(
-            id: "\(channel.rawValue)-\(state)/\(key)/\(WireTime.format(at))", sendID: sendID,
+            id: "\(channel.rawValue)-\(state)/\(key)/\(wire: at)", sendID: sendID,
             project: ProfileKey.project(of: key), customID: customID,
             channel: DeliveryReport.Channel(channel), outcome: outcome, reason: reason, address: address, at: at)
         report.profileKey = key

@@ -34,7 +34,7 @@ struct RetentionPurge: Service {
             result.inbox = try await partitions.purgeInbox(before: inboxCutoff)
             NotifierMetrics.purgedFromInbox(result.inbox)
             if result.inbox > 0 {
-                logger.info("inbox purged", metadata: ["entries": "\(result.inbox)", "before": "\(WireTime.format(inboxCutoff))"])
+                logger.info("inbox purged", metadata: ["entries": "\(result.inbox)", "before": .time(inboxCutoff)])
             }
         } catch {
             logger.warning("inbox purge failed", metadata: ["error": "\(error)"])
@@ -43,7 +43,7 @@ struct RetentionPurge: Service {
         do {
             result.sends = try await partitions.purgeSends(before: sendCutoff)
             if result.sends > 0 {
-                logger.info("ledger purged", metadata: ["rows": "\(result.sends)", "before": "\(WireTime.format(sendCutoff))"])
+                logger.info("ledger purged", metadata: ["rows": "\(result.sends)", "before": .time(sendCutoff)])
             }
         } catch {
             logger.warning("ledger purge failed", metadata: ["error": "\(error)"])

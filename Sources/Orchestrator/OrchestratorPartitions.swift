@@ -172,7 +172,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     /// the status board shows.
     func countHeld() async {
         var count = 0
-        var next: String?
+        var next: Date?
         for number in await owner.runningPartitions {
             do {
                 guard let held = try await owner.run(on: number, { try await OrchestratorPartition($0).heldSends() }) else { continue }
@@ -183,7 +183,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
             }
         }
         Self.heldGauge.record(count)
-        Self.nextReleaseGauge.record(next.flatMap(WireTime.parse)?.timeIntervalSince1970 ?? 0)
+        Self.nextReleaseGauge.record(next?.timeIntervalSince1970 ?? 0)
     }
 
     private static let heldGauge = Gauge(label: "herald_quiet_window_held")

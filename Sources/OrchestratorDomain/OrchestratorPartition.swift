@@ -20,7 +20,7 @@ package struct OrchestratorPartition: Sendable {
     /// Runs due timers in one transaction (at most `limit`); returns how many ran and the outbox records written.
     package func runTimers(rules: EngagementRules, limit: Int = 1000) async throws -> (ran: Int, outbox: [OutboxRecord]) {
         // A read first: most ticks find nothing due, and need not wait for the writer (a batch being applied).
-        let due = WireTime.format(rules.clock())
+        let due = rules.clock()
         guard try await database.read({ db in try TimersTable(db).anyDue(at: due) }) else { return (0, []) }
         return try await database.writeWithOutbox { db in
             var runner = TimerRunner(db: db, rules: rules, now: rules.clock())
@@ -64,7 +64,7 @@ package struct OrchestratorPartition: Sendable {
     }
 
     /// The sends quiet hours hold in this partition, and when the first goes.
-    package func heldSends() async throws -> (count: Int, next: String?) {
+    package func heldSends() async throws -> (count: Int, next: Date?) {
         try await database.read { db in try TimersTable(db).held() }
     }
 

@@ -48,8 +48,8 @@ struct InstallationRetentionTests {
 
         try await contact("demo/paul", contactJSON(installations: [installationJSON("i-1", token: "token-a"), installationJSON("i-2", token: "token-b")]))
         try await database.write { db in
-            try InstallationBadgesTable(db).set(project: "demo", installationID: "i-1", count: 3, at: "t")
-            try InstallationBadgesTable(db).set(project: "demo", installationID: "i-2", count: 5, at: "t")
+            try InstallationBadgesTable(db).set(project: "demo", installationID: "i-1", count: 3, at: Date())
+            try InstallationBadgesTable(db).set(project: "demo", installationID: "i-2", count: 5, at: Date())
             let feedback = FeedbackTable(db)
             try feedback.record("demo/paul", .tokenInvalid, value: "token-a", at: now)
             try feedback.record("demo/paul", .tokenInvalid, value: "token-b", at: now)
@@ -67,7 +67,7 @@ struct InstallationRetentionTests {
 
         // An installation that moves from its anonymous profile to paul's, in this partition, keeps its count.
         try await contact("demo/install/i-3", anonymous("i-3"))
-        try await database.write { db in try InstallationBadgesTable(db).set(project: "demo", installationID: "i-3", count: 2, at: "t") }
+        try await database.write { db in try InstallationBadgesTable(db).set(project: "demo", installationID: "i-3", count: 2, at: Date()) }
         try await contact("demo/paul", contactJSON(installations: [installationJSON("i-1", token: "token-c"), installationJSON("i-3")]))
         try await contact("demo/install/i-3", nil)
         #expect(try await badges() == ["i-1": 3, "i-3": 2])

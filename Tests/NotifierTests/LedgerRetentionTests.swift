@@ -43,8 +43,8 @@ struct LedgerRetentionTests {
             }
             let cutoff = now + 60 - window
             try await database.write { db in
-                _ = try LedgerTable(db).pruneFinished(before: WireTime.format(cutoff), limit: 1_000)
-                _ = try SendsTable(db).pruneResolved(before: WireTime.format(cutoff), limit: 1_000)
+                _ = try LedgerTable(db).pruneFinished(before: cutoff, limit: 1_000)
+                _ = try SendsTable(db).pruneResolved(before: cutoff, limit: 1_000)
             }
             rows.append(try await database.read { db in
                 (try Int.fetchOne(db, sql: "SELECT count(*) FROM sends") ?? 0, try Int.fetchOne(db, sql: "SELECT count(*) FROM ledger") ?? 0)

@@ -63,12 +63,12 @@ struct CampaignTimingTests {
         #expect(try harness.sends().map(\.profileKey) == ["demo/bob"])
         #expect(try await timers(harness) == ["demo/anna 2026-11-18T23:00:00.000Z", "demo/paul 2026-11-19T07:00:00.000Z"])
         // What the status board shows (herald_quiet_window_held and the next release).
-        #expect(try await OrchestratorPartition(harness.database).heldSends() == (2, "2026-11-18T23:00:00.000Z"))
+        #expect(try await OrchestratorPartition(harness.database).heldSends() == (2, WireTime.parse("2026-11-18T23:00:00.000Z")))
 
         #expect(try await harness.advance(to: Self.utc("2026-11-18T22:59:59Z")) == 0)
         #expect(try await harness.advance(to: Self.utc("2026-11-18T23:00:00Z")) == 1)
         #expect(try harness.sends().map(\.profileKey) == ["demo/bob", "demo/anna"])
-        #expect(try await OrchestratorPartition(harness.database).heldSends() == (1, "2026-11-19T07:00:00.000Z"))
+        #expect(try await OrchestratorPartition(harness.database).heldSends() == (1, WireTime.parse("2026-11-19T07:00:00.000Z")))
         try harness.reopen()
         #expect(try await harness.advance(to: Self.utc("2026-11-19T06:59:00Z")) == 0)
         #expect(try await harness.advance(to: Self.utc("2026-11-19T07:00:00Z")) == 1)

@@ -134,7 +134,7 @@ struct InAppSyncBenchmark {
         // Its segments backfilled, as the copy made them.
         try await database.write { db in
             for segment in config.segments.values {
-                try SegmentStateTable(db).backfilled(segment.key, condition: segment.conditionText, at: WireTime.format(Date()))
+                try SegmentStateTable(db).backfilled(segment.key, condition: segment.conditionText, at: Date())
             }
         }
         let prepared = ContinuousClock.now - started

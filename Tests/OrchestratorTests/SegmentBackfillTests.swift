@@ -106,7 +106,7 @@ struct SegmentBackfillTests {
         // Prepared an hour before 12:00 first comes anywhere (UTC+14: 2026-11-18T22:00Z), but not before the backfill.
         #expect(try await harness.advance(to: WireTime.parse("2026-11-18T21:00:00Z")!) == 1)
         let prepared = try await harness.database.read { db in
-            (try Int.fetchOne(db, sql: "SELECT count(*) FROM local_sends") ?? 0, try CampaignStateTable(db).lastRun("demo/noon"))
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM local_sends") ?? 0, try CampaignStateTable(db).lastDay("demo/noon"))
         }
         #expect(prepared.0 == 0 && prepared.1 == nil)
         try await harness.backfill()

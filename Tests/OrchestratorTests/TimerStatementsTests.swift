@@ -28,7 +28,7 @@ struct TimerStatementsTests {
             let timers = TimersTable(db)
             for round in 0..<3 {
                 for kind in TimerKind.allCases {
-                    try timers.set(key: "demo/u\(round)", kind: kind, ref: "demo/c \(round)", due: "2026-11-28T00:00:00.000Z")
+                    try timers.set(key: "demo/u\(round)", kind: kind, ref: "demo/c \(round)", due: WireTime.parse("2026-11-28T00:00:00.000Z")!)
                     _ = try timers.exists(key: "demo/u\(round)", kind: kind, ref: "demo/c \(round)")
                     _ = try timers.campaignTimer(kind, ref: "demo/c \(round)")
                 }

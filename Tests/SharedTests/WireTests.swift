@@ -160,6 +160,22 @@ struct WireTests {
 
     /// `Wire.encode` writes with `WireEncoder`; Foundation's `JSONEncoder` with the wire settings is the reference. Every
     /// message type, with escapes, non-ASCII text, absent and present optionals, nested objects and arrays.
+    @Test("a time leaves the store as the wire writes it: in a name, in JSON, compared as stored, by the day")
+    func timesAtTheWire() throws {
+        // A sub-millisecond time and its text read back are the same stored instant, though not the same Date.
+        let written = Date(timeIntervalSince1970: 1_795_000_000.123_4)
+        let read = try #require(WireTime.parse(WireTime.format(written)))
+        #expect(written != read)
+        #expect(WireTime.same(written, read) && WireTime.rounded(written) == read)
+        #expect(!WireTime.same(written, read.addingTimeInterval(0.001)) && !WireTime.same(written, nil) && WireTime.same(nil, nil))
+        // In a name: the wire's text, not Foundation's description ("2026-11-18 11:06:40 +0000").
+        #expect("schedule \(wire: written)" == "schedule 2026-11-18T11:06:40.123Z")
+        #expect(WireTime.day(written) == "2026-11-18")
+        // In JSON, and back.
+        #expect(JSONValue.time(written) == .string("2026-11-18T11:06:40.123Z"))
+        #expect(JSONValue.time(written).timeValue == read && JSONValue.string("18/11/2026").timeValue == nil)
+    }
+
     @Test("the wire encoder writes exactly what Foundation's JSONEncoder writes")
     func encoderMatchesFoundation() throws {
         let odd = "tab\tquote\"back\\slash/ é 😀 \u{01}\u{1f}\n\r"

@@ -60,7 +60,7 @@ package enum ActivityItem: Sendable, Equatable {
         case .pushOpen(let open): "app:push_open:\(installationID):\(open.sendID)\(open.action.map { ":\($0)" } ?? "")"
         // An in-app message may show again: each report is one at its time.
         case .inApp(let report):
-            "app:in_app_\(report.action.rawValue):\(installationID):\(report.message):\(WireTime.format(report.time))\(report.button.map { ":\($0)" } ?? "")"
+            "app:in_app_\(report.action.rawValue):\(installationID):\(report.message):\(wire: report.time)\(report.button.map { ":\($0)" } ?? "")"
         // A card counts one view, one click and one dismissal per profile: the first report of each is the one.
         case .card(let report): "app:card_\(report.action.rawValue):\(installationID):\(report.card)"
         }

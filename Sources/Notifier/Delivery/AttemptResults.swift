@@ -64,7 +64,7 @@ enum AttemptResults {
         for result in results {
             let attempt = result.claimed.attempt
             let send = attempt.request
-            let time = WireTime.format(result.finishedAt)
+            let time = result.finishedAt
             let key = result.claimed.profileKey
             let target = attempt.target
             let ledger = LedgerTable(db)
@@ -86,7 +86,7 @@ enum AttemptResults {
                 let delay = retry.delay(afterAttempt: attempt.attempt, retryAfter: after)
                 let due = result.finishedAt.addingTimeInterval(delay.timeInterval)
                 if try ledger.retry(
-                    sendID: send.sendID, targetID: target.id, attempt: attempt.attempt, due: WireTime.format(due), reason: reason,
+                    sendID: send.sendID, targetID: target.id, attempt: attempt.attempt, due: due, reason: reason,
                     at: time)
                 {
                     NotifierMetrics.retries(channel: send.channel, reason: reason)

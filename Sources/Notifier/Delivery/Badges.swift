@@ -23,7 +23,7 @@ enum Badges {
     }
 
     /// Records the count a target was given (once its ledger row is in).
-    static func record(_ db: Database, project: String, target: DeliveryTarget, now: String) throws {
+    static func record(_ db: Database, project: String, target: DeliveryTarget, now: Date) throws {
         guard let badge = target.badge, let installation = target.installationID else { return }
         try InstallationBadgesTable(db).set(project: project, installationID: installation, count: badge, at: now)
     }

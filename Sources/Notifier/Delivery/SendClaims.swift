@@ -42,9 +42,8 @@ enum SendClaims {
         _ db: Database, channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin]
     ) throws -> (claimed: [Claimed], outputs: [PendingOutput]) {
         var outputs: [PendingOutput] = []
-        let time = WireTime.format(now)
         let (sends, ledger) = (SendsTable(db), LedgerTable(db))
-        try sends.releaseHeld(channel: channel, at: time)
+        try sends.releaseHeld(channel: channel, at: now)
         // Each profile's contact and local feedback, read once per claim (fan-out and due rows alike; neither changes
         // them).
         var states: [String: (contact: Contact?, feedback: LocalFeedback)] = [:]
@@ -66,16 +65,16 @@ enum SendClaims {
         // Due rows first: retries, and targets an earlier fan-out left beyond its limit, so that a stream of new sends
         // never starves them.
         var claimed: [Claimed] = []
-        for row in try ledger.due(channel: channel, at: time, limit: limit) {
+        for row in try ledger.due(channel: channel, at: now, limit: limit) {
             let (sendID, targetID, attempts) = (row.sendID, row.targetID, row.attempts)
             guard let send = request(sendID, row.request),
                 var target = try? Wire.decodeValue(DeliveryTarget.self, from: Array(row.target.utf8))
             else {
-                try ledger.finishPending(sendID: sendID, targetID: targetID, .failed, reason: .herald(.unreadableLedgerRow), messageID: nil, at: time)
+                try ledger.finishPending(sendID: sendID, targetID: targetID, .failed, reason: .herald(.unreadableLedgerRow), messageID: nil, at: now)
                 continue
             }
             if let expires = send.expiresAt, expires <= now {
-                try ledger.finishPending(sendID: sendID, targetID: targetID, .failed, reason: .herald(.expired), messageID: nil, at: time)
+                try ledger.finishPending(sendID: sendID, targetID: targetID, .failed, reason: .herald(.expired), messageID: nil, at: now)
                 outputs.append(DeliveryReports.report(send, target: target, outcome: .failed, reason: .herald(.expired), attempts: attempts, now: now))
                 NotifierMetrics.outcome(channel: channel, outcome: .failed, reason: .herald(.expired))
                 continue
@@ -87,7 +86,7 @@ enum SendClaims {
             guard let current = resolution.targets.first(where: { $0.id == targetID }) else {
                 let reason = DeliveryReason.suppressed(
                     resolution.skipped.first(where: { $0.id == targetID })?.reason ?? resolution.skipped.first?.reason ?? .unreachable)
-                try ledger.finishPending(sendID: sendID, targetID: targetID, .suppressed, reason: reason, messageID: nil, at: time)
+                try ledger.finishPending(sendID: sendID, targetID: targetID, .suppressed, reason: reason, messageID: nil, at: now)
                 outputs.append(DeliveryReports.report(send, target: target, outcome: .suppressed, reason: reason, attempts: attempts, now: now))
                 NotifierMetrics.outcome(channel: channel, outcome: .suppressed, reason: reason)
                 continue
@@ -96,14 +95,14 @@ enum SendClaims {
             let badge = target.badge
             target = current
             target.badge = badge
-            try ledger.attempt(sendID: sendID, targetID: targetID, target: encode(target), at: time)
+            try ledger.attempt(sendID: sendID, targetID: targetID, target: encode(target), at: now)
             claimed.append(Claimed(attempt: DeliveryAttempt(request: send, target: target, attempt: attempts + 1), profileKey: key, contact: contact))
         }
         // Fan-out of new sends, their targets claimed at once while the limit has room (the rest wait as `pending` rows
         // for the next claim). In arrival order (the index's rowid order); those waiting for their contact only once
         // their check is due.
         guard claimed.count < limit else { return (claimed, outputs) }
-        for row in try sends.queued(channel: channel, at: time, limit: limit - claimed.count) {
+        for row in try sends.queued(channel: channel, at: now, limit: limit - claimed.count) {
             let sendID = row.sendID
             guard let send = request(sendID, row.request) else {
                 try sends.resolve(sendID)
@@ -113,10 +112,10 @@ enum SendClaims {
             // The orchestrator writes a profile's contact snapshot before the sends it decides after, but on another
             // topic: the snapshot may reach this consumer a batch later. A send waits for the revision it was decided
             // on instead of being resolved on an older snapshot (which may not have its token or address yet).
-            let waited = now.timeIntervalSince(WireTime.parse(row.receivedAt) ?? now)
+            let waited = now.timeIntervalSince(row.receivedAt)
             if let needed = send.contactRevision, send.token == nil, (contact?.revision ?? 0) < needed {
                 if waited < contactRevisionWait {
-                    try sends.checkAgain(sendID, at: WireTime.format(now.addingTimeInterval(contactRecheck)))
+                    try sends.checkAgain(sendID, at: now.addingTimeInterval(contactRecheck))
                     continue
                 }
                 logger.warning(
@@ -126,7 +125,7 @@ enum SendClaims {
                         "held_revision": "\(contact?.revision ?? 0)", "seconds": "\(Int(waited))",
                     ])
             }
-            if send.contactRevision != nil, waited >= contactSettle, row.checkAt != nil {
+            if send.contactRevision != nil, waited >= contactSettle, row.waited {
                 // What the rule before revisions would have suppressed: a lag between the two topics worth knowing.
                 logger.info(
                     "send waited for the contact it was decided on",
@@ -137,20 +136,20 @@ enum SendClaims {
             if send.contactRevision == nil, resolution.targets.isEmpty, waited < contactSettle,
                 resolution.skipped.allSatisfy({ waitingReasons.contains($0.reason) })
             {
-                try sends.checkAgain(sendID, at: WireTime.format(now.addingTimeInterval(contactRecheck)))
+                try sends.checkAgain(sendID, at: now.addingTimeInterval(contactRecheck))
                 continue
             }
             try sends.resolve(sendID)
             for skipped in resolution.skipped {
                 let reason = DeliveryReason.suppressed(skipped.reason)
-                _ = try insertLedger(ledger, send: send, targetID: skipped.id, target: nil, state: .suppressed, reason: reason, now: time)
+                _ = try insertLedger(ledger, send: send, targetID: skipped.id, target: nil, state: .suppressed, reason: reason, now: now)
                 outputs.append(DeliveryReports.report(send, target: nil, installationID: skipped.installationID, outcome: .suppressed, reason: reason, attempts: 0, now: now))
                 NotifierMetrics.outcome(channel: channel, outcome: .suppressed, reason: reason)
             }
             for var target in resolution.targets {
                 if let expires = send.expiresAt, expires <= now {
                     // Reported only if this inserts the row (not one another owner finished).
-                    guard try insertLedger(ledger, send: send, targetID: target.id, target: target, state: .failed, reason: .herald(.expired), now: time)
+                    guard try insertLedger(ledger, send: send, targetID: target.id, target: target, state: .failed, reason: .herald(.expired), now: now)
                     else { continue }
                     outputs.append(DeliveryReports.report(send, target: target, outcome: .failed, reason: .herald(.expired), attempts: 0, now: now))
                     NotifierMetrics.outcome(channel: channel, outcome: .failed, reason: .herald(.expired))
@@ -160,9 +159,9 @@ enum SendClaims {
                     // A row already here (finished by another owner, whose report was read back) is not claimed.
                     guard try insertLedger(
                         ledger, send: send, targetID: target.id, target: target, state: claiming ? .sending : .pending, reason: nil,
-                        now: time, attempts: claiming ? 1 : 0)
+                        now: now, attempts: claiming ? 1 : 0)
                     else { continue }
-                    try Badges.record(db, project: send.project, target: target, now: time)
+                    try Badges.record(db, project: send.project, target: target, now: now)
                     if claiming {
                         claimed.append(Claimed(attempt: DeliveryAttempt(request: send, target: target, attempt: 1), profileKey: send.profileKey, contact: contact))
                     }
@@ -179,7 +178,7 @@ enum SendClaims {
     /// A new ledger row for a target of `send`; false when one is there (finished by another owner).
     private static func insertLedger(
         _ ledger: LedgerTable, send: SendRequest, targetID: String, target: DeliveryTarget?, state: LedgerState,
-        reason: DeliveryReason?, now: String, attempts: Int = 0
+        reason: DeliveryReason?, now: Date, attempts: Int = 0
     ) throws -> Bool {
         try ledger.insert(
             sendID: send.sendID, targetID: targetID, channel: send.channel, profileKey: send.profileKey,

@@ -22,14 +22,14 @@ struct ContactsTable {
     }
 
     /// Keeps a snapshot (`snapshot`: its record value, as read).
-    func set(_ key: String, _ contact: Contact, snapshot: [UInt8], at time: String) throws {
+    func set(_ key: String, _ contact: Contact, snapshot: [UInt8], at time: Date) throws {
         try db.executeCached(sql: """
                 INSERT INTO contacts (profile_key, project, phone_number, email, snapshot, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (profile_key) DO UPDATE SET project = excluded.project,
                     phone_number = excluded.phone_number, email = excluded.email, snapshot = excluded.snapshot,
                     updated_at = excluded.updated_at
-                """, arguments: [key, contact.project, contact.sms.address, contact.email.address, Data(snapshot), time])
+                """, arguments: [key, contact.project, contact.sms.address, contact.email.address, Data(snapshot), WireTime.format(time)])
     }
 
     /// The profile is gone (a tombstone).

@@ -21,10 +21,10 @@ struct InstallationBadgesTable {
             sql: "DELETE FROM installation_badges WHERE project = ? AND installation_id = ?", arguments: [project, installationID])
     }
 
-    func set(project: String, installationID: String, count: Int, at time: String) throws {
+    func set(project: String, installationID: String, count: Int, at time: Date) throws {
         try db.executeCached(sql: """
                 INSERT INTO installation_badges (project, installation_id, count, updated_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (project, installation_id) DO UPDATE SET count = excluded.count, updated_at = excluded.updated_at
-                """, arguments: [project, installationID, count, time])
+                """, arguments: [project, installationID, count, WireTime.format(time)])
     }
 }

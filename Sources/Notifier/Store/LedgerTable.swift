@@ -45,11 +45,11 @@ struct LedgerTable {
     /// A target finished (a report read back): recorded as a new row, or over a row not finished here.
     func finishedElsewhere(
         sendID: String, targetID: String, channel: MessageChannel, profileKey: String, state: LedgerState, reason: String?,
-        at time: String
+        at time: Date
     ) throws {
         try db.executeCached(
             sql: Self.reportSQL,
-            arguments: [sendID, targetID, channel.rawValue, profileKey, state.rawValue, time, reason, time])
+            arguments: [sendID, targetID, channel.rawValue, profileKey, state.rawValue, WireTime.format(time), reason, WireTime.format(time)])
     }
 
     private static let recoverSQL = """
@@ -73,8 +73,8 @@ struct LedgerTable {
         """
 
     /// Up to `limit` pending rows of a channel due at `time`, oldest first.
-    func due(channel: MessageChannel, at time: String, limit: Int) throws -> [DueTarget] {
-        try Row.fetchAll(db.cachedStatement(sql: Self.dueSQL), arguments: [channel.rawValue, time, limit]).map { row in
+    func due(channel: MessageChannel, at time: Date, limit: Int) throws -> [DueTarget] {
+        try Row.fetchAll(db.cachedStatement(sql: Self.dueSQL), arguments: [channel.rawValue, WireTime.format(time), limit]).map { row in
             DueTarget(
                 sendID: row["send_id"], targetID: row["target_id"], target: row["target"], attempts: row["attempts"],
                 profileKey: row["profile_key"], request: Array(row["request"] as Data))
@@ -87,19 +87,19 @@ struct LedgerTable {
         """
 
     /// A due row claimed for its next attempt, to `target` (a token replaced since is the new one).
-    func attempt(sendID: String, targetID: String, target: String, at time: String) throws {
-        try db.executeCached(sql: Self.attemptSQL, arguments: [target, time, sendID, targetID])
+    func attempt(sendID: String, targetID: String, target: String, at time: Date) throws {
+        try db.executeCached(sql: Self.attemptSQL, arguments: [target, WireTime.format(time), sendID, targetID])
     }
 
     /// A new row; false when one is there (finished by another owner, whose report was read back).
     func insert(
         sendID: String, targetID: String, channel: MessageChannel, profileKey: String, target: String, state: LedgerState,
-        attempts: Int, reason: DeliveryReason?, at time: String
+        attempts: Int, reason: DeliveryReason?, at time: Date
     ) throws -> Bool {
         try db.executeCached(sql: """
                 INSERT INTO ledger (send_id, target_id, channel, profile_key, target, state, attempts, due_at, reason, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                """, arguments: [sendID, targetID, channel.rawValue, profileKey, target, state.rawValue, attempts, time, reason?.text, time])
+                """, arguments: [sendID, targetID, channel.rawValue, profileKey, target, state.rawValue, attempts, WireTime.format(time), reason?.text, WireTime.format(time)])
         return db.changesCount > 0
     }
 
@@ -112,9 +112,9 @@ struct LedgerTable {
     /// attempt's late answer; returns whether it was pending.
     @discardableResult
     func finishPending(
-        sendID: String, targetID: String, _ state: LedgerState, reason: DeliveryReason?, messageID: String?, at time: String
+        sendID: String, targetID: String, _ state: LedgerState, reason: DeliveryReason?, messageID: String?, at time: Date
     ) throws -> Bool {
-        try db.executeCached(sql: Self.finishPendingSQL, arguments: [state.rawValue, reason?.text, messageID, time, sendID, targetID])
+        try db.executeCached(sql: Self.finishPendingSQL, arguments: [state.rawValue, reason?.text, messageID, WireTime.format(time), sendID, targetID])
         return db.changesCount > 0
     }
 
@@ -127,10 +127,10 @@ struct LedgerTable {
     /// Finishes a row with the outcome of attempt `attempt`, if the row is still at that attempt; returns whether it was.
     func finishAttempt(
         sendID: String, targetID: String, attempt: Int, _ state: LedgerState, reason: DeliveryReason?, messageID: String?,
-        at time: String
+        at time: Date
     ) throws -> Bool {
         try db.executeCached(
-            sql: Self.finishAttemptSQL, arguments: [state.rawValue, reason?.text, messageID, time, sendID, targetID, attempt])
+            sql: Self.finishAttemptSQL, arguments: [state.rawValue, reason?.text, messageID, WireTime.format(time), sendID, targetID, attempt])
         return db.changesCount > 0
     }
 
@@ -141,8 +141,8 @@ struct LedgerTable {
         """
 
     /// Attempt `attempt` is to be made again at `due`, if the row is still at it; returns whether it was.
-    func retry(sendID: String, targetID: String, attempt: Int, due: String, reason: DeliveryReason, at time: String) throws -> Bool {
-        try db.executeCached(sql: Self.retrySQL, arguments: [due, reason.text, time, sendID, targetID, attempt])
+    func retry(sendID: String, targetID: String, attempt: Int, due: Date, reason: DeliveryReason, at time: Date) throws -> Bool {
+        try db.executeCached(sql: Self.retrySQL, arguments: [WireTime.format(due), reason.text, WireTime.format(time), sendID, targetID, attempt])
         return db.changesCount > 0
     }
 
@@ -154,8 +154,8 @@ struct LedgerTable {
         """
 
     /// Deletes up to `limit` finished rows last changed before `cutoff`; returns how many.
-    func pruneFinished(before cutoff: String, limit: Int) throws -> Int {
-        try db.execute(sql: Self.pruneSQL, arguments: [cutoff, limit])
+    func pruneFinished(before cutoff: Date, limit: Int) throws -> Int {
+        try db.execute(sql: Self.pruneSQL, arguments: [WireTime.format(cutoff), limit])
         return db.changesCount
     }
 

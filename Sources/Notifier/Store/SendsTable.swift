@@ -21,13 +21,13 @@ struct SendsTable {
     init(_ db: Database) { self.db = db }
 
     /// Keeps a send received now (held until its `not_before`); false when its id was received before.
-    func insert(_ send: SendRequest, request: [UInt8], held: Bool, receivedAt now: String) throws -> Bool {
+    func insert(_ send: SendRequest, request: [UInt8], held: Bool, receivedAt now: Date) throws -> Bool {
         try db.executeCached(sql: """
                 INSERT INTO sends (send_id, channel, profile_key, request, state, received_at, not_before) VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (send_id) DO NOTHING
                 """, arguments: [
                     send.sendID, send.channel.rawValue, send.profileKey, Data(request),
-                    (held ? SendState.held : .queued).rawValue, now, held ? send.notBefore.map(WireTime.format) : nil,
+                    (held ? SendState.held : .queued).rawValue, WireTime.format(now), held ? send.notBefore.map(WireTime.format) : nil,
                 ])
         return db.changesCount > 0
     }
@@ -38,13 +38,13 @@ struct SendsTable {
         """
 
     /// Queues the held sends whose time came, as if received then.
-    func releaseHeld(channel: MessageChannel, at time: String) throws {
-        try db.executeCached(sql: Self.releaseHeldSQL, arguments: [channel.rawValue, time])
+    func releaseHeld(channel: MessageChannel, at time: Date) throws {
+        try db.executeCached(sql: Self.releaseHeldSQL, arguments: [channel.rawValue, WireTime.format(time)])
     }
 
     /// A queued send is looked at again from `time` on.
-    func checkAgain(_ sendID: String, at time: String) throws {
-        try db.executeCached(sql: "UPDATE sends SET check_at = ? WHERE send_id = ?", arguments: [time, sendID])
+    func checkAgain(_ sendID: String, at time: Date) throws {
+        try db.executeCached(sql: "UPDATE sends SET check_at = ? WHERE send_id = ?", arguments: [WireTime.format(time), sendID])
     }
 
     private static let releaseWaitingSQL =
@@ -62,10 +62,11 @@ struct SendsTable {
         """
 
     /// Up to `limit` queued sends of a channel due at `time` (those waiting for their contact once their check is
-    /// due), in arrival order.
-    func queued(channel: MessageChannel, at time: String, limit: Int) throws -> [(sendID: String, request: [UInt8], receivedAt: String, checkAt: String?)] {
-        try Row.fetchAll(db.cachedStatement(sql: Self.queuedSQL), arguments: [channel.rawValue, time, limit]).map {
-            ($0["send_id"], Array($0["request"] as Data), $0["received_at"], $0["check_at"])
+    /// due), in arrival order; `waited`: the send was set to be looked at again (`check_at` is a time, or empty once its
+    /// contact came).
+    func queued(channel: MessageChannel, at time: Date, limit: Int) throws -> [(sendID: String, request: [UInt8], receivedAt: Date, waited: Bool)] {
+        try Row.fetchAll(db.cachedStatement(sql: Self.queuedSQL), arguments: [channel.rawValue, WireTime.format(time), limit]).map {
+            ($0["send_id"], Array($0["request"] as Data), try $0.requiredTime("received_at"), ($0["check_at"] as String?) != nil)
         }
     }
 
@@ -85,8 +86,8 @@ struct SendsTable {
 
     /// Whether a claim of the channel would find anything at `time`: a queued or held send due, or a due ledger row (a
     /// read, cheaper than the claim's write transaction).
-    func hasWork(channel: MessageChannel, at time: String) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: Self.hasWorkSQL), arguments: [channel.rawValue, time]) ?? false
+    func hasWork(channel: MessageChannel, at time: Date) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: Self.hasWorkSQL), arguments: [channel.rawValue, WireTime.format(time)]) ?? false
     }
 
     private static let pruneSQL = """
@@ -96,8 +97,8 @@ struct SendsTable {
         """
 
     /// Deletes up to `limit` sends resolved before `cutoff` with no target still in the ledger; returns how many.
-    func pruneResolved(before cutoff: String, limit: Int) throws -> Int {
-        try db.execute(sql: Self.pruneSQL, arguments: [cutoff, limit])
+    func pruneResolved(before cutoff: Date, limit: Int) throws -> Int {
+        try db.execute(sql: Self.pruneSQL, arguments: [WireTime.format(cutoff), limit])
         return db.changesCount
     }
 }

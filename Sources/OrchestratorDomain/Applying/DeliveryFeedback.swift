@@ -30,7 +30,7 @@ struct DeliveryFeedback {
         let profiles = ProfilesTable(db)
         guard try profiles.exists(key) else { return nil }
         try FrequencyCaps.settle(db, key: key, report: report)
-        let time = WireTime.format(report.at)
+        let time = report.at
         var reachabilityChanged = false
         var uninstalls: [TriggerContext] = []
         switch (report.channel, report.outcome) {
@@ -95,6 +95,6 @@ struct DeliveryFeedback {
         else { return }
         try ExperimentSendsTable(db).add(
             campaign: "\(report.project)/\(campaign)", version: version, variant: variant, outcome: report.figure,
-            at: WireTime.format(report.at))
+            at: report.at)
     }
 }

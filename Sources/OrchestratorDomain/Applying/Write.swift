@@ -8,13 +8,10 @@ import Shared
 final class Write {
     let record: KafkaRecord
     let ingest: IngestRecord
-    /// `receivedAt` on the wire (formatted once: several rows of a write store it).
-    let time: String
 
     init(record: KafkaRecord, ingest: IngestRecord) {
         self.record = record
         self.ingest = ingest
-        time = WireTime.format(ingest.receivedAt)
     }
 
     var op: IngestOp { ingest.op }

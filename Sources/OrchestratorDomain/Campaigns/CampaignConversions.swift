@@ -22,7 +22,7 @@ struct CampaignConversions {
         let project = ProfileKey.project(of: key)
         let candidates = rules.conversionCampaigns["\(project)/\(name)"] ?? []
         guard !candidates.isEmpty else { return }
-        let time = WireTime.format(context.at)
+        let time = context.at
         // Revenue is a purchase's own (price × quantity at the project's rate), never an attribute a custom event
         // carries: an app key once sent `revenue_usd: 9e18` and bought an experiment's result.
         let revenue = context.revenueUSD ?? 0
@@ -34,7 +34,8 @@ struct CampaignConversions {
                 guard holds else { continue }
             }
             for assignment in try ExperimentAssignmentsTable(db).assignments(key, campaign: campaign.key) {
-                guard let start = WireTime.parse(assignment.at), context.at >= start,
+                let start = assignment.at
+                guard context.at >= start,
                     context.at.timeIntervalSince(start) <= conversion.window
                 else { continue }
                 let first = try CampaignConversionsTable(db).add(

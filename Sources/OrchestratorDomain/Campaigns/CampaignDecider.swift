@@ -140,7 +140,7 @@ struct CampaignDecider {
         // When the campaign meant to decide (the trigger's time, plus its delay), on the clock of the events that may
         // convert: an event the same request carried after the trigger is after the assignment, and a replay records
         // the same time.
-        let assignedAt = WireTime.format(context.at.addingTimeInterval(campaign.delay ?? 0))
+        let assignedAt = context.at.addingTimeInterval(campaign.delay ?? 0)
         // A global holdout group holds back every marketing campaign it does not exempt (transactional messages are
         // never held: a password reset is not marketing).
         for group in rules.holdouts[campaign.project] ?? [] where !group.exempts(campaign) {
@@ -172,7 +172,7 @@ struct CampaignDecider {
             for message in campaign.messages { caps.capped(campaign, channel: message.channel, occurrence: context.occurrence) }
             return
         }
-        guard try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now))
+        guard try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: now)
         else { return }  // decided before for this occurrence
         // A campaign counting conversions without an experiment: its recipients' windows start at their first decision.
         if campaign.experiment == nil, !campaign.conversions.isEmpty {
@@ -234,7 +234,7 @@ struct CampaignDecider {
     }
 
     /// Records the profile's assignment, and counts it the first time.
-    private func record(_ campaign: CampaignDefinition, key: String, _ assignment: (version: String, variant: String), at time: String) throws {
+    private func record(_ campaign: CampaignDefinition, key: String, _ assignment: (version: String, variant: String), at time: Date) throws {
         if try ExperimentAssignmentsTable(db).record(key, campaign: campaign.key, version: assignment.version, variant: assignment.variant, at: time) {
             CampaignMetrics.assigned(campaign, assignment)
         }
@@ -243,7 +243,7 @@ struct CampaignDecider {
     /// A profile a control or holdout group holds back: nothing sent, and the decision counts towards re-eligibility,
     /// as a send would (`outcome` on the decisions' metric).
     private func heldBack(_ campaign: CampaignDefinition, key: String, _ context: TriggerContext, outcome: DecisionOutcome) throws {
-        if try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: WireTime.format(now)) {
+        if try CampaignHistoryTable(db).record(campaign: campaign.key, key: key, occurrence: context.occurrence, at: now) {
             CampaignMetrics.decision(campaign, outcome)
         }
     }
@@ -282,7 +282,7 @@ struct CampaignDecider {
         case .always: return true
         case .once: return try !history.any(campaign: campaign.key, key: key)
         case .limit(let limit, let period):
-            return try history.count(campaign: campaign.key, key: key, since: WireTime.format(now.addingTimeInterval(-period))) < limit
+            return try history.count(campaign: campaign.key, key: key, since: now.addingTimeInterval(-period)) < limit
         }
     }
 }

@@ -17,7 +17,7 @@ struct FrequencyCaps {
     func allow(_ campaign: CampaignDefinition, key: String, channel: MessageChannel) throws -> Bool {
         let log = FrequencyLogTable(db)
         for cap in rules.config.frequencyCaps(of: campaign) where cap.covers(channel) {
-            let since = WireTime.format(now.addingTimeInterval(-cap.period))
+            let since = now.addingTimeInterval(-cap.period)
             if try log.count(key, since: since, channel: cap.channel) >= cap.max { return false }
         }
         return true
@@ -26,7 +26,7 @@ struct FrequencyCaps {
     /// Counts a decided marketing message against the profile's caps (transactional messages are not counted).
     func count(_ campaign: CampaignDefinition, key: String, channel: MessageChannel, sendID: String) throws {
         guard campaign.marketing else { return }
-        try FrequencyLogTable(db).decided(key, sendID: sendID, channel: channel, at: WireTime.format(now))
+        try FrequencyLogTable(db).decided(key, sendID: sendID, channel: channel, at: now)
     }
 
     func capped(_ campaign: CampaignDefinition, channel: MessageChannel, occurrence: String) {

@@ -106,7 +106,7 @@ package struct InAppEligibility {
                 JSONMember("profile", .object([
                     JSONMember("custom_id", custom.map(JSONValue.string) ?? .null), JSONMember("installation_id", .string(installationID)),
                 ])),
-                JSONMember("messages", .array(messages)), JSONMember("valid_until", .string(WireTime.format(validUntil))),
+                JSONMember("messages", .array(messages)), JSONMember("valid_until", .time(validUntil)),
             ]),
             etag: etag, holdsUntil: holdsUntil)
     }
@@ -122,10 +122,9 @@ package struct InAppEligibility {
                 holds = min(holds, nearing > now ? nearing : edge)
             }
             guard case .limit(_, let period) = message.reeligibility, let shown = profile.impressions[message.key] else { continue }
-            for time in shown {
+            for at in shown {
                 // An impression counts while it is at or after `now - period`, compared to the millisecond: the tag
                 // holds until a second before it leaves (not at all within that second).
-                guard let at = WireTime.parse(time) else { return now }
                 if at.addingTimeInterval(period) > now { holds = min(holds, at.addingTimeInterval(period - 1)) }
             }
         }
@@ -136,7 +135,7 @@ package struct InAppEligibility {
     struct ProfileState {
         var segments: Set<String>
         /// Message key → the times it was shown.
-        var impressions: [String: [String]]
+        var impressions: [String: [Date]]
 
         init(db: Database, key: String) throws {
             segments = Set(try SegmentMembersTable(db).segments(of: key))
@@ -152,7 +151,8 @@ package struct InAppEligibility {
         case .always: return true
         case .once: return false
         case .limit(let count, let period):
-            let since = WireTime.format(now.addingTimeInterval(-period))
+            // Compared to the millisecond, as stored.
+            let since = WireTime.rounded(now.addingTimeInterval(-period))
             return shown.count(where: { $0 >= since }) < count
         }
     }

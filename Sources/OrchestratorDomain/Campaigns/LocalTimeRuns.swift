@@ -44,7 +44,7 @@ struct LocalTimeRuns {
     func setPreparation(_ campaign: CampaignDefinition, _ schedule: LocalSchedule, after last: LocalDay?) throws {
         let timers = TimersTable(db)
         guard let day = nextDay(schedule, after: last) else { return try timers.deleteCampaignTimer(.schedule, ref: campaign.key) }
-        let due = WireTime.format(schedule.earliest(day).addingTimeInterval(-Self.lead))
+        let due = schedule.earliest(day).addingTimeInterval(-Self.lead)
         // A day already set (or being prepared, with its cursor) is kept.
         if try timers.campaignTimer(.schedule, ref: campaign.key)?.payload?["day"]?.stringValue == day.description { return }
         try timers.set(
@@ -53,7 +53,7 @@ struct LocalTimeRuns {
 
     /// Prepares one page of the day's run (members after `after`); after the last page, records the day and sets the
     /// next day's preparation.
-    func prepare(_ campaign: CampaignDefinition, _ schedule: LocalSchedule, day: LocalDay, after: String?, due: String) throws {
+    func prepare(_ campaign: CampaignDefinition, _ schedule: LocalSchedule, day: LocalDay, after: String?, due: Date) throws {
         guard let audience = campaign.audience else { return }
         let page = ScheduledRuns.page
         let timers = TimersTable(db)
@@ -62,7 +62,7 @@ struct LocalTimeRuns {
         // (a day marked prepared with its members not listed yet would be lost).
         if try SegmentBackfill(db: db, rules: rules, now: now).isBackfilling(audience: audience, of: campaign) {
             if let after { payload.append(JSONMember("after", .string(after))) }
-            let retry = WireTime.format(now.addingTimeInterval(SegmentBackfill.retry))
+            let retry = now.addingTimeInterval(SegmentBackfill.retry)
             return try timers.set(key: "", kind: .schedule, ref: campaign.key, due: retry, payload: .object(payload))
         }
         // Each member's time zone as ProfileValues resolves it (own, latest installation's, the project's), read for
@@ -94,13 +94,12 @@ struct LocalTimeRuns {
         }
         let sends = LocalSendsTable(db)
         for (instant, keys) in byInstant {
-            let stamp = WireTime.format(instant)
-            guard try sends.insert(campaign: campaign.key, instant: stamp, occurrence: occurrence, keys: keys[...]) else { continue }
+            guard try sends.insert(campaign: campaign.key, instant: instant, occurrence: occurrence, keys: keys[...]) else { continue }
             // The instant's release timer, earlier by this page's share of the time its members take to decide.
-            let ref = "\(campaign.key) \(stamp)"
+            let ref = LocalSendsTable.releaseRef(campaign: campaign.key, instant: instant)
             var due = instant
             if campaign.rateLimit == nil {
-                let current = try timers.campaignTimer(.local, ref: ref).flatMap { WireTime.parse($0.due) }
+                let current = try timers.campaignTimer(.local, ref: ref)?.due
                 due = (current ?? instant - Self.releaseAhead) - Double(keys.count) / Self.releaseAheadRate
             }
             try timers.set(key: "", kind: .local, ref: ref, due: due)
@@ -111,7 +110,7 @@ struct LocalTimeRuns {
                 key: "", kind: .schedule, ref: campaign.key, due: due, payload: .object(payload + [JSONMember("after", .string(last))]))
             return
         }
-        try CampaignStateTable(db).recordRun(campaign.key, day.description)
+        try CampaignStateTable(db).recordRun(campaign.key, day: day)
         Logger(label: "herald.campaigns").info(
             "local-time run prepared", metadata: ["campaign": "\(campaign.key)", "day": "\(day)"])
         try setPreparation(campaign, schedule, after: day)
@@ -122,10 +121,8 @@ struct LocalTimeRuns {
     /// slot when the campaign's rate limit spreads the release, and taken from its row (shortened, or deleted when
     /// empty) in the same transaction. While rows are left, the timer is set again (due at once, or at the pace's next
     /// slot).
-    func release(ref: String, due: String, _ decider: inout CampaignDecider) throws {
-        guard let space = ref.lastIndex(of: " ") else { return }
-        let campaignKey = String(ref[..<space])
-        let instant = String(ref[ref.index(after: space)...])
+    func release(ref: String, due: Date, _ decider: inout CampaignDecider) throws {
+        guard let (campaignKey, instant) = LocalSendsTable.release(ref: ref) else { return }
         let campaign = rules.config.campaigns[campaignKey]
         let timers = TimersTable(db)
         let pacing = SendPacing(db: db, rules: rules, now: now)
@@ -135,7 +132,7 @@ struct LocalTimeRuns {
         let sends = LocalSendsTable(db)
         let rows = try sends.rows(campaign: campaignKey, instant: instant, limit: page)
         // Decided as of the instant (ahead of it: the sends wait in the notifier), or of the page's slot in a spread.
-        let at = (campaign?.rateLimit == nil ? WireTime.parse(instant) : WireTime.parse(due)) ?? now
+        let at = campaign?.rateLimit == nil ? instant : due
         var taken = 0
         for row in rows where taken < page {
             let take = min(row.keys.count, page - taken)
@@ -155,7 +152,7 @@ struct LocalTimeRuns {
         guard taken > 0 else { return }
         let paced = try campaign.flatMap(pacing.pageDecided)
         if taken == page {
-            try timers.set(key: "", kind: .local, ref: ref, due: paced.map(WireTime.format) ?? due)
+            try timers.set(key: "", kind: .local, ref: ref, due: paced ?? due)
         }
     }
 }

@@ -100,7 +100,7 @@ struct MessageContext {
         case .string(let text): .string(text)
         case .number(let number): number == number.rounded() && abs(number) < 1e15 ? .int(Int(number)) : .double(number)
         case .bool(let flag): .bool(flag)
-        case .time(let date): .string(WireTime.format(date))
+        case .time(let date): .string("\(wire: date)")
         case .strings(let items): .array(items.map(LiquidValue.string))
         }
     }

@@ -20,7 +20,7 @@ struct QuietHoursHold {
         guard let end = window.end(holding: max(now, context.at), in: TimeZones.named(zone)) else { return true }
         let metadata: Logger.Metadata = [
             "campaign": "\(campaign.key)", "occurrence": "\(context.occurrence)", "timezone": "\(zone)",
-            "until": "\(WireTime.format(end))",
+            "until": .time(end),
         ]
         switch window.action {
         case .drop:

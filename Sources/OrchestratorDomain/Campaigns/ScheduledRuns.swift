@@ -26,9 +26,8 @@ struct ScheduledRuns {
     ) throws {
         guard let audience = campaign.audience else { return }
         let timers = TimersTable(db)
-        let stamp = WireTime.format(occurrence)
         func again(_ due: Date, after: String?) throws {
-            var payload = [JSONMember("occurrence", .string(stamp))]
+            var payload = [JSONMember("occurrence", .time(occurrence))]
             if let after { payload.append(JSONMember("after", .string(after))) }
             try timers.set(key: "", kind: .schedule, ref: campaign.key, due: due, payload: .object(payload))
         }
@@ -41,11 +40,11 @@ struct ScheduledRuns {
         if let waitUntil { return try again(waitUntil, after: after) }
         let members = try SegmentMembersTable(db).page(segment: "\(campaign.project)/\(audience)", after: after, limit: page)
         for key in members {
-            try decider.trigger(campaign, key: key, TriggerContext(type: .schedule, occurrence: "schedule \(stamp)", at: at))
+            try decider.trigger(campaign, key: key, TriggerContext(type: .schedule, occurrence: "schedule \(wire: occurrence)", at: at))
         }
         let paced = members.isEmpty ? nil : try pacing.pageDecided(campaign)
         if members.count == page, let last = members.last { return try again(paced ?? occurrence, after: last) }
-        try CampaignStateTable(db).recordRun(campaign.key, stamp)
+        try CampaignStateTable(db).recordRun(campaign.key, occurrence: occurrence)
         if let next = nextOccurrence(campaign, last: occurrence) {
             try timers.set(key: "", kind: .schedule, ref: campaign.key, due: next)
         }
@@ -83,7 +82,7 @@ struct ScheduledRuns {
         for campaign in rules.config.campaigns.values.sorted(by: { $0.key < $1.key }) where campaign.enabled {
             if case .localSchedule(let schedule) = campaign.trigger {
                 scheduled.insert(campaign.key)
-                try local.setPreparation(campaign, schedule, after: try state.lastRun(campaign.key).flatMap(LocalDay.init))
+                try local.setPreparation(campaign, schedule, after: try state.lastDay(campaign.key))
                 continue
             }
             guard case .schedule = campaign.trigger else { continue }
@@ -91,11 +90,11 @@ struct ScheduledRuns {
             // A run being paged keeps its cursor, however long a rate limit spreads it, while its occurrence is one
             // of the campaign's schedule (its timer is due at the occurrence, or at its next page's slot).
             let current = try timers.campaignTimer(.schedule, ref: campaign.key)
-            if let paging = current?.payload?["occurrence"]?.stringValue.flatMap(WireTime.parse), isOccurrence(campaign, paging) {
+            if let paging = current?.payload?["occurrence"]?.timeValue, isOccurrence(campaign, paging) {
                 continue
             }
-            if let next = nextOccurrence(campaign, last: try state.lastRun(campaign.key).flatMap(WireTime.parse)) {
-                if current?.due == WireTime.format(next) { continue }
+            if let next = nextOccurrence(campaign, last: try state.lastOccurrence(campaign.key)) {
+                if WireTime.same(current?.due, next) { continue }
                 try timers.set(key: "", kind: .schedule, ref: campaign.key, due: next)
             } else {
                 try timers.deleteCampaignTimer(.schedule, ref: campaign.key)

@@ -38,7 +38,7 @@ struct TimerRunner {
         case .segment:
             guard let segment = rules.segment(timer.ref) else { return }
             let transition = try SegmentEvaluator(db: db, rules: rules, now: now)
-                .timeFlip(key: timer.profileKey, segment: segment, cause: "at \(timer.due)")
+                .timeFlip(key: timer.profileKey, segment: segment, cause: "at \(wire: timer.due)")
             try decider.segmentsChanged(transition.map { [$0] } ?? [])
         case .delay, .quiet:
             // A delay's end, or the end of the quiet hours that held the send: decided now (expiry, audience,
@@ -57,8 +57,8 @@ struct TimerRunner {
                     .prepare(campaign, schedule, day: day, after: payload?["after"]?.stringValue, due: timer.due)
                 return
             }
-            guard let at = WireTime.parse(timer.due) else { return }
-            let occurrence = payload?["occurrence"]?.stringValue.flatMap(WireTime.parse) ?? at
+            let at = timer.due
+            let occurrence = payload?["occurrence"]?.timeValue ?? at
             try ScheduledRuns(db: db, rules: rules, now: now)
                 .run(campaign, occurrence: occurrence, at: at, after: payload?["after"]?.stringValue, &decider)
         case .local:

@@ -26,7 +26,7 @@ struct TriggerContext: Sendable {
     var json: JSONValue {
         var members: [JSONMember] = [
             JSONMember("type", .string(type.rawValue)), JSONMember("occurrence", .string(occurrence)),
-            JSONMember("at", .string(WireTime.format(at))),
+            JSONMember("at", .time(at)),
         ]
         if let eventName { members.append(JSONMember("event_name", .string(eventName))) }
         if let eventID { members.append(JSONMember("event_id", .string(eventID))) }
@@ -57,7 +57,7 @@ struct TriggerContext: Sendable {
 
     init?(json: JSONValue) {
         guard let type = json["type"]?.stringValue.flatMap(TriggerType.init(rawValue:)), let occurrence = json["occurrence"]?.stringValue,
-            let at = json["at"]?.stringValue.flatMap(WireTime.parse)
+            let at = json["at"]?.timeValue
         else { return nil }
         self.init(
             type: type, eventName: json["event_name"]?.stringValue, eventID: json["event_id"]?.stringValue,

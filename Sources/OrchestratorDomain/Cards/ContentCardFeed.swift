@@ -54,14 +54,13 @@ package struct ContentCardFeed {
         let project = ProfileKey.project(of: key)
         let version = Self.version(config, project: project)
         let table = ContentCardsTable(db)
-        let time = WireTime.format(now)
         let full = since == nil || since?.version != version
-        let rows = full ? try table.live(key, now: time) : try table.changed(key, after: since!.seq)
+        let rows = full ? try table.live(key, now: now) : try table.changed(key, after: since!.seq)
         var values: ProfileValues?
-        var cards: [(pinned: Bool, created: String, seq: Int64, json: JSONValue)] = []
+        var cards: [(pinned: Bool, created: Date, seq: Int64, json: JSONValue)] = []
         var removed: [JSONValue] = []
         for row in rows {
-            guard !row.dismissed, row.expiresAt > time, let definition = config.contentCards[row.cardKey] else {
+            guard !row.dismissed, row.expiresAt > now, let definition = config.contentCards[row.cardKey] else {
                 removed.append(.string(row.id))
                 continue
             }
@@ -77,8 +76,8 @@ package struct ContentCardFeed {
                 (language, texts) = (rendered.language, rendered.texts)
             }
             let json = definition.card(
-                id: row.id, language: language, texts: texts, createdAt: WireTime.parse(row.createdAt) ?? now,
-                updatedAt: WireTime.parse(row.updatedAt) ?? now, expiresAt: WireTime.parse(row.expiresAt) ?? now,
+                id: row.id, language: language, texts: texts, createdAt: row.createdAt,
+                updatedAt: row.updatedAt, expiresAt: row.expiresAt,
                 viewed: row.viewed, clicked: row.clicked)
             cards.append((definition.pinned, row.createdAt, row.seq, json))
         }

@@ -34,7 +34,7 @@ struct ContentCardReports: EngagementReportApplier {
             guard definition.dismissible else { return Self.ignored(.notDismissible) }
             mark = .dismissed
         }
-        guard try table.mark(key, cardID: report.card, mark, at: write.time) else { return Self.ignored(.repeated) }
+        guard try table.mark(key, cardID: report.card, mark, at: write.receivedAt) else { return Self.ignored(.repeated) }
         ContentCardDelivery.count(card.cardKey, mark == .viewed ? "viewed" : mark == .clicked ? "clicked" : "dismissed")
         let outcome: DeliveryReport.Outcome = switch mark {
         case .viewed: .viewed

@@ -37,7 +37,7 @@ struct AliasClaims {
                 .aliasUnlink(targetCustomID: customID), suffix: "unlink", key: ProfileKey.alias(write.project, previous),
                 alias: previous)
         }
-        try aliases.set(key, alias, since: write.time)
+        try aliases.set(key, alias, since: write.receivedAt)
         effects.emit(
             .aliasClaim(AliasClaim(targetCustomID: customID, merge: !existed)), suffix: "claim",
             key: ProfileKey.alias(write.project, alias), alias: alias)
@@ -57,7 +57,7 @@ struct AliasClaims {
                 }
                 return
             }
-            try links.set(project: write.project, alias, customID: target, at: write.time)
+            try links.set(project: write.project, alias, customID: target, at: write.receivedAt)
             let home = write.profileKey
             let profiles = ProfileEdits(db)
             guard try profiles.exists(home) else { return }

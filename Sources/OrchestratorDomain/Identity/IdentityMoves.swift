@@ -64,18 +64,18 @@ struct IdentityMoves {
         guard let installationID = write.installationID else { return }
         let link = try links.link(project: write.project, installationID: installationID)
         // A late logout does not undo a later login.
-        if let link, write.time < link.linkedAt { return }
+        if let link, write.receivedAt < link.linkedAt { return }
         guard let customID = link?.customID else {
             // Not linked yet: the logout is remembered at its time, so that the identification it undoes, still on its
             // way here from its profile's partition, arrives stale and is refused (the device would otherwise stay with
             // that user, and the next user's identify be refused).
-            try links.setLink(project: write.project, installationID: installationID, customID: nil, at: write.time)
+            try links.setLink(project: write.project, installationID: installationID, customID: nil, at: write.receivedAt)
             return
         }
         // A logout that names its profile (signed identity) undoes only a link to that profile: another user's proof
         // cannot log this device out, and a late logout does not undo a later login.
         if case .logout(let from?) = write.payload, from != customID { return }
-        try links.setLink(project: write.project, installationID: installationID, customID: nil, at: write.time)
+        try links.setLink(project: write.project, installationID: installationID, customID: nil, at: write.receivedAt)
         effects.emit(.installDetach, suffix: "detach", key: ProfileKey.profile(write.project, customID), customID: customID)
     }
 
@@ -104,7 +104,7 @@ struct IdentityMoves {
         let links = InstallationLinksTable(db)
         let current = try links.link(project: write.project, installationID: installationID)
         let targetKey = ProfileKey.profile(write.project, target)
-        if let current, current.linkedAt > write.time {
+        if let current, current.linkedAt > write.receivedAt {
             if current.customID != target {
                 effects.emit(.installDetach, suffix: "stale", key: targetKey, customID: target)
             }
@@ -118,7 +118,7 @@ struct IdentityMoves {
             Counter(label: "herald_installation_moves_refused_total").increment()
             return
         }
-        try links.setLink(project: write.project, installationID: installationID, customID: target, at: write.time)
+        try links.setLink(project: write.project, installationID: installationID, customID: target, at: write.receivedAt)
         if current?.customID == target { return }
         let home = write.homeKey
         let state = try InstallationsTable(db).movingState(home, installationID)
@@ -138,7 +138,7 @@ struct IdentityMoves {
         if let link = try links.link(project: write.project, installationID: installationID), link.customID != nil,
             link.customID == target
         {
-            try links.setLink(project: write.project, installationID: installationID, customID: nil, at: write.time)
+            try links.setLink(project: write.project, installationID: installationID, customID: nil, at: write.receivedAt)
         }
     }
 
@@ -151,7 +151,7 @@ struct IdentityMoves {
         let table = InstallationsTable(db)
         guard let (installation, state) = try table.leaving(key, installationID) else { return }
         _ = try table.delete(key, installationID)
-        try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "detached", token: installation.token)
+        try PushChangelogTable(db).log(key, installationID: installationID, at: write.receivedAt, change: "detached", token: installation.token)
         effects.contactChanged(key)
         effects.emit(.installMove(InstallMove(installation: state)), suffix: "move", key: write.homeKey)
     }
@@ -166,7 +166,7 @@ struct IdentityMoves {
             let table = InstallationsTable(db)
             try table.receive(key, project: write.project, installationID: installationID, state: state)
             if let installation = try table.record(key, installationID), let token = installation.token {
-                try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "moved_in", token: token)
+                try PushChangelogTable(db).log(key, installationID: installationID, at: write.receivedAt, change: "moved_in", token: token)
                 TokenClaims(db: db, write: write).claim(
                     token: token, key: key, registeredAt: installation.tokenUpdatedAt ?? write.receivedAt, &effects)
             }

@@ -19,10 +19,10 @@ struct TokenClaims {
         let table = InstallationsTable(db)
         let old = try table.record(key, installationID)
         guard old?.token != token || old?.environment != environment else { return }
-        try table.setToken(key, installationID, token: token, environment: environment, at: write.time)
+        try table.setToken(key, installationID, token: token, environment: environment, at: write.receivedAt)
         effects.contactChanged(key)
         guard old?.token != token else { return }
-        try PushChangelogTable(db).log(key, installationID: installationID, at: write.time, change: "registered", token: token)
+        try PushChangelogTable(db).log(key, installationID: installationID, at: write.receivedAt, change: "registered", token: token)
         claim(token: token, key: key, registeredAt: write.receivedAt, &effects)
     }
 
@@ -40,7 +40,7 @@ struct TokenClaims {
     func applyClaim(_ claim: TokenClaim, _ effects: inout WriteEffects) throws {
         guard let installationID = write.installationID else { return }
         let (token, owner) = (claim.token, claim.ownerKey)
-        let registeredAt = claim.registeredAt ?? write.time
+        let registeredAt = claim.registeredAt ?? write.receivedAt
         let owners = TokenOwnersTable(db)
         let current = try owners.owner(project: write.project, token: token)
         if let current, current.profileKey == owner, current.installationID == installationID { return }
@@ -64,7 +64,7 @@ struct TokenClaims {
         guard let installationID = write.installationID else { return }
         let key = write.record.keyString ?? ""
         if try InstallationWrites.removeToken(
-            db, key: key, installationID: installationID, token: release.token, at: write.time, change: "moved_out",
+            db, key: key, installationID: installationID, token: release.token, at: write.receivedAt, change: "moved_out",
             detail: release.movedTo.map { "to \($0)" })
         {
             effects.contactChanged(key)

@@ -25,11 +25,11 @@ struct AppSessions {
         let key = write.profileKey
         let table = InstallationsTable(db)
         guard let state = try table.sessionState(key, installationID) else { return }
-        let time = WireTime.format(report.time)
+        let time = report.time
         switch report.kind {
         case .start:
             guard state.openID != report.sessionID else { return }
-            let newest = time >= (state.lastAt ?? "")
+            let newest = state.lastAt.map { time >= $0 } ?? true
             try table.sessionStarted(key, installationID, sessionID: report.sessionID, at: time, open: newest)
             if newest {
                 var attributes = [JSONMember("session_id.s", .string(report.sessionID))]
@@ -39,7 +39,7 @@ struct AppSessions {
         case .end:
             let inProgress = state.openID == report.sessionID
             let measured = report.duration
-                ?? (inProgress ? state.openAt.flatMap(WireTime.parse).map { max(0, report.time.timeIntervalSince($0)) } : nil)
+                ?? (inProgress ? state.openAt.map { max(0, report.time.timeIntervalSince($0)) } : nil)
             guard inProgress || measured != nil else { return }
             try table.sessionEnded(key, installationID, seconds: measured ?? 0, close: inProgress)
         }

@@ -13,7 +13,7 @@ struct InstallationWrites {
     func touch(at key: String) throws {
         guard let installationID = write.installationID else { return }
         try InstallationsTable(db).touch(
-            key, installationID, project: write.project, app: write.app, dev: write.dev, at: write.time)
+            key, installationID, project: write.project, app: write.app, dev: write.dev, at: write.receivedAt)
     }
 
     /// The SDK's installation fields (`installation` op); returns whether push reachability changed.
@@ -43,23 +43,23 @@ struct InstallationWrites {
         let at = location.time ?? write.receivedAt
         let key = write.profileKey
         let table = InstallationsTable(db)
-        if let last = try table.locationTime(key, installationID).flatMap(WireTime.parse), at.timeIntervalSince(last) < 30 {
+        if let last = try table.locationTime(key, installationID), at.timeIntervalSince(last) < 30 {
             return
         }
         try table.setLocation(
             key, installationID, latitude: location.latitude, longitude: location.longitude, accuracy: location.accuracy,
-            at: WireTime.format(at))
+            at: at)
     }
 
     /// Opt-out and opt-in; returns whether the state changed.
     func setOptedOut(_ optedOut: Bool) throws -> Bool {
         guard let installationID = write.installationID else { return false }
-        return try InstallationsTable(db).setOptedOut(write.profileKey, installationID, optedOut, at: write.time)
+        return try InstallationsTable(db).setOptedOut(write.profileKey, installationID, optedOut, at: write.receivedAt)
     }
 
     /// Takes `token` from the installation if it still has it, and logs why; returns whether it had it.
     static func removeToken(
-        _ db: Database, key: String, installationID: String, token: String, at time: String, change: String, detail: String?
+        _ db: Database, key: String, installationID: String, token: String, at time: Date, change: String, detail: String?
     ) throws -> Bool {
         guard try InstallationsTable(db).removeToken(key, installationID, token: token, at: time) else { return false }
         try PushChangelogTable(db).log(key, installationID: installationID, at: time, change: change, token: token, detail: detail)

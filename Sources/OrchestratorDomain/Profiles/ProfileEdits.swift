@@ -16,8 +16,7 @@ struct ProfileEdits {
     /// default) changed too.
     @discardableResult
     func ensureProfile(_ key: String, project: String, customID: String?, at: Date) throws -> Bool {
-        let time = WireTime.format(at)
-        return try ProfilesTable(db).ensure(key, project: project, customID: customID, at: time) == time
+        try ProfilesTable(db).ensure(key, project: project, customID: customID, at: at)
     }
 
     /// Deletes a profile and every row keyed by it (attributes, events, installations, push changelog, campaign
@@ -45,25 +44,24 @@ struct ProfileEdits {
     /// Applies an edit; returns whether a reachability field changed. `arrayLimits`: the most items an array attribute
     /// keeps where it is not 25 (the project's `array_limits`).
     func applyProfile(_ key: String, _ edit: ProfileEdit, at: Date, arrayLimits: [String: Int] = [:]) throws -> Bool {
-        let time = WireTime.format(at)
         let profiles = ProfilesTable(db)
         var reachabilityChanged = false
         for member in edit.natives {
             guard let native = ProfileNative(rawValue: member.key) else { continue }
             let newValue = member.value.stringValue
             guard try profiles.native(key, native) != newValue else { continue }
-            try profiles.setNative(key, native, newValue, at: time)
+            try profiles.setNative(key, native, newValue, at: at)
             if native.isReachability { reachabilityChanged = true }
         }
         for (name, edit) in edit.attributes {
-            try applyAttribute(key, name: name, edit, time: time, limit: arrayLimits[name] ?? ProjectDefinition.defaultArrayLimit)
+            try applyAttribute(key, name: name, edit, time: at, limit: arrayLimits[name] ?? ProjectDefinition.defaultArrayLimit)
         }
         return reachabilityChanged
     }
 
     /// Sets, removes, increments (creating it; ignored on another type or past the int64 range) or edits an array
     /// (unique items, the oldest dropped beyond the attribute's limit; a whole array beyond it keeps its first items).
-    private func applyAttribute(_ key: String, name: String, _ edit: AttributeEdit, time: String, limit: Int) throws {
+    private func applyAttribute(_ key: String, name: String, _ edit: AttributeEdit, time: Date, limit: Int) throws {
         let attributes = ProfileAttributesTable(db)
         let value: AttributeValue
         switch edit {
@@ -104,7 +102,7 @@ struct ProfileEdits {
     /// attributes as stored (for its triggers).
     @discardableResult
     func applyEvent(_ key: String, _ event: ValidatedEvent, receivedAt: Date) throws -> JSONValue {
-        let time = WireTime.format(event.time ?? receivedAt)
+        let time = event.time ?? receivedAt
         let tags = event.tags.map { String(decoding: JSONValue.array($0.map(JSONValue.string)).serialized, as: UTF8.self) }
         let attributes = event.attributesJSON
         try EventAggregatesTable(db).add(

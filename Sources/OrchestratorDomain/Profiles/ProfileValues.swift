@@ -179,8 +179,8 @@ final class ProfileValues {
     private func eventValue(_ aggregate: EventAggregate, _ names: [String]) -> SegmentValue? {
         switch names.joined(separator: ".") {
         case "count": return .number(Double(aggregate.count))
-        case "first": return WireTime.parse(aggregate.first).map(SegmentValue.time)
-        case "last": return WireTime.parse(aggregate.last).map(SegmentValue.time)
+        case "first": return .time(aggregate.first)
+        case "last": return .time(aggregate.last)
         case "label": return aggregate.label.map(SegmentValue.string)
         default:
             guard let attributes = try? JSONParser.parse(Array(aggregate.attributes.utf8)) else { return nil }
@@ -207,7 +207,7 @@ final class ProfileValues {
     /// `type`: the value's, if known (a time is a string on the wire).
     static func value(type: AttributeType?, json: JSONValue) -> SegmentValue? {
         switch (type, json) {
-        case (.time?, .string(let text)): return WireTime.parse(text).map(SegmentValue.time)
+        case (.time?, .string): return json.timeValue.map(SegmentValue.time)
         case (_, .string(let text)): return .string(text)
         case (_, .number(let literal)): return Double(literal).map(SegmentValue.number)
         case (_, .bool(let flag)): return .bool(flag)

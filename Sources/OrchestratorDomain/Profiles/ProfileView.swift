@@ -23,7 +23,7 @@ package enum ProfileView {
                     "e.\(event.name)",
                     .object([
                         JSONMember("count", .number(String(event.count))),
-                        JSONMember("first", .string(event.first)), JSONMember("last", .string(event.last)),
+                        JSONMember("first", .time(event.first)), JSONMember("last", .time(event.last)),
                         JSONMember("label", event.label.map(JSONValue.string) ?? .null),
                         JSONMember("tags", parsed(event.tags)), JSONMember("attributes", parsed(event.attributes)),
                     ])))

@@ -18,7 +18,7 @@ struct Purchases {
     /// Applies a purchase; returns the typed attributes of the event it counts as (`product_id`, `currency`, `price`,
     /// `quantity`, `revenue_usd` and the properties), for triggers.
     func apply(_ key: String, _ purchase: Purchase, receivedAt: Date) throws -> JSONValue {
-        let time = WireTime.format(purchase.time ?? receivedAt)
+        let time = purchase.time ?? receivedAt
         let quantity = Int64(purchase.quantity)
         try PurchaseAggregatesTable(db).add(
             key,

@@ -26,7 +26,7 @@ struct PushOpens: EngagementReportApplier {
         // Once per push and installation: a second open, or another button of the same push, counts nowhere (each
         // reported button would otherwise be a click of its own, and an app key could make any number).
         guard try PushReceiptsTable(db).firstEngagement(
-            key, sendID: open.sendID, installationID: installationID, clicked: outcome == .clicked, at: WireTime.format(open.time))
+            key, sendID: open.sendID, installationID: installationID, clicked: outcome == .clicked, at: open.time)
         else { return Self.ignored(.repeated) }
         var report = DeliveryReport(
             id: "\(open.sendID)/\(installationID)/\(outcome.rawValue)",

@@ -56,7 +56,7 @@ struct UninstallTracking {
         let (project, app) = (installation.project, installation.app)
         try TimersTable(db).set(
             key: key, kind: .uninstall, ref: installationID, due: Self.nextProbe(installationID: installationID, after: now))
-        let day = WireTime.format(now).prefix(10)
+        let day = WireTime.day(now)
         var send = SendRequest(
             sendID: SendIDDerivation.campaign(campaign: Self.campaign, step: "probe", profileKey: key, occurrence: "\(installationID) \(day)"),
             project: project, profileKey: key, customID: ProfileKey.customID(of: key, project: project), channel: .push,

@@ -11,7 +11,7 @@ extension OrchestratorRetention {
     package static func pruneExperimentAssignments(
         _ database: PartitionDatabase, rules: EngagementRules, now: Date, chunk: Int = 5_000
     ) async throws -> Int {
-        let cutoff = WireTime.format(now.addingTimeInterval(-ExperimentAssignmentsTable.window))
+        let cutoff = now.addingTimeInterval(-ExperimentAssignmentsTable.window)
         // Every version the partition holds rows of: assignments, or send counts alone (their assignments pruned).
         let versions = try await database.read { db in try ExperimentAssignmentsTable(db).heldVersions() }
         var pruned = 0

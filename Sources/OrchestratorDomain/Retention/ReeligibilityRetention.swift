@@ -13,7 +13,7 @@ extension OrchestratorRetention {
         _ database: PartitionDatabase, now: Date, dedupeWindow: TimeInterval, limitFloor: TimeInterval = 0, chunk: Int,
         next: @escaping @Sendable (Database, String) throws -> String?,
         reeligibility: (String) -> CampaignDefinition.Reeligibility?,
-        prune: @escaping @Sendable (Database, String, String, Int) throws -> Int
+        prune: @escaping @Sendable (Database, String, Date, Int) throws -> Int
     ) async throws -> Int {
         var total = 0
         var after = ""
@@ -25,7 +25,7 @@ extension OrchestratorRetention {
             case .limit(_, let period)?: kept = max(period, limitFloor)
             case .always?, nil: kept = dedupeWindow
             }
-            let cutoff = WireTime.format(now.addingTimeInterval(-kept))
+            let cutoff = now.addingTimeInterval(-kept)
             total += try await database.pruneInChunks(chunk: chunk) { db, limit in try prune(db, key, cutoff, limit) }
         }
         return total

@@ -131,7 +131,7 @@ struct SegmentBackfill {
             }
         }
         if keys.count < limit {
-            try SegmentStateTable(db).backfilled(segmentKey, condition: condition, at: WireTime.format(now))
+            try SegmentStateTable(db).backfilled(segmentKey, condition: condition, at: now)
             try backfills.delete(segmentKey)
             return (true, keys.count)
         }

@@ -52,7 +52,7 @@ struct SegmentEvaluator {
     struct StoredMembership {
         var segments: Set<String> = []
         /// Segment key → due time of its time-flip timer.
-        var timers: [String: String] = [:]
+        var timers: [String: Date] = [:]
 
         init() {}
 
@@ -73,8 +73,8 @@ struct SegmentEvaluator {
         let read = { (path: SegmentPath) in values.read(path) }
         let member = segment.definition.condition.matches(at: now, read: read)
         let wasMember = stored.segments.contains(segment.key)
-        let next = segment.definition.condition.nextChange(after: now, read: read).map(WireTime.format)
-        if next != stored.timers[segment.key] {
+        let next = segment.definition.condition.nextChange(after: now, read: read)
+        if !WireTime.same(next, stored.timers[segment.key]) {
             let timers = TimersTable(db)
             if let next {
                 try timers.set(key: key, kind: .segment, ref: segment.key, due: next)
@@ -86,7 +86,7 @@ struct SegmentEvaluator {
         Counter(label: "herald_segment_transitions_total", dimensions: [("direction", member ? "entry" : "exit")]).increment()
         let members = SegmentMembersTable(db)
         if member {
-            try members.insert(segment: segment.key, key: key, since: WireTime.format(now))
+            try members.insert(segment: segment.key, key: key, since: now)
         } else {
             try members.delete(segment: segment.key, key: key)
         }

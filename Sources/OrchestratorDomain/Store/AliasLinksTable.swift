@@ -16,11 +16,11 @@ struct AliasLinksTable {
             arguments: [project, alias.label, alias.name])
     }
 
-    func set(project: String, _ alias: UserAlias, customID: String, at time: String) throws {
+    func set(project: String, _ alias: UserAlias, customID: String, at time: Date) throws {
         try db.executeCached(sql: """
                 INSERT INTO alias_links (project, label, name, custom_id, linked_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (project, label, name) DO UPDATE SET custom_id = excluded.custom_id, linked_at = excluded.linked_at
-                """, arguments: [project, alias.label, alias.name, customID, time])
+                """, arguments: [project, alias.label, alias.name, customID, WireTime.format(time)])
     }
 
     /// Forgets the link, if `customID` still holds the alias.

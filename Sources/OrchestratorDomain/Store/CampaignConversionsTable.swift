@@ -13,14 +13,14 @@ struct CampaignConversionsTable {
 
     /// Adds a qualifying event; true when it is the profile's first for that conversion (it converts now).
     func add(
-        _ key: String, campaign: String, version: String, conversion: Int, variant: String, at time: String, revenueUSD: Double
+        _ key: String, campaign: String, version: String, conversion: Int, variant: String, at time: Date, revenueUSD: Double
     ) throws -> Bool {
         try db.executeCached(
             sql: """
                 INSERT INTO campaign_conversions (profile_key, campaign_key, version, conversion, variant, first_at, events, revenue_usd)
                 VALUES (?, ?, ?, ?, ?, ?, 1, ?)
                 ON CONFLICT DO UPDATE SET events = events + 1, revenue_usd = revenue_usd + excluded.revenue_usd
-                """, arguments: [key, campaign, version, conversion, variant, time, revenueUSD])
+                """, arguments: [key, campaign, version, conversion, variant, WireTime.format(time), revenueUSD])
         return try Int.fetchOne(
             db.cachedStatement(
                 sql: "SELECT events FROM campaign_conversions WHERE profile_key = ? AND campaign_key = ? AND version = ? AND conversion = ?"),
@@ -42,13 +42,13 @@ struct CampaignConversionsTable {
         ).map { ($0["version"], $0["variant"], $0["conversion"], $0["n"], $0["events"], $0["revenue"]) }
     }
 
-    func prune(campaign: String, version: String, before cutoff: String, limit: Int) throws -> Int {
+    func prune(campaign: String, version: String, before cutoff: Date, limit: Int) throws -> Int {
         try db.execute(
             sql: """
                 DELETE FROM campaign_conversions WHERE (profile_key, campaign_key, version, conversion) IN (
                     SELECT profile_key, campaign_key, version, conversion FROM campaign_conversions
                     WHERE campaign_key = ? AND version = ? AND first_at < ? LIMIT ?)
-                """, arguments: [campaign, version, cutoff, limit])
+                """, arguments: [campaign, version, WireTime.format(cutoff), limit])
         return db.changesCount
     }
 }

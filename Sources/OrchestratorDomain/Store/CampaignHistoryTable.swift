@@ -11,10 +11,10 @@ struct CampaignHistoryTable {
     init(_ db: Database) { self.db = db }
 
     /// Records a decision; false when this occurrence was decided before.
-    func record(campaign: String, key: String, occurrence: String, at time: String) throws -> Bool {
+    func record(campaign: String, key: String, occurrence: String, at time: Date) throws -> Bool {
         try db.executeCached(
             sql: "INSERT OR IGNORE INTO campaign_history (campaign_key, profile_key, occurrence, at) VALUES (?, ?, ?, ?)",
-            arguments: [campaign, key, occurrence, time])
+            arguments: [campaign, key, occurrence, WireTime.format(time)])
         return db.changesCount == 1
     }
 
@@ -26,10 +26,10 @@ struct CampaignHistoryTable {
     }
 
     /// How many times the campaign was decided for the profile after `since`.
-    func count(campaign: String, key: String, since time: String) throws -> Int {
+    func count(campaign: String, key: String, since time: Date) throws -> Int {
         try Int.fetchOne(
             db.cachedStatement(sql: "SELECT count(*) FROM campaign_history WHERE campaign_key = ? AND profile_key = ? AND at > ?"),
-            arguments: [campaign, key, time]) ?? 0
+            arguments: [campaign, key, WireTime.format(time)]) ?? 0
     }
 
     /// A deleted profile's decisions.
@@ -52,13 +52,13 @@ struct CampaignHistoryTable {
     }
 
     /// Deletes up to `limit` decisions of `campaign` made before `cutoff`; returns how many.
-    func prune(campaign: String, before cutoff: String, limit: Int) throws -> Int {
+    func prune(campaign: String, before cutoff: Date, limit: Int) throws -> Int {
         try db.execute(
             sql: """
                 DELETE FROM campaign_history WHERE (campaign_key, profile_key, occurrence) IN (
                     SELECT campaign_key, profile_key, occurrence FROM campaign_history
                     WHERE campaign_key = ? AND at < ? LIMIT ?)
-                """, arguments: [campaign, cutoff, limit])
+                """, arguments: [campaign, WireTime.format(cutoff), limit])
         return db.changesCount
     }
 }

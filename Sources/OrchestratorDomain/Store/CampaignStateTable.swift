@@ -10,11 +10,27 @@ struct CampaignStateTable {
 
     init(_ db: Database) { self.db = db }
 
-    func lastRun(_ campaign: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign])
+    /// A schedule's last run: its occurrence.
+    func lastOccurrence(_ campaign: String) throws -> Date? {
+        try Row.fetchOne(db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign])?
+            .time("last_occurrence")
     }
 
-    func recordRun(_ campaign: String, _ occurrence: String) throws {
+    /// A local-time schedule's last run: its day.
+    func lastDay(_ campaign: String) throws -> LocalDay? {
+        try String.fetchOne(db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign])
+            .flatMap(LocalDay.init)
+    }
+
+    func recordRun(_ campaign: String, occurrence: Date) throws {
+        try recordRun(campaign, WireTime.format(occurrence))
+    }
+
+    func recordRun(_ campaign: String, day: LocalDay) throws {
+        try recordRun(campaign, day.description)
+    }
+
+    private func recordRun(_ campaign: String, _ occurrence: String) throws {
         try db.executeCached(
             sql: """
                 INSERT INTO campaign_state (campaign_key, last_occurrence) VALUES (?, ?)

@@ -18,14 +18,14 @@ struct StoredCard {
     /// The trigger it was delivered for (`TriggerContext.json`): a card whose definition changed is rendered anew
     /// with it.
     var context: JSONValue
-    var createdAt: String
-    var updatedAt: String
-    var expiresAt: String
+    var createdAt: Date
+    var updatedAt: Date
+    var expiresAt: Date
     var viewed: Bool
     var clicked: Bool
     var dismissed: Bool
 
-    init(row: Row) {
+    init(row: Row) throws {
         id = row["card_id"]
         cardKey = row["card_key"]
         campaignKey = row["campaign_key"]
@@ -38,9 +38,9 @@ struct StoredCard {
         self.texts = texts
         content = row["content"]
         context = (try? JSONParser.parse(Array((row["context"] as String).utf8))) ?? .null
-        createdAt = row["created_at"]
-        updatedAt = row["updated_at"]
-        expiresAt = row["expires_at"]
+        createdAt = try row.requiredTime("created_at")
+        updatedAt = try row.requiredTime("updated_at")
+        expiresAt = try row.requiredTime("expires_at")
         viewed = (row["viewed_at"] as String?) != nil
         clicked = (row["clicked_at"] as String?) != nil
         dismissed = (row["dismissed_at"] as String?) != nil
@@ -74,16 +74,16 @@ struct ContentCardsTable {
     }
 
     /// The profile's cards that count against its cap: neither dismissed nor expired at `now`.
-    func liveCount(_ key: String, now: String) throws -> Int {
+    func liveCount(_ key: String, now: Date) throws -> Int {
         try Int.fetchOne(
             db.cachedStatement(
                 sql: "SELECT count(*) FROM content_cards WHERE profile_key = ? AND dismissed_at IS NULL AND expires_at > ?"),
-            arguments: [key, now]) ?? 0
+            arguments: [key, WireTime.format(now)]) ?? 0
     }
 
     func insert(
         _ key: String, cardID: String, cardKey: String, campaignKey: String, language: String, texts: [String: String],
-        content: String, context: JSONValue, at time: String, expiresAt: String
+        content: String, context: JSONValue, at time: Date, expiresAt: Date
     ) throws {
         let textsJSON = JSONValue.object(texts.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value)) })
         try db.executeCached(
@@ -93,8 +93,8 @@ struct ContentCardsTable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                key, cardID, cardKey, campaignKey, try nextSeq(), language, textsJSON.serializedText, content, context.serializedText, time, time,
-                expiresAt,
+                key, cardID, cardKey, campaignKey, try nextSeq(), language, textsJSON.serializedText, content, context.serializedText, WireTime.format(time), WireTime.format(time),
+                WireTime.format(expiresAt),
             ])
     }
 
@@ -112,25 +112,25 @@ struct ContentCardsTable {
 
     /// Records the card's first view, click or dismissal (a change the feed's cursor shows); false when it was
     /// recorded before.
-    func mark(_ key: String, cardID: String, _ mark: Mark, at time: String) throws -> Bool {
+    func mark(_ key: String, cardID: String, _ mark: Mark, at time: Date) throws -> Bool {
         // The next change number is taken only by a change: a repeated report writes nothing (nor its changelog).
         try db.executeCached(
             sql: """
                 UPDATE content_cards SET \(mark.rawValue) = ?, updated_at = ?,
                     seq = (SELECT seq + 1 FROM content_card_sequence WHERE id = 0)
                 WHERE profile_key = ? AND card_id = ? AND \(mark.rawValue) IS NULL
-                """, arguments: [time, time, key, cardID])
+                """, arguments: [WireTime.format(time), WireTime.format(time), key, cardID])
         guard db.changesCount == 1 else { return false }
         try db.executeCached(sql: "UPDATE content_card_sequence SET seq = seq + 1 WHERE id = 0")
         return true
     }
 
     /// The profile's cards in its feed now: neither dismissed nor expired at `now`.
-    func live(_ key: String, now: String) throws -> [StoredCard] {
+    func live(_ key: String, now: Date) throws -> [StoredCard] {
         try Row.fetchAll(
             db.cachedStatement(
                 sql: "SELECT * FROM content_cards WHERE profile_key = ? AND dismissed_at IS NULL AND expires_at > ? ORDER BY seq"),
-            arguments: [key, now]
+            arguments: [key, WireTime.format(now)]
         ).map(StoredCard.init(row:))
     }
 
@@ -177,12 +177,12 @@ struct ContentCardsTable {
     }
 
     /// Deletes up to `limit` rows whose card expired before `cutoff`; returns how many.
-    func prune(expiredBefore cutoff: String, limit: Int) throws -> Int {
+    func prune(expiredBefore cutoff: Date, limit: Int) throws -> Int {
         try db.execute(
             sql: """
                 DELETE FROM content_cards WHERE (profile_key, card_id) IN (
                     SELECT profile_key, card_id FROM content_cards WHERE expires_at < ? LIMIT ?)
-                """, arguments: [cutoff, limit])
+                """, arguments: [WireTime.format(cutoff), limit])
         return db.changesCount
     }
 }

@@ -7,8 +7,8 @@ import Shared
 struct EventAggregate {
     var name: String
     var count: Int64
-    var first: String
-    var last: String
+    var first: Date
+    var last: Date
     var label: String?
     /// JSON text (an array of strings).
     var tags: String?
@@ -17,9 +17,9 @@ struct EventAggregate {
 }
 
 extension EventAggregate {
-    init(row: Row) {
+    init(row: Row) throws {
         self.init(
-            name: row["name"], count: row["count"], first: row["first_at"], last: row["last_at"], label: row["last_label"],
+            name: row["name"], count: row["count"], first: try row.requiredTime("first_at"), last: try row.requiredTime("last_at"), label: row["last_label"],
             tags: row["last_tags"], attributes: row["last_attributes"])
     }
 }
@@ -48,7 +48,7 @@ struct EventAggregatesTable {
                     last_at = max(last_at, excluded.last_at)
                 """,
             arguments: [
-                key, aggregate.name, aggregate.count, aggregate.first, aggregate.last, aggregate.label, aggregate.tags,
+                key, aggregate.name, aggregate.count, WireTime.format(aggregate.first), WireTime.format(aggregate.last), aggregate.label, aggregate.tags,
                 aggregate.attributes,
             ])
     }

@@ -16,21 +16,21 @@ struct ExperimentAssignmentsTable {
     init(_ db: Database) { self.db = db }
 
     /// Records the assignment; false when the profile had it already.
-    func record(_ key: String, campaign: String, version: String, variant: String, at time: String) throws -> Bool {
+    func record(_ key: String, campaign: String, version: String, variant: String, at time: Date) throws -> Bool {
         try db.executeCached(
             sql: """
                 INSERT INTO experiment_assignments (profile_key, campaign_key, version, variant, assigned_at)
                 VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                """, arguments: [key, campaign, version, variant, time])
+                """, arguments: [key, campaign, version, variant, WireTime.format(time)])
         return db.changesCount == 1
     }
 
     /// The profile's assignments in a campaign (one per experiment version it was assigned in).
-    func assignments(_ key: String, campaign: String) throws -> [(version: String, variant: String, at: String)] {
+    func assignments(_ key: String, campaign: String) throws -> [(version: String, variant: String, at: Date)] {
         try Row.fetchAll(
             db.cachedStatement(sql: "SELECT version, variant, assigned_at FROM experiment_assignments WHERE profile_key = ? AND campaign_key = ?"),
             arguments: [key, campaign]
-        ).map { ($0["version"], $0["variant"], $0["assigned_at"]) }
+        ).map { ($0["version"], $0["variant"], try $0.requiredTime("assigned_at")) }
     }
 
     /// The campaign's profiles assigned, per experiment version and variant.
@@ -54,13 +54,13 @@ struct ExperimentAssignmentsTable {
     }
 
     /// Deletes up to `limit` assignments of one version made before `cutoff`; returns how many.
-    func prune(campaign: String, version: String, before cutoff: String, limit: Int) throws -> Int {
+    func prune(campaign: String, version: String, before cutoff: Date, limit: Int) throws -> Int {
         try db.execute(
             sql: """
                 DELETE FROM experiment_assignments WHERE (profile_key, campaign_key, version) IN (
                     SELECT profile_key, campaign_key, version FROM experiment_assignments
                     WHERE campaign_key = ? AND version = ? AND assigned_at < ? LIMIT ?)
-                """, arguments: [campaign, version, cutoff, limit])
+                """, arguments: [campaign, version, WireTime.format(cutoff), limit])
         return db.changesCount
     }
 }

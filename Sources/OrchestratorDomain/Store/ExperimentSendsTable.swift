@@ -13,12 +13,12 @@ struct ExperimentSendsTable {
 
     init(_ db: Database) { self.db = db }
 
-    func add(campaign: String, version: String, variant: String, outcome: DeliveryFigure, at time: String) throws {
+    func add(campaign: String, version: String, variant: String, outcome: DeliveryFigure, at time: Date) throws {
         try db.executeCached(
             sql: """
                 INSERT INTO experiment_sends (campaign_key, version, variant, outcome, count, updated_at) VALUES (?, ?, ?, ?, 1, ?)
                 ON CONFLICT DO UPDATE SET count = count + 1, updated_at = max(updated_at, excluded.updated_at)
-                """, arguments: [campaign, version, variant, outcome.rawValue, time])
+                """, arguments: [campaign, version, variant, outcome.rawValue, WireTime.format(time)])
     }
 
     /// The campaign's counts: (version, variant, figure, count). A figure this code does not know (a row a newer
@@ -36,9 +36,9 @@ struct ExperimentSendsTable {
     }
 
     /// Deletes the counts of one version last changed before `cutoff`; returns how many rows went.
-    func prune(campaign: String, version: String, before cutoff: String) throws -> Int {
+    func prune(campaign: String, version: String, before cutoff: Date) throws -> Int {
         try db.execute(
-            sql: "DELETE FROM experiment_sends WHERE campaign_key = ? AND version = ? AND updated_at < ?", arguments: [campaign, version, cutoff])
+            sql: "DELETE FROM experiment_sends WHERE campaign_key = ? AND version = ? AND updated_at < ?", arguments: [campaign, version, WireTime.format(cutoff)])
         return db.changesCount
     }
 }

@@ -20,24 +20,24 @@ struct FrequencyLogTable {
     init(_ db: Database) { self.db = db }
 
     /// The profile's messages decided after `since` that still count (all channels, or one).
-    func count(_ key: String, since time: String, channel: MessageChannel?) throws -> Int {
+    func count(_ key: String, since time: Date, channel: MessageChannel?) throws -> Int {
         if let channel {
             return try Int.fetchOne(
                 db.cachedStatement(sql: """
                     SELECT count(*) FROM frequency_log
                     WHERE profile_key = ? AND at > ? AND state != ? AND channel = ?
-                    """), arguments: [key, time, FrequencyLogState.released.rawValue, channel.rawValue]) ?? 0
+                    """), arguments: [key, WireTime.format(time), FrequencyLogState.released.rawValue, channel.rawValue]) ?? 0
         }
         return try Int.fetchOne(
             db.cachedStatement(sql: "SELECT count(*) FROM frequency_log WHERE profile_key = ? AND at > ? AND state != ?"),
-            arguments: [key, time, FrequencyLogState.released.rawValue]) ?? 0
+            arguments: [key, WireTime.format(time), FrequencyLogState.released.rawValue]) ?? 0
     }
 
     /// A message decided now.
-    func decided(_ key: String, sendID: String, channel: MessageChannel, at time: String) throws {
+    func decided(_ key: String, sendID: String, channel: MessageChannel, at time: Date) throws {
         try db.executeCached(
             sql: "INSERT OR IGNORE INTO frequency_log (profile_key, send_id, channel, at, state) VALUES (?, ?, ?, ?, ?)",
-            arguments: [key, sendID, channel.rawValue, time, FrequencyLogState.decided.rawValue])
+            arguments: [key, sendID, channel.rawValue, WireTime.format(time), FrequencyLogState.decided.rawValue])
     }
 
     /// The notifier sent the message (any target of it).
@@ -55,12 +55,12 @@ struct FrequencyLogTable {
     }
 
     /// Deletes up to `limit` rows decided before `cutoff`; returns how many.
-    func prune(before cutoff: String, limit: Int) throws -> Int {
+    func prune(before cutoff: Date, limit: Int) throws -> Int {
         try db.execute(
             sql: """
                 DELETE FROM frequency_log WHERE (profile_key, send_id) IN (
                     SELECT profile_key, send_id FROM frequency_log WHERE at < ? LIMIT ?)
-                """, arguments: [cutoff, limit])
+                """, arguments: [WireTime.format(cutoff), limit])
         return db.changesCount
     }
 }

@@ -53,31 +53,31 @@ struct InAppImpressionsTable {
     }
 
     /// How many times the message was shown to the profile at or after `since` (nil: ever).
-    func count(_ key: String, message: String, since time: String? = nil) throws -> Int {
+    func count(_ key: String, message: String, since time: Date? = nil) throws -> Int {
         try Int.fetchOne(
             db.cachedStatement(
                 sql: "SELECT count(*) FROM in_app_impressions WHERE profile_key = ? AND message_key = ? AND at >= ?"),
-            arguments: [key, message, time ?? ""]) ?? 0
+            arguments: [key, message, time.map(WireTime.format) ?? ""]) ?? 0
     }
 
     /// Every impression of the profile still kept: its message and time (a sync reads them once for all messages).
-    func all(_ key: String) throws -> [(message: String, at: String)] {
+    func all(_ key: String) throws -> [(message: String, at: Date)] {
         try Row.fetchAll(
             db.cachedStatement(sql: "SELECT message_key, at FROM in_app_impressions WHERE profile_key = ?"), arguments: [key]
-        ).map { ($0["message_key"], $0["at"]) }
+        ).map { ($0["message_key"], try $0.requiredTime("at")) }
     }
 
     /// The impressions of the profile at or after `since`, per message, with the earliest of them.
-    func recent(_ key: String, since time: String) throws -> [String: (count: Int, first: String)] {
-        var found: [String: (count: Int, first: String)] = [:]
+    func recent(_ key: String, since time: Date) throws -> [String: (count: Int, first: Date)] {
+        var found: [String: (count: Int, first: Date)] = [:]
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT message_key, count(*) AS n, min(at) AS first FROM in_app_impressions
                     WHERE profile_key = ? AND at >= ? GROUP BY message_key
                     """),
-            arguments: [key, time])
-        for row in rows { found[row["message_key"]] = (row["n"], row["first"]) }
+            arguments: [key, WireTime.format(time)])
+        for row in rows { found[row["message_key"]] = (row["n"], try row.requiredTime("first")) }
         return found
     }
 
@@ -89,13 +89,13 @@ struct InAppImpressionsTable {
     }
 
     /// Deletes up to `limit` impressions of `message` older than `cutoff`; returns how many.
-    func prune(message: String, before cutoff: String, limit: Int) throws -> Int {
+    func prune(message: String, before cutoff: Date, limit: Int) throws -> Int {
         try db.execute(
             sql: """
                 DELETE FROM in_app_impressions WHERE (profile_key, message_key, at, installation_id) IN (
                     SELECT profile_key, message_key, at, installation_id FROM in_app_impressions
                     WHERE message_key = ? AND at < ? LIMIT ?)
-                """, arguments: [message, cutoff, limit])
+                """, arguments: [message, WireTime.format(cutoff), limit])
         return db.changesCount
     }
 }

@@ -7,7 +7,7 @@ import Shared
 struct InstallationLink {
     /// nil: logged out (anonymous).
     var customID: String?
-    var linkedAt: String
+    var linkedAt: Date
 }
 
 /// `installation_links`: at an installation's home, the profile it belongs to (docs/orchestrator.md, Identity).
@@ -25,15 +25,15 @@ struct InstallationLinksTable {
             db.cachedStatement(
                 sql: "SELECT custom_id, linked_at FROM installation_links WHERE project = ? AND installation_id = ?"),
             arguments: [project, installationID]
-        ).map { InstallationLink(customID: $0["custom_id"], linkedAt: $0["linked_at"]) }
+        ).map { InstallationLink(customID: $0["custom_id"], linkedAt: try $0.requiredTime("linked_at")) }
     }
 
-    func setLink(project: String, installationID: String, customID: String?, at time: String) throws {
+    func setLink(project: String, installationID: String, customID: String?, at time: Date) throws {
         try db.executeCached(sql: """
                 INSERT INTO installation_links (project, installation_id, custom_id, linked_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (project, installation_id) DO UPDATE SET custom_id = excluded.custom_id,
                     linked_at = excluded.linked_at
-                """, arguments: [project, installationID, customID, time])
+                """, arguments: [project, installationID, customID, WireTime.format(time)])
     }
 
     func delete(project: String, installationID: String) throws {

@@ -42,7 +42,7 @@ struct InstallationsTable {
     }
 
     /// Creates the row if needed; first seen is the install date, last seen the last visit.
-    func touch(_ key: String, _ installationID: String, project: String, app: String?, dev: Bool, at time: String) throws {
+    func touch(_ key: String, _ installationID: String, project: String, app: String?, dev: Bool, at time: Date) throws {
         try db.executeCached(sql: """
                 INSERT INTO installations (profile_key, installation_id, project, app, dev, install_date, last_visit_at,
                     updated_at)
@@ -53,7 +53,7 @@ struct InstallationsTable {
                     last_visit_at = max(last_visit_at, excluded.last_visit_at),
                     updated_at = max(updated_at, excluded.updated_at)
                 """,
-            arguments: [key, installationID, project, app, dev, time, time, time])
+            arguments: [key, installationID, project, app, dev, WireTime.format(time), WireTime.format(time), WireTime.format(time)])
     }
 
     /// A data-collection flag (`geoip`, `device_model`). Turning device model collection off erases the stored model
@@ -82,47 +82,48 @@ struct InstallationsTable {
     }
 
     /// When the installation's last kept location was taken.
-    func locationTime(_ key: String, _ installationID: String) throws -> String? {
-        try String.fetchOne(
+    func locationTime(_ key: String, _ installationID: String) throws -> Date? {
+        try Row.fetchOne(
             db.cachedStatement(sql: "SELECT location_at FROM installations WHERE profile_key = ? AND installation_id = ?"),
-            arguments: [key, installationID])
+            arguments: [key, installationID]
+        )?.time("location_at")
     }
 
     func setLocation(
-        _ key: String, _ installationID: String, latitude: Double, longitude: Double, accuracy: Double?, at time: String
+        _ key: String, _ installationID: String, latitude: Double, longitude: Double, accuracy: Double?, at time: Date
     ) throws {
         try db.executeCached(sql: """
                 UPDATE installations SET latitude = ?, longitude = ?, location_accuracy = ?, location_at = ?
                 WHERE profile_key = ? AND installation_id = ?
                 """,
-            arguments: [latitude, longitude, accuracy, time, key, installationID])
+            arguments: [latitude, longitude, accuracy, WireTime.format(time), key, installationID])
     }
 
     /// Opt-out and opt-in; returns whether the state changed.
-    func setOptedOut(_ key: String, _ installationID: String, _ optedOut: Bool, at time: String) throws -> Bool {
+    func setOptedOut(_ key: String, _ installationID: String, _ optedOut: Bool, at time: Date) throws -> Bool {
         try db.executeCached(sql: """
                 UPDATE installations SET opted_out = ?, opt_changed_at = ?
                 WHERE profile_key = ? AND installation_id = ? AND opted_out != ?
-                """, arguments: [optedOut, time, key, installationID, optedOut])
+                """, arguments: [optedOut, WireTime.format(time), key, installationID, optedOut])
         return db.changesCount > 0
     }
 
     // MARK: Push tokens
 
-    func setToken(_ key: String, _ installationID: String, token: String, environment: PushEnvironment, at time: String) throws {
+    func setToken(_ key: String, _ installationID: String, token: String, environment: PushEnvironment, at time: Date) throws {
         try db.executeCached(sql: """
                 UPDATE installations SET token = ?, environment = ?, token_updated_at = ?
                 WHERE profile_key = ? AND installation_id = ?
-                """, arguments: [token, environment.rawValue, time, key, installationID])
+                """, arguments: [token, environment.rawValue, WireTime.format(time), key, installationID])
     }
 
     /// Takes `token` from the installation if it still has it; returns whether it had it.
-    func removeToken(_ key: String, _ installationID: String, token: String, at time: String) throws -> Bool {
+    func removeToken(_ key: String, _ installationID: String, token: String, at time: Date) throws -> Bool {
         try db.executeCached(
             sql: """
                 UPDATE installations SET token = NULL, environment = NULL, token_updated_at = ?
                 WHERE profile_key = ? AND installation_id = ? AND token = ?
-                """, arguments: [time, key, installationID, token])
+                """, arguments: [WireTime.format(time), key, installationID, token])
         return db.changesCount > 0
     }
 
@@ -134,28 +135,28 @@ struct InstallationsTable {
     }
 
     /// A push was sent to the installation at `time`.
-    func markPushed(_ key: String, _ installationID: String, at time: String) throws {
+    func markPushed(_ key: String, _ installationID: String, at time: Date) throws {
         try db.executeCached(sql: """
                 UPDATE installations SET last_push_at = max(coalesce(last_push_at, ?), ?)
                 WHERE profile_key = ? AND installation_id = ?
-                """, arguments: [time, time, key, installationID])
+                """, arguments: [WireTime.format(time), WireTime.format(time), key, installationID])
     }
 
     // MARK: Sessions
 
     /// The installation's session in progress and its latest start.
-    func sessionState(_ key: String, _ installationID: String) throws -> (openID: String?, openAt: String?, lastAt: String?)? {
+    func sessionState(_ key: String, _ installationID: String) throws -> (openID: String?, openAt: Date?, lastAt: Date?)? {
         guard let row = try Row.fetchOne(
             db.cachedStatement(
                 sql: "SELECT open_session_id, open_session_at, last_session_at FROM installations WHERE profile_key = ? AND installation_id = ?"),
             arguments: [key, installationID])
         else { return nil }
-        return (row["open_session_id"], row["open_session_at"], row["last_session_at"])
+        return (row["open_session_id"], try row.time("open_session_at"), try row.time("last_session_at"))
     }
 
     /// Counts a session started at `time`; `open`: it is the installation's newest, now in progress (the one before,
     /// if it never reported its end, is closed without a length).
-    func sessionStarted(_ key: String, _ installationID: String, sessionID: String, at time: String, open: Bool) throws {
+    func sessionStarted(_ key: String, _ installationID: String, sessionID: String, at time: Date, open: Bool) throws {
         try db.executeCached(sql: """
                 UPDATE installations SET session_count = session_count + 1,
                     first_session_at = min(coalesce(first_session_at, ?1), ?1),
@@ -163,7 +164,7 @@ struct InstallationsTable {
                     open_session_id = CASE WHEN ?2 THEN ?3 ELSE open_session_id END,
                     open_session_at = CASE WHEN ?2 THEN ?1 ELSE open_session_at END
                 WHERE profile_key = ?4 AND installation_id = ?5
-                """, arguments: [time, open, sessionID, key, installationID])
+                """, arguments: [WireTime.format(time), open, sessionID, key, installationID])
     }
 
     /// Adds a session's length; `close`: it was the session in progress.

@@ -21,39 +21,49 @@ struct LocalSendsTable {
     init(_ db: Database) { self.db = db }
 
     /// Adds a page's members at an instant; false when this page's row was there (a page prepared again).
-    func insert(campaign: String, instant: String, occurrence: String, keys: ArraySlice<String>) throws -> Bool {
+    func insert(campaign: String, instant: Date, occurrence: String, keys: ArraySlice<String>) throws -> Bool {
         guard let first = keys.first else { return false }
         try db.executeCached(
             sql: """
                 INSERT OR IGNORE INTO local_sends (campaign_key, due_at, first_key, occurrence, profile_keys)
                 VALUES (?, ?, ?, ?, ?)
                 """,
-            arguments: [campaign, instant, first, occurrence, Self.keyList(keys)])
+            arguments: [campaign, WireTime.format(instant), first, occurrence, Self.keyList(keys)])
         return db.changesCount > 0
     }
 
     /// Up to `limit` rows of an instant, in order.
-    func rows(campaign: String, instant: String, limit: Int) throws -> [LocalSendsRow] {
+    func rows(campaign: String, instant: Date, limit: Int) throws -> [LocalSendsRow] {
         try Row.fetchAll(
             db.cachedStatement(sql: """
                 SELECT first_key, occurrence, profile_keys FROM local_sends WHERE campaign_key = ? AND due_at = ?
                 ORDER BY first_key LIMIT ?
                 """),
-            arguments: [campaign, instant, limit]
+            arguments: [campaign, WireTime.format(instant), limit]
         ).map { LocalSendsRow(firstKey: $0["first_key"], occurrence: $0["occurrence"], keys: Self.keys($0["profile_keys"])) }
     }
 
-    func delete(campaign: String, instant: String, firstKey: String) throws {
+    func delete(campaign: String, instant: Date, firstKey: String) throws {
         try db.executeCached(
             sql: "DELETE FROM local_sends WHERE campaign_key = ? AND due_at = ? AND first_key = ?",
-            arguments: [campaign, instant, firstKey])
+            arguments: [campaign, WireTime.format(instant), firstKey])
     }
 
     /// The row keeps only `keys` (the others were released).
-    func keep(campaign: String, instant: String, firstKey: String, keys: ArraySlice<String>) throws {
+    func keep(campaign: String, instant: Date, firstKey: String, keys: ArraySlice<String>) throws {
         try db.executeCached(
             sql: "UPDATE local_sends SET profile_keys = ? WHERE campaign_key = ? AND due_at = ? AND first_key = ?",
-            arguments: [Self.keyList(keys), campaign, instant, firstKey])
+            arguments: [Self.keyList(keys), campaign, WireTime.format(instant), firstKey])
+    }
+
+    /// The ref of the timer that releases an instant's members: `<campaign> <instant>`.
+    static func releaseRef(campaign: String, instant: Date) -> String { "\(campaign) \(wire: instant)" }
+
+    /// The campaign and instant a release timer's ref names; nil for a ref that names none.
+    static func release(ref: String) -> (campaign: String, instant: Date)? {
+        guard let space = ref.lastIndex(of: " "), let instant = WireTime.parse(String(ref[ref.index(after: space)...]))
+        else { return nil }
+        return (String(ref[..<space]), instant)
     }
 
     static func keyList(_ keys: ArraySlice<String>) -> String {

@@ -24,11 +24,11 @@ struct ProfileAliasesTable {
     }
 
     /// The alias is the profile's (replacing another name of its label).
-    func set(_ key: String, _ alias: UserAlias, since time: String) throws {
+    func set(_ key: String, _ alias: UserAlias, since time: Date) throws {
         try db.executeCached(sql: """
                 INSERT INTO profile_aliases (profile_key, label, name, since) VALUES (?, ?, ?, ?)
                 ON CONFLICT (profile_key, label) DO UPDATE SET name = excluded.name, since = excluded.since
-                """, arguments: [key, alias.label, alias.name, time])
+                """, arguments: [key, alias.label, alias.name, WireTime.format(time)])
     }
 
     func delete(_ key: String, _ alias: UserAlias) throws {

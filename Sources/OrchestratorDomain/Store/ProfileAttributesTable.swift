@@ -36,13 +36,13 @@ struct ProfileAttributesTable {
     }
 
     /// Sets an attribute; with `onlyIfNewer`, only when `time` is later than the stored value's (a merge).
-    func set(_ key: String, name: String, type: AttributeType, value: String, time: String, onlyIfNewer: Bool = false) throws {
+    func set(_ key: String, name: String, type: AttributeType, value: String, time: Date, onlyIfNewer: Bool = false) throws {
         try db.executeCached(sql: """
                 INSERT INTO profile_attributes (profile_key, name, type, value, updated_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (profile_key, name) DO UPDATE SET type = excluded.type, value = excluded.value,
                     updated_at = excluded.updated_at
                 """ + (onlyIfNewer ? " WHERE excluded.updated_at > profile_attributes.updated_at" : ""),
-            arguments: [key, name, type.rawValue, value, time])
+            arguments: [key, name, type.rawValue, value, WireTime.format(time)])
     }
 
     /// How many attributes the profile has.
@@ -72,12 +72,12 @@ struct ProfileAttributesTable {
     }
 
     /// Every attribute of a profile with the time it was set, in name order.
-    func allInOrder(_ key: String) throws -> [(name: String, attribute: StoredAttribute, updatedAt: String)] {
+    func allInOrder(_ key: String) throws -> [(name: String, attribute: StoredAttribute, updatedAt: Date)] {
         try Row.fetchAll(
             db.cachedStatement(
                 sql: "SELECT name, type, value, updated_at FROM profile_attributes WHERE profile_key = ? ORDER BY name"),
             arguments: [key]
-        ).map { ($0["name"], try StoredAttribute(column: $0["type"], value: $0["value"]), $0["updated_at"]) }
+        ).map { ($0["name"], try StoredAttribute(column: $0["type"], value: $0["value"]), try $0.requiredTime("updated_at")) }
     }
 
     /// The attributes of the profiles `first`…`last` (a backfill's range scan): profile key → name → attribute.

@@ -33,15 +33,16 @@ struct ProfilesTable {
         try ProfileRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM profiles WHERE profile_key = ?"), arguments: [key])
     }
 
-    /// Creates the row, or moves its `updated_at`; returns its `created_at`.
-    func ensure(_ key: String, project: String, customID: String?, at time: String) throws -> String? {
-        try String.fetchOne(
+    /// Creates the row, or moves its `updated_at`; returns whether its `created_at` is `time` (it may be new).
+    func ensure(_ key: String, project: String, customID: String?, at time: Date) throws -> Bool {
+        let text = WireTime.format(time)
+        return try String.fetchOne(
             db.cachedStatement(
                 sql: """
                     INSERT INTO profiles (profile_key, project, custom_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (profile_key) DO UPDATE SET updated_at = max(updated_at, excluded.updated_at)
                     RETURNING created_at
-                    """), arguments: [key, project, customID, time, time])
+                    """), arguments: [key, project, customID, text, text]) == text
     }
 
     /// Deletes the row (and, by cascade, the rows keyed by it); returns whether there was one.
@@ -57,13 +58,13 @@ struct ProfilesTable {
     }
 
     /// Sets a native field: a marketing state with the time it changed, a new address not bounced (yet).
-    func setNative(_ key: String, _ native: ProfileNative, _ value: String?, at time: String) throws {
+    func setNative(_ key: String, _ native: ProfileNative, _ value: String?, at time: Date) throws {
         let column = native.rawValue
         var sql = "UPDATE profiles SET \(column) = ?"
         if native.isMarketingState { sql += ", \(column)_changed_at = ?" }
         if native == .email { sql += ", email_bounced_at = NULL" }
         sql += " WHERE profile_key = ?"
-        let arguments: StatementArguments = native.isMarketingState ? [value, time, key] : [value, key]
+        let arguments: StatementArguments = native.isMarketingState ? [value, WireTime.format(time), key] : [value, key]
         try db.executeCached(sql: sql, arguments: arguments)
     }
 
@@ -76,24 +77,24 @@ struct ProfilesTable {
 
     /// The email address bounced (only `address`, when given: a newer one set since is still good); returns whether it
     /// changed anything.
-    func markEmailBounced(_ key: String, address: String?, at time: String) throws -> Bool {
+    func markEmailBounced(_ key: String, address: String?, at time: Date) throws -> Bool {
         try db.executeCached(
             sql: """
                 UPDATE profiles SET email_bounced_at = ?
                 WHERE profile_key = ? AND email IS NOT NULL AND (? IS NULL OR email = ?)
-                """, arguments: [time, key, address, address])
+                """, arguments: [WireTime.format(time), key, address, address])
         return db.changesCount > 0
     }
 
     /// A recipient's own marketing change (`email` or `sms`); returns whether it changed the state.
-    func setMarketing(_ key: String, channel: MessageChannel, subscribed: Bool, at time: String) throws -> Bool {
+    func setMarketing(_ key: String, channel: MessageChannel, subscribed: Bool, at time: Date) throws -> Bool {
         let column = channel == .email ? "email_marketing" : "sms_marketing"
         let state = subscribed ? "subscribed" : "unsubscribed"
         try db.executeCached(
             sql: """
                 UPDATE profiles SET \(column) = ?, \(column)_changed_at = ?
                 WHERE profile_key = ? AND coalesce(\(column), '') != ?
-                """, arguments: [state, time, key, state])
+                """, arguments: [state, WireTime.format(time), key, state])
         return db.changesCount > 0
     }
 

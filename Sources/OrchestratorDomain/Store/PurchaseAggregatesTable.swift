@@ -11,8 +11,8 @@ struct PurchaseAggregate {
     var revenueUSD: Double
     /// Units bought in a currency the project had no rate for (their revenue is not in `revenueUSD`).
     var unpricedCount: Int64
-    var first: String
-    var last: String
+    var first: Date
+    var last: Date
     var lastPrice: Double
     var lastCurrency: String
 }
@@ -39,8 +39,8 @@ struct PurchaseAggregatesTable {
                     last_at = max(last_at, excluded.last_at)
                 """,
             arguments: [
-                key, aggregate.product, aggregate.count, aggregate.revenueUSD, aggregate.unpricedCount, aggregate.first,
-                aggregate.last, aggregate.lastPrice, aggregate.lastCurrency,
+                key, aggregate.product, aggregate.count, aggregate.revenueUSD, aggregate.unpricedCount, WireTime.format(aggregate.first),
+                WireTime.format(aggregate.last), aggregate.lastPrice, aggregate.lastCurrency,
             ])
     }
 
@@ -63,7 +63,7 @@ struct PurchaseAggregatesTable {
         ).map { row in
             PurchaseAggregate(
                 product: row["product_id"], count: row["count"], revenueUSD: row["revenue_usd"],
-                unpricedCount: row["unpriced_count"], first: row["first_at"], last: row["last_at"],
+                unpricedCount: row["unpriced_count"], first: try row.requiredTime("first_at"), last: try row.requiredTime("last_at"),
                 lastPrice: row["last_price"], lastCurrency: row["last_currency"])
         }
     }

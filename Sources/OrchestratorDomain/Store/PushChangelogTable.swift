@@ -34,12 +34,12 @@ struct PushChangelogTable {
     /// Adds an entry and drops what is beyond the latest `kept`, through the `(profile_key, id)` index: the table holds
     /// at most that many rows per profile, whatever the traffic.
     func log(
-        _ key: String, installationID: String, at time: String, change: String, token: String?, detail: String? = nil
+        _ key: String, installationID: String, at time: Date, change: String, token: String?, detail: String? = nil
     ) throws {
         try db.executeCached(sql: """
                 INSERT INTO push_changelog (profile_key, installation_id, at, change, token, detail)
                 VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [key, installationID, time, change, token, detail])
+                """, arguments: [key, installationID, WireTime.format(time), change, token, detail])
         try db.executeCached(sql: """
                 DELETE FROM push_changelog WHERE profile_key = ?1 AND id <= (
                     SELECT id FROM push_changelog WHERE profile_key = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)

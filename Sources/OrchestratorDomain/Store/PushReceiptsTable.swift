@@ -17,13 +17,13 @@ struct PushReceiptsTable {
 
     func delivered(
         _ key: String, sendID: String, installationID: String, campaign: String?, experiment: String?, variant: String?,
-        at time: String
+        at time: Date
     ) throws {
         try db.executeCached(
             sql: """
                 INSERT OR IGNORE INTO push_receipts (profile_key, send_id, installation_id, campaign_key, experiment, variant, sent_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [key, sendID, installationID, campaign, experiment, variant, time])
+                """, arguments: [key, sendID, installationID, campaign, experiment, variant, WireTime.format(time)])
     }
 
     /// A push delivered to an installation: its campaign (`""` for a send without one) and experiment arm.
@@ -44,23 +44,23 @@ struct PushReceiptsTable {
 
     /// Records the push's first open (`clicked`: its first button press); false when it was recorded before, or the
     /// push was not delivered to the installation.
-    func firstEngagement(_ key: String, sendID: String, installationID: String, clicked: Bool, at time: String) throws -> Bool {
+    func firstEngagement(_ key: String, sendID: String, installationID: String, clicked: Bool, at time: Date) throws -> Bool {
         let column = clicked ? "clicked_at" : "opened_at"
         try db.executeCached(
             sql: """
                 UPDATE push_receipts SET \(column) = ?
                 WHERE profile_key = ? AND send_id = ? AND installation_id = ? AND \(column) IS NULL
-                """, arguments: [time, key, sendID, installationID])
+                """, arguments: [WireTime.format(time), key, sendID, installationID])
         return db.changesCount == 1
     }
 
     /// Deletes up to `limit` receipts older than `cutoff`; returns how many.
-    func prune(before cutoff: String, limit: Int) throws -> Int {
+    func prune(before cutoff: Date, limit: Int) throws -> Int {
         try db.execute(
             sql: """
                 DELETE FROM push_receipts WHERE (profile_key, send_id, installation_id) IN (
                     SELECT profile_key, send_id, installation_id FROM push_receipts WHERE sent_at < ? LIMIT ?)
-                """, arguments: [cutoff, limit])
+                """, arguments: [WireTime.format(cutoff), limit])
         return db.changesCount
     }
 }

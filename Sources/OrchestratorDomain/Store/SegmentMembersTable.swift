@@ -28,9 +28,9 @@ struct SegmentMembersTable {
             arguments: [segment, key]) ?? false
     }
 
-    func insert(segment: String, key: String, since time: String) throws {
+    func insert(segment: String, key: String, since time: Date) throws {
         try db.executeCached(
-            sql: "INSERT INTO segment_members (segment_key, profile_key, since) VALUES (?, ?, ?)", arguments: [segment, key, time])
+            sql: "INSERT INTO segment_members (segment_key, profile_key, since) VALUES (?, ?, ?)", arguments: [segment, key, WireTime.format(time)])
     }
 
     func delete(segment: String, key: String) throws {

@@ -25,12 +25,12 @@ struct SegmentStateTable {
             db.cachedStatement(sql: "SELECT condition FROM segment_state WHERE segment_key = ?"), arguments: [segment])
     }
 
-    func backfilled(_ segment: String, condition: String, at time: String) throws {
+    func backfilled(_ segment: String, condition: String, at time: Date) throws {
         try db.execute(
             sql: """
                 INSERT INTO segment_state (segment_key, condition, backfilled_at) VALUES (?, ?, ?)
                 ON CONFLICT (segment_key) DO UPDATE SET condition = excluded.condition, backfilled_at = excluded.backfilled_at
-                """, arguments: [segment, condition, time])
+                """, arguments: [segment, condition, WireTime.format(time)])
     }
 
     func delete(_ segment: String) throws {

@@ -33,7 +33,7 @@ struct DurableTimer {
     /// As stored: a kind a later version wrote may be unknown here.
     var storedKind: String
     var ref: String
-    var due: String
+    var due: Date
     var payload: JSONValue?
 
     /// nil: a kind this build does not know (the runner deletes it).
@@ -56,16 +56,12 @@ struct TimersTable {
 
     /// Sets (or moves) a timer.
     func set(key: String, kind: TimerKind, ref: String, due: Date, payload: JSONValue? = nil) throws {
-        try set(key: key, kind: kind, ref: ref, due: WireTime.format(due), payload: payload)
-    }
-
-    func set(key: String, kind: TimerKind, ref: String, due: String, payload: JSONValue? = nil) throws {
         try db.executeCached(
             sql: """
                 INSERT INTO timers (profile_key, kind, ref, due_at, payload) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (profile_key, kind, ref) DO UPDATE SET due_at = excluded.due_at, payload = excluded.payload
                 """,
-            arguments: [key, kind.rawValue, ref, due, payload.map { String(decoding: $0.serialized, as: UTF8.self) }])
+            arguments: [key, kind.rawValue, ref, WireTime.format(due), payload.map { String(decoding: $0.serialized, as: UTF8.self) }])
     }
 
     func delete(key: String, kind: TimerKind, ref: String) throws {
@@ -79,15 +75,15 @@ struct TimersTable {
     }
 
     /// Whether any timer is due at `due` (a read: most ticks find nothing).
-    func anyDue(at due: String) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM timers WHERE due_at <= ? LIMIT 1"), arguments: [due]) ?? false
+    func anyDue(at due: Date) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM timers WHERE due_at <= ? LIMIT 1"), arguments: [WireTime.format(due)]) ?? false
     }
 
     /// The sends held by quiet hours, and when the first of them goes (`timers_held`, a partial index: a count over
     /// the held ones only).
-    func held() throws -> (count: Int, next: String?) {
-        let row = try Row.fetchOne(db, sql: "SELECT count(*), min(due_at) FROM timers WHERE kind = 'quiet'")
-        return (row?[0] ?? 0, row?[1])
+    func held() throws -> (count: Int, next: Date?) {
+        let row = try Row.fetchOne(db, sql: "SELECT count(*) AS count, min(due_at) AS next FROM timers WHERE kind = 'quiet'")
+        return (row?["count"] ?? 0, try row?.time("next"))
     }
 
     /// The timers due at `now`, oldest first, at most `limit`.
@@ -98,7 +94,7 @@ struct TimersTable {
             arguments: [WireTime.format(now), limit]
         ).map { row in
             DurableTimer(
-                profileKey: row["profile_key"], storedKind: row["kind"], ref: row["ref"], due: row["due_at"],
+                profileKey: row["profile_key"], storedKind: row["kind"], ref: row["ref"], due: try row.requiredTime("due_at"),
                 payload: (row["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) })
         }
     }
@@ -114,20 +110,20 @@ struct TimersTable {
     // MARK: Segment flips
 
     /// A profile's segment timers: segment key → due time.
-    func segmentTimers(key: String) throws -> [String: String] {
-        var timers: [String: String] = [:]
+    func segmentTimers(key: String) throws -> [String: Date] {
+        var timers: [String: Date] = [:]
         for row in try Row.fetchAll(
             db.cachedStatement(sql: "SELECT ref, due_at FROM timers WHERE profile_key = ? AND kind = \(TimerKind.segment.literal)"),
             arguments: [key])
         {
-            timers[row["ref"]] = row["due_at"]
+            timers[row["ref"]] = try row.requiredTime("due_at")
         }
         return timers
     }
 
     /// One segment's timers of the profiles `first`…`last` (a backfill's range scan): profile key → due time.
-    func segmentTimers(segment: String, from first: String, through last: String) throws -> [String: String] {
-        var timers: [String: String] = [:]
+    func segmentTimers(segment: String, from first: String, through last: String) throws -> [String: Date] {
+        var timers: [String: Date] = [:]
         for row in try Row.fetchAll(
             db.cachedStatement(
                 sql: """
@@ -136,7 +132,7 @@ struct TimersTable {
                     """),
             arguments: [segment, first, last])
         {
-            timers[row[0]] = row[1]
+            timers[row["profile_key"]] = try row.requiredTime("due_at")
         }
         return timers
     }
@@ -178,11 +174,11 @@ struct TimersTable {
     // MARK: A campaign's own timers (no profile)
 
     /// A campaign's own timer of `kind`: when it is due and its payload.
-    func campaignTimer(_ kind: TimerKind, ref: String) throws -> (due: String, payload: JSONValue?)? {
+    func campaignTimer(_ kind: TimerKind, ref: String) throws -> (due: Date, payload: JSONValue?)? {
         try Row.fetchOne(
             db.cachedStatement(sql: "SELECT due_at, payload FROM timers WHERE profile_key = '' AND kind = \(kind.literal) AND ref = ?"),
             arguments: [ref]
-        ).map { ($0["due_at"], ($0["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) }) }
+        ).map { (try $0.requiredTime("due_at"), ($0["payload"] as String?).flatMap { try? JSONParser.parse(Array($0.utf8)) }) }
     }
 
     func deleteCampaignTimer(_ kind: TimerKind, ref: String) throws {

@@ -7,7 +7,7 @@ import Shared
 struct TokenOwner {
     var profileKey: String
     var installationID: String
-    var since: String
+    var since: Date
 }
 
 /// `token_owners`: at a token's key, the profile and installation it belongs to (a token is on one installation at a
@@ -22,7 +22,7 @@ struct TokenOwnersTable {
             db.cachedStatement(
                 sql: "SELECT profile_key, installation_id, since FROM token_owners WHERE project = ? AND token = ?"),
             arguments: [project, token]
-        ).map { TokenOwner(profileKey: $0["profile_key"], installationID: $0["installation_id"], since: $0["since"]) }
+        ).map { TokenOwner(profileKey: $0["profile_key"], installationID: $0["installation_id"], since: try $0.requiredTime("since")) }
     }
 
     func set(project: String, token: String, _ owner: TokenOwner) throws {
@@ -30,6 +30,6 @@ struct TokenOwnersTable {
                 INSERT INTO token_owners (project, token, profile_key, installation_id, since) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (project, token) DO UPDATE SET profile_key = excluded.profile_key,
                     installation_id = excluded.installation_id, since = excluded.since
-                """, arguments: [project, token, owner.profileKey, owner.installationID, owner.since])
+                """, arguments: [project, token, owner.profileKey, owner.installationID, WireTime.format(owner.since)])
     }
 }

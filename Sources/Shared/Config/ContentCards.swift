@@ -116,9 +116,9 @@ package struct ContentCardDefinition: Sendable, LanguageVariants {
             JSONMember("dismissible", .bool(dismissible)),
             JSONMember("extras", .object(extras.map { JSONMember($0.key, .string($0.value)) })),
             JSONMember("language", .string(language)),
-            JSONMember("created_at", .string(WireTime.format(createdAt))),
-            JSONMember("updated_at", .string(WireTime.format(updatedAt))),
-            JSONMember("expires_at", .string(WireTime.format(expiresAt))),
+            JSONMember("created_at", .time(createdAt)),
+            JSONMember("updated_at", .time(updatedAt)),
+            JSONMember("expires_at", .time(expiresAt)),
             JSONMember("viewed", .bool(viewed)), JSONMember("clicked", .bool(clicked)),
         ]
         return .object(members)

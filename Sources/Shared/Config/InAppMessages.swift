@@ -167,7 +167,7 @@ package final class InAppMessageDefinition: @unchecked Sendable, LanguageVariant
         members.append(JSONMember("dismiss_after_seconds", autoDismiss.map { .number(JSONValue.literal($0)) } ?? .null))
         if let assetURL { members.append(JSONMember("asset_url", .string(assetURL))) }
         members.append(JSONMember("extras", .object(extras.map { JSONMember($0.key, .string($0.value)) })))
-        if let end { members.append(JSONMember("ends_at", .string(WireTime.format(end)))) }
+        if let end { members.append(JSONMember("ends_at", .time(end))) }
         return .object(members)
     }
 

@@ -190,3 +190,8 @@ package enum HeraldLogging {
         }
     }
 }
+
+extension Logger.MetadataValue {
+    /// A time as a log value: written as the log lines' own times are.
+    package static func time(_ date: Date) -> Logger.MetadataValue { .string(JSONLogHandler.timestamp(date)) }
+}

@@ -58,6 +58,20 @@ package enum WireTime {
         return "\(date)T\(time).\(pad(milliseconds - milliseconds.floorDivided(by: 1000) * 1000, 3))Z"
     }
 
+    /// The UTC day of a time, `YYYY-MM-DD` (the date part of its text): occurrences that happen once a day are named by it.
+    package static func day(_ date: Date) -> String { String(format(date).prefix(10)) }
+
+    /// Whether two times are the same instant as stored and sent (to the millisecond): a time read back from its text
+    /// and the time it was written from compare equal here, where `==` on their `Date`s may not.
+    package static func same(_ one: Date?, _ other: Date?) -> Bool {
+        one.map(rounded) == other.map(rounded)
+    }
+
+    /// A time as it reads back from its text (to the millisecond): comparisons with stored times that must agree with
+    /// the texts' order use it.
+    package static func rounded(_ date: Date) -> Date { parse(format(date)) ?? date }
+
+
     /// `YYYY-MM-DDTHH:MM:SS`, an optional fraction of any number of digits, then `Z` or an offset `±HH:MM` (or
     /// `±HHMM`); `t` and `z` may be lowercase (RFC 3339, 5.6). Real dates only (no February 30); the hour 00–23, the
     /// minute 00–59, the second 00–60 (a leap second reads as the next minute's first). nil for anything else.
@@ -159,5 +173,13 @@ extension Int64 {
     fileprivate func floorDivided(by divisor: Int64) -> Int64 {
         let quotient = self / divisor
         return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}
+
+extension DefaultStringInterpolation {
+    /// A time as the wire writes it, inside a name made of several parts (an occurrence, a timer's ref, a log value):
+    /// `"schedule \(wire: occurrence)"`. A `Date` interpolated plainly reads as Foundation's description instead.
+    package mutating func appendInterpolation(wire date: Date) {
+        appendLiteral(WireTime.format(date))
     }
 }

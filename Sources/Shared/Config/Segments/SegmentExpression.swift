@@ -60,7 +60,7 @@ package enum SegmentValue: Sendable, Equatable {
         case .string(let text): text
         case .number(let number): number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
         case .bool(let flag): flag ? "true" : "false"
-        case .time(let time): WireTime.format(time)
+        case .time(let time): "\(wire: time)"
         case .strings(let items): items.joined(separator: ", ")
         }
     }

@@ -32,18 +32,15 @@ package struct InstallMove: Sendable, Equatable {
 package struct TokenClaim: Sendable, Equatable {
     package var token: String
     package var ownerKey: String
-    package var registeredAt: String?
+    package var registeredAt: Date?
 
-    package init(token: String, ownerKey: String, registeredAt: String?) {
+    package init(token: String, ownerKey: String, registeredAt: Date?) {
         self.token = token
         self.ownerKey = ownerKey
         self.registeredAt = registeredAt
     }
 
     /// The registration time as the wire carries it.
-    package init(token: String, ownerKey: String, registeredAt: Date) {
-        self.init(token: token, ownerKey: ownerKey, registeredAt: WireTime.format(registeredAt))
-    }
 }
 
 /// `token_release`, to the token's previous owner: the token moved to `movedTo`.
@@ -77,9 +74,9 @@ package struct MergedHistory: Sendable, Equatable {
         /// The type and the value as stored (JSON text).
         package var type: AttributeType
         package var value: String
-        package var updatedAt: String
+        package var updatedAt: Date
 
-        package init(name: String, type: AttributeType, value: String, updatedAt: String) {
+        package init(name: String, type: AttributeType, value: String, updatedAt: Date) {
             self.name = name
             self.type = type
             self.value = value
@@ -90,14 +87,14 @@ package struct MergedHistory: Sendable, Equatable {
     package struct Event: Sendable, Equatable {
         package var name: String
         package var count: Int64
-        package var first: String
-        package var last: String
+        package var first: Date
+        package var last: Date
         package var label: String?
         /// JSON text, as stored.
         package var tags: String?
         package var attributes: String
 
-        package init(name: String, count: Int64, first: String, last: String, label: String?, tags: String?, attributes: String) {
+        package init(name: String, count: Int64, first: Date, last: Date, label: String?, tags: String?, attributes: String) {
             self.name = name
             self.count = count
             self.first = first
@@ -113,13 +110,13 @@ package struct MergedHistory: Sendable, Equatable {
         package var count: Int64
         package var revenueUSD: Double
         package var unpricedCount: Int64
-        package var first: String
-        package var last: String
+        package var first: Date
+        package var last: Date
         package var lastPrice: Double
         package var lastCurrency: String
 
         package init(
-            productID: String, count: Int64, revenueUSD: Double, unpricedCount: Int64, first: String, last: String,
+            productID: String, count: Int64, revenueUSD: Double, unpricedCount: Int64, first: Date, last: Date,
             lastPrice: Double, lastCurrency: String
         ) {
             self.productID = productID
@@ -194,8 +191,8 @@ extension MergedHistory.Product {
     package var json: JSONValue {
         .object([
             JSONMember("count", .number(String(count))), JSONMember("revenue_usd", .number(JSONValue.literal(revenueUSD))),
-            JSONMember("unpriced_count", .number(String(unpricedCount))), JSONMember("first", .string(first)),
-            JSONMember("last", .string(last)), JSONMember("last_price", .number(JSONValue.literal(lastPrice))),
+            JSONMember("unpriced_count", .number(String(unpricedCount))), JSONMember("first", .time(first)),
+            JSONMember("last", .time(last)), JSONMember("last_price", .number(JSONValue.literal(lastPrice))),
             JSONMember("last_currency", .string(lastCurrency)),
         ])
     }
@@ -233,14 +230,14 @@ extension MergedHistory {
             JSONMember("natives", .object(natives)),
             JSONMember(
                 "attributes",
-                .array(attributes.map { .array([.string($0.name), .string($0.type.rawValue), .string($0.value), .string($0.updatedAt)]) })),
+                .array(attributes.map { .array([.string($0.name), .string($0.type.rawValue), .string($0.value), .time($0.updatedAt)]) })),
             JSONMember(
                 "events",
                 .array(
                     events.map { event in
                         .object([
                             JSONMember("name", .string(event.name)), JSONMember("count", .number(String(event.count))),
-                            JSONMember("first", .string(event.first)), JSONMember("last", .string(event.last)),
+                            JSONMember("first", .time(event.first)), JSONMember("last", .time(event.last)),
                             JSONMember("label", event.label.map(JSONValue.string) ?? .null),
                             JSONMember("tags", event.tags.map(JSONValue.string) ?? .null),
                             JSONMember("attributes", .string(event.attributes)),
@@ -261,7 +258,7 @@ extension MergedHistory {
         var attributes: [Attribute] = []
         for (index, item) in (try object.optionalArray("attributes") ?? []).enumerated() {
             guard case .array(let parts) = item, parts.count == 4, case .string(let name) = parts[0], case .string(let code) = parts[1], let type = AttributeType(rawValue: code),
-                case .string(let text) = parts[2], case .string(let updatedAt) = parts[3]
+                case .string(let text) = parts[2], case .string(let updatedText) = parts[3], let updatedAt = WireTime.parse(updatedText)
             else { throw WireError(reason: "\(object.path("attributes"))[\(index)]: expected [name, type, value, updated_at]") }
             attributes.append(Attribute(name: name, type: type, value: text, updatedAt: updatedAt))
         }
@@ -270,8 +267,8 @@ extension MergedHistory {
             let event = try WireObject(item, path: "\(object.path("events"))[\(index)]")
             events.append(
                 Event(
-                    name: try event.string("name"), count: try event.int64("count"), first: try event.string("first"),
-                    last: try event.string("last"), label: try event.optionalString("label"), tags: try event.optionalString("tags"),
+                    name: try event.string("name"), count: try event.int64("count"), first: try event.time("first"),
+                    last: try event.time("last"), label: try event.optionalString("label"), tags: try event.optionalString("tags"),
                     attributes: try event.optionalString("attributes") ?? "{}"))
         }
         var purchases: [Product] = []
@@ -280,8 +277,8 @@ extension MergedHistory {
             purchases.append(
                 Product(
                     productID: member.key, count: try product.int64("count"), revenueUSD: try product.double("revenue_usd"),
-                    unpricedCount: try product.int64("unpriced_count"), first: try product.string("first"),
-                    last: try product.string("last"), lastPrice: try product.double("last_price"),
+                    unpricedCount: try product.int64("unpriced_count"), first: try product.time("first"),
+                    last: try product.time("last"), lastPrice: try product.double("last_price"),
                     lastCurrency: try product.string("last_currency")))
         }
         var cards: [Card] = []

@@ -124,7 +124,7 @@ package enum IngestPayload: Sendable, Equatable {
             return members
         case .tokenClaim(let claim):
             var members = [JSONMember("token", .string(claim.token)), JSONMember("owner_key", .string(claim.ownerKey))]
-            if let registeredAt = claim.registeredAt { members.append(JSONMember("registered_at", .string(registeredAt))) }
+            if let registeredAt = claim.registeredAt { members.append(JSONMember("registered_at", .time(registeredAt))) }
             return members
         case .tokenRelease(let release):
             var members = [JSONMember("token", .string(release.token))]
@@ -186,7 +186,7 @@ package enum IngestPayload: Sendable, Equatable {
             self = .tokenClaim(
                 TokenClaim(
                     token: try fields.string("token"), ownerKey: try fields.string("owner_key"),
-                    registeredAt: try fields.optionalString("registered_at")))
+                    registeredAt: try fields.optionalTime("registered_at")))
         case .tokenRelease:
             self = .tokenRelease(TokenRelease(token: try fields.string("token"), movedTo: try fields.optionalString("moved_to")))
         case .aliasClaim:

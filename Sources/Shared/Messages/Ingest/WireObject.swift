@@ -41,6 +41,18 @@ package struct WireObject {
         }
     }
 
+    /// A time (`WireTime`); absent or null: nil.
+    package func optionalTime(_ name: String) throws(WireError) -> Date? {
+        guard let text = try optionalString(name) else { return nil }
+        guard let date = WireTime.parse(text) else { throw mismatch(name, "a time") }
+        return date
+    }
+
+    package func time(_ name: String) throws(WireError) -> Date {
+        guard let date = try optionalTime(name) else { throw WireError(reason: "\(path(name)): missing") }
+        return date
+    }
+
     /// One of a kind's values, by its raw value (absent or null: nil); another value is an error listing the kind's.
     package func optionalKind<Kind: RawRepresentable & CaseIterable>(_ name: String, as kind: Kind.Type) throws(WireError) -> Kind?
     where Kind.RawValue == String {

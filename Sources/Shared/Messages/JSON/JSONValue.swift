@@ -1,3 +1,4 @@
+import Foundation
 /// A JSON document as parsed, keeping what `JSONSerialization` and `JSONDecoder` lose: the literal text of numbers
 /// (so 1 and 1.0 differ, and 18446744073709551616 is refused rather than rounded), the order of an object's members,
 /// and repeated keys.
@@ -29,6 +30,8 @@ package indirect enum JSONValue: Sendable, Equatable {
 
     /// The text of a string; nil for any other value.
     package var stringValue: String? { if case .string(let text) = self { text } else { nil } }
+    /// A time the wire wrote (`WireTime`); nil for anything else.
+    package var timeValue: Date? { stringValue.flatMap(WireTime.parse) }
 
     /// The item at `index`, for arrays.
     package subscript(index: Int) -> JSONValue? {
