@@ -14,68 +14,26 @@ package protocol PartitionFlow: AnyObject, Sendable {
 
 extension KafkaConsumer: PartitionFlow {}
 
-/// The partitions an owner paused because their database failed, each retried with a growing delay.
+/// The failure of a partition whose database fails: paused, and retried with a growing delay.
 ///
 /// A database fails for reasons that concern it alone (its disk is full, its file is corrupt, a migration fails):
 /// the partition is paused and reported, the instance's other partitions go on, and the partition is tried again
 /// after 1 s, 2 s, 4 s … up to a minute, from the offsets stored with its state (nothing it read after the failure is
 /// lost). An error of one record (the code rejects it: `ApplyFailure.isStorage` is false) is not a fault of the
-/// database: that record goes to the dead letters and the partition continues (`PartitionDatabase.applyBatch`).
-struct PartitionFaults {
-    struct Fault {
-        var error: String
-        /// Failures in a row (a resume that fails again counts on).
-        var failures: Int
-        var retryAt: ContinuousClock.Instant
-        /// Whether a resume is queued in the consumer's iteration.
-        var resuming = false
-    }
+/// database: that record goes to the dead letters and the partition continues (`PartitionDatabase.applyBatch`). Kept
+/// by the partition's `PartitionTask`.
+struct PartitionFault {
+    var error: String
+    /// Failures in a row (a resume that fails again counts on).
+    var failures: Int
+    var retryAt: ContinuousClock.Instant
+    /// Whether a resume is queued in the consumer's iteration.
+    var resuming = false
 
     static let maxDelay: Duration = .seconds(60)
 
-    private(set) var faults: [Int32: Fault] = [:]
-    /// Failures in a row per partition, kept across a resume until a batch of it is applied.
-    private var streaks: [Int32: Int] = [:]
-
     static func delay(afterFailures failures: Int) -> Duration {
         min(.seconds(1 << min(max(failures - 1, 0), 6)), maxDelay)
-    }
-
-    func isPaused(_ partition: Int32) -> Bool { faults[partition] != nil }
-
-    var paused: [Int32] { faults.keys.sorted() }
-
-    /// Records a failure; returns the fault, and whether the partition was running until now.
-    mutating func failed(_ partition: Int32, error: any Error, now: ContinuousClock.Instant = .now) -> (Fault, newly: Bool) {
-        let failures = (streaks[partition] ?? 0) + 1
-        streaks[partition] = failures
-        let newly = faults[partition] == nil
-        let fault = Fault(
-            error: "\(error)", failures: failures,
-            retryAt: now + Self.delay(afterFailures: failures))
-        faults[partition] = fault
-        return (fault, newly)
-    }
-
-    /// The paused partitions due for another try, marked as being resumed.
-    mutating func due(now: ContinuousClock.Instant = .now) -> [Int32] {
-        let due = faults.filter { !$0.value.resuming && $0.value.retryAt <= now }.keys.sorted()
-        for partition in due { faults[partition]?.resuming = true }
-        return due
-    }
-
-    /// The partition runs again (its batches are applied from now on).
-    mutating func resumed(_ partition: Int32) { faults.removeValue(forKey: partition) }
-
-    /// A batch of the partition was applied: its failures in a row end.
-    mutating func applied(_ partition: Int32) {
-        if streaks[partition] != nil { streaks.removeValue(forKey: partition) }
-    }
-
-    /// The partition left this instance.
-    mutating func forget(_ partition: Int32) {
-        faults.removeValue(forKey: partition)
-        streaks.removeValue(forKey: partition)
     }
 }
 

@@ -42,50 +42,21 @@ package actor PartitionOwner: KafkaRebalanceListener {
     private nonisolated let hooksBox = Mutex(WeakHooks())
     private var hooks: (any PartitionHooks)? { hooksBox.withLock { $0.hooks } }
 
-    /// One per assigned partition number.
-    private struct Slot {
-        var state: PartitionState
-        /// The topic-partitions assigned under the number.
-        var topics: [TopicPartition]
-        /// Open from `opening` to the end of `draining` (nil while restoring, or paused before it could open).
-        var database: PartitionDatabase?
-    }
-
     /// Every transition refused (`PartitionState.canMove`): a defect of this type, reported and kept for the tests.
     package private(set) var refusedTransitions: [String] = []
     private static let refusedTransitionsCounter = Counter(label: "herald_partition_transitions_refused_total")
 
-    private var slots: [Int32: Slot] = [:] {
-        didSet { running.withLock { $0 = Set(slots.filter { $0.value.state == .running }.keys) } }
-    }
+    /// Every partition number assigned here since the start, each with all the owner knows of it (its state, database,
+    /// work, outbox, changelog position and failure): made at its first assignment, kept after it goes.
+    private var tasks: [Int32: PartitionTask] = [:]
     /// The running partitions, readable without the actor: a write transaction checks it as it starts
-    /// (`isRunning(_:)`), so that work let in before a revocation does nothing once the revocation has begun.
+    /// (`isRunning(_:)`), so that work let in before a revocation does nothing once the revocation has begun. Set at
+    /// every change of a task's state (`stateChanged`).
     private let running = Mutex(Set<Int32>())
-    /// Units of work in progress per partition number (`hold`/`release`). Kept across openings: attempts a drain did
-    /// not wait for end after the partition went, maybe after it came back.
-    private var work: [Int32: Int] = [:]
-    private var workWaiters: [Int32: [CheckedContinuation<Void, Never>]] = [:]
-    /// Partitions whose outbox still holds records (found on opening, or a produce failed), with when a produce first
-    /// left them (`herald_outbox_oldest_seconds`): the relay flushes them.
-    private var unflushed: [Int32: ContinuousClock.Instant] = [:]
-    /// One flush task per partition at a time, run again while more flushes were asked for.
-    private var flushTasks: [Int32: Task<Void, Never>] = [:]
-    private var flushRequested: Set<Int32> = []
     /// Every row change also goes to this changelog, and a partition is restored from it before it is processed.
     private let changelog: ChangelogSettings?
     /// Partitions whose restore should stop (revoked while restoring; read by the restore between transactions).
     private nonisolated let restoreStops = RestoreStops()
-    /// Restores going on outside the rebalance callback (`restoreLater`), until they end.
-    private var laterRestores: [Int32: Task<Void, Never>] = [:]
-    /// Lost partitions, until they are assigned here again: their outbox is still produced, but not their changelog
-    /// (the new owner writes it now), and what they wrote is not acted on any more (`changelogHolds`).
-    private var changelogHeld: Set<Int32> = []
-    /// Per open partition: the changelog sequence number produced through, and the callers of `changelogHolds` waiting
-    /// for theirs.
-    private var changelogThrough: [Int32: Int64] = [:]
-    private var changelogWaiters: [Int32: [(end: Int64, waiter: CheckedContinuation<Void, Never>)]] = [:]
-    /// The failures of paused partitions, and when each is tried again.
-    private var faults = PartitionFaults()
     private nonisolated let flowBox = Mutex(WeakFlow())
     private var flow: (any PartitionFlow)? { flowBox.withLock { $0.flow } }
     private static let pausedGauge = Gauge(label: "herald_partitions_paused")
@@ -121,27 +92,52 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     // MARK: Lookups
 
-    package func state(of partition: Int32) -> PartitionState? { slots[partition]?.state }
+    package func state(of partition: Int32) -> PartitionState? { tasks[partition]?.state }
 
     /// The partition's open database, whatever its state (nil: not open here).
-    package func database(_ partition: Int32) -> PartitionDatabase? { slots[partition]?.database }
+    package func database(_ partition: Int32) -> PartitionDatabase? { tasks[partition]?.database }
+
+    /// The number's task, made at its first assignment.
+    private func task(_ number: Int32) -> PartitionTask {
+        if let known = tasks[number] { return known }
+        let made = PartitionTask(number: number)
+        tasks[number] = made
+        return made
+    }
+
+    /// The number's task while it is assigned here.
+    private func assigned(_ number: Int32) -> PartitionTask? {
+        guard let task = tasks[number], task.state != nil else { return nil }
+        return task
+    }
 
     /// Moves an assigned partition to `next`, if `PartitionState.canMove` lists the transition.
     private func move(_ number: Int32, to next: PartitionState) {
-        guard let current = slots[number]?.state, PartitionState.canMove(from: current, to: next) else {
-            refuse(number, from: slots[number]?.state, to: next)
-            return
-        }
-        slots[number]?.state = next
+        let task = task(number)
+        let from = task.state
+        guard task.move(to: next) else { return refuse(number, from: from, to: next) }
+        stateChanged()
     }
 
-    /// (Re)assigns a partition in `state`, replacing its slot: from not assigned, or from the state it was in.
+    /// (Re)assigns a partition in `state`: from not assigned, or from the state it was in.
     private func enter(_ number: Int32, _ state: PartitionState, topics: [TopicPartition], database: PartitionDatabase? = nil) {
-        guard PartitionState.canMove(from: slots[number]?.state, to: state) else {
-            refuse(number, from: slots[number]?.state, to: state)
-            return
-        }
-        slots[number] = Slot(state: state, topics: topics, database: database)
+        let task = task(number)
+        let from = task.state
+        guard task.enter(state, topics: topics, database: database) else { return refuse(number, from: from, to: state) }
+        stateChanged()
+    }
+
+    /// The partition is no longer assigned here; returns its database, still open.
+    @discardableResult
+    private func leave(_ number: Int32) -> PartitionDatabase? {
+        guard let task = tasks[number] else { return nil }
+        defer { stateChanged() }
+        return task.leave()
+    }
+
+    private func stateChanged() {
+        let now = Set(tasks.values.filter { $0.state == .running }.map(\.number))
+        running.withLock { $0 = now }
     }
 
     private func refuse(_ number: Int32, from state: PartitionState?, to next: PartitionState) {
@@ -153,7 +149,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     /// The open databases by partition number, in order (reads).
     package var openDatabases: [(partition: Int32, database: PartitionDatabase)] {
-        slots.compactMap { number, slot in slot.database.map { (number, $0) } }.sorted { $0.partition < $1.partition }
+        tasks.values.compactMap { task in task.database.map { (task.number, $0) } }.sorted { $0.partition < $1.partition }
     }
 
     package var openPartitions: [Int32] { openDatabases.map(\.partition) }
@@ -163,10 +159,10 @@ package actor PartitionOwner: KafkaRebalanceListener {
     package nonisolated func isRunning(_ partition: Int32) -> Bool { running.withLock { $0.contains(partition) } }
 
     /// The running partitions, in order: where `run(on:)` is let in.
-    package var runningPartitions: [Int32] { slots.filter { $0.value.state == .running }.keys.sorted() }
+    package var runningPartitions: [Int32] { tasks.values.filter { $0.state == .running }.map(\.number).sorted() }
 
     /// Partitions paused because their database fails (retried by `retryPaused`).
-    package var pausedPartitions: [Int32] { faults.paused }
+    package var pausedPartitions: [Int32] { tasks.values.filter(\.isPaused).map(\.number).sorted() }
 
     /// Where each topic of a partition resumes: the offset stored with its state, else the beginning.
     private static func starts(
@@ -185,7 +181,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
     package func run<T: Sendable>(
         on partition: Int32, _ body: @Sendable (PartitionDatabase) async throws -> T
     ) async rethrows -> T? {
-        guard let slot = slots[partition], slot.state == .running, let database = slot.database else { return nil }
+        guard let task = tasks[partition], task.state == .running, let database = task.database else { return nil }
         hold(1, on: partition)
         defer { release(1, on: partition) }
         return try await body(database)
@@ -208,27 +204,22 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// their results): its revocation waits until they are released (or the drain timeout).
     package func hold(_ units: Int, on partition: Int32) {
         guard units > 0 else { return }
-        work[partition, default: 0] += units
+        task(partition).hold(units)
     }
 
     package func release(_ units: Int, on partition: Int32) {
-        guard units > 0, let held = work[partition] else { return }
-        guard held > units else {
-            work.removeValue(forKey: partition)
-            for waiter in workWaiters.removeValue(forKey: partition) ?? [] { waiter.resume() }
-            return
-        }
-        work[partition] = held - units
+        guard units > 0 else { return }
+        tasks[partition]?.release(units)
     }
 
     /// Units of work in progress on the partition.
-    package func workInProgress(on partition: Int32) -> Int { work[partition] ?? 0 }
+    package func workInProgress(on partition: Int32) -> Int { tasks[partition]?.work ?? 0 }
 
     /// Waits until the partition's work is over, or `drainTimeout`; returns the units left. The wait is registered in
     /// this actor turn, before the timeout can end it: a timeout that came first once found no waiter to end, and the
     /// revocation waited until the work was over.
     private func drainWork(_ partition: Int32) async -> Int {
-        guard work[partition] != nil else { return 0 }
+        guard let task = tasks[partition], task.work > 0 else { return 0 }
         let timer = drainTimeout.map { timeout in
             Task {
                 try? await Task.sleep(for: timeout)
@@ -236,15 +227,13 @@ package actor PartitionOwner: KafkaRebalanceListener {
                 await self.endWaits(partition)
             }
         }
-        await withCheckedContinuation { workWaiters[partition, default: []].append($0) }
+        await withCheckedContinuation { task.waitForWork($0) }
         timer?.cancel()
-        return workInProgress(on: partition)
+        return task.work
     }
 
     /// The drain's timeout: its wait for the work ends.
-    private func endWaits(_ partition: Int32) {
-        for waiter in workWaiters.removeValue(forKey: partition) ?? [] { waiter.resume() }
-    }
+    private func endWaits(_ partition: Int32) { tasks[partition]?.endWorkWaits() }
 
     // MARK: KafkaRebalanceListener
 
@@ -264,7 +253,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
             } catch {
                 // Its database cannot be opened (corrupt, a migration fails, the disk): assigned but not read, and
                 // tried again later; the instance's other partitions go on.
-                enter(number, .paused, topics: assigned, database: slots[number]?.database)
+                enter(number, .paused, topics: assigned, database: tasks[number]?.database)
                 paused(number, error: error)
                 for tp in assigned { starts[tp] = .held }
             }
@@ -280,16 +269,16 @@ package actor PartitionOwner: KafkaRebalanceListener {
     private func openPartition(
         _ number: Int32, assigned: [TopicPartition], restoreUntil deadline: ContinuousClock.Instant? = nil
     ) async throws -> PartitionDatabase {
-        if let open = slots[number]?.database {
-            slots[number]?.topics = assigned
+        let task = task(number)
+        if let open = task.database {
+            task.reassigned(assigned)
             return open
         }
         // A restore of this number still ending outside the callback (revoked, then assigned again): the database is
         // one file, restored by one at a time.
-        if deadline != nil, let earlier = laterRestores[number] { await earlier.value }
-        changelogHeld.remove(number)
-        // A database restored anew numbers its changelog from the start again.
-        changelogThrough.removeValue(forKey: number)
+        if deadline != nil, let earlier = task.laterRestore { await earlier.value }
+        task.changelogHeld = false
+        task.changelogRestarts()
         enter(number, changelog == nil ? .opening : .restoring, topics: assigned)
         let database: PartitionDatabase
         do {
@@ -297,24 +286,24 @@ package actor PartitionOwner: KafkaRebalanceListener {
         } catch {
             if error is RestoreInterrupted {
                 // Still assigned (a revocation removes the slot): it was the budget that ended it.
-                if let deadline, slots[number]?.state == .restoring, ContinuousClock.now >= deadline {
+                if let deadline, task.state == .restoring, ContinuousClock.now >= deadline {
                     throw RestoreDeferred(partition: number)
                 }
-                slots.removeValue(forKey: number)
+                leave(number)
             }
             throw error
         }
-        guard slots[number] != nil else {
+        guard task.state != nil else {
             // Revoked while restoring (the restore was not told in time): closed at once.
             try? database.close()
             throw RestoreInterrupted(partition: number)
         }
         move(number, to: .opening)
-        slots[number]?.database = database
+        task.database = database
         do {
             try await hooks?.partitionOpened(database, assigned: assigned)
         } catch {
-            slots[number]?.database = nil
+            task.database = nil
             try? database.close()
             throw error
         }
@@ -348,17 +337,17 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// revocation meanwhile stops it as it stops any restore; a database that fails is paused and retried.
     private func restoreLater(_ number: Int32) {
         logger.info("partition restore goes on outside the rebalance", metadata: ["partition": "\(number)"])
-        laterRestores[number] = Task {
+        task(number).laterRestore = Task {
             await self.finishRestore(number)
             await self.restoreEnded(number)
         }
     }
 
-    private func restoreEnded(_ number: Int32) { laterRestores[number] = nil }
+    private func restoreEnded(_ number: Int32) { tasks[number]?.laterRestore = nil }
 
     private func finishRestore(_ number: Int32) async {
-        guard let slot = slots[number], slot.state == .restoring else { return }
-        let topics = slot.topics
+        guard let task = tasks[number], task.state == .restoring else { return }
+        let topics = task.topics
         do {
             let database = try await openPartition(number, assigned: topics)
             let starts = try await Self.starts(of: topics, in: database)
@@ -366,13 +355,13 @@ package actor PartitionOwner: KafkaRebalanceListener {
         } catch is RestoreInterrupted {
             logger.info("partition restore interrupted", metadata: ["partition": "\(number)"])
         } catch {
-            enter(number, .paused, topics: topics, database: slots[number]?.database)
+            enter(number, .paused, topics: topics, database: task.database)
             paused(number, error: error)
         }
     }
 
     private func resumeRestored(_ number: Int32, topics: [TopicPartition], at starts: [TopicPartition: KafkaStartOffset]) async {
-        guard slots[number]?.state == .running, slots[number]?.topics == topics else { return }
+        guard let task = tasks[number], task.state == .running, task.topics == topics else { return }
         do {
             try await flow?.resume(topics, at: starts)
             logger.info("partition restored outside the rebalance, resumed", metadata: ["partition": "\(number)"])
@@ -383,32 +372,32 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     package func partitionsRevoked(_ partitions: [TopicPartition], lost: Bool) async {
         for number in Set(partitions.map(\.partition)).sorted() {
-            guard let slot = slots[number] else { continue }
-            if faults.isPaused(number) {
-                faults.forget(number)
-                Self.pausedGauge.record(faults.paused.count)
+            guard let task = assigned(number) else { continue }
+            if task.isPaused {
+                task.forgetFault()
+                Self.pausedGauge.record(pausedPartitions.count)
             }
-            if slot.state == .restoring {
+            if task.state == .restoring {
                 // Revoked while its restore runs: the restore stops after its current transaction, and what it applied
                 // stays for the next restore of this database to go on from.
                 restoreStops.set.withLock { _ = $0.insert(number) }
-                slots.removeValue(forKey: number)
+                leave(number)
                 continue
             }
-            guard slot.database != nil else {
-                slots.removeValue(forKey: number)
+            guard task.database != nil else {
+                leave(number)
                 continue
             }
             move(number, to: .draining)
-            if lost { changelogHeld.insert(number) }
+            if lost { task.changelogHeld = true }
             // A lost partition belongs to another member already: nothing of it is drained. Its outbox is still
             // produced (best effort): outputs carry deterministic ids, so the new owner's consumers dedupe them.
             if !lost { await drain(number) }
             let flushed = await flush(number)
-            flushRequested.remove(number)
-            if let task = flushTasks[number] { await task.value }
-            guard let database = slots.removeValue(forKey: number)?.database else { continue }
-            unflushed[number] = nil
+            task.flushRequested = false
+            if let flushing = task.flushTask { await flushing.value }
+            guard let database = leave(number) else { continue }
+            task.unflushedSince = nil
             Self.outboxAge(number).record(0)
             if !flushed {
                 logger.warning(
@@ -453,9 +442,9 @@ package actor PartitionOwner: KafkaRebalanceListener {
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
     ) async -> [OutboxRecord]? {
         let number = partition.partition
-        guard let slot = slots[number], slot.state == .running || slot.state == .draining, let database = slot.database else {
+        guard let task = tasks[number], task.state == .running || task.state == .draining, let database = task.database else {
             // Not ours (any more), or paused: the records are not consumed here.
-            if slots[number] == nil { logger.warning("batch for a partition not open", metadata: ["partition": "\(partition)"]) }
+            if tasks[number]?.state == nil { logger.warning("batch for a partition not open", metadata: ["partition": "\(partition)"]) }
             return nil
         }
         let service = self.service
@@ -463,7 +452,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
             let applied = try await database.applyBatch(records, apply: apply) { record, reason in
                 .deadLetter(record, service: service, reason: "not applied: \(reason)")
             }
-            faults.applied(number)
+            task.applied()
             for letter in applied.deadLettered {
                 logger.error(
                     "record not applied; sent to the dead letters",
@@ -481,8 +470,8 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// report here too): its records are no longer read, and it is tried again after a growing delay.
     package func pause(_ number: Int32, error: any Error) async {
         let newly = paused(number, error: error)
-        if slots[number]?.state == .running { move(number, to: .paused) }
-        guard newly, let topics = slots[number]?.topics else { return }
+        if tasks[number]?.state == .running { move(number, to: .paused) }
+        guard newly, let topics = assigned(number)?.topics else { return }
         do {
             try await flow?.pause(topics)
         } catch {
@@ -493,9 +482,9 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// Records the failure and reports it; returns whether the partition was running until now.
     @discardableResult
     private func paused(_ number: Int32, error: any Error) -> Bool {
-        let (fault, newly) = faults.failed(number, error: error)
-        Self.pausedGauge.record(faults.paused.count)
-        let retry = PartitionFaults.delay(afterFailures: fault.failures)
+        let (fault, newly) = task(number).failed(error)
+        Self.pausedGauge.record(pausedPartitions.count)
+        let retry = PartitionFault.delay(afterFailures: fault.failures)
         logger.error(
             newly ? "partition paused: its database fails; the instance's other partitions go on" : "partition still failing",
             metadata: [
@@ -509,18 +498,20 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// consumer: opened if it is not, then resumed from the offsets stored with its state.
     package func retryPaused() {
         guard let flow else { return }
-        for number in faults.due() {
+        for task in tasks.values.sorted(by: { $0.number < $1.number }) where task.takeRetry() {
+            let number = task.number
             flow.betweenBatches { await self.resume(number) }
         }
     }
 
     private func resume(_ number: Int32) async {
-        guard faults.isPaused(number), let topics = slots[number]?.topics else { return }
+        guard let task = assigned(number), task.isPaused else { return }
+        let topics = task.topics
         do {
             let database = try await openPartition(number, assigned: topics)
             let starts = try await Self.starts(of: topics, in: database)
-            faults.resumed(number)
-            Self.pausedGauge.record(faults.paused.count)
+            task.resumed()
+            Self.pausedGauge.record(pausedPartitions.count)
             move(number, to: .running)
             try await flow?.resume(topics, at: starts)
             logger.notice("partition resumed", metadata: ["partition": "\(number)"])
@@ -533,29 +524,30 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     /// Asks for a partition's outbox to be produced, without waiting for it.
     package func scheduleFlush(_ number: Int32) {
-        guard slots[number]?.database != nil else { return }
-        flushRequested.insert(number)
-        guard flushTasks[number] == nil else { return }
-        flushTasks[number] = Task { await self.drainFlushes(number) }
+        guard let task = tasks[number], task.database != nil else { return }
+        task.flushRequested = true
+        guard task.flushTask == nil else { return }
+        task.flushTask = Task { await self.drainFlushes(number) }
     }
 
     /// Produces a partition's outbox now (after the flush in progress, if any); returns whether it is empty.
     @discardableResult
     package func flush(_ number: Int32) async -> Bool {
         scheduleFlush(number)
-        if let task = flushTasks[number] { await task.value }
-        return slots[number]?.database != nil && unflushed[number] == nil
+        if let flushing = tasks[number]?.flushTask { await flushing.value }
+        return tasks[number]?.database != nil && tasks[number]?.unflushedSince == nil
     }
 
     /// The relay's round: every partition whose outbox a produce left behind, and, for each open partition, how long
     /// its oldest output has waited (`herald_outbox_oldest_seconds{partition}`, 0 when nothing waits): an output that
     /// cannot go out shows there, however its partition's other outputs fare.
     package func flushUnflushed() {
-        for number in unflushed.keys.sorted() { scheduleFlush(number) }
+        let known = tasks.values.sorted { $0.number < $1.number }
+        for task in known where task.unflushedSince != nil { scheduleFlush(task.number) }
         let now = ContinuousClock.now
-        for number in slots.keys {
-            let waited = unflushed[number].map { now - $0 } ?? .zero
-            Self.outboxAge(number).record(waited.timeInterval)
+        for task in known where task.state != nil {
+            let waited = task.unflushedSince.map { now - $0 } ?? .zero
+            Self.outboxAge(task.number).record(waited.timeInterval)
         }
     }
 
@@ -565,40 +557,36 @@ package actor PartitionOwner: KafkaRebalanceListener {
     }
 
     private func markUnflushed(_ number: Int32) {
-        if unflushed[number] == nil { unflushed[number] = ContinuousClock.now }
+        let task = task(number)
+        if task.unflushedSince == nil { task.unflushedSince = ContinuousClock.now }
     }
 
     private func drainFlushes(_ number: Int32) async {
-        while flushRequested.remove(number) != nil, let database = slots[number]?.database {
+        guard let task = tasks[number] else { return }
+        while task.flushRequested {
+            task.flushRequested = false
+            guard let database = task.database else { break }
             do {
                 let (service, logger) = (self.service, self.logger)
                 try await database.produceOutbox(
-                    with: publisher, changelog: !changelogHeld.contains(number),
+                    with: publisher, changelog: !task.changelogHeld,
                     unproducible: { record, error in record.unproducibleStub(service: service, error: error, logger: logger) },
                     produced: { end in await self.changelogProduced(number, through: end) })
-                unflushed[number] = nil
+                task.unflushedSince = nil
             } catch {
                 markUnflushed(number)
                 logger.warning(
                     "outbox not produced yet; retried by the relay", metadata: ["partition": "\(number)", "error": "\(error)"])
-                flushRequested.remove(number)
+                task.flushRequested = false
             }
         }
-        flushTasks[number] = nil
+        task.flushTask = nil
         // Produced, failed, or lost: those still waiting learn which from `changelogHolds`.
-        resumeChangelogWaiters(number) { _ in true }
+        task.endChangelogWaits()
     }
 
     private func changelogProduced(_ number: Int32, through end: Int64) {
-        changelogThrough[number] = max(changelogThrough[number] ?? 0, end)
-        resumeChangelogWaiters(number) { $0 <= end }
-    }
-
-    private func resumeChangelogWaiters(_ number: Int32, where ready: (Int64) -> Bool) {
-        guard let waiting = changelogWaiters.removeValue(forKey: number) else { return }
-        let staying = waiting.filter { !ready($0.end) }
-        if !staying.isEmpty { changelogWaiters[number] = staying }
-        for waiting in waiting where ready(waiting.end) { waiting.waiter.resume() }
+        tasks[number]?.changelogProduced(through: end)
     }
 
     /// Whether what the partition's transactions wrote up to the changelog's sequence number `end` (a transaction's
@@ -612,14 +600,14 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// while the partition stays here (the broker did not answer within the producer's delivery timeout; the relay
     /// produces it later): a broker outage slows the work down to that timeout, only a loss stops it.
     package func changelogHolds(_ number: Int32, through end: Int64) async -> Bool {
-        guard changelog != nil, !changelogHeld.contains(number) else { return changelog == nil }
-        if (changelogThrough[number] ?? 0) < end {
+        guard changelog != nil else { return true }
+        guard let task = tasks[number] else { return true }
+        guard !task.changelogHeld else { return false }
+        if task.changelogThrough < end {
             scheduleFlush(number)
-            if flushTasks[number] != nil {
-                await withCheckedContinuation { changelogWaiters[number, default: []].append((end, $0)) }
-            }
+            if task.flushTask != nil { await withCheckedContinuation { task.waitForChangelog(through: end, $0) } }
         }
-        return !changelogHeld.contains(number)
+        return !task.changelogHeld
     }
 
     /// Publishes records that belong to no open partition any more (an outcome that arrived after its partition
