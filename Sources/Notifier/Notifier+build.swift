@@ -34,7 +34,8 @@ enum Notifier {
         let restoreReader = try settings.service.restoreReader(logger: logger)
         let partitions = NotifierPartitions(
             directory: settings.service.dataDirectory, producer: producer,
-            changelog: ChangelogSettings(topic: HeraldTopic.stateNotifier.name, source: restoreReader),
+            changelog: ChangelogSettings(
+                topic: HeraldTopic.stateNotifier.name, source: restoreReader, renamedTables: NotifierSchema.renamedTables),
             catalog: settings.catalog, logger: logger, drainTimeout: settings.drainTimeout,
             attemptsInDoubt: settings.longestAttempt + NotifierSettings.attemptMargin)
         let driver = CurlDriver(caFile: settings.caFile)

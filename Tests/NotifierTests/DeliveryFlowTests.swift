@@ -87,7 +87,7 @@ final class NotifierHarness: @unchecked Sendable {
             : nil
         partitions = NotifierPartitions(
             directory: directory, producer: gate,
-            changelog: restoreReader.map { ChangelogSettings(topic: HeraldTopic.stateNotifier.name, source: $0) },
+            changelog: restoreReader.map { ChangelogSettings(topic: HeraldTopic.stateNotifier.name, source: $0, renamedTables: NotifierSchema.renamedTables) },
             catalog: Self.catalog, logger: logger, drainTimeout: drainTimeout, clock: clock)
         try await open()
     }

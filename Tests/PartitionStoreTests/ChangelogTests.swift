@@ -213,6 +213,36 @@ private func takeOver(_ broker: MemoryBroker, _ directory: String = temporaryDir
     return (starts[TopicPartition("in", 0)], rows)
 }
 
+/// The test tables as a later version has them: `memberships` renamed `segment_members` by a migration.
+private var renamingMigrator: DatabaseMigrator {
+    var renaming = migrator
+    renaming.registerMigration("memberships renamed") { db in
+        try ChangelogCapture.renameTable(db, from: "memberships", to: "segment_members")
+    }
+    return renaming
+}
+
+/// A later version's assignment on `directory` (its migration renames `memberships`), restoring with `renamed` as its
+/// `ChangelogSettings.renamedTables`: the rows of `segment_members`; then released.
+private func takeOverRenamed(
+    _ broker: MemoryBroker, _ directory: String = temporaryDirectory(), renamed: [String: String]
+) async throws -> [String] {
+    let taker = PartitionOwner(
+        directory: directory, service: "test", migrator: renamingMigrator, publisher: broker,
+        changelog: ChangelogSettings(topic: topic, source: broker, renamedTables: renamed), logger: logger)
+    _ = try await taker.partitionsAssigned(inputs)
+    let rows = try await members(try #require(await taker.database(0)), table: "segment_members")
+    await taker.partitionsRevoked(inputs, lost: false)
+    return rows
+}
+
+/// The rows of a membership table, in key order.
+private func members(_ database: PartitionDatabase, table: String) async throws -> [String] {
+    try await database.read { db in
+        try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1, 2").map(\.description)
+    }
+}
+
 // The limit is for a hang: the restores take 1–4 s alone and were up to 61 s in make test's parallel main run.
 @Suite("Changelog and restore", .timeLimit(.minutes(3)))
 struct ChangelogTests {
@@ -385,6 +415,41 @@ struct ChangelogTests {
         await second.partitionsRevoked(inputs, lost: false)
         // And a restore from the start agrees.
         #expect(try await takeOver(broker).rows == expected)
+    }
+
+    @Test("a table a migration renamed comes back under its new name, from a changelog written before the rename or after, compacted or not")
+    func renamedTable() async throws {
+        let log = TopicPartition(topic, 0)
+        // Written by a version before the rename, restored by one after.
+        let before = MemoryBroker()
+        let directory = temporaryDirectory()
+        _ = try await written(before, directory, offsets: 0..<60, keys: 12)
+        let old = PartitionOwner(
+            directory: directory, service: "test", migrator: migrator, publisher: before,
+            changelog: ChangelogSettings(topic: topic, source: before), logger: logger)
+        _ = try await old.partitionsAssigned(inputs)
+        let expected = try await members(try #require(await old.database(0)), table: "memberships")
+        await old.partitionsRevoked(inputs, lost: false)
+        #expect(expected.count == 12)
+        // Without the rename listed, the old name's records are skipped: the rows are lost.
+        #expect(try await takeOverRenamed(before, renamed: [:]).isEmpty)
+        // Listed: restored under the new name, and written again under it with the old name's tombstones.
+        #expect(try await takeOverRenamed(before, renamed: ["memberships": "segment_members"]) == expected)
+        let keys = before.records(log).compactMap(\.keyString)
+        #expect(keys.contains { $0.hasPrefix("segment_members/") })
+        // Compacted (the tombstones gone too): the new name alone brings every row back, and the old one none.
+        before.compact(log)
+        #expect(!before.records(log).contains { $0.keyString?.hasPrefix("memberships/") == true })
+        #expect(try await takeOverRenamed(before, renamed: [:]) == expected)
+
+        // A database of the version before, opened by the version after: renamed in place, and in its changelog.
+        let upgraded = MemoryBroker()
+        let upgradedDirectory = temporaryDirectory()
+        _ = try await written(upgraded, upgradedDirectory, offsets: 0..<60, keys: 12)
+        #expect(try await takeOverRenamed(upgraded, upgradedDirectory, renamed: [:]) == expected)
+        upgraded.compact(log)
+        #expect(!upgraded.records(log).contains { $0.keyString?.hasPrefix("memberships/") == true })
+        #expect(try await takeOverRenamed(upgraded, renamed: [:]) == expected)
     }
 
     @Test("a restore longer than the rebalance callback's budget goes on outside it: assigned held, then resumed from the restored offsets")

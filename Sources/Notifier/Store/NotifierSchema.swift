@@ -48,7 +48,7 @@ enum NotifierSchema {
                     PRIMARY KEY (project, installation_id, profile_key)) WITHOUT ROWID;
                 CREATE INDEX installations_by_profile ON installations (profile_key);
                 """)
-            let installations = InboxInstallationsTable(db)
+            let installations = InboxInstallationsTable(db, named: "installations")
             for (key, contact) in try ContactsTable(db).all() { try installations.index(key, contact: contact) }
         }
         migrator.registerMigration("notifier v3: sends waiting for their contact") { db in
@@ -96,6 +96,20 @@ enum NotifierSchema {
                 ALTER TABLE inbox ADD COLUMN variant TEXT;
                 """)
         }
+        migrator.registerMigration("notifier v9: the inbox's installations named for the inbox") { db in
+            // The orchestrator's `installations` holds the installations themselves; this one only which profile holds
+            // each, for the inbox. Renamed in the changelog too (`ChangelogCapture.renameTable`, and `renamedTables`
+            // for a changelog written before).
+            try ChangelogCapture.renameTable(db, from: "installations", to: InboxInstallationsTable.name)
+            try db.execute(sql: """
+                DROP INDEX installations_by_profile;
+                CREATE INDEX inbox_installations_by_profile ON inbox_installations (profile_key);
+                """)
+        }
         return migrator
     }
+
+    /// Tables a migration renamed, old name → new, for a restore of a changelog written before
+    /// (`ChangelogSettings.renamedTables`).
+    static let renamedTables = ["installations": InboxInstallationsTable.name]
 }

@@ -70,6 +70,28 @@ package enum ChangelogCapture {
         for trigger in triggers { try db.execute(sql: "DROP TRIGGER \"\(trigger)\"") }
     }
 
+    /// A tombstone for a row of `table` (its key as the changelog writes it).
+    static func tombstone(_ db: Database, table: String, key: String) throws {
+        try db.execute(sql: "INSERT INTO changelog (tbl, pk, image) VALUES (?, ?, NULL)", arguments: [table, key])
+    }
+
+    /// Renames a table in a migration and says so in the changelog, if the database keeps one: a tombstone under the
+    /// old name for each row, and its image under the new name, as one transaction of the changelog. A restore then
+    /// ends with every row under its new name, compacted or not. The service also lists the rename in
+    /// `ChangelogSettings.renamedTables`, for a changelog that only versions before the rename wrote.
+    package static func renameTable(_ db: Database, from old: String, to new: String) throws {
+        let captured = try db.tableExists("changelog") ? try capturedTables(db).first { $0.name == old } : nil
+        if let captured {
+            try db.execute(sql: "INSERT INTO changelog (tbl, pk, image) SELECT ?, \(captured.keyJSON("r")), NULL FROM \(captured.quotedName) AS r", arguments: [old])
+        }
+        try db.execute(sql: "ALTER TABLE \(TableShape.quote(old)) RENAME TO \(TableShape.quote(new))")
+        guard captured != nil, let renamed = try capturedTables(db).first(where: { $0.name == new }) else { return }
+        try db.execute(
+            sql: "INSERT INTO changelog (tbl, pk, image) SELECT ?, \(renamed.keyJSON("r")), \(renamed.imageJSON("r")) FROM \(renamed.quotedName) AS r",
+            arguments: [new])
+        try markCommit(db)
+    }
+
     /// Ends a transaction in the changelog: its rows are applied by a restore only once this is read.
     static func markCommit(_ db: Database) throws {
         try db.executeCached(sql: "INSERT INTO changelog (tbl, pk, image) VALUES ('', '', NULL)")
@@ -156,7 +178,8 @@ struct TableShape: Sendable {
     var columns: [String]
     var key: [String]
 
-    func quote(_ identifier: String) -> String { "\"\(identifier.replacingOccurrences(of: "\"", with: "\"\""))\"" }
+    func quote(_ identifier: String) -> String { Self.quote(identifier) }
+    static func quote(_ identifier: String) -> String { "\"\(identifier.replacingOccurrences(of: "\"", with: "\"\""))\"" }
     var quotedName: String { quote(name) }
 
     /// The image's columns: every column, and the rowid of a table without a primary key.

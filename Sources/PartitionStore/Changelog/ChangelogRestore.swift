@@ -64,7 +64,8 @@ extension PartitionDatabase {
     /// gone (they share the key `~commit`): grouping rows by the commits that follow them held the whole compacted
     /// prefix in memory and wrote it in one transaction, saving progress only at the end.
     package func restore(
-        from source: any ChangelogSource, topic: String, start: Int64, end: Int64, chunkSize: Int = 2000,
+        from source: any ChangelogSource, topic: String, start: Int64, end: Int64, renamedTables: [String: String] = [:],
+        chunkSize: Int = 2000,
         shouldStop: @escaping @Sendable () -> Bool,
         progress: @escaping @Sendable (_ records: Int, _ offset: Int64) -> Void
     ) async throws -> RestoreSummary {
@@ -76,7 +77,7 @@ extension PartitionDatabase {
         }
         let partition = self.partition
         let lastCommit = try await Self.lastCommit(in: source, TopicPartition(topic, partition), from: start, until: end)
-        var applier = ChangelogApplier()
+        var applier = ChangelogApplier(renamed: renamedTables)
         var tail: [ChangelogEntry] = []
         var chunk: [ChangelogEntry] = []
         var through = start
@@ -122,7 +123,15 @@ extension PartitionDatabase {
             try ChangelogCapture.install(db)
             var applier = shapes
             for (table, key) in tailKeys { try applier.rewrite(db, table: table, key: key) }
-            if !tailKeys.isEmpty { try ChangelogCapture.markCommit(db) }
+            // Rows restored from records under a table's old name: written again under the new name, with a tombstone
+            // for the old, so that compaction leaves them only under the new name (an image under the old name that
+            // outlived its newer records' tombstones would bring a deleted row back at a later restore).
+            let renamedRows = applier.renamedRows.sorted { ($0.table, $0.key) < ($1.table, $1.key) }
+            for row in renamedRows {
+                try ChangelogCapture.tombstone(db, table: row.table, key: row.key)
+                try applier.rewrite(db, table: applier.renamed[row.table] ?? row.table, key: row.key)
+            }
+            if !tailKeys.isEmpty || !renamedRows.isEmpty { try ChangelogCapture.markCommit(db) }
             try ChangelogCapture.startWriter(db, at: end)
         }
         return RestoreSummary(records: applied, incompleteTail: tail.count)
@@ -154,8 +163,20 @@ extension PartitionDatabase {
 /// Writes changelog row records into a database: an image replaces the row, a tombstone deletes it. Tables and
 /// columns the database does not have (a changelog written by another version) are skipped.
 struct ChangelogApplier: Sendable {
+    /// Old table name → new (`ChangelogSettings.renamedTables`).
+    let renamed: [String: String]
     private var shapes: [String: TableShape?] = [:]
     private(set) var skipped = 0
+    /// The rows applied from records under a renamed table's old name.
+    private(set) var renamedRows: Set<RenamedRow> = []
+
+    struct RenamedRow: Hashable, Sendable {
+        /// The old name.
+        var table: String
+        var key: String
+    }
+
+    init(renamed: [String: String] = [:]) { self.renamed = renamed }
 
     mutating func shape(_ db: Database, _ table: String) throws -> TableShape? {
         if let known = shapes[table] { return known }
@@ -165,10 +186,16 @@ struct ChangelogApplier: Sendable {
     }
 
     mutating func apply(_ db: Database, _ entry: ChangelogEntry) throws {
-        guard case .row(let table, let key, let image) = entry.change, let shape = try shape(db, table) else {
+        guard case .row(let written, let key, let image) = entry.change else {
             skipped += 1
             return
         }
+        let table = renamed[written] ?? written
+        guard let shape = try shape(db, table) else {
+            skipped += 1
+            return
+        }
+        if table != written { renamedRows.insert(RenamedRow(table: written, key: key)) }
         guard let image else {
             try delete(db, shape, key: key)
             return
@@ -191,9 +218,7 @@ struct ChangelogApplier: Sendable {
         let first = shape.quote(shape.columns[0])
         try db.execute(
             sql: "UPDATE \(shape.quotedName) SET \(first) = \(first) WHERE \(shape.keyCondition)", arguments: arguments)
-        if db.changesCount == 0 {
-            try db.execute(sql: "INSERT INTO changelog (tbl, pk, image) VALUES (?, ?, NULL)", arguments: [table, key])
-        }
+        if db.changesCount == 0 { try ChangelogCapture.tombstone(db, table: table, key: key) }
     }
 
     private func delete(_ db: Database, _ shape: TableShape, key: String) throws {

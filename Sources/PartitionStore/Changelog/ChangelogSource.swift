@@ -14,10 +14,14 @@ package struct ChangelogSettings: Sendable {
     /// `herald.state.<service>`, with the same partition count as the topics the service reads.
     package var topic: String
     package var source: any ChangelogSource
+    /// Tables a migration renamed (`ChangelogCapture.renameTable`), old name → new: a restore applies a record written
+    /// under the old name to the table's new name (a changelog written only by a version before the rename).
+    package var renamedTables: [String: String]
 
-    package init(topic: String, source: any ChangelogSource) {
+    package init(topic: String, source: any ChangelogSource, renamedTables: [String: String] = [:]) {
         self.topic = topic
         self.source = source
+        self.renamedTables = renamedTables
     }
 }
 

@@ -104,7 +104,8 @@ struct PartitionCatchUp {
         lag.record(end - start)
         let logger = self.logger
         let summary = try await database.restore(
-            from: changelog.source, topic: changelog.topic, start: start, end: end, shouldStop: shouldStop
+            from: changelog.source, topic: changelog.topic, start: start, end: end, renamedTables: changelog.renamedTables,
+            shouldStop: shouldStop
         ) { records, offset in
             lag.record(end - offset)
             let report = lastLog.state.withLock { last -> Bool in
