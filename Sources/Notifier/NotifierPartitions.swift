@@ -280,8 +280,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         origins: [String: Eligibility.Origin]
     ) async throws -> (claimed: [SendClaims.Claimed], end: Int64?)? {
         try await owner.run(on: number) { database in
-            let at = now
-            let due = try await database.read { db in try SendsTable(db).hasWork(channel: channel, at: at) }
+            let due = try await database.read { db in try SendsTable(db).hasWork(channel: channel, at: now) }
             guard due else { return ([], nil) }
             let (claimed, outbox, end) = try await database.writeWithOutboxLogged { db in
                 guard owner.isRunning(number) else { return ([SendClaims.Claimed](), [PendingOutput]()) }
@@ -412,15 +411,14 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Prunes the ledger and the sends of every running partition (finished targets, then sends resolved with no target
     /// left, `chunk` rows per transaction) older than `cutoff`; returns how many rows went (docs/retention.md).
     func purgeSends(before cutoff: Date, chunk: Int = 5_000) async throws -> Int {
-        let time = cutoff
         var purged = 0
         for number in await owner.runningPartitions {
             purged += try await owner.run(on: number) { database in
                 let targets = try await database.pruneInChunks(chunk: chunk) { db, limit in
-                    try LedgerTable(db).pruneFinished(before: time, limit: limit)
+                    try LedgerTable(db).pruneFinished(before: cutoff, limit: limit)
                 }
                 let sends = try await database.pruneInChunks(chunk: chunk) { db, limit in
-                    try SendsTable(db).pruneResolved(before: time, limit: limit)
+                    try SendsTable(db).pruneResolved(before: cutoff, limit: limit)
                 }
                 return targets + sends
             } ?? 0

@@ -64,7 +64,6 @@ enum AttemptResults {
         for result in results {
             let attempt = result.claimed.attempt
             let send = attempt.request
-            let time = result.finishedAt
             let key = result.claimed.profileKey
             let target = attempt.target
             let ledger = LedgerTable(db)
@@ -74,7 +73,7 @@ enum AttemptResults {
                 guard attempt.attempt < retry.maxAttempts else {
                     if try ledger.finishAttempt(
                         sendID: send.sendID, targetID: target.id, attempt: attempt.attempt, .failed,
-                        reason: .herald(.maxRetryAttempts, detail: reason.text), messageID: nil, at: time)
+                        reason: .herald(.maxRetryAttempts, detail: reason.text), messageID: nil, at: result.finishedAt)
                     {
                         outputs.append(DeliveryReports.report(
                             send, target: target, outcome: .failed, reason: .herald(.maxRetryAttempts),
@@ -87,7 +86,7 @@ enum AttemptResults {
                 let due = result.finishedAt.addingTimeInterval(delay.timeInterval)
                 if try ledger.retry(
                     sendID: send.sendID, targetID: target.id, attempt: attempt.attempt, due: due, reason: reason,
-                    at: time)
+                    at: result.finishedAt)
                 {
                     NotifierMetrics.retries(channel: send.channel, reason: reason)
                 }
@@ -95,10 +94,10 @@ enum AttemptResults {
             }
             var applied = try ledger.finishAttempt(
                 sendID: send.sendID, targetID: target.id, attempt: attempt.attempt, finished.state, reason: finished.reason,
-                messageID: finished.messageID, at: time)
+                messageID: finished.messageID, at: result.finishedAt)
             if !applied && finished.state == .sent {
                 applied = try ledger.finishPending(
-                    sendID: send.sendID, targetID: target.id, .sent, reason: nil, messageID: finished.messageID, at: time)
+                    sendID: send.sendID, targetID: target.id, .sent, reason: nil, messageID: finished.messageID, at: result.finishedAt)
                 if !applied {
                     // Reached all the same: said so (the report's id is the same as the current attempt's would be).
                     outputs.append(report(result, finished))

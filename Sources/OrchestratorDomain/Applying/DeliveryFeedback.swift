@@ -30,7 +30,6 @@ struct DeliveryFeedback {
         let profiles = ProfilesTable(db)
         guard try profiles.exists(key) else { return nil }
         try FrequencyCaps.settle(db, key: key, report: report)
-        let time = report.at
         var reachabilityChanged = false
         var uninstalls: [TriggerContext] = []
         switch (report.channel, report.outcome) {
@@ -38,11 +37,11 @@ struct DeliveryFeedback {
             break  // a probe: not a push the user saw (no last push date, nothing to open)
         case (.push, .sent):
             if let installationID = report.installationID {
-                try InstallationsTable(db).markPushed(key, installationID, at: time)
+                try InstallationsTable(db).markPushed(key, installationID, at: report.at)
                 if let sendID = report.sendID {
                     try PushReceiptsTable(db).delivered(
                         key, sendID: sendID, installationID: installationID, campaign: report.campaign,
-                        experiment: report.experiment, variant: report.variant, at: time)
+                        experiment: report.experiment, variant: report.variant, at: report.at)
                 }
             }
         case (.push, .tokenInvalid):
@@ -52,16 +51,16 @@ struct DeliveryFeedback {
                     uninstalls.append(uninstall)
                 }
                 let removed = try InstallationWrites.removeToken(
-                    db, key: key, installationID: installationID, token: token, at: time, change: "invalidated",
+                    db, key: key, installationID: installationID, token: token, at: report.at, change: "invalidated",
                     detail: report.reason)
                 reachabilityChanged = reachabilityChanged || removed
             }
         case (.email, .bounced):
             // Only the address that bounced: a newer one set since is still good.
-            reachabilityChanged = try profiles.markEmailBounced(key, address: report.address, at: time)
+            reachabilityChanged = try profiles.markEmailBounced(key, address: report.address, at: report.at)
         case (.email, .unsubscribed), (.email, .subscribed), (.sms, .unsubscribed), (.sms, .subscribed):
             guard let channel = report.channel.message else { break }
-            reachabilityChanged = try profiles.setMarketing(key, channel: channel, subscribed: report.outcome == .subscribed, at: time)
+            reachabilityChanged = try profiles.setMarketing(key, channel: channel, subscribed: report.outcome == .subscribed, at: report.at)
         default:
             break
         }

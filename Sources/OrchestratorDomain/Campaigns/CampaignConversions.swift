@@ -22,7 +22,6 @@ struct CampaignConversions {
         let project = ProfileKey.project(of: key)
         let candidates = rules.conversionCampaigns["\(project)/\(name)"] ?? []
         guard !candidates.isEmpty else { return }
-        let time = context.at
         // Revenue is a purchase's own (price × quantity at the project's rate), never an attribute a custom event
         // carries: an app key once sent `revenue_usd: 9e18` and bought an experiment's result.
         let revenue = context.revenueUSD ?? 0
@@ -39,7 +38,7 @@ struct CampaignConversions {
                     context.at.timeIntervalSince(start) <= conversion.window
                 else { continue }
                 let first = try CampaignConversionsTable(db).add(
-                    key, campaign: campaign.key, version: assignment.version, conversion: index, variant: assignment.variant, at: time,
+                    key, campaign: campaign.key, version: assignment.version, conversion: index, variant: assignment.variant, at: context.at,
                     revenueUSD: revenue)
                 let dimensions = [("campaign", campaign.key), ("version", assignment.version), ("variant", assignment.variant)]
                 if first {

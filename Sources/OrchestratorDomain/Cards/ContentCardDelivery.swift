@@ -30,9 +30,8 @@ struct ContentCardDelivery {
         let id = MessageRenderer.sendID(campaign: campaign.key, step: step, profileKey: key, occurrence: context.occurrence)
         let table = ContentCardsTable(db)
         guard try !table.exists(key, cardID: id) else { return .repeated }
-        let time = now
         let limit = config.projects[card.project]?.maxContentCards ?? ContentCardDefinition.defaultMaxPerProfile
-        guard try table.liveCount(key, now: time) < limit else {
+        guard try table.liveCount(key, now: now) < limit else {
             Self.count(card, "capped")
             return .capped
         }
@@ -55,7 +54,7 @@ struct ContentCardDelivery {
         }
         try table.insert(
             key, cardID: id, cardKey: card.key, campaignKey: campaign.key, language: rendered.language, texts: rendered.texts,
-            content: ContentCardRenderer.digest(card, config: config), context: context.json, at: time, expiresAt: expiresAt)
+            content: ContentCardRenderer.digest(card, config: config), context: context.json, at: now, expiresAt: expiresAt)
         Self.count(card, "delivered")
         return .delivered(id: id)
     }

@@ -25,12 +25,11 @@ struct AppSessions {
         let key = write.profileKey
         let table = InstallationsTable(db)
         guard let state = try table.sessionState(key, installationID) else { return }
-        let time = report.time
         switch report.kind {
         case .start:
             guard state.openID != report.sessionID else { return }
-            let newest = state.lastAt.map { time >= $0 } ?? true
-            try table.sessionStarted(key, installationID, sessionID: report.sessionID, at: time, open: newest)
+            let newest = state.lastAt.map { report.time >= $0 } ?? true
+            try table.sessionStarted(key, installationID, sessionID: report.sessionID, at: report.time, open: newest)
             if newest {
                 var attributes = [JSONMember("session_id.s", .string(report.sessionID))]
                 if let app = write.app { attributes.append(JSONMember("app.s", .string(app))) }

@@ -10,7 +10,7 @@ package enum WireTime {
 
     /// Rounds to the nearest millisecond (a formatter would truncate 0.123 stored as 0.12299… to .122).
     package static func format(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let milliseconds = milliseconds(date)
         let days = milliseconds.floorDivided(by: millisecondsPerDay)
         let (year, month, day) = civil(days: days)
         var rest = milliseconds - days * millisecondsPerDay
@@ -64,8 +64,11 @@ package enum WireTime {
     /// Whether two times are the same instant as stored and sent (to the millisecond): a time read back from its text
     /// and the time it was written from compare equal here, where `==` on their `Date`s may not.
     package static func same(_ one: Date?, _ other: Date?) -> Bool {
-        one.map(rounded) == other.map(rounded)
+        one.map(milliseconds) == other.map(milliseconds)
     }
+
+    /// Milliseconds since 1970, rounded as `format` rounds them: two times with the same text have the same count.
+    private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     /// A time as it reads back from its text (to the millisecond): comparisons with stored times that must agree with
     /// the texts' order use it.
