@@ -174,6 +174,11 @@ struct WireTests {
         // In JSON, and back.
         #expect(JSONValue.time(written) == .string("2026-11-18T11:06:40.123Z"))
         #expect(JSONValue.time(written).timeValue == read && JSONValue.string("18/11/2026").timeValue == nil)
+        // Times no real record carries, but a computation from data might: written (nonsense, not a trap).
+        for extreme in [Double.infinity, -Double.infinity, Double.nan, 1e300, -1e300, 9.3e15] {
+            #expect(!WireTime.format(Date(timeIntervalSince1970: extreme)).isEmpty)
+            #expect(WireTime.same(Date(timeIntervalSince1970: extreme), Date(timeIntervalSince1970: extreme)))
+        }
     }
 
     @Test("the wire encoder writes exactly what Foundation's JSONEncoder writes")

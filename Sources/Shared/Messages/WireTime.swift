@@ -67,8 +67,16 @@ package enum WireTime {
         one.map(milliseconds) == other.map(milliseconds)
     }
 
-    /// Milliseconds since 1970, rounded as `format` rounds them: two times with the same text have the same count.
-    private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    /// Milliseconds since 1970, rounded as `format` rounds them: two times with the same text have the same count. A
+    /// time beyond ±275,760 years (ECMAScript's range), or not a number, which a computation from data could make, is
+    /// held at the nearest end (0 for not a number) rather than trapping in the arithmetic that follows.
+    private static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        guard !value.isNaN else { return 0 }
+        return Int64(min(max(value, -Double(millisecondsLimit)), Double(millisecondsLimit)))
+    }
+
+    private static let millisecondsLimit: Int64 = 8_640_000_000_000_000
 
     /// A time as it reads back from its text (to the millisecond): comparisons with stored times that must agree with
     /// the texts' order use it.
