@@ -27,6 +27,13 @@ struct ChildCleanupTests {
         await #expect(processExitsWith: .signal(SIGKILL)) { [file = file as String] in
             let child = try Spawned("/bin/sleep", arguments: ["600"], environment: nil) { _ in }
             try "\(child.pid)".write(toFile: file, atomically: true, encoding: .utf8)
+            // Killed once the child is `sleep`: `setpriv` asks for its death signal before it runs the command, and a
+            // parent gone before that ask is one no signal follows (on a loaded machine the kill once came first).
+            // (Bounded: a child that never becomes `sleep` ends the wait, and the test says what is left running.)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while (try? String(contentsOfFile: "/proc/\(child.pid)/comm", encoding: .utf8)) != "sleep\n", ContinuousClock.now < deadline {
+                usleep(1_000)
+            }
             kill(getpid(), SIGKILL)
         }
         try await Self.stopped(pidIn: file)

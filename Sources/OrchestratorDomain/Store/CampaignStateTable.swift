@@ -10,10 +10,11 @@ struct CampaignStateTable {
 
     init(_ db: Database) { self.db = db }
 
-    /// A schedule's last run: its occurrence.
+    /// A schedule's last run: its occurrence. nil also when the row holds a day: the campaign was a local-time schedule
+    /// until an edit (and `lastDay` is nil for an occurrence, the other way round).
     func lastOccurrence(_ campaign: String) throws -> Date? {
-        try Row.fetchOne(db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign])?
-            .time("last_occurrence")
+        try String.fetchOne(db, sql: "SELECT last_occurrence FROM campaign_state WHERE campaign_key = ?", arguments: [campaign])
+            .flatMap(WireTime.parse)
     }
 
     /// A local-time schedule's last run: its day.
