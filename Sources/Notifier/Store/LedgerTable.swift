@@ -47,9 +47,10 @@ struct LedgerTable {
         sendID: String, targetID: String, channel: MessageChannel, profileKey: String, state: LedgerState, reason: String?,
         at time: Date
     ) throws {
+        let stamp = WireTime.format(time)
         try db.executeCached(
             sql: Self.reportSQL,
-            arguments: [sendID, targetID, channel.rawValue, profileKey, state.rawValue, WireTime.format(time), reason, WireTime.format(time)])
+            arguments: [sendID, targetID, channel.rawValue, profileKey, state.rawValue, stamp, reason, stamp])
     }
 
     private static let recoverSQL = """
@@ -96,10 +97,11 @@ struct LedgerTable {
         sendID: String, targetID: String, channel: MessageChannel, profileKey: String, target: String, state: LedgerState,
         attempts: Int, reason: DeliveryReason?, at time: Date
     ) throws -> Bool {
+        let stamp = WireTime.format(time)
         try db.executeCached(sql: """
                 INSERT INTO ledger (send_id, target_id, channel, profile_key, target, state, attempts, due_at, reason, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                """, arguments: [sendID, targetID, channel.rawValue, profileKey, target, state.rawValue, attempts, WireTime.format(time), reason?.text, WireTime.format(time)])
+                """, arguments: [sendID, targetID, channel.rawValue, profileKey, target, state.rawValue, attempts, stamp, reason?.text, stamp])
         return db.changesCount > 0
     }
 

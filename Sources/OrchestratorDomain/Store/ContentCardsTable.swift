@@ -85,6 +85,7 @@ struct ContentCardsTable {
         _ key: String, cardID: String, cardKey: String, campaignKey: String, language: String, texts: [String: String],
         content: String, context: JSONValue, at time: Date, expiresAt: Date
     ) throws {
+        let stamp = WireTime.format(time)
         let textsJSON = JSONValue.object(texts.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value)) })
         try db.executeCached(
             sql: """
@@ -93,7 +94,7 @@ struct ContentCardsTable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                key, cardID, cardKey, campaignKey, try nextSeq(), language, textsJSON.serializedText, content, context.serializedText, WireTime.format(time), WireTime.format(time),
+                key, cardID, cardKey, campaignKey, try nextSeq(), language, textsJSON.serializedText, content, context.serializedText, stamp, stamp,
                 WireTime.format(expiresAt),
             ])
     }
@@ -113,13 +114,14 @@ struct ContentCardsTable {
     /// Records the card's first view, click or dismissal (a change the feed's cursor shows); false when it was
     /// recorded before.
     func mark(_ key: String, cardID: String, _ mark: Mark, at time: Date) throws -> Bool {
+        let stamp = WireTime.format(time)
         // The next change number is taken only by a change: a repeated report writes nothing (nor its changelog).
         try db.executeCached(
             sql: """
                 UPDATE content_cards SET \(mark.rawValue) = ?, updated_at = ?,
                     seq = (SELECT seq + 1 FROM content_card_sequence WHERE id = 0)
                 WHERE profile_key = ? AND card_id = ? AND \(mark.rawValue) IS NULL
-                """, arguments: [WireTime.format(time), WireTime.format(time), key, cardID])
+                """, arguments: [stamp, stamp, key, cardID])
         guard db.changesCount == 1 else { return false }
         try db.executeCached(sql: "UPDATE content_card_sequence SET seq = seq + 1 WHERE id = 0")
         return true

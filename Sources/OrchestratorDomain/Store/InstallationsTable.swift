@@ -43,6 +43,7 @@ struct InstallationsTable {
 
     /// Creates the row if needed; first seen is the install date, last seen the last visit.
     func touch(_ key: String, _ installationID: String, project: String, app: String?, dev: Bool, at time: Date) throws {
+        let stamp = WireTime.format(time)
         try db.executeCached(sql: """
                 INSERT INTO installations (profile_key, installation_id, project, app, dev, install_date, last_visit_at,
                     updated_at)
@@ -53,7 +54,7 @@ struct InstallationsTable {
                     last_visit_at = max(last_visit_at, excluded.last_visit_at),
                     updated_at = max(updated_at, excluded.updated_at)
                 """,
-            arguments: [key, installationID, project, app, dev, WireTime.format(time), WireTime.format(time), WireTime.format(time)])
+            arguments: [key, installationID, project, app, dev, stamp, stamp, stamp])
     }
 
     /// A data-collection flag (`geoip`, `device_model`). Turning device model collection off erases the stored model
@@ -136,10 +137,11 @@ struct InstallationsTable {
 
     /// A push was sent to the installation at `time`.
     func markPushed(_ key: String, _ installationID: String, at time: Date) throws {
+        let stamp = WireTime.format(time)
         try db.executeCached(sql: """
                 UPDATE installations SET last_push_at = max(coalesce(last_push_at, ?), ?)
                 WHERE profile_key = ? AND installation_id = ?
-                """, arguments: [WireTime.format(time), WireTime.format(time), key, installationID])
+                """, arguments: [stamp, stamp, key, installationID])
     }
 
     // MARK: Sessions
