@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "herald-devbroker", targets: ["DevBroker"]),
         .executable(name: "herald", targets: ["Herald"]),
         .executable(name: "herald-simulators", targets: ["Simulators"]),
+        .executable(name: "herald-pipe", targets: ["Pipe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -146,10 +147,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The HTTP/1.1, HTTP/2 and SMTP client on libcurl's multi interface, one thread for every transfer: the notifier's
+        // providers, and the pipe's provider calls.
+        .target(name: "CurlClient", dependencies: ["CCurl", "Shared"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "Notifier",
             dependencies: [
-                "Shared", "ServiceSupport", "CCurl", "PartitionStore", "PartitionService", "Liquid",
+                "Shared", "ServiceSupport", "CurlClient", "PartitionStore", "PartitionService", "Liquid",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -168,6 +172,18 @@ let package = Package(
                 "Shared",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Not a service: the whole path's ceiling for scripts/bench/path (docs/performance.md, "The pipe"): the same
+        // hops with the same clients and settings, and no domain work and no SQLite.
+        .executableTarget(
+            name: "Pipe",
+            dependencies: [
+                "Shared", "ServiceSupport", "CurlClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -246,7 +262,7 @@ let package = Package(
         .testTarget(
             name: "NotifierTests",
             dependencies: [
-                "Notifier", "ProviderSimulators", "PartitionStore", "Shared", "HeraldTestSupport",
+                "Notifier", "CurlClient", "ProviderSimulators", "PartitionStore", "Shared", "HeraldTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -27,6 +27,10 @@ struct PathLoad {
         /// CPU seconds per 1,000 events, by service: whole, and net of what the service uses idle.
         var cpuPerThousand: [String: Double]
         var netCPUPerThousand: [String: Double]
+        /// This benchmark process's CPU seconds per 1,000 events: the embedded broker's threads, and the rest (the load's
+        /// HTTP client, the APNs simulator, the reports' reader): what is not the carrier's, printed apart.
+        var brokerPerThousand: Double
+        var loadPerThousand: Double
     }
 
     /// Posts `rate` events a second for `seconds` (one request per tick with the tick's events, one per user in turn:
@@ -42,6 +46,7 @@ struct PathLoad {
         let perTick = (rate + 99) / 100
         let answers = Locked<[Double]>([])
         let cpuBefore = cpuSeconds()
+        let threadsBefore = Self.threadSeconds()
         let start = Date()
         var posted = 0
         while posted < total {
@@ -64,6 +69,7 @@ struct PathLoad {
         try await waitUntil("every push answered", timeout: .seconds(300)) { reports.withLock { $0.count } >= total }
         let busy = Date().timeIntervalSince(start)
         let cpuAfter = cpuSeconds()
+        let threadsAfter = Self.threadSeconds()
 
         // The provider's side: when each push reached the simulator.
         var arrivals: [String: Date] = [:]
@@ -92,6 +98,12 @@ struct PathLoad {
             cpu[name] = used * 1000 / Double(total)
             net[name] = max(0, used - (idle[name] ?? 0) * busy) * 1000 / Double(total)
         }
+        var threads: [String: Double] = [:]
+        for (name, seconds) in threadsAfter { threads[name] = seconds - (threadsBefore[name] ?? 0) }
+        let broker = threads.filter { Self.isBroker($0.key) }.values.reduce(0, +)
+        let rest = threads.filter { !Self.isBroker($0.key) }.values.reduce(0, +)
+        let busiest = threads.sorted { $0.value > $1.value }.prefix(6)
+            .map { String(format: "%@ %.2f s", $0.key, $0.value * 1000 / Double(total)) }.joined(separator: ", ")
         let used = cpu.values.reduce(0, +)
         let usedNet = net.values.reduce(0, +)
         func perService(_ figures: [String: Double]) -> String {
@@ -107,11 +119,13 @@ struct PathLoad {
             \(Self.line("event -> provider answer (whole phase)", all))
                 CPU per 1,000 events: \(perService(cpu)); all \(String(format: "%.2f", used)) s (\(String(format: "%.0f", used * 1000)) µs per event; \(String(format: "%.2f", used * Double(total) / 1000 / busy)) cores busy over the \(String(format: "%.1f", busy)) s)
                 net of idle: \(perService(net)); all \(String(format: "%.2f", usedNet)) s (\(String(format: "%.0f", usedNet * 1000)) µs per event)
+                not the carrier's, per 1,000 events: embedded broker \(String(format: "%.2f", broker * 1000 / Double(total))) s, the benchmark's load, simulator and reader \(String(format: "%.2f", rest * 1000 / Double(total))) s (busiest threads: \(busiest))
             """
         return Result(
             lines: lines, p50: percentile(steady, 0.5), p99: percentile(steady, 0.99),
             hopP99: (percentile(decide, 0.99), percentile(request, 0.99), percentile(answer, 0.99)),
-            cpuPerThousand: cpu, netCPUPerThousand: net)
+            cpuPerThousand: cpu, netCPUPerThousand: net, brokerPerThousand: broker * 1000 / Double(total),
+            loadPerThousand: rest * 1000 / Double(total))
     }
 
     /// Each service's CPU seconds per second with no events (its consumers polling the broker, its tickers), over
@@ -138,6 +152,26 @@ struct PathLoad {
         }
         return seconds
     }
+
+    /// This process's CPU seconds so far by thread name (`/proc/self/task/<tid>/stat`; digits at the end of a name
+    /// dropped, so that a pool's threads add up under one name).
+    static func threadSeconds() -> [String: Double] {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var seconds: [String: Double] = [:]
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { continue }
+            let name = String(stat[stat.index(after: open)..<close].reversed().drop(while: \.isNumber).reversed())
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+            seconds[name, default: 0] += (user + system) / ticks
+        }
+        return seconds
+    }
+
+    /// The embedded broker's threads: librdkafka's mock cluster (`EmbeddedKafkaCluster`).
+    static func isBroker(_ thread: String) -> Bool { thread.hasPrefix("rdk:mock") }
 
     static func line(_ name: String, _ values: [Double]) -> String {
         "    " + name.padding(toLength: 40, withPad: " ", startingAt: 0)

@@ -1,4 +1,5 @@
 import Crypto
+import CurlClient
 import Foundation
 import HeraldTestSupport
 import PartitionStore

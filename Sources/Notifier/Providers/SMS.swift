@@ -1,4 +1,5 @@
 @preconcurrency import Crypto
+import CurlClient
 import Foundation
 import Metrics
 import ServiceSupport

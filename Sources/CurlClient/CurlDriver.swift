@@ -4,67 +4,108 @@ import Shared
 import Synchronization
 
 /// An HTTP request for a provider.
-struct HTTPRequest: Sendable {
-    var method = "POST"
-    var url: String
-    var headers: [(String, String)] = []
-    var body: [UInt8] = []
+package struct HTTPRequest: Sendable {
+    package var method = "POST"
+    package var url: String
+    package var headers: [(String, String)] = []
+    package var body: [UInt8] = []
     /// The whole transfer, connection included.
-    var timeout: Duration = Self.defaultTimeout
-    static let defaultTimeout: Duration = .seconds(10)
+    package var timeout: Duration = Self.defaultTimeout
+    package static let defaultTimeout: Duration = .seconds(10)
     /// HTTP/2 (APNs): multiplexed on one connection; over `http://` with prior knowledge (h2c), as the simulator and
     /// h2load speak it.
-    var http2 = false
+    package var http2 = false
     /// Basic authentication.
-    var user: String? = nil
-    var password: String? = nil
+    package var user: String? = nil
+    package var password: String? = nil
+
+    package init(
+        method: String = "POST", url: String, headers: [(String, String)] = [], body: [UInt8] = [],
+        timeout: Duration = Self.defaultTimeout, http2: Bool = false, user: String? = nil, password: String? = nil
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.http2 = http2
+        self.user = user
+        self.password = password
+    }
 }
 
 /// An SMTP transaction: envelope and message, through libcurl's SMTP client.
-struct SMTPRequest: Sendable {
+package struct SMTPRequest: Sendable {
     /// `smtp://host:port` or `smtps://host:port`.
-    var url: String
-    var from: String
-    var recipients: [String]
+    package var url: String
+    package var from: String
+    package var recipients: [String]
     /// The whole message (headers and body, CRLF line ends).
-    var message: [UInt8]
-    var user: String? = nil
-    var password: String? = nil
+    package var message: [UInt8]
+    package var user: String? = nil
+    package var password: String? = nil
     /// STARTTLS on `smtp://`: required, attempted, or off.
-    var startTLS: StartTLS = .attempt
-    var timeout: Duration = .seconds(30)
+    package var startTLS: StartTLS = .attempt
+    package var timeout: Duration = .seconds(30)
 
-    enum StartTLS: String, Sendable, CaseIterable { case required, attempt, off }
+    package enum StartTLS: String, Sendable, CaseIterable { case required, attempt, off }
+
+    package init(
+        url: String, from: String, recipients: [String], message: [UInt8], user: String? = nil, password: String? = nil,
+        startTLS: StartTLS = .attempt, timeout: Duration = .seconds(30)
+    ) {
+        self.url = url
+        self.from = from
+        self.recipients = recipients
+        self.message = message
+        self.user = user
+        self.password = password
+        self.startTLS = startTLS
+        self.timeout = timeout
+    }
 }
 
 /// What a transfer gave: the status (HTTP status, or the last SMTP reply code), headers (names lowercased) and body.
-struct TransferResponse: Sendable {
-    var status: Int
-    var headers: [String: String]
-    var body: [UInt8]
+package struct TransferResponse: Sendable {
+    package var status: Int
+    package var headers: [String: String]
+    package var body: [UInt8]
     /// Wall time of the transfer.
-    var duration: Duration
+    package var duration: Duration
 
-    func header(_ name: String) -> String? { headers[name.lowercased()] }
+    package init(status: Int, headers: [String: String], body: [UInt8], duration: Duration) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.duration = duration
+    }
+
+    package func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
 /// A transfer that did not complete: curl's code and message (connection refused, timeout, TLS…). `status` is the
 /// last reply code when the server answered but the transfer failed (an SMTP 550 to RCPT TO).
-struct TransferError: Error, Sendable, CustomStringConvertible {
-    var code: Int
-    var message: String
-    var status: Int
-    var timedOut: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
-    var description: String { status > 0 ? "\(message) (curl \(code), reply \(status))" : "\(message) (curl \(code))" }
+package struct TransferError: Error, Sendable, CustomStringConvertible {
+    package var code: Int
+    package var message: String
+    package var status: Int
+    package var timedOut: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
+    package var description: String { status > 0 ? "\(message) (curl \(code), reply \(status))" : "\(message) (curl \(code))" }
+
+    package init(code: Int, message: String, status: Int) {
+        self.code = code
+        self.message = message
+        self.status = status
+    }
 }
 
 /// Every provider call goes through one libcurl multi handle driven by one thread: HTTP/2 requests to the same host
 /// share a connection (multiplexed streams), HTTP/1.1 and SMTP connections are kept and reused, and no Swift task ever
 /// blocks on I/O. Callers `await` their transfer; bounding concurrency per provider is the caller's job.
-final class CurlDriver: @unchecked Sendable {
+package final class CurlDriver: @unchecked Sendable {
     /// How much of an answer's body is kept: providers answer a few hundred bytes (an error's JSON); whoever answers in
     /// their place (a proxy, a captive portal, an attacker on a plain-HTTP simulator URL) cannot make it more.
-    static let maxResponseBytes = 64 * 1024
+    package static let maxResponseBytes = 64 * 1024
 
     private struct State {
         var incoming: [Transfer] = []
@@ -84,7 +125,7 @@ final class CurlDriver: @unchecked Sendable {
     /// - Parameters:
     ///   - maxConcurrentStreams: the HTTP/2 streams per connection libcurl opens before it opens another.
     ///   - caFile: the CA bundle to verify providers' certificates with, instead of the system's.
-    init(maxConcurrentStreams: Int = 500, caFile: String? = nil) {
+    package init(maxConcurrentStreams: Int = 500, caFile: String? = nil) {
         self.caFile = caFile
         Self.globalInit
         multi = curl_multi_init()!
@@ -99,7 +140,7 @@ final class CurlDriver: @unchecked Sendable {
     private static let globalInit: Void = { _ = curl_global_init(Int(CURL_GLOBAL_ALL)) }()
 
     /// Stops the thread after failing every transfer still queued or running.
-    func shutdown() {
+    package func shutdown() {
         let first = state.withLock { state -> Bool in
             defer { state.stopping = true }
             return !state.stopping
@@ -112,11 +153,11 @@ final class CurlDriver: @unchecked Sendable {
 
     deinit { shutdown() }
 
-    func perform(_ request: HTTPRequest) async -> Result<TransferResponse, TransferError> {
+    package func perform(_ request: HTTPRequest) async -> Result<TransferResponse, TransferError> {
         await submit { transfer in transfer.configure(request) }
     }
 
-    func perform(_ request: SMTPRequest) async -> Result<TransferResponse, TransferError> {
+    package func perform(_ request: SMTPRequest) async -> Result<TransferResponse, TransferError> {
         await submit { transfer in transfer.configure(request) }
     }
 
@@ -132,7 +173,7 @@ final class CurlDriver: @unchecked Sendable {
             if accepted {
                 curl_multi_wakeup(multi)
             } else {
-                transfer.finish(.failure(TransferError(code: -1, message: "the notifier is stopping", status: 0)))
+                transfer.finish(.failure(TransferError(code: -1, message: "the client is stopping", status: 0)))
             }
         }
     }
@@ -147,10 +188,10 @@ final class CurlDriver: @unchecked Sendable {
                 return (state.incoming, state.stopping)
             }
             if stopping {
-                for transfer in incoming { transfer.finish(.failure(TransferError(code: -1, message: "the notifier is stopping", status: 0))) }
+                for transfer in incoming { transfer.finish(.failure(TransferError(code: -1, message: "the client is stopping", status: 0))) }
                 for (handle, transfer) in running {
                     curl_multi_remove_handle(multi, handle)
-                    transfer.finish(.failure(TransferError(code: -1, message: "the notifier is stopping", status: 0)))
+                    transfer.finish(.failure(TransferError(code: -1, message: "the client is stopping", status: 0)))
                 }
                 running.removeAll()
                 stopped.signal()
