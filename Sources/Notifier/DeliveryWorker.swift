@@ -7,6 +7,11 @@ import Synchronization
 /// Delivers one channel: claims due attempts from the partitions, runs up to each provider's limit at once, and
 /// writes results back as they come (a sliding window: one slow answer holds one slot, not a batch). Each channel has
 /// its own worker, so a failing SMS provider never delays push.
+///
+/// Attempts come two ways: the worker's own claims (retries, held and waiting sends, what a claim cut), and attempts
+/// the consumer claimed in the transaction that stored their sends (`NotifierPartitions.apply`), handed over with
+/// `deliver` after reserving room in the window (`reserve`), so that a send stored and due at once costs no claim
+/// transaction of its own.
 final class DeliveryWorker: Service, @unchecked Sendable {
     let channel: MessageChannel
     let partitions: NotifierPartitions
@@ -20,6 +25,8 @@ final class DeliveryWorker: Service, @unchecked Sendable {
     /// Attempts in flight at most: the sum of the providers' limits.
     let window: Int
     private let events = Events()
+    /// Slots of the window not taken by attempts in flight or reserved for attempts on their way (`reserve`).
+    private let room: Room
 
     init(
         channel: MessageChannel, partitions: NotifierPartitions, providers: [String: any DeliveryProvider],
@@ -39,40 +46,63 @@ final class DeliveryWorker: Service, @unchecked Sendable {
         }
         self.slots = slots
         self.window = max(1, window)
+        self.room = Room(free: self.window)
     }
 
     /// Wakes the worker (new sends were queued).
     func wake() { events.signal() }
 
+    /// Takes up to `count` free slots of the window for attempts the caller is about to claim and hand over
+    /// (`deliver`); whatever it does not use goes back with `unreserve`. None once the worker is stopping.
+    func reserve(upTo count: Int) -> Int { room.take(upTo: count) }
+
+    func unreserve(_ count: Int) { room.give(count) }
+
+    /// Attempts claimed elsewhere, each in a slot reserved for it: made as the worker's own claims are.
+    func deliver(_ attempts: [NotifierPartitions.ClaimedAttempt]) {
+        guard !attempts.isEmpty else { return }
+        events.handed(attempts)
+    }
+
     func run() async throws {
         await withDiscardingTaskGroup { group in
-            var inFlight = 0
             var stopping = false
-            while !stopping || inFlight > 0 {
-                if Task.isCancelled || Task.isShuttingDownGracefully { stopping = true }
-                if !stopping && inFlight < window {
-                    let claimed = await partitions.claim(channel, limit: window - inFlight, fullScan: pollInterval)
-                    for item in claimed {
-                        inFlight += 1
-                        group.addTask { [self] in
-                            // Made once its claim is in the partition's changelog; turned away if the partition was
-                            // lost first (nil result: its hold is released already).
-                            guard await item.admitted else {
-                                self.events.finished(Finished(partition: item.partition, result: nil))
-                                return
-                            }
-                            let started = ContinuousClock.now
-                            let (name, outcome) = await self.attempt(item.claimed.attempt)
-                            self.log(item.claimed.attempt, provider: name, outcome: outcome, duration: ContinuousClock.now - started)
-                            self.events.finished(Finished(
-                                partition: item.partition,
-                                result: AttemptResults.AttemptResult(
-                                    claimed: item.claimed, provider: name, outcome: outcome, finishedAt: Date())))
+            func start(_ items: [NotifierPartitions.ClaimedAttempt]) {
+                for item in items {
+                    group.addTask { [self] in
+                        // Made once its claim is in the partition's changelog; turned away if the partition was
+                        // lost first (nil result: its hold is released already).
+                        guard await item.admitted else {
+                            self.events.finished(Finished(partition: item.partition, result: nil))
+                            return
                         }
+                        let started = ContinuousClock.now
+                        let (name, outcome) = await self.attempt(item.claimed.attempt)
+                        self.log(item.claimed.attempt, provider: name, outcome: outcome, duration: ContinuousClock.now - started)
+                        self.events.finished(Finished(
+                            partition: item.partition,
+                            result: AttemptResults.AttemptResult(
+                                claimed: item.claimed, provider: name, outcome: outcome, finishedAt: Date())))
                     }
                 }
-                let finished = await events.wait(for: inFlight == 0 || inFlight < window ? pollInterval : .seconds(1))
-                inFlight -= finished.count
+            }
+            // In flight: every slot not free, those reserved for attempts on their way included (they come).
+            while !stopping || room.free < window {
+                if !stopping && (Task.isCancelled || Task.isShuttingDownGracefully) {
+                    stopping = true
+                    room.stop()
+                }
+                if !stopping {
+                    let limit = room.take(upTo: window)
+                    if limit > 0 {
+                        let claimed = await partitions.claim(channel, limit: limit, fullScan: pollInterval)
+                        room.give(limit - claimed.count)
+                        start(claimed)
+                    }
+                }
+                let (finished, handed) = await events.wait(for: room.free > 0 ? pollInterval : .seconds(1))
+                start(handed)
+                room.give(finished.count)
                 // Each partition's results at once, each on its own database's writer.
                 await withDiscardingTaskGroup { completions in
                     for (partition, items) in Dictionary(grouping: finished, by: \.partition) {
@@ -144,6 +174,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
     final class Events: Sendable {
         private struct State {
             var finished: [Finished] = []
+            var handed: [NotifierPartitions.ClaimedAttempt] = []
             var signaled = false
             var waiter: CheckedContinuation<Void, Never>?
         }
@@ -159,6 +190,15 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             waiter?.resume()
         }
 
+        func handed(_ attempts: [NotifierPartitions.ClaimedAttempt]) {
+            let waiter = state.withLock { state in
+                state.handed += attempts
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+
         func signal() {
             let waiter = state.withLock { state in
                 state.signaled = true
@@ -168,9 +208,9 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             waiter?.resume()
         }
 
-        /// What finished since the last call, waiting up to `timeout` for something to finish or a wake-up.
-        func wait(for timeout: Duration) async -> [Finished] {
-            let ready = state.withLock { state in !state.finished.isEmpty || state.signaled }
+        /// What finished and what was handed over since the last call, waiting up to `timeout` for either or a wake-up.
+        func wait(for timeout: Duration) async -> (finished: [Finished], handed: [NotifierPartitions.ClaimedAttempt]) {
+            let ready = state.withLock { state in !state.finished.isEmpty || !state.handed.isEmpty || state.signaled }
             if !ready {
                 let timer = Task {
                     try? await Task.sleep(for: timeout)
@@ -178,7 +218,7 @@ final class DeliveryWorker: Service, @unchecked Sendable {
                 }
                 await withCheckedContinuation { continuation in
                     let resumeNow = state.withLock { state -> Bool in
-                        if !state.finished.isEmpty || state.signaled { return true }
+                        if !state.finished.isEmpty || !state.handed.isEmpty || state.signaled { return true }
                         state.waiter = continuation
                         return false
                     }
@@ -189,12 +229,44 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             return state.withLock { state in
                 defer {
                     state.finished.removeAll()
+                    state.handed.removeAll()
                     state.signaled = false
                 }
-                return state.finished
+                return (state.finished, state.handed)
             }
         }
     }
+}
+
+/// The window's free slots: taken by the worker's claims and by reservations for attempts handed over, given back as
+/// attempts finish (or as a reservation goes unused). Nothing is taken once the worker stops.
+final class Room: Sendable {
+    private struct State {
+        var free: Int
+        var stopped = false
+    }
+
+    private let state: Mutex<State>
+
+    init(free: Int) { state = Mutex(State(free: free)) }
+
+    var free: Int { state.withLock { $0.free } }
+
+    func take(upTo count: Int) -> Int {
+        state.withLock { state in
+            guard !state.stopped else { return 0 }
+            let taken = min(max(0, count), state.free)
+            state.free -= taken
+            return taken
+        }
+    }
+
+    func give(_ count: Int) {
+        guard count > 0 else { return }
+        state.withLock { $0.free += count }
+    }
+
+    func stop() { state.withLock { $0.stopped = true } }
 }
 
 /// A counting semaphore for async callers: a provider's attempts in flight.

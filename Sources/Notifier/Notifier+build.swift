@@ -60,7 +60,7 @@ enum Notifier {
             }
             let worker = DeliveryWorker(
                 channel: channel, partitions: partitions, providers: byKey, retry: settings.retry, logger: logger)
-            await partitions.onSends(channel) { worker.wake() }
+            await partitions.attach(worker)
             workers.append(worker)
         }
 

@@ -24,6 +24,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     private let clock: @Sendable () -> Date
     /// Called after a batch brought sends of a channel (wakes its worker).
     private var wake: [MessageChannel: @Sendable () -> Void] = [:]
+    /// Each channel's worker, when attached (`attach`): the sends a batch brings are claimed in the batch's transaction
+    /// and handed to it.
+    private var workers: [MessageChannel: DeliveryWorker] = [:]
     /// The partitions' watermarks, asked of the broker (the service sets the consumer's query; without it no handover
     /// is waited for).
     private var watermarks: (@Sendable (TopicPartition) async throws -> (low: Int64, high: Int64))?
@@ -60,6 +63,13 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     }
 
     func onSends(_ channel: MessageChannel, _ body: @escaping @Sendable () -> Void) { wake[channel] = body }
+
+    /// The channel's worker: woken when a batch brings work it did not claim, and handed the attempts a batch's
+    /// transaction claimed.
+    func attach(_ worker: DeliveryWorker) {
+        workers[worker.channel] = worker
+        wake[worker.channel] = { worker.wake() }
+    }
 
     func onWatermarks(_ body: @escaping @Sendable (TopicPartition) async throws -> (low: Int64, high: Int64)) {
         watermarks = body
@@ -153,17 +163,37 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     // MARK: Consuming
 
     /// Applies a batch per partition (`PartitionOwner.apply`: a record the code cannot apply goes to `herald.dlq`, a
-    /// partition whose database fails is paused and retried) and wakes the workers of the channels it brought.
+    /// partition whose database fails is paused and retried), and in the same transaction claims the attempts due of
+    /// the channels whose sends it brought, up to the room their workers reserve (`claimBrought`); wakes the workers of
+    /// the channels it brought work to that is still unclaimed.
     func apply(_ batch: KafkaBatch) async {
         var channels: Set<MessageChannel> = []
-        for (tp, records) in batch.byPartition {
+        let byPartition = batch.byPartition
+        for (tp, records) in byPartition {
             var brought: Set<MessageChannel> = []
             defer {
                 for channel in brought { hinted[channel, default: []].insert(tp.partition) }
                 channels.formUnion(brought)
             }
+            var sends: Set<MessageChannel> = []
+            for record in records {
+                switch HeraldTopic(rawValue: record.topic) {
+                case .sendsPush: sends.insert(.push)
+                case .sendsEmail: sends.insert(.email)
+                case .sendsSMS: sends.insert(.sms)
+                // A snapshot releases the sends of its profile that were waiting for it.
+                case .contacts: brought.formUnion(MessageChannel.allCases)
+                default: break
+                }
+            }
             let now = clock()
-            let applied = await owner.apply(tp, records) { db, record in try NotifierApplier.apply(db, record: record, now: now) }
+            let claiming = reserveClaims(sends, partition: tp.partition, share: byPartition.count)
+            let applied = await owner.apply(
+                tp, records, apply: { db, record in try NotifierApplier.apply(db, record: record, now: now) },
+                finish: claimBrought(claiming, partition: tp.partition, now: now))
+            // What the transaction did not claim (no room, cut by the room, or not claimed at all) is the worker's.
+            brought.formUnion(sends.subtracting(claiming.keys))
+            brought.formUnion(await handOver(claiming, applied?.finished, partition: tp.partition))
             guard applied != nil else { continue }
             if var pending = handover[tp.partition], let end = pending.ends[tp.topic], let last = records.last?.offset,
                 last + 1 >= end
@@ -181,18 +211,70 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                     brought.formUnion(MessageChannel.allCases)
                 }
             }
-            for record in records {
-                switch HeraldTopic(rawValue: record.topic) {
-                case .sendsPush: brought.insert(.push)
-                case .sendsEmail: brought.insert(.email)
-                case .sendsSMS: brought.insert(.sms)
-                // A snapshot releases the sends of its profile that were waiting for it.
-                case .contacts: brought.formUnion(MessageChannel.allCases)
-                default: break
-                }
-            }
         }
         for channel in channels { wake[channel]?() }
+    }
+
+    /// Room in the workers of `channels` for the attempts a batch's transaction claims in `partition`: an even share of
+    /// each window among the batch's partitions (at least one), none while the partition hands over (its sends wait
+    /// for the ledger read back) or for a channel without an attached worker.
+    private func reserveClaims(_ channels: Set<MessageChannel>, partition: Int32, share partitions: Int) -> [MessageChannel: Int] {
+        guard handover[partition] == nil else { return [:] }
+        var limits: [MessageChannel: Int] = [:]
+        for channel in channels {
+            guard let worker = workers[channel] else { continue }
+            let taken = worker.reserve(upTo: max(1, worker.window / max(1, partitions)))
+            if taken > 0 { limits[channel] = taken }
+        }
+        return limits
+    }
+
+    /// The claims a batch's transaction makes last (`SendClaims.claim`, as a worker's claim does), only while the
+    /// partition runs here: a draining partition claims nothing more.
+    private func claimBrought(
+        _ limits: [MessageChannel: Int], partition: Int32, now: Date
+    ) -> (@Sendable (Database) throws -> ([MessageChannel: [SendClaims.Claimed]], [PendingOutput]))? {
+        guard !limits.isEmpty else { return nil }
+        let (owner, origins) = (self.owner, self.origins)
+        return { db in
+            guard owner.isRunning(partition) else { return ([:], []) }
+            var claimed: [MessageChannel: [SendClaims.Claimed]] = [:]
+            var outputs: [PendingOutput] = []
+            for (channel, limit) in limits {
+                let claim = try SendClaims.claim(db, channel: channel, limit: limit, now: now, origins: origins)
+                claimed[channel] = claim.claimed
+                outputs += claim.outputs
+            }
+            return (claimed, outputs)
+        }
+    }
+
+    /// Hands what a batch's transaction claimed to the workers, held as the partition's work with the same admission as
+    /// a worker's claim (`claim`), and gives back the room it did not use; returns the channels whose claim the room
+    /// cut or that were not claimed (the transaction did not run the step): more may be due there, for the worker.
+    private func handOver(
+        _ limits: [MessageChannel: Int], _ finished: (result: [MessageChannel: [SendClaims.Claimed]], changelogEnd: Int64?)?,
+        partition: Int32
+    ) async -> Set<MessageChannel> {
+        var left: Set<MessageChannel> = []
+        for (channel, limit) in limits {
+            guard let worker = workers[channel] else { continue }
+            guard let finished, let claimed = finished.result[channel] else {
+                worker.unreserve(limit)
+                left.insert(channel)
+                continue
+            }
+            worker.unreserve(limit - claimed.count)
+            if claimed.count == limit { left.insert(channel) }
+            guard !claimed.isEmpty else { continue }
+            // Held before the batch's iteration ends: a revocation (handled between batches) sees the attempts.
+            await owner.hold(claimed.count, on: partition)
+            let admission = finished.changelogEnd.map { end in
+                Task { await self.admission(partition, through: end, attempts: claimed.count, channel: channel) }
+            }
+            worker.deliver(claimed.map { ClaimedAttempt(partition: partition, claimed: $0, admission: admission) })
+        }
+        return left
     }
 
     // MARK: Delivery

@@ -86,7 +86,19 @@ package struct PartitionDatabase: Sendable {
         _ records: [KafkaRecord],
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
     ) async throws -> [OutboxRecord] {
-        try await write { db in
+        try await applyBatchMarked(records, apply: apply, finish: nil as (@Sendable (Database) throws -> ((), [PendingOutput]))?).outbox
+    }
+
+    /// `applyBatch(_:apply:)`, with `finish` run last in the same transaction (after the records, before the offsets):
+    /// work the batch makes due that is cheaper done now than in a transaction of its own (the notifier claims the
+    /// sends a batch brought). Returns the outbox records, `finish`'s result, and where the transaction ends in the
+    /// changelog (`writeWithOutboxLogged`).
+    private func applyBatchMarked<T: Sendable>(
+        _ records: [KafkaRecord],
+        apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput],
+        finish: (@Sendable (Database) throws -> (T, [PendingOutput]))?
+    ) async throws -> (outbox: [OutboxRecord], finished: T?, changelogEnd: Int64?) {
+        let ((outbox, finished), end) = try await writeMarked { db in
             var outbox: [OutboxRecord] = []
             var next: [String: Int64] = [:]
             for record in records {
@@ -94,6 +106,12 @@ package struct PartitionDatabase: Sendable {
                     outbox.append(try Outbox.insert(db, output))
                 }
                 next[record.topic] = record.offset + 1
+            }
+            var finished: T?
+            if let finish {
+                let (result, outputs) = try finish(db)
+                finished = result
+                for output in outputs { outbox.append(try Outbox.insert(db, output)) }
             }
             // Cached: compiling it also compiles the changelog's capture triggers (a tenth of the orchestrator's CPU at
             // 250 events/s when it was compiled per batch, docs/performance.md).
@@ -104,29 +122,38 @@ package struct PartitionDatabase: Sendable {
                         ON CONFLICT (topic) DO UPDATE SET next_offset = excluded.next_offset
                         """, arguments: [topic, offset])
             }
-            return outbox
+            return (outbox, finished)
         }
+        return (outbox, finished, end)
     }
 
-    /// What a batch left: its outbox records, and the records that went to the dead letters instead of being applied.
-    package struct AppliedBatch: Sendable {
+    /// What a batch left: its outbox records, the records that went to the dead letters instead of being applied, and
+    /// what its `finish` step returned with the transaction's end in the changelog (nil when the batch was applied
+    /// record by record: the step did not run).
+    package struct AppliedBatch<Finished: Sendable>: Sendable {
         package var outbox: [OutboxRecord] = []
         package var deadLettered: [(partition: TopicPartition, offset: Int64, reason: String)] = []
+        package var finished: (result: Finished, changelogEnd: Int64?)?
     }
 
-    /// Applies a batch in one transaction as `applyBatch(_:apply:)` does; when a record fails for a reason of its own
-    /// (the code rejects it: not `ApplyFailure.isStorage`), applies the records one by one, and writes the dead letter
-    /// `deadLetter` makes of each that fails, in its place, with its offset: the partition goes on past it. An error
-    /// of the database is thrown (the owner pauses the partition): a full disk must not turn records into dead letters.
-    package func applyBatch(
+    /// Applies a batch in one transaction as `applyBatch(_:apply:)` does, `finish` last in it; when a record fails for
+    /// a reason of its own (the code rejects it: not `ApplyFailure.isStorage`), applies the records one by one without
+    /// `finish`, and writes the dead letter `deadLetter` makes of each that fails, in its place, with its offset: the
+    /// partition goes on past it. An error of the database is thrown (the owner pauses the partition): a full disk must
+    /// not turn records into dead letters. A `finish` that throws fails the transaction as a record would.
+    package func applyBatch<T: Sendable>(
         _ records: [KafkaRecord],
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput],
-        deadLetter: @escaping @Sendable (KafkaRecord, String) -> PendingOutput
-    ) async throws -> AppliedBatch {
+        deadLetter: @escaping @Sendable (KafkaRecord, String) -> PendingOutput,
+        finish: (@Sendable (Database) throws -> (T, [PendingOutput]))? = nil as (@Sendable (Database) throws -> ((), [PendingOutput]))?
+    ) async throws -> AppliedBatch<T> {
         do {
-            return AppliedBatch(outbox: try await applyBatch(records, apply: apply))
+            let applied = try await applyBatchMarked(records, apply: apply, finish: finish)
+            var result = AppliedBatch<T>(outbox: applied.outbox)
+            if let finished = applied.finished { result.finished = (finished, applied.changelogEnd) }
+            return result
         } catch let error where !ApplyFailure.isStorage(error) {
-            var result = AppliedBatch()
+            var result = AppliedBatch<T>()
             for record in records {
                 do {
                     result.outbox += try await applyBatch([record], apply: apply)

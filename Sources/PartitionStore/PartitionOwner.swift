@@ -433,14 +433,24 @@ package actor PartitionOwner: KafkaRebalanceListener {
 
     // MARK: Batches and failures
 
-    /// Applies one partition's records of a batch (`PartitionDatabase.applyBatch(_:apply:deadLetter:)`: a record the
-    /// code rejects becomes a dead letter of this service) and asks for its outbox to be produced; returns the outbox
+    /// Applies one partition's records of a batch (`PartitionDatabase.applyBatch(_:apply:deadLetter:finish:)`: a record
+    /// the code rejects becomes a dead letter of this service) and asks for its outbox to be produced; returns the outbox
     /// records, or nil when nothing was applied: the partition is not running here (its records are read again from
     /// its stored offsets by whoever runs it), or its database failed now (it is paused).
     package func apply(
         _ partition: TopicPartition, _ records: [KafkaRecord],
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
     ) async -> [OutboxRecord]? {
+        await self.apply(partition, records, apply: apply, finish: nil as (@Sendable (Database) throws -> ((), [PendingOutput]))?)?.outbox
+    }
+
+    /// `apply(_:_:apply:)` with `finish` run last in the batch's transaction (`PartitionDatabase.applyBatch`); returns
+    /// what the batch left, `finish`'s result among it (nil when the records were applied one by one).
+    package func apply<T: Sendable>(
+        _ partition: TopicPartition, _ records: [KafkaRecord],
+        apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput],
+        finish: (@Sendable (Database) throws -> (T, [PendingOutput]))?
+    ) async -> PartitionDatabase.AppliedBatch<T>? {
         let number = partition.partition
         guard let task = tasks[number], task.state == .running || task.state == .draining, let database = task.database else {
             // Not ours (any more), or paused: the records are not consumed here.
@@ -449,9 +459,9 @@ package actor PartitionOwner: KafkaRebalanceListener {
         }
         let service = self.service
         do {
-            let applied = try await database.applyBatch(records, apply: apply) { record, reason in
+            let applied = try await database.applyBatch(records, apply: apply, deadLetter: { record, reason in
                 .deadLetter(record, service: service, reason: "not applied: \(reason)")
-            }
+            }, finish: finish)
             task.applied()
             for letter in applied.deadLettered {
                 logger.error(
@@ -459,7 +469,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
                     metadata: ["partition": "\(letter.partition)", "offset": "\(letter.offset)", "reason": .string(letter.reason)])
             }
             if !applied.outbox.isEmpty { scheduleFlush(number) }
-            return applied.outbox
+            return applied
         } catch {
             await pause(number, error: error)
             return nil

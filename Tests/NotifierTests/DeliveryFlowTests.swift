@@ -181,13 +181,19 @@ final class NotifierHarness: @unchecked Sendable {
     /// Starts a worker per channel (or the given ones) over `providers`.
     func startWorkers(_ channels: [MessageChannel] = MessageChannel.allCases, providers: [MessageChannel: [String: any DeliveryProvider]]? = nil) async throws {
         let all = try providers ?? self.providers()
-        for channel in channels {
-            let worker = DeliveryWorker(channel: channel, partitions: partitions, providers: all[channel] ?? [:], retry: retry, logger: logger)
-            worker.pollInterval = .milliseconds(20)
-            await partitions.onSends(channel) { worker.wake() }
-            workers.append(Task { try? await worker.run() })
-        }
+        for channel in channels { run(await attachWorker(channel, providers: all[channel] ?? [:])) }
     }
+
+    /// A worker for `channel` over `providers`, attached to the partitions (a batch's transaction claims for it and
+    /// hands it the attempts), not running until `run`.
+    func attachWorker(_ channel: MessageChannel, providers: [String: any DeliveryProvider]) async -> DeliveryWorker {
+        let worker = DeliveryWorker(channel: channel, partitions: partitions, providers: providers, retry: retry, logger: logger)
+        worker.pollInterval = .milliseconds(20)
+        await partitions.attach(worker)
+        return worker
+    }
+
+    func run(_ worker: DeliveryWorker) { workers.append(Task { try? await worker.run() }) }
 
     func stopWorkers() async {
         for worker in workers { worker.cancel() }
