@@ -51,11 +51,11 @@ enum Outbox {
             id: db.lastInsertedRowID, topic: output.topic, key: output.key, value: output.value, headers: output.headers)
     }
 
-    /// The oldest `limit` records, in id order.
-    static func pending(_ db: Database, limit: Int) throws -> [OutboxRecord] {
+    /// The oldest `limit` records past `produced` (an id; AUTOINCREMENT: an id is never given twice), in id order.
+    static func pending(_ db: Database, after produced: Int64 = 0, limit: Int) throws -> [OutboxRecord] {
         let statement = try db.cachedStatement(
-            sql: "SELECT id, topic, key, value, headers FROM outbox ORDER BY id LIMIT ?")
-        return try Row.fetchAll(statement, arguments: [limit])
+            sql: "SELECT id, topic, key, value, headers FROM outbox WHERE id > ? ORDER BY id LIMIT ?")
+        return try Row.fetchAll(statement, arguments: [produced, limit])
             .map { row in
                 let headersText: String = row["headers"]
                 var headers: [KafkaHeader] = []

@@ -17,6 +17,8 @@ package struct PartitionDatabase: Sendable {
     package let changelogTopic: String?
     private let pool: DatabasePool
     private let readTagSlot = ReadTagSlot()
+    /// What the broker acknowledged of the outbox and the changelog, deleted by the next write (`ProducedMarks`).
+    private let marks = ProducedMarks()
 
     package static func fileName(partition: Int32) -> String {
         "partition-\(String(format: "%03d", partition)).sqlite"
@@ -189,23 +191,25 @@ package struct PartitionDatabase: Sendable {
 
     /// Outbox records not yet produced, oldest first (replayed after a restart).
     package func pendingOutbox(limit: Int = 10_000) async throws -> [OutboxRecord] {
-        try await pool.read { db in try Outbox.pending(db, limit: limit) }
+        let after = marks.produced.outbox
+        return try await pool.read { db in try Outbox.pending(db, after: after, limit: limit) }
     }
 
-    /// Produces every pending outbox record, oldest first, and forgets those the publisher acknowledged; then the
+    /// Produces every pending outbox record, oldest first, and marks those the publisher acknowledged produced; then the
     /// changelog records (unless `changelog` is false: a lost partition's new owner writes its changelog now). Throws
     /// when the broker does not answer; what is left is produced by the next call.
     ///
-    /// Each round reads both queues at one moment (one read transaction), produces the outbox's oldest chunk, then,
-    /// if that was all the outbox held, one chunk of the changelog up to that moment: a transaction writes both at
-    /// once, so the changelog never holds a transaction whose outputs were not produced, and a restored state never
-    /// skips an output (outputs produced whose changelog was not are decided again, with the same ids, and deduped
-    /// downstream). The changelog goes one chunk per round, so that outputs written meanwhile go first: a burst of new
-    /// profiles (nine changelog records each) does not hold the sends decided after it. Then one write transaction
-    /// forgets what the broker acknowledged of both. A round is one read and one write, whatever it holds. The rounds go
-    /// on while one was cut by a chunk's size: what was committed before the call has gone out when this returns, and
-    /// what a transaction commits meanwhile goes with the flush its writer asks for (`PartitionOwner.scheduleFlush`),
-    /// so that a flush at a low rate is one round, not a round and a look that finds nothing (docs/performance.md).
+    /// Each round reads both queues past what was marked produced, at one moment (one read transaction), produces the
+    /// outbox's oldest chunk, then, if that was all the outbox held, one chunk of the changelog up to that moment: a
+    /// transaction writes both at once, so the changelog never holds a transaction whose outputs were not produced, and
+    /// a restored state never skips an output (outputs produced whose changelog was not are decided again, with the
+    /// same ids, and deduped downstream). The changelog goes one chunk per round, so that outputs written meanwhile go
+    /// first: a burst of new profiles (nine changelog records each) does not hold the sends decided after it. What the
+    /// broker acknowledged is marked (`ProducedMarks`) and deleted by the partition's next write transaction, not by a
+    /// transaction of its own (issue 58): a round is one read, whatever it holds. The rounds go on while one was cut by a
+    /// chunk's size: what was committed before the call has gone out when this returns, and what a transaction commits
+    /// meanwhile goes with the flush its writer asks for (`PartitionOwner.scheduleFlush`), so that a flush at a low rate
+    /// is one round, not a round and a look that finds nothing (docs/performance.md).
     ///
     /// A record that can never be produced (too large, invalid) is replaced by `unproducible(record, error)`, a dead
     /// letter without its value, so that it does not hold the partition's other outputs forever. `produced` is told the
@@ -217,12 +221,13 @@ package struct PartitionDatabase: Sendable {
     ) async throws {
         let topic = changelog ? changelogTopic : nil
         while true {
-            let round = try await pool.read { db in try ProduceRound(db, changelog: topic != nil) }
+            let after = marks.produced
+            let round = try await pool.read { db in try ProduceRound(db, changelog: topic != nil, after: after) }
             guard !round.outbox.isEmpty || !round.changes.isEmpty else { return }
             if !round.outbox.isEmpty {
                 _ = try await publisher.publishOrStub(round.outbox.map(\.outgoing), stub: unproducible)
             }
-            // The outbox went out: what follows forgets it even when the changelog's produce fails.
+            // The outbox went out: it is marked even when the changelog's produce fails.
             var changelogEnd: (seq: Int64, nextOffset: Int64, count: Int)?
             var failure: (any Error)?
             if let topic, let last = round.changes.last {
@@ -239,13 +244,7 @@ package struct PartitionDatabase: Sendable {
                     failure = error
                 }
             }
-            let (lastOutbox, changelogDone) = (round.outbox.last?.id, changelogEnd)
-            try await pool.write { db in
-                if let lastOutbox { try Outbox.delete(db, through: lastOutbox) }
-                if let done = changelogDone {
-                    try ChangelogCapture.produced(db, through: done.seq, nextOffset: done.nextOffset)
-                }
-            }
+            marks.produced(outbox: round.outbox.last?.id, changelog: changelogEnd.map { ($0.seq, $0.nextOffset) })
             Outbox.countProduced(round.outbox)
             if let failure { throw failure }
             if let topic, let changelogEnd {
@@ -256,8 +255,18 @@ package struct PartitionDatabase: Sendable {
         }
     }
 
-    /// What one round of `produceOutbox` produces, read at one moment: the outbox's oldest records, and, when that is
-    /// all the outbox holds, the changelog's oldest chunk with the writer id its records carry.
+    /// Deletes what the broker acknowledged and no write transaction deleted yet, if it has waited `after` or longer:
+    /// the relay's round for a partition with no write for a while, and a revocation before its database closes (so
+    /// that the database opened again does not produce it twice).
+    package func forgetProduced(after: Duration = .zero) async throws {
+        guard let waiting = marks.waiting, waiting >= after else { return }
+        let marks = self.marks
+        if let deleted = try await pool.write({ db in try marks.forget(db) }) { marks.deleted(deleted) }
+    }
+
+    /// What one round of `produceOutbox` produces, read at one moment: the outbox's oldest records past what was marked
+    /// produced, and, when that is all the outbox holds, the changelog's oldest chunk with the writer id its records
+    /// carry.
     private struct ProduceRound: Sendable {
         static let outboxChunk = 1000
         static let changelogChunk = 5000
@@ -265,11 +274,11 @@ package struct PartitionDatabase: Sendable {
         var changes: [ChangelogCapture.Pending] = []
         var writer = ""
 
-        init(_ db: Database, changelog: Bool) throws {
-            outbox = try Outbox.pending(db, limit: Self.outboxChunk)
+        init(_ db: Database, changelog: Bool, after marks: ProducedMarks.Marks) throws {
+            outbox = try Outbox.pending(db, after: marks.outbox, limit: Self.outboxChunk)
             // More outputs than a chunk: the changelog waits for a round that reaches the outbox's end.
             guard changelog, outbox.count < Self.outboxChunk else { return }
-            changes = try ChangelogCapture.pending(db, limit: Self.changelogChunk)
+            changes = try ChangelogCapture.pending(db, after: marks.changelog, limit: Self.changelogChunk)
             if !changes.isEmpty { writer = try ChangelogCapture.writer(db) }
         }
 
@@ -285,10 +294,14 @@ package struct PartitionDatabase: Sendable {
     /// Whether the outbox or the changelog holds records not produced yet.
     package func hasUnproduced() async throws -> Bool {
         let captured = changelogTopic != nil
+        let after = marks.produced
         return try await pool.read { db in
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox)") == true { return true }
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE id > ?)", arguments: [after.outbox]) == true {
+                return true
+            }
             guard captured else { return false }
-            return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM changelog)") ?? false
+            return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM changelog WHERE seq > ?)", arguments: [after.changelog])
+                ?? false
         }
     }
 
@@ -304,18 +317,24 @@ package struct PartitionDatabase: Sendable {
         try await writeMarked(body).result
     }
 
-    /// `write`, and the sequence number of the commit record it added (nil: none).
+    /// `write`, and the sequence number of the commit record it added (nil: none). Each deletes first what the broker
+    /// acknowledged of the outbox and the changelog since the last write (`ProducedMarks`), which is neither counted as
+    /// the transaction's change nor captured.
     private func writeMarked<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> T
     ) async throws -> (result: T, changelogEnd: Int64?) {
-        guard changelogTopic != nil else { return (try await pool.write(body), nil) }
-        return try await pool.write { db in
+        let (marks, captured) = (self.marks, changelogTopic != nil)
+        let (result, end, deleted) = try await pool.write { db -> (T, Int64?, ProducedMarks.Marks?) in
+            let deleted = try marks.forget(db)
+            guard captured else { return (try body(db), nil, deleted) }
             let before = db.totalChangesCount
             let result = try body(db)
-            guard db.totalChangesCount != before else { return (result, nil) }
+            guard db.totalChangesCount != before else { return (result, nil, deleted) }
             try ChangelogCapture.markCommit(db)
-            return (result, db.lastInsertedRowID)
+            return (result, db.lastInsertedRowID, deleted)
         }
+        if let deleted { marks.deleted(deleted) }
+        return (result, end)
     }
 
     /// A write transaction that adds no commit record (the changelog's own bookkeeping, a restore).

@@ -397,6 +397,10 @@ package actor PartitionOwner: KafkaRebalanceListener {
             task.flushRequested = false
             if let flushing = task.flushTask { await flushing.value }
             guard let database = leave(number) else { continue }
+            // What was produced is deleted before the database closes: opened here again, it does not produce it twice.
+            do { try await database.forgetProduced() } catch {
+                logger.warning("produced outbox not deleted before closing", metadata: ["partition": "\(number)", "error": "\(error)"])
+            }
             task.unflushedSince = nil
             Self.outboxAge(number).record(0)
             if !flushed {
@@ -551,9 +555,16 @@ package actor PartitionOwner: KafkaRebalanceListener {
     /// The relay's round: every partition whose outbox a produce left behind, and, for each open partition, how long
     /// its oldest output has waited (`herald_outbox_oldest_seconds{partition}`, 0 when nothing waits): an output that
     /// cannot go out shows there, however its partition's other outputs fare.
-    package func flushUnflushed() {
+    package func flushUnflushed() async {
         let known = tasks.values.sorted { $0.number < $1.number }
         for task in known where task.unflushedSince != nil { scheduleFlush(task.number) }
+        // What was produced is deleted by the partition's next write; a partition with no write for a second has it
+        // deleted here (`ProducedMarks`).
+        for task in known where task.state == .running {
+            do { try await task.database?.forgetProduced(after: .seconds(1)) } catch {
+                logger.warning("produced outbox not deleted", metadata: ["partition": "\(task.number)", "error": "\(error)"])
+            }
+        }
         let now = ContinuousClock.now
         for task in known where task.state != nil {
             let waited = task.unflushedSince.map { now - $0 } ?? .zero

@@ -629,6 +629,53 @@ struct ChangelogTests {
     }
 }
 
+extension ChangelogTests {
+    @Test("a flush writes nothing: what the broker acknowledged is deleted by the partition's next write (or at its close), and never produced twice meanwhile")
+    func producedDeletedByNextWrite() async throws {
+        let broker = MemoryBroker()
+        let first = owner(broker)
+        _ = try await first.partitionsAssigned(inputs)
+        let database = try #require(await first.database(0))
+        await first.flush(0)
+        try await database.forgetProduced()
+        func count(_ table: String) async throws -> Int {
+            try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? -1 }
+        }
+        _ = try await database.writeWithOutbox { db in
+            try db.execute(sql: "INSERT INTO notes (body) VALUES ('two outputs')")
+            return ((), [PendingOutput(topic: "out", key: "a", value: [1]), PendingOutput(topic: "out", key: "b", value: [2])])
+        }
+        let publisher = RoundsPublisher(broker)
+        try await database.produceOutbox(with: publisher)
+        #expect(publisher.calls == [["out": 2], [topic: 2]])
+        // Produced and marked, still in the tables: the flush wrote nothing.
+        #expect(try await count("outbox") == 2)
+        #expect(try await count("changelog") == 2)
+        #expect(try await database.pendingOutbox().isEmpty)
+        #expect(try await database.hasUnproduced() == false)
+        // A second flush reads past the marks: nothing again.
+        try await database.produceOutbox(with: publisher)
+        #expect(publisher.calls.count == 2)
+        // The partition's next write deletes them first thing, and is a transaction of its own in the changelog.
+        _ = try await database.writeWithOutbox { db in
+            try db.execute(sql: "INSERT INTO notes (body) VALUES ('the next write')")
+            return ((), [PendingOutput]())
+        }
+        #expect(try await count("outbox") == 0)
+        #expect(try await count("changelog") == 2)
+        try await database.produceOutbox(with: publisher)
+        #expect(publisher.calls.last == [topic: 2])
+        // What no write deleted yet goes when the partition closes: opened again, it has nothing to produce.
+        let directory = (database.path as NSString).deletingLastPathComponent
+        await first.partitionsRevoked(inputs, lost: false)
+        let reopened = try PartitionDatabase.open(directory: directory, partition: 0, migrator: migrator, changelog: topic)
+        #expect(try await reopened.hasUnproduced() == false)
+        try reopened.close()
+        let keys = broker.records(TopicPartition("out", 0)).map { String(decoding: $0.key ?? [], as: UTF8.self) }
+        #expect(keys == ["a", "b"])
+    }
+}
+
 /// Records each publish call's records per topic, and refuses a topic's records when told (a broker that does not
 /// answer for it), else hands them to the memory broker.
 private final class RoundsPublisher: OutboxPublisher {

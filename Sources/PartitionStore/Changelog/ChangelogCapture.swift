@@ -111,10 +111,11 @@ package enum ChangelogCapture {
         var change: ChangelogEntry.Change
     }
 
-    /// The oldest `limit` records, in sequence order.
-    static func pending(_ db: Database, limit: Int) throws -> [Pending] {
-        let statement = try db.cachedStatement(sql: "SELECT seq, tbl, pk, image FROM changelog ORDER BY seq LIMIT ?")
-        return try Row.fetchAll(statement, arguments: [limit])
+    /// The oldest `limit` records past `produced` (a sequence number; AUTOINCREMENT: one is never given twice), in
+    /// sequence order.
+    static func pending(_ db: Database, after produced: Int64 = 0, limit: Int) throws -> [Pending] {
+        let statement = try db.cachedStatement(sql: "SELECT seq, tbl, pk, image FROM changelog WHERE seq > ? ORDER BY seq LIMIT ?")
+        return try Row.fetchAll(statement, arguments: [produced, limit])
             .map { row in
                 let table: String = row["tbl"]
                 if table.isEmpty { return Pending(seq: row["seq"], change: .commit) }
