@@ -17,9 +17,8 @@ enum PipeDecide {
             let sends = batch.records.compactMap { send($0, decidedAt: decidedAt) }
             guard !sends.isEmpty else { return }
             Task {
-                do { _ = try await producer.send(sends) } catch {
-                    logger.error("sends not produced", metadata: ["error": "\(error)"])
-                }
+                let produced = await retrying { _ = try await producer.send(sends) }
+                if !produced { logger.error("sends not produced", metadata: ["sends": "\(sends.count)"]) }
             }
         }
         let http = ServiceMain.httpApplication(

@@ -41,8 +41,16 @@ enum PipeDeliver {
                 ("apns-priority", "10"), ("apns-expiration", "0"), ("apns-collapse-id", id), ("content-type", "application/json"),
             ],
             body: payload.serialized, http2: true)
-        guard case .success(let response) = await driver.perform(request), response.status == 200 else {
-            logger.warning("pipe delivery failed", metadata: ["send_id": .string(id)])
+        struct Refused: Error { var answer: String }
+        let delivered = await retrying {
+            switch await driver.perform(request) {
+            case .success(let response) where response.status == 200: return
+            case .success(let response): throw Refused(answer: "status \(response.status)")
+            case .failure(let error): throw Refused(answer: "\(error)")
+            }
+        }
+        guard delivered else {
+            logger.error("pipe delivery failed", metadata: ["send_id": .string(id)])
             return
         }
         var report = DeliveryReport(
@@ -51,11 +59,8 @@ enum PipeDeliver {
         report.triggeredAt = send["triggered_at"]?.timeValue
         report.decidedAt = send["decided_at"]?.timeValue
         report.provider = "apns"
-        do {
-            try await producer.send(
-                KafkaOutgoingRecord(topic: HeraldTopic.deliveries.name, key: Array(report.key.utf8), value: Wire.encode(report)))
-        } catch {
-            logger.error("report not produced", metadata: ["send_id": .string(id), "error": "\(error)"])
-        }
+        let record = try? KafkaOutgoingRecord(topic: HeraldTopic.deliveries.name, key: Array(report.key.utf8), value: Wire.encode(report))
+        let produced = await retrying { if let record { try await producer.send(record) } }
+        if record == nil || !produced { logger.error("report not produced", metadata: ["send_id": .string(id)]) }
     }
 }

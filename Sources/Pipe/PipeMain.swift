@@ -63,3 +63,17 @@ extension ServiceContext where Config == PipeConfig {
         return (consumer, producer)
     }
 }
+
+/// Runs `body` until it succeeds, up to `attempts` times, waiting longer after each failure (as the services retry a
+/// produce or a provider call): a run of the pipe loses nothing to one refusal. Returns false when every attempt failed.
+func retrying(_ attempts: Int = 5, _ body: () async throws -> Void) async -> Bool {
+    for attempt in 1...attempts {
+        do {
+            try await body()
+            return true
+        } catch {
+            try? await Task.sleep(for: .milliseconds(50 * attempt))
+        }
+    }
+    return false
+}

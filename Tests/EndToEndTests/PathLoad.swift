@@ -45,6 +45,8 @@ struct PathLoad {
         let total = rate * seconds
         let perTick = (rate + 99) / 100
         let answers = Locked<[Double]>([])
+        /// Requests not answered 200 (their events never reach the path): said when the phase does not finish.
+        let refused = Locked<[String]>([])
         let cpuBefore = cpuSeconds()
         let threadsBefore = Self.threadSeconds()
         let start = Date()
@@ -59,14 +61,28 @@ struct PathLoad {
             posted += count
             Task { [ingestPort] in
                 let sent = Date()
-                let (status, _) = try await httpPost(
-                    "http://127.0.0.1:\(ingestPort)/v1/profiles/update",
-                    headers: ["Authorization": "Bearer rest_demo_0123456789abcdef"], body: "[\(body)]")
-                if status == 200 { answers.withLock { $0.append(Date().timeIntervalSince(sent) * 1000) } }
+                do {
+                    let (status, answer) = try await httpPost(
+                        "http://127.0.0.1:\(ingestPort)/v1/profiles/update",
+                        headers: ["Authorization": "Bearer rest_demo_0123456789abcdef"], body: "[\(body)]")
+                    if status == 200 {
+                        answers.withLock { $0.append(Date().timeIntervalSince(sent) * 1000) }
+                    } else {
+                        refused.withLock { $0.append("\(status) \(answer.prefix(200))") }
+                    }
+                } catch {
+                    refused.withLock { $0.append("\(error)") }
+                }
             }
         }
         let produceSeconds = Date().timeIntervalSince(start)
-        try await waitUntil("every push answered", timeout: .seconds(300)) { reports.withLock { $0.count } >= total }
+        do {
+            try await waitUntil("every push answered", timeout: .seconds(300)) { reports.withLock { $0.count } >= total }
+        } catch {
+            let refusals = refused.withLock { $0 }
+            print("  phase \(phase): \(reports.withLock { $0.count }) of \(total) pushes answered; \(refusals.count) requests refused\(refusals.first.map { ", the first: \($0)" } ?? "")")
+            throw error
+        }
         let busy = Date().timeIntervalSince(start)
         let cpuAfter = cpuSeconds()
         let threadsAfter = Self.threadSeconds()

@@ -164,9 +164,19 @@ struct WholePathBenchmark {
             print("  highest rate with event -> provider answer p99 < \(Int(Self.goalMilliseconds)) ms: \(met.map { "\($0)/s" } ?? "none of those tried") (first missed: \(missed.map { "\($0)/s" } ?? "none up to 4000/s"))")
             measured.highest = met ?? 0
         } else {
-            let result = try await load.run(rate: Self.rate, seconds: Self.seconds, phase: 1, idle: idle)
-            print(result.lines)
-            measured.result = result
+            do {
+                let result = try await load.run(rate: Self.rate, seconds: Self.seconds, phase: 1, idle: idle)
+                print(result.lines)
+                measured.result = result
+            } catch {
+                // What the carrier said went wrong, before the run fails.
+                for (name, process) in processes {
+                    for line in process.output.filter({ $0.contains(#""level":"warning""#) || $0.contains(#""level":"error""#) }).suffix(5) {
+                        print("    \(name): \(line.prefix(300))")
+                    }
+                }
+                throw error
+            }
         }
         reader.stop()
         try? await reading.value
