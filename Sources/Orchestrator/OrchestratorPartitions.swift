@@ -25,6 +25,8 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     private let partitions: Int
     /// How many in-app sync tags each partition keeps (`ReadTagCache`; 0: none).
     private let readTagCapacity: Int
+    /// Each open partition's earliest timer (`TimerHint`): a tick reads only the partitions where one may be due.
+    private var timerHints: [Int32: TimerHint] = [:]
 
     /// A partition's backfill: the segments left (the first in progress; where it stands is in the database), and
     /// progress for the logs.
@@ -106,18 +108,24 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         // Only running partitions (a paused one's database fails: its timers and backfills wait for it to resume).
         // Partitions run their timers at once, each on its own database's writer, so that a release due in several
         // partitions (a local-time broadcast's zone, a schedule) uses every core.
-        let running = await owner.runningPartitions
+        // Only partitions whose hint says a timer may be due are read: an idle instance reads nothing.
+        let now = rules.clock()
+        let running = await owner.runningPartitions.compactMap { number -> (Int32, TimerHint)? in
+            guard let hint = timerHints[number], hint.isDue(at: now) else { return nil }
+            return (number, hint)
+        }
         let (owner, logger) = (self.owner, self.logger)
         let ran = await withTaskGroup(of: Int.self) { group in
-            for number in running {
+            for (number, hint) in running {
                 group.addTask {
                     do {
                         return try await owner.run(on: number) { database in
-                            let (ran, outbox) = try await OrchestratorPartition(database).runTimers(rules: rules)
+                            let (ran, outbox) = try await OrchestratorPartition(database).runTimers(rules: rules, hint: hint)
                             if !outbox.isEmpty { await owner.flush(number) }
                             return ran
                         } ?? 0
                     } catch {
+                        hint.invalidate()
                         logger.error("timers failed", metadata: ["partition": "\(number)", "error": "\(error)"])
                         return 0
                     }
@@ -189,6 +197,9 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     private static let heldGauge = Gauge(label: "herald_quiet_window_held")
     private static let nextReleaseGauge = Gauge(label: "herald_quiet_window_next_release_timestamp_seconds")
 
+    /// Whether the partition's timer hint says a timer may be due at `time` (nil: the partition is not open here).
+    func timerHintDue(_ partition: Int32, at time: Date) -> Bool? { timerHints[partition]?.isDue(at: time) }
+
     /// Segment backfills not finished yet (for health and tests).
     var backfillsPending: Int { backfills.values.reduce(0) { $0 + $1.segments.count } }
 
@@ -213,8 +224,12 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     // MARK: PartitionHooks
 
     func partitionOpened(_ database: PartitionDatabase, assigned: [TopicPartition]) async throws {
-        // First: from here on, every change of a profile's rows drops its in-app tags.
+        // First: from here on, every change of a profile's rows drops its in-app tags, and every timer set lowers the
+        // partition's timer hint.
         if readTagCapacity > 0 { try await database.keepReadTags(owners: OrchestratorSchema.rowOwners, capacity: readTagCapacity) }
+        let hint = TimerHint()
+        try await hint.watch(database)
+        timerHints[database.partition] = hint
         // Records an earlier version kept for later (ops it did not implement): applied now, before new ones.
         let outbox = try await OrchestratorPartition(database).applyDeferred { db, record in try OrchestratorApplier.apply(db, record: record) }
         if !outbox.isEmpty {
@@ -230,6 +245,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
 
     func partitionClosed(_ partition: Int32) async {
         backfills.removeValue(forKey: partition)
+        timerHints.removeValue(forKey: partition)
     }
 
     // MARK: Batches

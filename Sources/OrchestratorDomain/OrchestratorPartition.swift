@@ -18,13 +18,23 @@ package struct OrchestratorPartition: Sendable {
     }
 
     /// Runs due timers in one transaction (at most `limit`); returns how many ran and the outbox records written.
-    package func runTimers(rules: EngagementRules, limit: Int = 1000) async throws -> (ran: Int, outbox: [OutboxRecord]) {
-        // A read first: most ticks find nothing due, and need not wait for the writer (a batch being applied).
+    /// With a `hint` (`TimerHint.watch`), nothing is read unless it says a timer may be due, and the run sets it to
+    /// the earliest timer left.
+    package func runTimers(
+        rules: EngagementRules, limit: Int = 1000, hint: TimerHint? = nil
+    ) async throws -> (ran: Int, outbox: [OutboxRecord]) {
         let due = rules.clock()
-        guard try await database.read({ db in try TimersTable(db).anyDue(at: due) }) else { return (0, []) }
+        if let hint {
+            guard hint.isDue(at: due) else { return (0, []) }
+        } else {
+            // A read first: most ticks find nothing due, and need not wait for the writer (a batch being applied).
+            guard try await database.read({ db in try TimersTable(db).anyDue(at: due) }) else { return (0, []) }
+        }
         return try await database.writeWithOutbox { db in
             var runner = TimerRunner(db: db, rules: rules, now: rules.clock())
             let count = try runner.runDue(limit: limit)
+            // In the run's transaction: a timer another transaction sets lowers the hint after this.
+            try hint?.reset(to: TimersTable(db).nextDue())
             return (count, runner.decider.outputs)
         }
     }

@@ -380,6 +380,12 @@ package struct PartitionDatabase: Sendable {
         }
     }
 
+    /// Runs `body` on the writer connection, outside any transaction: to add what only the connection that writes needs
+    /// (a function its temporary triggers call).
+    package func prepareWriter(_ body: @escaping @Sendable (Database) throws -> Void) async throws {
+        try await pool.writeWithoutTransaction(body)
+    }
+
     /// Closes the connections (the pool's deinit would too; this makes the moment explicit).
     package func close() throws { try pool.close() }
 }

@@ -19,6 +19,8 @@ struct WholePathBenchmark {
     /// `HERALD_BENCH_RATE=search`: the highest rate whose p99 meets the goal, by a short search (`nextRate`).
     static let search = ProcessInfo.processInfo.environment["HERALD_BENCH_RATE"] == "search"
     static let goalMilliseconds = 100.0
+    /// How long each carrier's idle CPU is measured before its first phase (`HERALD_BENCH_IDLE_SECONDS`, default 3).
+    static let idleSeconds = Double(ProcessInfo.processInfo.environment["HERALD_BENCH_IDLE_SECONDS"] ?? "") ?? 3
 
     /// The next rate to try, or nil when the search is over: double until a rate misses (4,000/s at most), halve down
     /// to 50/s until one meets, then bisect until the gap is at most an eighth of the best rate met (or 50/s).
@@ -146,8 +148,8 @@ struct WholePathBenchmark {
         case .services: "one ingest, \(Self.instances) orchestrators and \(Self.instances) notifiers"
         }
         print("whole path benchmark, \(carrier.rawValue) (\(cores) cores, \(StateMoveTests.partitions) partitions, \(members), fetch.wait.max.ms \(Self.fetchWait))")
-        let idle = try await load.idleCPU(seconds: 3)
-        print("  idle (no events, 3 s): " + load.services.map { String(format: "%@ %.2f", $0, idle[$0] ?? 0) }.joined(separator: ", ") + " cores")
+        let idle = try await load.idleCPU(seconds: Self.idleSeconds)
+        print("  idle (no events, \(Int(Self.idleSeconds)) s): " + load.services.map { String(format: "%@ %.3f", $0, idle[$0] ?? 0) }.joined(separator: ", ") + " cores")
         var measured = Measured()
         if Self.search {
             // The highest rate whose p99 stays under the goal, from 250/s (`nextRate` says how the search goes on).

@@ -79,6 +79,11 @@ struct TimersTable {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM timers WHERE due_at <= ? LIMIT 1"), arguments: [WireTime.format(due)]) ?? false
     }
 
+    /// When the earliest timer is due (nil: none).
+    func nextDue() throws -> Date? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT min(due_at) AS next FROM timers"))?.time("next")
+    }
+
     /// The sends held by quiet hours, and when the first of them goes (`timers_held`, a partial index: a count over
     /// the held ones only).
     func held() throws -> (count: Int, next: Date?) {
