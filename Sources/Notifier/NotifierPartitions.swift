@@ -40,6 +40,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// looked at every partition (`claim`'s `fullScan`).
     private var hinted: [MessageChannel: Set<Int32>] = [:]
     private var lastFullScan: [MessageChannel: ContinuousClock.Instant] = [:]
+    /// Each open partition's earliest due attempt per channel (`WorkHints`): a full scan reads only the partitions where
+    /// one may be due.
+    private var workHints: [Int32: WorkHints] = [:]
 
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, catalog: AppsCatalog,
@@ -75,6 +78,11 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         watermarks = body
     }
 
+    /// Whether the partition's hint says an attempt of `channel` may be due at `time` (nil: the partition is not open).
+    func workHintDue(_ partition: Int32, _ channel: MessageChannel, at time: Date) -> Bool? {
+        workHints[partition]?.isDue(channel, at: time)
+    }
+
     /// Whether the partition's deliveries are still being read back (nothing of it is claimed meanwhile).
     func isHandingOver(_ partition: Int32) -> Bool { handover[partition] != nil }
 
@@ -100,6 +108,10 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
 
     func partitionOpened(_ database: PartitionDatabase, assigned: [TopicPartition]) async throws {
         let number = database.partition
+        // First: from here on, every row made due (the recovery below included) lowers the partition's hints.
+        let hints = WorkHints()
+        try await hints.watch(database)
+        workHints[number] = hints
         // Rows left `sending` by a stop are attempted again. Not while this process still has calls out for the
         // partition (it came back before a drain that timed out was over): their answers finish those rows.
         let stillOut = await attemptsInFlight(number)
@@ -156,6 +168,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
 
     func partitionClosed(_ partition: Int32) async {
         handover.removeValue(forKey: partition)
+        workHints.removeValue(forKey: partition)
         // Results its database would not take, even at the drain: reported straight to the broker.
         for (results, _) in unrecorded.removeValue(forKey: partition) ?? [] { await reportLate(partition, results) }
     }
@@ -235,13 +248,13 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         _ limits: [MessageChannel: Int], partition: Int32, now: Date
     ) -> (@Sendable (Database) throws -> ([MessageChannel: [SendClaims.Claimed]], [PendingOutput]))? {
         guard !limits.isEmpty else { return nil }
-        let (owner, origins) = (self.owner, self.origins)
+        let (owner, origins, hints) = (self.owner, self.origins, workHints[partition])
         return { db in
             guard owner.isRunning(partition) else { return ([:], []) }
             var claimed: [MessageChannel: [SendClaims.Claimed]] = [:]
             var outputs: [PendingOutput] = []
             for (channel, limit) in limits {
-                let claim = try SendClaims.claim(db, channel: channel, limit: limit, now: now, origins: origins)
+                let claim = try Self.claim(db, channel, limit: limit, now: now, origins: origins, hints: hints)
                 claimed[channel] = claim.claimed
                 outputs += claim.outputs
             }
@@ -299,17 +312,19 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// whose last claim was cut by the limit: a wake-up for one send reads one partition, not every one.
     func claim(_ channel: MessageChannel, limit: Int, fullScan: Duration = .zero) async -> [ClaimedAttempt] {
         let running = await owner.runningPartitions
+        let now = clock()
         let scanned: [Int32]
         if let last = lastFullScan[channel], ContinuousClock.now - last < fullScan {
             let hints = hinted.removeValue(forKey: channel) ?? []
             scanned = running.filter { hints.contains($0) }
         } else {
+            // Every partition, but only those where an attempt may be due by now (`WorkHints`), and those a batch
+            // brought work to.
             lastFullScan[channel] = .now
-            hinted.removeValue(forKey: channel)
-            scanned = running
+            let hints = hinted.removeValue(forKey: channel) ?? []
+            scanned = running.filter { hints.contains($0) || (self.workHints[$0]?.isDue(channel, at: now) ?? true) }
         }
-        let now = clock()
-        let (owner, origins, logger) = (self.owner, self.origins, self.logger)
+        let (owner, origins, logger, workHints) = (self.owner, self.origins, self.logger, self.workHints)
         // The partitions claim at once, each on its own database's writer, each up to an even share of the limit (at
         // least one): with one partition after another, a send whose partition came last in a busy round waited for
         // every other's transaction (docs/performance.md, "Partitions per process"). Beyond the limit's count of
@@ -324,9 +339,10 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                 group.addTask {
                     do {
                         let claim = try await Self.claim(
-                            number, channel, limit: share, now: now, owner: owner, origins: origins)
+                            number, channel, limit: share, now: now, owner: owner, origins: origins, hints: workHints[number])
                         return (number, claim?.claimed ?? [], claim?.end)
                     } catch {
+                        workHints[number]?.invalidate(channel)
                         logger.error(
                             "claiming sends failed",
                             metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
@@ -359,20 +375,33 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// after the loss, and the new owner sent it again (StateMoveTests).
     private static func claim(
         _ number: Int32, _ channel: MessageChannel, limit: Int, now: Date, owner: PartitionOwner,
-        origins: [String: Eligibility.Origin]
+        origins: [String: Eligibility.Origin], hints: WorkHints?
     ) async throws -> (claimed: [SendClaims.Claimed], end: Int64?)? {
         try await owner.run(on: number) { database in
-            let due = try await database.read { db in try SendsTable(db).hasWork(channel: channel, at: now) }
-            guard due else { return ([], nil) }
+            // A read first, unless the hint says an attempt may be due: the claim's transaction then sets the hint.
+            if hints?.isDue(channel, at: now) != true {
+                let due = try await database.read { db in try SendsTable(db).hasWork(channel: channel, at: now) }
+                guard due else { return ([], nil) }
+            }
             let (claimed, outbox, end) = try await database.writeWithOutboxLogged { db in
                 guard owner.isRunning(number) else { return ([SendClaims.Claimed](), [PendingOutput]()) }
-                return try SendClaims.claim(db, channel: channel, limit: limit, now: now, origins: origins)
+                return try Self.claim(db, channel, limit: limit, now: now, origins: origins, hints: hints)
             }
             // Held before this claim's own work ends: a drain never sees a moment with neither.
             await owner.hold(claimed.count, on: number)
             if !outbox.isEmpty { await owner.scheduleFlush(number) }
             return (claimed, end)
         }
+    }
+
+    /// `SendClaims.claim` in the caller's transaction; a claim the limit did not cut took all that was due, and sets the
+    /// partition's hint to the earliest attempt left (in the transaction: a row made due meanwhile lowers it after).
+    private static func claim(
+        _ db: Database, _ channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin], hints: WorkHints?
+    ) throws -> (claimed: [SendClaims.Claimed], outputs: [PendingOutput]) {
+        let claim = try SendClaims.claim(db, channel: channel, limit: limit, now: now, origins: origins)
+        if let hints, claim.claimed.count < limit { hints.reset(channel, to: try SendsTable(db).nextWork(channel: channel)) }
+        return claim
     }
 
     /// Whether a claim's attempts may be made: once its `sending` rows are in the partition's changelog (through `end`,

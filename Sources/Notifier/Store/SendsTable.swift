@@ -84,6 +84,19 @@ struct SendsTable {
             OR EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = '\(SendState.held.rawValue)' AND not_before <= ?2)
         """
 
+    private static let nextWorkSQL = """
+        SELECT min(due) FROM (
+            SELECT coalesce(check_at, '') AS due FROM sends WHERE channel = ?1 AND state = '\(SendState.queued.rawValue)'
+            UNION ALL SELECT not_before FROM sends WHERE channel = ?1 AND state = '\(SendState.held.rawValue)'
+            UNION ALL SELECT due_at FROM ledger WHERE channel = ?1 AND state = '\(LedgerState.pending.rawValue)')
+        """
+
+    /// When a claim of the channel would next find anything (nil: nothing waits; `distantPast`: now).
+    func nextWork(channel: MessageChannel) throws -> Date? {
+        guard let due = try String.fetchOne(db.cachedStatement(sql: Self.nextWorkSQL), arguments: [channel.rawValue]) else { return nil }
+        return due.isEmpty ? .distantPast : WireTime.parse(due) ?? .distantPast
+    }
+
     /// Whether a claim of the channel would find anything at `time`: a queued or held send due, or a due ledger row (a
     /// read, cheaper than the claim's write transaction).
     func hasWork(channel: MessageChannel, at time: Date) throws -> Bool {

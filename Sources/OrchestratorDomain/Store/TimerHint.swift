@@ -15,8 +15,11 @@ package final class TimerHint: Sendable {
 
     package init() {}
 
-    /// Whether a timer may be due at `now`.
-    package func isDue(at now: Date) -> Bool { earliest.withLock { $0 <= now } }
+    /// Whether a timer may be due at `now`, to the millisecond as the stored times compare (`WireTime.rounded`).
+    package func isDue(at now: Date) -> Bool {
+        let now = WireTime.rounded(now)
+        return earliest.withLock { $0 <= now }
+    }
 
     /// A timer set (or moved) to `due`.
     func lower(to due: Date) { earliest.withLock { $0 = min($0, due) } }
