@@ -40,9 +40,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// looked at every partition (`claim`'s `fullScan`).
     private var hinted: [MessageChannel: Set<Int32>] = [:]
     private var lastFullScan: [MessageChannel: ContinuousClock.Instant] = [:]
-    /// Each open partition's earliest due attempt per channel (`WorkHints`): a full scan reads only the partitions where
-    /// one may be due.
-    private var workHints: [Int32: WorkHints] = [:]
+    /// Each open partition's earliest due attempt per channel (`DueHints`, a channel's raw value its kind): a full scan
+    /// reads only the partitions where one may be due.
+    private var workHints: [Int32: DueHints] = [:]
 
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, catalog: AppsCatalog,
@@ -80,7 +80,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
 
     /// Whether the partition's hint says an attempt of `channel` may be due at `time` (nil: the partition is not open).
     func workHintDue(_ partition: Int32, _ channel: MessageChannel, at time: Date) -> Bool? {
-        workHints[partition]?.isDue(channel, at: time)
+        workHints[partition]?.isDue(channel.rawValue, at: time)
     }
 
     /// Whether the partition's deliveries are still being read back (nothing of it is claimed meanwhile).
@@ -109,8 +109,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     func partitionOpened(_ database: PartitionDatabase, assigned: [TopicPartition]) async throws {
         let number = database.partition
         // First: from here on, every row made due (the recovery below included) lowers the partition's hints.
-        let hints = WorkHints()
-        try await hints.watch(database)
+        let hints = DueHints()
+        try await hints.watch(database, function: "herald_due", triggers: SendsTable.dueTriggers)
         workHints[number] = hints
         // Rows left `sending` by a stop are attempted again. Not while this process still has calls out for the
         // partition (it came back before a drain that timed out was over): their answers finish those rows.
@@ -246,7 +246,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// partition runs here: a draining partition claims nothing more.
     private func claimBrought(
         _ limits: [MessageChannel: Int], partition: Int32, now: Date
-    ) -> (@Sendable (Database) throws -> ([MessageChannel: [SendClaims.Claimed]], [PendingOutput]))? {
+    ) -> PartitionDatabase.BatchFinish<[MessageChannel: [SendClaims.Claimed]]>? {
         guard !limits.isEmpty else { return nil }
         let (owner, origins, hints) = (self.owner, self.origins, workHints[partition])
         return { db in
@@ -318,11 +318,11 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             let hints = hinted.removeValue(forKey: channel) ?? []
             scanned = running.filter { hints.contains($0) }
         } else {
-            // Every partition, but only those where an attempt may be due by now (`WorkHints`), and those a batch
+            // Every partition, but only those where an attempt may be due by now (`DueHints`), and those a batch
             // brought work to.
             lastFullScan[channel] = .now
             let hints = hinted.removeValue(forKey: channel) ?? []
-            scanned = running.filter { hints.contains($0) || (self.workHints[$0]?.isDue(channel, at: now) ?? true) }
+            scanned = running.filter { hints.contains($0) || (self.workHints[$0]?.isDue(channel.rawValue, at: now) ?? true) }
         }
         let (owner, origins, logger, workHints) = (self.owner, self.origins, self.logger, self.workHints)
         // The partitions claim at once, each on its own database's writer, each up to an even share of the limit (at
@@ -342,7 +342,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                             number, channel, limit: share, now: now, owner: owner, origins: origins, hints: workHints[number])
                         return (number, claim?.claimed ?? [], claim?.end)
                     } catch {
-                        workHints[number]?.invalidate(channel)
+                        workHints[number]?.invalidate(channel.rawValue)
                         logger.error(
                             "claiming sends failed",
                             metadata: ["partition": "\(number)", "channel": "\(channel)", "error": "\(error)"])
@@ -375,11 +375,11 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// after the loss, and the new owner sent it again (StateMoveTests).
     private static func claim(
         _ number: Int32, _ channel: MessageChannel, limit: Int, now: Date, owner: PartitionOwner,
-        origins: [String: Eligibility.Origin], hints: WorkHints?
+        origins: [String: Eligibility.Origin], hints: DueHints?
     ) async throws -> (claimed: [SendClaims.Claimed], end: Int64?)? {
         try await owner.run(on: number) { database in
             // A read first, unless the hint says an attempt may be due: the claim's transaction then sets the hint.
-            if hints?.isDue(channel, at: now) != true {
+            if hints?.isDue(channel.rawValue, at: now) != true {
                 let due = try await database.read { db in try SendsTable(db).hasWork(channel: channel, at: now) }
                 guard due else { return ([], nil) }
             }
@@ -397,10 +397,10 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// `SendClaims.claim` in the caller's transaction; a claim the limit did not cut took all that was due, and sets the
     /// partition's hint to the earliest attempt left (in the transaction: a row made due meanwhile lowers it after).
     private static func claim(
-        _ db: Database, _ channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin], hints: WorkHints?
+        _ db: Database, _ channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin], hints: DueHints?
     ) throws -> (claimed: [SendClaims.Claimed], outputs: [PendingOutput]) {
         let claim = try SendClaims.claim(db, channel: channel, limit: limit, now: now, origins: origins)
-        if let hints, claim.claimed.count < limit { hints.reset(channel, to: try SendsTable(db).nextWork(channel: channel)) }
+        if let hints, claim.claimed.count < limit { hints.reset(channel.rawValue, to: try SendsTable(db).nextWork(channel: channel)) }
         return claim
     }
 

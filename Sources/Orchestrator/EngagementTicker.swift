@@ -3,7 +3,7 @@ import ServiceLifecycle
 
 /// Runs due timers (segment time flips, campaign delays, schedules) and segment backfills: every 100 ms, or at once
 /// while work is left, so that a due timer runs well within a second. A tick reads only the partitions whose timer hint
-/// says a timer may be due (`TimerHint`).
+/// says a timer may be due (`DueHints`).
 struct EngagementTicker: Service {
     let manager: OrchestratorPartitions
     var interval: Duration = .milliseconds(100)

@@ -25,8 +25,8 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     private let partitions: Int
     /// How many in-app sync tags each partition keeps (`ReadTagCache`; 0: none).
     private let readTagCapacity: Int
-    /// Each open partition's earliest timer (`TimerHint`): a tick reads only the partitions where one may be due.
-    private var timerHints: [Int32: TimerHint] = [:]
+    /// Each open partition's earliest timer (`DueHints`): a tick reads only the partitions where one may be due.
+    private var timerHints: [Int32: DueHints] = [:]
 
     /// A partition's backfill: the segments left (the first in progress; where it stands is in the database), and
     /// progress for the logs.
@@ -110,22 +110,22 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         // partitions (a local-time broadcast's zone, a schedule) uses every core.
         // Only partitions whose hint says a timer may be due are read: an idle instance reads nothing.
         let now = rules.clock()
-        let running = await owner.runningPartitions.compactMap { number -> (Int32, TimerHint)? in
-            guard let hint = timerHints[number], hint.isDue(at: now) else { return nil }
-            return (number, hint)
+        let running = await owner.runningPartitions.compactMap { number -> (Int32, DueHints)? in
+            guard let hints = timerHints[number], hints.isDue(OrchestratorPartition.timersDue, at: now) else { return nil }
+            return (number, hints)
         }
         let (owner, logger) = (self.owner, self.logger)
         let ran = await withTaskGroup(of: Int.self) { group in
-            for (number, hint) in running {
+            for (number, hints) in running {
                 group.addTask {
                     do {
                         return try await owner.run(on: number) { database in
-                            let (ran, outbox) = try await OrchestratorPartition(database).runTimers(rules: rules, hint: hint)
+                            let (ran, outbox) = try await OrchestratorPartition(database).runTimers(rules: rules, hints: hints)
                             if !outbox.isEmpty { await owner.flush(number) }
                             return ran
                         } ?? 0
                     } catch {
-                        hint.invalidate()
+                        hints.invalidate(OrchestratorPartition.timersDue)
                         logger.error("timers failed", metadata: ["partition": "\(number)", "error": "\(error)"])
                         return 0
                     }
@@ -198,7 +198,9 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     private static let nextReleaseGauge = Gauge(label: "herald_quiet_window_next_release_timestamp_seconds")
 
     /// Whether the partition's timer hint says a timer may be due at `time` (nil: the partition is not open here).
-    func timerHintDue(_ partition: Int32, at time: Date) -> Bool? { timerHints[partition]?.isDue(at: time) }
+    func timerHintDue(_ partition: Int32, at time: Date) -> Bool? {
+        timerHints[partition]?.isDue(OrchestratorPartition.timersDue, at: time)
+    }
 
     /// Segment backfills not finished yet (for health and tests).
     var backfillsPending: Int { backfills.values.reduce(0) { $0 + $1.segments.count } }
@@ -227,9 +229,9 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         // First: from here on, every change of a profile's rows drops its in-app tags, and every timer set lowers the
         // partition's timer hint.
         if readTagCapacity > 0 { try await database.keepReadTags(owners: OrchestratorSchema.rowOwners, capacity: readTagCapacity) }
-        let hint = TimerHint()
-        try await hint.watch(database)
-        timerHints[database.partition] = hint
+        let hints = DueHints()
+        try await OrchestratorPartition.watchTimers(hints, in: database)
+        timerHints[database.partition] = hints
         // Records an earlier version kept for later (ops it did not implement): applied now, before new ones.
         let outbox = try await OrchestratorPartition(database).applyDeferred { db, record in try OrchestratorApplier.apply(db, record: record) }
         if !outbox.isEmpty {

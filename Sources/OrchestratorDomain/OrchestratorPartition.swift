@@ -18,25 +18,31 @@ package struct OrchestratorPartition: Sendable {
     }
 
     /// Runs due timers in one transaction (at most `limit`); returns how many ran and the outbox records written.
-    /// With a `hint` (`TimerHint.watch`), nothing is read unless it says a timer may be due, and the run sets it to
-    /// the earliest timer left.
+    /// With `hints` (`watchTimers`), the caller asked them first (`DueHints.isDue` with `timersDue`): the run
+    /// reads nothing before its transaction, and sets them to the earliest timer left.
     package func runTimers(
-        rules: EngagementRules, limit: Int = 1000, hint: TimerHint? = nil
+        rules: EngagementRules, limit: Int = 1000, hints: DueHints? = nil
     ) async throws -> (ran: Int, outbox: [OutboxRecord]) {
-        let due = rules.clock()
-        if let hint {
-            guard hint.isDue(at: due) else { return (0, []) }
-        } else {
+        if hints == nil {
             // A read first: most ticks find nothing due, and need not wait for the writer (a batch being applied).
+            let due = rules.clock()
             guard try await database.read({ db in try TimersTable(db).anyDue(at: due) }) else { return (0, []) }
         }
         return try await database.writeWithOutbox { db in
             var runner = TimerRunner(db: db, rules: rules, now: rules.clock())
             let count = try runner.runDue(limit: limit)
             // In the run's transaction: a timer another transaction sets lowers the hint after this.
-            try hint?.reset(to: TimersTable(db).nextDue())
+            try hints?.reset(Self.timersDue, to: TimersTable(db).nextDue())
             return (count, runner.decider.outputs)
         }
+    }
+
+    /// The timers' kind in a partition's `DueHints`.
+    package static let timersDue = "timers"
+
+    /// Every timer a transaction of `database` sets or moves lowers `hints` from here on (`DueHints.watch`).
+    package static func watchTimers(_ hints: DueHints, in database: PartitionDatabase) async throws {
+        try await hints.watch(database, function: "herald_due", triggers: TimersTable.dueTriggers)
     }
 
     /// Follows a new configuration: forgets segments that changed, sets schedule timers; returns the segments to

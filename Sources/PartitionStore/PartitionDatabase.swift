@@ -88,7 +88,7 @@ package struct PartitionDatabase: Sendable {
         _ records: [KafkaRecord],
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
     ) async throws -> [OutboxRecord] {
-        try await applyBatchMarked(records, apply: apply, finish: nil as (@Sendable (Database) throws -> ((), [PendingOutput]))?).outbox
+        try await applyBatchMarked(records, apply: apply, finish: nil as BatchFinish<Void>?).outbox
     }
 
     /// `applyBatch(_:apply:)`, with `finish` run last in the same transaction (after the records, before the offsets):
@@ -98,7 +98,7 @@ package struct PartitionDatabase: Sendable {
     private func applyBatchMarked<T: Sendable>(
         _ records: [KafkaRecord],
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput],
-        finish: (@Sendable (Database) throws -> (T, [PendingOutput]))?
+        finish: BatchFinish<T>?
     ) async throws -> (outbox: [OutboxRecord], finished: T?, changelogEnd: Int64?) {
         let ((outbox, finished), end) = try await writeMarked { db in
             var outbox: [OutboxRecord] = []
@@ -129,6 +129,9 @@ package struct PartitionDatabase: Sendable {
         return (outbox, finished, end)
     }
 
+    /// A batch's last step, in its transaction after its records: a result, and the outputs to write with it.
+    package typealias BatchFinish<T> = @Sendable (Database) throws -> (T, [PendingOutput])
+
     /// What a batch left: its outbox records, the records that went to the dead letters instead of being applied, and
     /// what its `finish` step returned with the transaction's end in the changelog (nil when the batch was applied
     /// record by record: the step did not run).
@@ -147,7 +150,7 @@ package struct PartitionDatabase: Sendable {
         _ records: [KafkaRecord],
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput],
         deadLetter: @escaping @Sendable (KafkaRecord, String) -> PendingOutput,
-        finish: (@Sendable (Database) throws -> (T, [PendingOutput]))? = nil as (@Sendable (Database) throws -> ((), [PendingOutput]))?
+        finish: BatchFinish<T>? = nil as BatchFinish<Void>?
     ) async throws -> AppliedBatch<T> {
         do {
             let applied = try await applyBatchMarked(records, apply: apply, finish: finish)

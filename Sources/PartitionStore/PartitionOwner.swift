@@ -445,7 +445,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
         _ partition: TopicPartition, _ records: [KafkaRecord],
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput]
     ) async -> [OutboxRecord]? {
-        await self.apply(partition, records, apply: apply, finish: nil as (@Sendable (Database) throws -> ((), [PendingOutput]))?)?.outbox
+        await self.apply(partition, records, apply: apply, finish: nil as PartitionDatabase.BatchFinish<Void>?)?.outbox
     }
 
     /// `apply(_:_:apply:)` with `finish` run last in the batch's transaction (`PartitionDatabase.applyBatch`); returns
@@ -453,7 +453,7 @@ package actor PartitionOwner: KafkaRebalanceListener {
     package func apply<T: Sendable>(
         _ partition: TopicPartition, _ records: [KafkaRecord],
         apply: @escaping @Sendable (Database, KafkaRecord) throws -> [PendingOutput],
-        finish: (@Sendable (Database) throws -> (T, [PendingOutput]))?
+        finish: PartitionDatabase.BatchFinish<T>?
     ) async -> PartitionDatabase.AppliedBatch<T>? {
         let number = partition.partition
         guard let task = tasks[number], task.state == .running || task.state == .draining, let database = task.database else {

@@ -153,18 +153,12 @@ struct PathLoad {
         return after.reduce(into: [:]) { idle, entry in idle[entry.key] = (entry.value - (before[entry.key] ?? 0)) / seconds }
     }
 
-    /// User and system CPU seconds each service's processes have used so far: fields 14 and 15 of `/proc/<pid>/stat`,
-    /// in clock ticks (counted after the command's closing parenthesis, which may itself hold spaces).
+    /// User and system CPU seconds each service's processes have used so far (`stat`).
     func cpuSeconds() -> [String: Double] {
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         var seconds: [String: Double] = [:]
         for (name, pid) in processes {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
-            seconds[name, default: 0] += (user + system) / ticks
+            guard let used = Self.stat("/proc/\(pid)/stat")?.seconds else { continue }
+            seconds[name, default: 0] += used
         }
         return seconds
     }
@@ -172,18 +166,23 @@ struct PathLoad {
     /// This process's CPU seconds so far by thread name (`/proc/self/task/<tid>/stat`; digits at the end of a name
     /// dropped, so that a pool's threads add up under one name).
     static func threadSeconds() -> [String: Double] {
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         var seconds: [String: Double] = [:]
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
-            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
-                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
-            else { continue }
-            let name = String(stat[stat.index(after: open)..<close].reversed().drop(while: \.isNumber).reversed())
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
-            seconds[name, default: 0] += (user + system) / ticks
+            guard let (name, used) = stat("/proc/self/task/\(task)/stat") else { continue }
+            seconds[String(name.reversed().drop(while: \.isNumber).reversed()), default: 0] += used
         }
         return seconds
+    }
+
+    /// A process's or a thread's name and the user and system CPU seconds it has used: fields 14 and 15 of its `stat`
+    /// file, in clock ticks, counted after the name's closing parenthesis (a name may itself hold spaces).
+    static func stat(_ path: String) -> (name: String, seconds: Double)? {
+        guard let stat = try? String(contentsOfFile: path, encoding: .utf8), let open = stat.firstIndex(of: "("),
+            let close = stat.lastIndex(of: ")"), open < close
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (String(stat[stat.index(after: open)..<close]), (user + system) / Double(sysconf(Int32(_SC_CLK_TCK))))
     }
 
     /// The embedded broker's threads: librdkafka's mock cluster (`EmbeddedKafkaCluster`).

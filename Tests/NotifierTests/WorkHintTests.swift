@@ -5,7 +5,7 @@ import Testing
 
 @testable import Notifier
 
-/// A worker's look at every partition reads only those where an attempt may be due (`WorkHints`, issue 58): an idle
+/// A worker's look at every partition reads only those where an attempt may be due (`DueHints`, issue 58): an idle
 /// notifier reads nothing; every row made due lowers its partition's hint.
 @Suite("Notifier: work hints", .timeLimit(.minutes(2)))
 struct WorkHintTests {

@@ -80,10 +80,10 @@ struct PartitionDrainTests {
         ]))
         #expect(!publisher.topics.contains(HeraldTopic.sendsPush.name))
 
-        // The delay is over: the ticker's timer run is held inside its transaction (the clock's third reading: the tick
-        // asks which partitions' timers may be due, the run asks again, then its transaction).
+        // The delay is over: the ticker's timer run is held inside its transaction (the clock's second reading: the tick
+        // asks which partitions' timers may be due, then the run's transaction).
         clock.set(t0.addingTimeInterval(3700))
-        clock.arm(skip: 2)
+        clock.arm(skip: 1)
         let ticking = Task { await manager.tick() }
         try await waitUntil("the timer run to start") { clock.holding }
         let released = Locked(false)

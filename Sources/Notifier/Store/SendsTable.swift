@@ -84,6 +84,24 @@ struct SendsTable {
             OR EXISTS (SELECT 1 FROM sends WHERE channel = ?1 AND state = '\(SendState.held.rawValue)' AND not_before <= ?2)
         """
 
+    /// The temporary triggers by which every row made due, now or later (a queued or held send, a pending ledger row, a
+    /// waiting send released), lowers its channel's kind in the partition's `DueHints` (`NotifierPartitions`).
+    static let dueTriggers: String = {
+        let (queued, held, pending) = (SendState.queued.rawValue, SendState.held.rawValue, LedgerState.pending.rawValue)
+        let sendDue = "CASE NEW.state WHEN '\(queued)' THEN coalesce(NEW.check_at, '') WHEN '\(held)' THEN NEW.not_before END"
+        let ledgerDue = "CASE WHEN NEW.state = '\(pending)' THEN NEW.due_at END"
+        return """
+            CREATE TEMP TRIGGER IF NOT EXISTS work_due_send_insert AFTER INSERT ON main.sends
+            BEGIN SELECT herald_due(NEW.channel, \(sendDue)); END;
+            CREATE TEMP TRIGGER IF NOT EXISTS work_due_send_update AFTER UPDATE OF state, check_at, not_before ON main.sends
+            BEGIN SELECT herald_due(NEW.channel, \(sendDue)); END;
+            CREATE TEMP TRIGGER IF NOT EXISTS work_due_ledger_insert AFTER INSERT ON main.ledger
+            BEGIN SELECT herald_due(NEW.channel, \(ledgerDue)); END;
+            CREATE TEMP TRIGGER IF NOT EXISTS work_due_ledger_update AFTER UPDATE OF state, due_at ON main.ledger
+            BEGIN SELECT herald_due(NEW.channel, \(ledgerDue)); END;
+            """
+    }()
+
     private static let nextWorkSQL = """
         SELECT min(due) FROM (
             SELECT coalesce(check_at, '') AS due FROM sends WHERE channel = ?1 AND state = '\(SendState.queued.rawValue)'

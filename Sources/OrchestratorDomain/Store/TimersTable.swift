@@ -79,6 +79,15 @@ struct TimersTable {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM timers WHERE due_at <= ? LIMIT 1"), arguments: [WireTime.format(due)]) ?? false
     }
 
+    /// The temporary triggers by which every timer set or moved lowers the partition's `DueHints`
+    /// (`OrchestratorPartition.watchTimers`).
+    static let dueTriggers = """
+        CREATE TEMP TRIGGER IF NOT EXISTS timer_due_insert AFTER INSERT ON main.timers
+        BEGIN SELECT herald_due('\(OrchestratorPartition.timersDue)', NEW.due_at); END;
+        CREATE TEMP TRIGGER IF NOT EXISTS timer_due_update AFTER UPDATE OF due_at ON main.timers
+        BEGIN SELECT herald_due('\(OrchestratorPartition.timersDue)', NEW.due_at); END;
+        """
+
     /// When the earliest timer is due (nil: none).
     func nextDue() throws -> Date? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT min(due_at) AS next FROM timers"))?.time("next")
