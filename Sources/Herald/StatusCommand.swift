@@ -129,6 +129,7 @@ struct StatusReport {
                     + "\(count(orchestrator.sum("herald_segment_evaluations_total"))) evaluations")
         }
         lines += campaignTable()
+        lines += storyTable()
         lines += inAppTable()
         lines += cardTable()
         if let held = heldLine(now: Date()) { lines += ["", held] }
@@ -180,6 +181,22 @@ struct StatusReport {
                 "\(campaign.column(width))  \(count(sent).leftPad(7))  \(others.joined(separator: ", ").column(34))  "
                     + "\(count(delivered).leftPad(9))  \(seconds(p50).leftPad(8))  \(seconds(p99).leftPad(8))  "
                     + "\(count(engaged("opened")).leftPad(7))  \(count(engaged("clicked")).leftPad(7))  \(count(converted).leftPad(9))")
+        }
+        return rows
+    }
+
+    /// Per campaign with Push Stories: the taps on each page (the push's first click on each installation).
+    func storyTable() -> [String] {
+        let clicks = "herald_push_story_page_clicks_total"
+        let campaigns = Set(orchestrator?.values(of: "campaign", in: clicks) ?? [])
+        guard let orchestrator, !campaigns.isEmpty else { return [] }
+        let width = max(campaigns.map(\.count).max() ?? 0, 8)
+        var rows = ["", "\("STORY".column(width))  PAGE TAPS"]
+        for campaign in campaigns.sorted() {
+            let pages = orchestrator.samples(clicks, ["campaign": campaign])
+                .sorted { ($0.labels["page"] ?? "") < ($1.labels["page"] ?? "") }
+                .map { "\($0.labels["page"] ?? "?") \(count($0.value))" }
+            rows.append("\(campaign.column(width))  \(pages.joined(separator: ", "))")
         }
         return rows
     }

@@ -14,6 +14,7 @@ struct ActivityAPITests {
           {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","time":"2026-11-18T09:00:05Z"},
           {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-18T09:00:06Z"},
           {"type":"session_end","session_id":"s-1","time":"2026-11-18T09:02:00Z","duration":115.5},
+          {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","page":"look-2","time":"2026-11-18T09:00:07Z"},
           {"type":"session_end","session_id":"s-2","time":"2026-11-18T09:03:00Z","duration":-1}]}
         """#
 
@@ -22,14 +23,15 @@ struct ActivityAPITests {
         let sink = FakeSink()
         let answer = try await call("/v1/app/activity", key: iosKey, body: Self.batch, sink: sink)
         #expect(answer.status == .ok)
-        #expect(answer.accepted == 4)
-        #expect(answer.problems == ["activity[4].duration out_of_range"])
-        #expect(sink.records.map(\.op) == [.session, .pushOpen, .pushOpen, .session])
+        #expect(answer.accepted == 5)
+        #expect(answer.problems == ["activity[5].duration out_of_range"])
+        #expect(sink.records.map(\.op) == [.session, .pushOpen, .pushOpen, .session, .pushOpen])
         #expect(sink.records.allSatisfy { $0.key == "demo/paul" })
         #expect(
             sink.records.map(\.id) == [
                 "app:session_start:I:s-1", "app:push_open:I:0123456789abcdef0123456789abcdef",
                 "app:push_open:I:0123456789abcdef0123456789abcdef:BUY", "app:session_end:I:s-1",
+                "app:push_open:I:0123456789abcdef0123456789abcdef:page:look-2",
             ])
         #expect(
             sink.records[0].json["session"].map { String(decoding: $0.serialized, as: UTF8.self) }
@@ -38,6 +40,7 @@ struct ActivityAPITests {
             sink.records[2].json["push_open"].map { String(decoding: $0.serialized, as: UTF8.self) }
                 == #"{"send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-18T09:00:06.000Z"}"#)
         #expect(sink.records[3].json["session"]?["duration"] == .number("115.5"))
+        #expect(sink.records[4].json["push_open"]?["page"]?.stringValue == "look-2")
         // Sent again (an SDK retrying its flush): the same ids, which the orchestrator applies once.
         let again = FakeSink()
         _ = try await call("/v1/app/activity", key: iosKey, body: Self.batch, sink: again)
@@ -73,6 +76,9 @@ struct ActivityAPITests {
             (#"{"type":"push_open","send_id":"x","action":"buy now","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].action invalid_action"]),
             (#"{"type":"push_open","send_id":5,"time":5}"#, ["activity[0].send_id invalid_type", "activity[0].time invalid_type"]),
             (#"{"type":"push_open","send_id":"x","session_id":"s","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].session_id unknown_field"]),
+            // A Push Story's page (issue 60): an id as a button's, and never with a button.
+            (#"{"type":"push_open","send_id":"x","page":"look 2","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].page invalid_action"]),
+            (#"{"type":"push_open","send_id":"x","action":"BUY","page":"look-2","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].page invalid_value"]),
             (#""session_start""#, ["activity[0] invalid_type"]),
             (#"{"type":"in_app_click","message_id":"sale!","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].message_id invalid_id"]),
             (#"{"type":"in_app_impression","message_id":"sale","button_id":"shop","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].button_id unknown_field"]),

@@ -84,7 +84,7 @@ struct ConfigurationTests {
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"session_start":"yes"},"messages":[{"channel":"push","template":"t"}]}"#,
              "trigger.session_start: expected true"),
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"push_open":true,"where":"event.price > 3"},"messages":[{"channel":"push","template":"t"}]}"#,
-             "trigger.where: a push_open trigger has event.campaign, event.action, event.app, not event.price"),
+             "trigger.where: a push_open trigger has event.campaign, event.action, event.page, event.app, not event.price"),
             (#"{"kind":"campaign","id":"c","project":"demo","trigger":{"session_start":true,"delay_by":"1h"},"messages":[{"channel":"push","template":"t"}]}"#,
              "trigger: unknown field `delay_by`"),
             // Event names as the ingest takes them; Herald's own payload key (issue 20, item 16).

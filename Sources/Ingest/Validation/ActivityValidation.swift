@@ -57,7 +57,8 @@ package enum ActivityItem: Sendable, Equatable {
     package func id(installationID: String) -> String {
         switch self {
         case .session(let session): "app:session_\(session.kind.rawValue):\(installationID):\(session.sessionID)"
-        case .pushOpen(let open): "app:push_open:\(installationID):\(open.sendID)\(open.action.map { ":\($0)" } ?? "")"
+        case .pushOpen(let open):
+            "app:push_open:\(installationID):\(open.sendID)\(open.action.map { ":\($0)" } ?? "")\(open.page.map { ":page:\($0)" } ?? "")"
         // An in-app message may show again: each report is one at its time.
         case .inApp(let report):
             "app:in_app_\(report.action.rawValue):\(installationID):\(report.message):\(wire: report.time)\(report.button.map { ":\($0)" } ?? "")"
@@ -69,7 +70,7 @@ package enum ActivityItem: Sendable, Equatable {
     static let fields: [String: Set<String>] = [
         "session_start": ["type", "session_id", "time"],
         "session_end": ["type", "session_id", "time", "duration"],
-        "push_open": ["type", "send_id", "action", "time"],
+        "push_open": ["type", "send_id", "action", "page", "time"],
         "in_app_impression": ["type", "message_id", "time"],
         "in_app_click": ["type", "message_id", "button_id", "time"],
         "in_app_dismiss": ["type", "message_id", "time"],
@@ -141,8 +142,14 @@ package enum ActivityItem: Sendable, Equatable {
         case "push_open":
             let sendID = string("send_id", Self.sendID)
             let action = string("action", required: false, Rules.actionID)
+            let page = string("page", required: false, Rules.actionID)
+            if action != nil, page != nil {
+                problems.append(Violation("invalid_value", "a push_open names a button (action) or a story page (page), not both").at("\(path).page"))
+            }
             let time = date()
-            item = sendID.flatMap { sendID in time.map { .pushOpen(PushOpenReport(sendID: sendID, action: action, time: $0)) } }
+            item = sendID.flatMap { sendID in
+                time.map { .pushOpen(PushOpenReport(sendID: sendID, action: action, page: action == nil ? page : nil, time: $0)) }
+            }
         default:
             let sessionID = string("session_id", Self.sessionID)
             let time = date()

@@ -140,7 +140,9 @@ struct APNsProvider: DeliveryProvider {
     /// A background push (`content-available` only): the template's `push_type`, else one with no body and no title
     /// to show (sends from before `push_type`).
     static func isBackground(_ send: SendRequest) -> Bool {
-        switch send.content["push_type"] {
+        // A story is always one: the app's SDK posts its notification once the images are in (`PushStoryPayload`).
+        if PushStory.isStory(send.content) { return true }
+        return switch send.content["push_type"] {
         case "background": true
         case "alert": false
         default: (send.content["body"] ?? "").isEmpty && (send.content["title"] ?? "").isEmpty && send.field("badge") == nil
@@ -179,6 +181,12 @@ struct APNsProvider: DeliveryProvider {
     /// an attachment), Herald's own key, and the custom payload at the root. `badge`: the number the target was given
     /// (`Badges`), else the template's own number.
     static func payload(_ send: SendRequest, app: String? = nil, badge: Int? = nil) -> [UInt8] {
+        if PushStory.isStory(send.content) {
+            // Braze's Push Story layout, the badge and sound in its fallback alert.
+            var members = PushStoryPayload.apnsMembers(send.content, badge: badge ?? templateBadge(send))
+            members.append(JSONMember(heraldKey, heraldMembers(send, app: app)))
+            return appendingCustomPayload(members, send)
+        }
         var aps: [JSONMember] = []
         let text = send.field
         if isBackground(send) {
@@ -209,8 +217,14 @@ struct APNsProvider: DeliveryProvider {
             if let target = text("target_content_id") { aps.append(JSONMember("target-content-id", .string(target))) }
             if text("image_url") != nil { aps.append(JSONMember("mutable-content", .number("1"))) }
         }
-        var members = [JSONMember("aps", .object(aps)), JSONMember(heraldKey, heraldMembers(send, app: app))]
-        for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where key != "aps" && key != heraldKey {
+        return appendingCustomPayload([JSONMember("aps", .object(aps)), JSONMember(heraldKey, heraldMembers(send, app: app))], send)
+    }
+
+    /// The notification: `members`, then the custom payload's keys at the root (none of the keys already there).
+    static func appendingCustomPayload(_ members: [JSONMember], _ send: SendRequest) -> [UInt8] {
+        var members = members
+        let taken = Set(members.map(\.key))
+        for (key, value) in (send.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !taken.contains(key) {
             members.append(JSONMember(key, value))
         }
         return JSONValue.object(members).serialized

@@ -193,6 +193,7 @@ struct FCMProvider: DeliveryProvider {
         if let image = text("image_url"), let type = PushOptions.attachmentType(url: image, declared: text("attachment_type")) {
             data.append(JSONMember("herald_attachment_type", .string(type)))
         }
+        if PushStory.isStory(send.content) { data += PushStoryPayload.fcmData(send.content) }
         if let app = attempt.target.app, let actions = send.actions?[app], !background {
             data.append(JSONMember("herald_actions", .string(String(decoding: JSONValue.array(actions.map(\.json)).serialized, as: UTF8.self))))
         }

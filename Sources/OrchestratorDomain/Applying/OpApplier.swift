@@ -143,7 +143,7 @@ struct OpApplier {
             try AppSessions(db: db, write: write).apply(session, &effects)
         case .pushOpen(let open):
             try touch(&effects)
-            try PushOpens(db: db, write: write).apply(open, &effects)
+            try PushOpens(db: db, write: write, config: config).apply(open, &effects)
         case .inApp(let report):
             try touch(&effects)
             try InAppReports(db: db, write: write, config: config).apply(report, &effects)

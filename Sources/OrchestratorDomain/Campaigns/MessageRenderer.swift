@@ -58,7 +58,8 @@ struct MessageRenderer {
             },
             // A line break in a header field would start another header (a `Bcc:` added by a profile value).
             check: { name, rendered in
-                headers.contains(name) && rendered.contains(where: \.isNewline) ? "a line break in a header field" : nil
+                if headers.contains(name) && rendered.contains(where: \.isNewline) { return "a line break in a header field" }
+                return message.channel == .push ? PushStory.refusal(field: name, rendered) : nil
             })
         var payload: [String: JSONValue]?
         if !template.payload.isEmpty {
@@ -72,6 +73,9 @@ struct MessageRenderer {
             }
             let rendered = try FieldRendering.render(texts, prefix: "\(template.id).payload", variables: variables, options: { _ in options })
             for (name, text) in rendered { payload?[name] = .string(text) }
+        }
+        if message.channel == .push, PushStory.isStory(content) {
+            try Self.checkStory(content, payload: payload, prefix: "\(template.id).\(variant.language)", campaign: campaign.id)
         }
         let expiresAt = campaign.expiresAfter.map { context.at.addingTimeInterval($0) }
         var send = SendRequest(
@@ -96,6 +100,16 @@ struct MessageRenderer {
             send.dueAt = context.at
         }
         return send
+    }
+
+    /// A rendered Push Story is sent whole or not at all: every page complete, and the whole within a push's bytes
+    /// (with room for Herald's key: the send id, the campaign and the source).
+    static func checkStory(_ content: [String: String], payload: [String: JSONValue]?, prefix: String, campaign: String) throws(TemplateError) {
+        if let (field, reason) = PushStory.problem(content) { throw TemplateError("\(prefix).\(field): \(reason)") }
+        let herald = #","com.herald":{"i":"","c":"","t":"tc"}"#.utf8.count + 32 + campaign.utf8.count
+        if let (field, reason) = PushStoryPayload.sizeProblem(content, payload: payload, herald: herald) {
+            throw TemplateError("\(prefix).\(field): \(reason)")
+        }
     }
 
     /// What `texts` render with for one profile and trigger: the variables they read (with the content blocks they

@@ -227,6 +227,10 @@ package enum MetricCatalog {
             help: "Recipients' engagement with a campaign's messages, by project/campaign, channel and action (opened, clicked; for email also opened_machine, clicked_machine): push opens checked against the pushes delivered to the installation, email opens and clicks from the tracked pixel and links, once per send target.",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_push_story_page_clicks_total", kind: .counter,
+            help: "Taps on a Push Story's pages, by project/campaign and page id (only the ids of the campaign's stories), once per push and installation (the push's first click).",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
             name: "herald_push_opens_ignored_total", kind: .counter,
             help: "Apps' reports of a notification opened that count nowhere, by reason (unknown_send: no push of that send was delivered to the installation; repeated: its open or button press counted already).",
             services: [.orchestrator], zeroSeries: combinations([("reason", IgnoredPushOpen.allCases.map(\.rawValue))])),

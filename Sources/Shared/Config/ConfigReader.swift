@@ -209,6 +209,10 @@ struct ConfigReader {
                     fail(value, "variants.\(language).\(name): not a field of \(channel.rawValue) messages (\((required + optional).joined(separator: ", ")))")
                     continue
                 }
+                if channel == .push, name == "story" {
+                    texts.merge(storyFields(value, "variants.\(language).story")) { first, _ in first }
+                    continue
+                }
                 if channel == .push, PushOptions.literals[name] != nil {
                     if let text = pushLiteral(value, field: name, "variants.\(language).\(name)") { texts[name] = TemplateText(literal: text) }
                     continue
@@ -222,7 +226,9 @@ struct ConfigReader {
                 let value = { (name: String) in fields.first { $0.key == name }.flatMap { $0.node.scalarText } }
                 let background = value("push_type") == "background"
                 let badge = fields.contains { $0.key == "badge" }
-                if !background, !badge, fields.allSatisfy({ $0.key != "body" }) {
+                if fields.contains(where: { $0.key == "story" }) {
+                    storyVariantProblems(fields, fieldsNode, "variants.\(language)")
+                } else if !background, !badge, fields.allSatisfy({ $0.key != "body" }) {
                     fail(
                         fieldsNode,
                         "variants.\(language): missing `body` (only `push_type: background`, or a push that only sets the `badge`, goes without)")
@@ -230,7 +236,7 @@ struct ConfigReader {
                 if background, value("priority") == "high" {
                     fail(fieldsNode, "variants.\(language): a background push goes at `priority: normal` (APNs refuses high)")
                 }
-                if background, badge {
+                if background, badge, fields.allSatisfy({ $0.key != "story" }) {
                     fail(
                         fieldsNode,
                         "variants.\(language): a background push cannot set the badge (APNs); without `push_type`, a push with a badge and no text sets it silently")
@@ -270,6 +276,11 @@ struct ConfigReader {
                 fail(payloadNode, "payload: expected a mapping, found \(payloadNode.typeName)")
             }
         }
+        if channel == .push, variants.values.contains(where: PushStory.isStory) {
+            for key in payload.keys.sorted() where PushStoryPayload.rootKeys.contains(key) {
+                fail(node["payload"]?[key], "payload.\(key): taken by the story's layout (\(PushStoryPayload.rootKeys.sorted().joined(separator: ", ")))")
+            }
+        }
         if channel == .push {
             // What is fixed in a variant (its texts but their placeholders, the payload) over the providers' 4,096
             // bytes can never be sent: refused now rather than failed at every send.
@@ -280,7 +291,9 @@ struct ConfigReader {
                 }
             }
             for (language, texts) in variants.sorted(by: { $0.key < $1.key }) {
-                let least = PushPayloadRules.leastBytes(fields: texts.mapValues(\.fixedText), payload: fixedPayload)
+                let least = PushStory.isStory(texts)
+                    ? PushStoryPayload.leastBytes(texts.mapValues(\.fixedText), payload: Dictionary(fixedPayload.map { ($0.key, $0.value) }) { a, _ in a })
+                    : PushPayloadRules.leastBytes(fields: texts.mapValues(\.fixedText), payload: fixedPayload)
                 if least > PushPayloadRules.maxBytes {
                     fail(
                         node["variants"]?[language],

@@ -291,7 +291,8 @@ extension MessageChannel {
     package var fields: (required: [String], optional: [String]) {
         switch self {
         // `body` is required unless `push_type: background` (ConfigReader).
-        case .push: ([], ["body", "title", "subtitle", "deeplink", "image_url", "sound", "collapse_id"] + PushOptions.names)
+        // `story`: the pages of a Push Story (`PushStory`), a list read apart.
+        case .push: ([], ["body", "title", "subtitle", "deeplink", "image_url", "sound", "collapse_id", "story"] + PushOptions.names)
         case .email: (["subject", "text"], ["html", "from", "reply_to"])
         case .sms: (["text"], [])
         }
@@ -337,7 +338,7 @@ package enum AppTrigger: String, Sendable, CaseIterable {
     package var attributes: [String] {
         switch self {
         case .sessionStart: ["app", "session_id"]
-        case .pushOpen: ["campaign", "action", "app"]
+        case .pushOpen: ["campaign", "action", "page", "app"]
         }
     }
 }

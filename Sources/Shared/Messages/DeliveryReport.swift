@@ -81,6 +81,8 @@ package struct DeliveryReport: WireMessage {
     package var decidedAt: Date? = nil
     /// `clicked`: the id of the button pressed.
     package var action: String? = nil
+    /// `clicked`: the id of the Push Story page tapped.
+    package var page: String? = nil
     /// The send's experiment version and variant, copied from the send request (docs/measurement.md).
     package var experiment: String? = nil
     package var variant: String? = nil
@@ -92,7 +94,7 @@ package struct DeliveryReport: WireMessage {
     package var figure: DeliveryFigure { DeliveryFigure(outcome, machine: machine == true) }
 
     enum CodingKeys: String, CodingKey {
-        case id, project, channel, outcome, reason, token, address, at, campaign, provider, attempts, action, experiment, variant, machine
+        case id, project, channel, outcome, reason, token, address, at, campaign, provider, attempts, action, page, experiment, variant, machine
         case sendID = "send_id", targetID = "target_id", customID = "custom_id", installationID = "installation_id", profileKey = "profile_key"
         case providerMessageID = "provider_message_id", triggeredAt = "triggered_at", decidedAt = "decided_at"
     }

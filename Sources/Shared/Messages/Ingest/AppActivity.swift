@@ -43,22 +43,26 @@ package struct SessionReport: Sendable, Equatable {
     }
 }
 
-/// `push_open`: the installation's user opened a notification (`action` nil), or pressed one of its buttons (`action`:
-/// the button's id), naming the notification by its send id (the payload's `i`, or `herald_send_id` on Android).
+/// `push_open`: the installation's user opened a notification (`action` nil), pressed one of its buttons (`action`:
+/// the button's id), or tapped a page of a Push Story (`page`: the page's `id`), naming the notification by its send id
+/// (the payload's `i`, or `herald_send_id` on Android).
 package struct PushOpenReport: Sendable, Equatable {
     package var sendID: String
     package var action: String?
+    package var page: String?
     package var time: Date
 
-    package init(sendID: String, action: String? = nil, time: Date) {
+    package init(sendID: String, action: String? = nil, page: String? = nil, time: Date) {
         self.sendID = sendID
         self.action = action
+        self.page = page
         self.time = time
     }
 
     var json: JSONValue {
         var members = [JSONMember("send_id", .string(sendID))]
         if let action { members.append(JSONMember("action", .string(action))) }
+        if let page { members.append(JSONMember("page", .string(page))) }
         members.append(JSONMember("time", .string(WireTime.format(time))))
         return .object(members)
     }
@@ -66,7 +70,9 @@ package struct PushOpenReport: Sendable, Equatable {
     init(wire value: JSONValue, path: String) throws(WireError) {
         let object = try WireObject(value, path: path)
         guard let time = try object.optionalDate("time") else { throw WireError(reason: "\(path).time: missing") }
-        self.init(sendID: try object.string("send_id"), action: try object.optionalString("action"), time: time)
+        self.init(
+            sendID: try object.string("send_id"), action: try object.optionalString("action"), page: try object.optionalString("page"),
+            time: time)
     }
 }
 
