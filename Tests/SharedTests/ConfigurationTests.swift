@@ -9,11 +9,7 @@ struct ConfigurationTests {
     static let project = #"{"kind":"project","id":"demo"}"#
     static let template = #"{"kind":"template","id":"t","project":"demo","channel":"push","variants":{"default":{"body":"Hi"}}}"#
 
-    func read(_ objects: [String]) throws -> (HeraldConfiguration, [String]) {
-        let nodes = try objects.map { (file: "f.json", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) }
-        let (config, issues) = HeraldConfiguration.read(nodes)
-        return (config, issues.map(\.message))
-    }
+    func read(_ objects: [String]) throws -> (HeraldConfiguration, [String]) { try readConfiguration(objects) }
 
     @Test(
         "every problem is named",
@@ -21,7 +17,7 @@ struct ConfigurationTests {
             (#"{"kind":"segment","id":"s","project":"demo","condition":"c.plan ="}"#,
              "condition, line 1 column 9: expected a value (a string, a number, true, false, null or now ± a duration), found the end"),
             (#"{"kind":"segment","id":"s","project":"demo","condition":"x.plan = 1"}"#,
-             "condition, line 1 column 1: `x.plan` is not a path: expected b., c., t., e., email., sms. or push. and a name"),
+             "condition, line 1 column 1: `x.plan` is not a path: expected b., c., t., e., email., sms., push. or location. and a name"),
             (#"{"kind":"segment","id":"s","project":"demo","condition":"c.a = 1","colour":"red"}"#, "segment: unknown field `colour`"),
             (#"{"kind":"widget","id":"w"}"#, #"kind: expected one of project, app, segment, template, content_block, campaign, in_app_message, content_card, holdout, found "widget""#),
             (#"{"kind":"segment","id":"a b","project":"demo","condition":"c.a = 1"}"#, #"id: "a b" is not an identifier (letters, digits, _, - and ., at most 128)"#),

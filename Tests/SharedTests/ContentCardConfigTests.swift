@@ -21,11 +21,7 @@ struct ContentCardConfigTests {
 
     static let campaign = #"{"kind":"campaign","id":"c","project":"demo","trigger":{"event":"e"},"cards":["ski"]}"#
 
-    func read(_ objects: [String]) throws -> (HeraldConfiguration, [String]) {
-        let nodes = try objects.map { (file: "f.json", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) }
-        let (config, issues) = HeraldConfiguration.read(nodes)
-        return (config, issues.map(\.message))
-    }
+    func read(_ objects: [String]) throws -> (HeraldConfiguration, [String]) { try readConfiguration(objects) }
 
     @Test("a valid card reads whole; a campaign may deliver cards without any message")
     func valid() throws {

@@ -22,11 +22,7 @@ struct InAppMessageConfigTests {
         """#
     }
 
-    func read(_ objects: [String]) throws -> (HeraldConfiguration, [String]) {
-        let nodes = try objects.map { (file: "f.json", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) }
-        let (config, issues) = HeraldConfiguration.read(nodes)
-        return (config, issues.map(\.message))
-    }
+    func read(_ objects: [String]) throws -> (HeraldConfiguration, [String]) { try readConfiguration(objects) }
 
     @Test("a valid message reads whole: triggers with their conditions and delays, buttons, the schedule, defaults")
     func valid() throws {

@@ -14,9 +14,7 @@ struct PushStoryConfigTests {
     func read(_ variant: String, payload: String? = nil) throws -> (HeraldConfiguration, [String]) {
         let template = #"{"kind":"template","id":"s","project":"demo","channel":"push","variants":{"default":\#(variant)}"#
             + (payload.map { #","payload":\#($0)"# } ?? "") + "}"
-        let nodes = try [Self.project, template].map { (file: "f.json", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) }
-        let (config, issues) = HeraldConfiguration.read(nodes)
-        return (config, issues.map(\.message))
+        return try readConfiguration([Self.project, template])
     }
 
     static func story(_ pages: String...) -> String { "[\(pages.joined(separator: ","))]" }
@@ -82,9 +80,8 @@ struct PushStoryConfigTests {
     func pageIDs() throws {
         let template = #"{"kind":"template","id":"s","project":"demo","channel":"push","variants":{"default":{"title":"T","body":"B","story":[\#(Self.page1),{"image_url":"https://x/b.jpg","title":"t","id":"look-2"}]}}}"#
         let campaign = #"{"kind":"campaign","id":"c","name":"C","project":"demo","trigger":{"event":"A"},"messages":[{"channel":"push","template":"s"}]}"#
-        let nodes = try [Self.project, template, campaign].map { (file: "f.json", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) }
-        let (config, issues) = HeraldConfiguration.read(nodes)
-        #expect(issues.isEmpty, "\(issues.map(\.message))")
+        let (config, issues) = try readConfiguration([Self.project, template, campaign])
+        #expect(issues.isEmpty, "\(issues)")
         #expect(config.storyPageIDs(project: "demo", campaign: "c") == ["page-1", "look-2"])
         #expect(config.storyPageIDs(project: "demo", campaign: "other").isEmpty)
     }

@@ -31,8 +31,8 @@ struct SegmentParserTests {
 
     @Test("invalid conditions fail at the right position with what was expected", arguments: [
         ("", 1, 1, "expected a condition such as `c.plan = \"gold\"`, found the end"),
-        (#"plan = "gold""#, 1, 1, "`plan` is not a path: expected b., c., t., e., email., sms. or push. and a name"),
-        (#"x.plan = "gold""#, 1, 1, "`x.plan` is not a path: expected b., c., t., e., email., sms. or push. and a name"),
+        (#"plan = "gold""#, 1, 1, "`plan` is not a path: expected b., c., t., e., email., sms., push. or location. and a name"),
+        (#"x.plan = "gold""#, 1, 1, "`x.plan` is not a path: expected b., c., t., e., email., sms., push. or location. and a name"),
         ("c.plan", 1, 7, "expected a comparison (=, !=, <, <=, >, >=), `in`, `contains` or `exists` after c.plan, found the end"),
         ("c.plan = ", 1, 10, "expected a value (a string, a number, true, false, null or now ± a duration), found the end"),
         (#"c.plan = "gold" and"#, 1, 20, "expected a condition such as `c.plan = \"gold\"`, found the end"),
@@ -48,14 +48,7 @@ struct SegmentParserTests {
         ("c.a = 1 and\n  c.b ~ 2", 2, 7, "unexpected character `~`"),
     ])
     func invalid(text: String, line: Int, column: Int, message: String) {
-        #expect(throws: SegmentParseError.self) { try SegmentParser.parse(text) }
-        do {
-            _ = try SegmentParser.parse(text)
-        } catch {
-            #expect(error.line == line)
-            #expect(error.column == column)
-            #expect(error.message == message)
-        }
+        expectParseError(text, line: line, column: column, message: message)
     }
 
     @Test("the paths a condition reads (for incremental evaluation)")

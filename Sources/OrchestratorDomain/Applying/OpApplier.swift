@@ -137,7 +137,7 @@ struct OpApplier {
             }
         case .location(let location):
             try touch(&effects)
-            try installation.applyLocation(location)
+            if try installation.applyLocation(location) { effects.changed([.namespace(.location)]) }
         case .session(let session):
             try touch(&effects)
             try AppSessions(db: db, write: write).apply(session, &effects)

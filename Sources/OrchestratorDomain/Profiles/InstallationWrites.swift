@@ -37,18 +37,20 @@ struct InstallationWrites {
     }
 
     /// Location, at most one every 30 seconds per installation (batch-rules §3.3): an update less than 30 s after the
-    /// last one kept, or older than it, is ignored.
-    func applyLocation(_ location: LocationReport) throws {
-        guard let installationID = write.installationID else { return }
+    /// last one kept, or older than it, is ignored. Returns whether it was kept (segments reading `location.` then
+    /// evaluate again).
+    func applyLocation(_ location: LocationReport) throws -> Bool {
+        guard let installationID = write.installationID else { return false }
         let at = location.time ?? write.receivedAt
         let key = write.profileKey
         let table = InstallationsTable(db)
         if let last = try table.locationTime(key, installationID), at.timeIntervalSince(last) < 30 {
-            return
+            return false
         }
         try table.setLocation(
             key, installationID, latitude: location.latitude, longitude: location.longitude, accuracy: location.accuracy,
             at: at)
+        return true
     }
 
     /// Opt-out and opt-in; returns whether the state changed.

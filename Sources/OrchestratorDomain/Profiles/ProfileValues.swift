@@ -85,6 +85,16 @@ final class ProfileValues {
             }
         case .push:
             return first == "reachable" ? .bool(installationFacts().contains(where: \.pushReachable)) : nil
+        case .location:
+            // The last known location: the most recent of the installations'.
+            guard path.names.count == 1, let location = (try? InstallationsTable(db).lastLocation(key)) ?? nil else { return nil }
+            switch first {
+            case "latitude": return location.latitude.map(SegmentValue.number)
+            case "longitude": return location.longitude.map(SegmentValue.number)
+            case "accuracy": return location.accuracy.map(SegmentValue.number)
+            case "at": return .time(location.at)
+            default: return nil
+            }
         case nil: return nil
         }
     }

@@ -90,6 +90,18 @@ struct InstallationsTable {
         )?.time("location_at")
     }
 
+    /// The profile's last known location: the most recently taken of its installations'.
+    func lastLocation(_ key: String) throws -> InstallationRecord.Location? {
+        let row = try Row.fetchOne(
+            db.cachedStatement(sql: """
+                SELECT latitude, longitude, location_accuracy, location_at FROM installations
+                WHERE profile_key = ? AND location_at IS NOT NULL ORDER BY location_at DESC LIMIT 1
+                """),
+            arguments: [key])
+        guard let row, let at = try row.time("location_at") else { return nil }
+        return InstallationRecord.Location(latitude: row["latitude"], longitude: row["longitude"], accuracy: row["location_accuracy"], at: at)
+    }
+
     func setLocation(
         _ key: String, _ installationID: String, latitude: Double, longitude: Double, accuracy: Double?, at time: Date
     ) throws {

@@ -27,7 +27,7 @@ struct ConfigReader {
         let known: [String: [String]] = [
             "project": [
                 "name", "default_language", "timezone", "quiet_hours", "frequency_caps", "array_limits", "profile_limits",
-                "max_content_cards",
+                "max_content_cards", "places",
             ],
             "app": ["project", "platform", "bundle_id", "categories", "uninstall_tracking"],
             "segment": ["project", "name", "condition"],
@@ -68,6 +68,7 @@ struct ConfigReader {
             if let caps = node["frequency_caps"] { project.frequencyCaps = frequencyCaps(caps) }
             if let limits = node["array_limits"] { project.arrayLimits = arrayLimits(limits) }
             if let limits = node["profile_limits"] { project.profileLimits = profileLimits(limits) }
+            if let places = node["places"] { project.places = self.places(places) }
             if let limit = node["max_content_cards"] {
                 if case .number(let number) = limit.value, number >= 1, number <= 1000, number == number.rounded() {
                     project.maxContentCards = Int(number)

@@ -64,6 +64,7 @@ package struct HeraldConfiguration: Sendable {
             case .holdout(let holdout): config.holdouts[holdout.key] = holdout
             }
         }
+        issues += config.resolvePlaces()
         issues += config.crossCheck()
         return (config, issues)
     }
@@ -257,6 +258,8 @@ package struct ProjectDefinition: Sendable {
     package var profileLimits = ProfileLimits()
     /// How many live content cards (neither dismissed nor expired) one profile holds; a card past it is not delivered.
     package var maxContentCards = ContentCardDefinition.defaultMaxPerProfile
+    /// Named points that segment conditions measure distances from (`places`).
+    package var places: [String: Place] = [:]
     package static let defaultArrayLimit = 25
     package static let largestArrayLimit = 100
     package var origin: ConfigOrigin

@@ -9,6 +9,9 @@ package enum ProfileNamespace: String, Sendable, CaseIterable {
     /// `t.`: the events' tags.
     case tags = "t"
     case email, sms, push
+    /// `location.`: the last known location of the profile (its most recent installation's): `location.latitude`,
+    /// `location.longitude`, `location.accuracy`, `location.at`; and `location within R of …` (docs/segments.md).
+    case location
 
     /// Whether a segment depends on single fields of it (`c.plan`) rather than on the whole namespace.
     package var hasFields: Bool { self == .native || self == .custom || self == .event }

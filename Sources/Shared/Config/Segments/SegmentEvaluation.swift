@@ -22,6 +22,11 @@ extension SegmentExpression {
             case (.string(let value)?, .string(let text)): value.contains(text)
             default: false
             }
+        case .within(let circle):
+            switch (read(SegmentPath("location", ["latitude"])), read(SegmentPath("location", ["longitude"]))) {
+            case (.number(let latitude)?, .number(let longitude)?): circle.contains(latitude: latitude, longitude: longitude)
+            default: false
+            }
         }
     }
 
@@ -59,7 +64,7 @@ extension SegmentExpression {
             let times = [left.nextChange(after: now, read: read), right.nextChange(after: now, read: read)].compactMap { $0 }
             return times.min()
         case .not(let inner): return inner.nextChange(after: now, read: read)
-        case .exists, .contains: return nil
+        case .exists, .contains, .within: return nil
         case .isIn(let path, let operands):
             return operands.compactMap { Self.compare(path, .equal, $0).nextChange(after: now, read: read) }.min()
         case .compare(let path, let op, let operand):

@@ -10,6 +10,9 @@ package indirect enum SegmentExpression: Sendable, Equatable {
     case isIn(SegmentPath, [SegmentOperand])
     case contains(SegmentPath, SegmentOperand)
     case exists(SegmentPath)
+    /// `location within 5km of "paris-store"` or `… of (48.8566, 2.3522)`: the profile's last known location is at most
+    /// that far from the point (great-circle distance).
+    case within(GeoCircle)
 
     /// Every path the condition reads: a profile change that touches none of them cannot change the answer.
     package var paths: Set<SegmentPath> {
@@ -17,7 +20,66 @@ package indirect enum SegmentExpression: Sendable, Equatable {
         case .and(let left, let right), .or(let left, let right): left.paths.union(right.paths)
         case .not(let inner): inner.paths
         case .compare(let path, _, _), .isIn(let path, _), .contains(let path, _), .exists(let path): [path]
+        case .within: GeoCircle.paths
         }
+    }
+
+    /// The condition with each named place's centre filled in from `places` (id → latitude, longitude); the ids that are
+    /// not there are returned, and their circles match nobody.
+    package func resolvingPlaces(_ places: [String: (latitude: Double, longitude: Double)]) -> (SegmentExpression, unknown: [String]) {
+        switch self {
+        case .and(let left, let right):
+            let (l, a) = left.resolvingPlaces(places), (r, b) = right.resolvingPlaces(places)
+            return (.and(l, r), a + b)
+        case .or(let left, let right):
+            let (l, a) = left.resolvingPlaces(places), (r, b) = right.resolvingPlaces(places)
+            return (.or(l, r), a + b)
+        case .not(let inner):
+            let (resolved, unknown) = inner.resolvingPlaces(places)
+            return (.not(resolved), unknown)
+        case .within(var circle):
+            guard let place = circle.place else { return (self, []) }
+            guard let centre = places[place] else { return (self, [place]) }
+            (circle.latitude, circle.longitude) = centre
+            return (.within(circle), [])
+        case .compare, .isIn, .contains, .exists:
+            return (self, [])
+        }
+    }
+}
+
+/// A circle on the Earth: a centre (degrees; unknown, NaN, until a named place is resolved) and a radius in metres.
+package struct GeoCircle: Sendable, Equatable {
+    package var latitude: Double
+    package var longitude: Double
+    package var meters: Double
+    /// The configuration's place it was written as (`of "paris-store"`), if any.
+    package var place: String?
+
+    package init(latitude: Double, longitude: Double, meters: Double, place: String? = nil) {
+        (self.latitude, self.longitude, self.meters, self.place) = (latitude, longitude, meters, place)
+    }
+
+    /// The paths a circle reads: the last known location's coordinates.
+    package static let paths: Set<SegmentPath> = [SegmentPath("location", ["latitude"]), SegmentPath("location", ["longitude"])]
+    /// The mean radius of the Earth (IUGG), in metres.
+    package static let earthRadius = 6_371_008.8
+    /// The longest radius worth writing: half the Earth's circumference.
+    package static let maxMeters = Double.pi * earthRadius
+
+    /// Whether a point is in the circle: its great-circle (haversine) distance to the centre is at most the radius.
+    package func contains(latitude: Double, longitude: Double) -> Bool {
+        guard self.latitude.isFinite, self.longitude.isFinite else { return false }
+        return Self.distance(self.latitude, self.longitude, latitude, longitude) <= meters
+    }
+
+    /// The great-circle distance in metres between two points in degrees (haversine, on a sphere of `earthRadius`).
+    package static func distance(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+        let radians = Double.pi / 180
+        let dLat = (lat2 - lat1) * radians
+        let dLon = (lon2 - lon1) * radians
+        let a = sin(dLat / 2) * sin(dLat / 2) + cos(lat1 * radians) * cos(lat2 * radians) * sin(dLon / 2) * sin(dLon / 2)
+        return 2 * earthRadius * asin(min(1, sqrt(max(0, a))))
     }
 }
 
@@ -94,7 +156,7 @@ package enum SegmentParser {
 
     struct Token: Equatable {
         enum Kind: Equatable, CustomStringConvertible {
-            case word(String), string(String), number(Double), duration(Double), symbol(String), end
+            case word(String), string(String), number(Double), duration(Double), distance(Double), symbol(String), end
             var description: String {
                 switch self {
                 case .word(let word): "`\(word)`"
@@ -102,6 +164,7 @@ package enum SegmentParser {
                 case .number(let number):
                     "the number \(number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number))"
                 case .duration: "a duration"
+                case .distance: "a distance"
                 case .symbol(let symbol): "`\(symbol)`"
                 case .end: "the end"
                 }
@@ -146,7 +209,13 @@ package enum SegmentParser {
                 while index < characters.count, characters[index].isNumber || characters[index] == "." { index += 1 }
                 let literal = String(characters[start..<index])
                 guard let number = Double(literal) else { throw fail("`\(literal)` is not a number", at: start) }
-                if index < characters.count, let unit = units[characters[index]],
+                if index + 1 < characters.count, characters[index] == "k", characters[index + 1] == "m",
+                    index + 2 >= characters.count || !(characters[index + 2].isLetter || characters[index + 2].isNumber)
+                {
+                    // A distance in kilometres (`location within 5km of …`); metres are written `500m`.
+                    index += 2
+                    tokens.append(Token(kind: .distance(number * 1000), offset: start))
+                } else if index < characters.count, let unit = units[characters[index]],
                     index + 1 >= characters.count || !(characters[index + 1].isLetter || characters[index + 1].isNumber)
                 {
                     guard number * unit <= maxDuration else { throw fail("a duration is at most 36500d (100 years)", at: start) }
@@ -249,6 +318,10 @@ package enum SegmentParser {
         }
 
         mutating func condition() throws(SegmentParseError) -> SegmentExpression {
+            if namespaces.contains(ProfileNamespace.location.rawValue), case .word(let word) = peek.kind, word.lowercased() == "location" {
+                index += 1
+                return try within()
+            }
             let path = try self.path()
             if keyword("exists") { return .exists(path) }
             if keyword("contains") { return .contains(path, try operand()) }
@@ -273,11 +346,57 @@ package enum SegmentParser {
             let parts = word.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard parts.count >= 2, namespaces.contains(parts[0]), !parts.dropFirst().contains("") else {
                 let list = namespaces == SegmentParser.namespaces
-                    ? "b., c., t., e., email., sms. or push." : namespaces.sorted().map { "\($0)." }.joined(separator: ", ")
+                    ? "b., c., t., e., email., sms., push. or location." : namespaces.sorted().map { "\($0)." }.joined(separator: ", ")
                 throw error("`\(word)` is not a path: expected \(list) and a name")
             }
             index += 1
             return SegmentPath(parts[0], Array(parts.dropFirst()))
+        }
+
+        /// After `location`: `within <distance> of "<place>"` or `within <distance> of (<latitude>, <longitude>)`.
+        mutating func within() throws(SegmentParseError) -> SegmentExpression {
+            guard keyword("within") else {
+                throw error("expected `within` after `location` (location within 5km of \"place\"), or a path such as location.at")
+            }
+            let meters: Double
+            switch peek.kind {
+            case .distance(let value): meters = value
+            // `500m` reads as minutes elsewhere: here it is metres.
+            case .duration(let seconds) where unit(of: peek) == "m": meters = seconds / 60
+            default: throw error("expected a distance such as 500m or 5km after `within`, found \(peek.kind)")
+            }
+            guard meters > 0, meters <= GeoCircle.maxMeters else {
+                throw error("a distance is more than 0 and at most 20015km (half the Earth's circumference)")
+            }
+            index += 1
+            guard keyword("of") else { throw error("expected `of` and a place (\"paris-store\") or a point ((48.8566, 2.3522)), found \(peek.kind)") }
+            if case .string(let place) = peek.kind {
+                index += 1
+                return .within(GeoCircle(latitude: .nan, longitude: .nan, meters: meters, place: place))
+            }
+            guard symbol("(") else { throw error("expected a place (\"paris-store\") or a point ((48.8566, 2.3522)), found \(peek.kind)") }
+            let latitude = try coordinate("latitude", limit: 90)
+            guard symbol(",") else { throw error("expected `,` and a longitude, found \(peek.kind)") }
+            let longitude = try coordinate("longitude", limit: 180)
+            guard symbol(")") else { throw error("expected `)`, found \(peek.kind)") }
+            return .within(GeoCircle(latitude: latitude, longitude: longitude, meters: meters))
+        }
+
+        mutating func coordinate(_ name: String, limit: Double) throws(SegmentParseError) -> Double {
+            let negative = symbol("-")
+            guard case .number(let value) = peek.kind else { throw error("expected a \(name) (a number of degrees), found \(peek.kind)") }
+            let degrees = negative ? -value : value
+            guard abs(degrees) <= limit else { throw error("a \(name) is from -\(Int(limit)) to \(Int(limit)) degrees") }
+            index += 1
+            return degrees
+        }
+
+        /// The unit letter a number token was written with (`m` of `500m`), if any.
+        func unit(of token: Token) -> Character? {
+            let characters = Array(text)
+            var index = token.offset
+            while index < characters.count, characters[index].isNumber || characters[index] == "." { index += 1 }
+            return index < characters.count ? characters[index] : nil
         }
 
         mutating func operand() throws(SegmentParseError) -> SegmentOperand {
