@@ -15,7 +15,11 @@ struct InAppEndToEndTests {
         let (cluster, ingest, ingestPort) = try await startIngest(config: repositoryFile("config/example"))
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-orch-e2e-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let (orchestrator, port) = try await OrchestratorEndToEndTests.start(cluster, data: data, environment: sampleApps)
+        // The test waits by asking again every 50 ms, faster than an installation may sync (10 a second): the limits
+        // are off here, so that each wait ends on its condition, never on a 429 (AppReadLimitTests holds the limits).
+        let unlimited = ["HERALD_RATE_LIMIT_PER_INSTALLATION": "0", "HERALD_RATE_LIMIT_PER_ADDRESS": "0"]
+        let (orchestrator, port) = try await OrchestratorEndToEndTests.start(
+            cluster, data: data, environment: sampleApps.merging(unlimited) { $1 })
         let ingestURL = "http://127.0.0.1:\(ingestPort)"
         let paul = signedAppHeaders("paul")
         let (identified, body) = try await httpPost(

@@ -150,6 +150,18 @@ struct RichPushTests {
         #expect(message["message"]?["data"]?["herald_actions"] == .string(#"[{"i":"BUY","t":"Buy now","l":"demo://buy","f":true}]"#))
     }
 
+    @Test("a landing: the in-app message to show on open, com.herald.ld on APNs, herald_landing on FCM")
+    func landing() throws {
+        var send = sendRequest(content: ["body": "B"])
+        send.landing = "spring-looks"
+        let apns = try JSONParser.parse(APNsProvider.payload(send))
+        #expect(apns["com.herald"]?["ld"] == .string("spring-looks"))
+        send.app = "demo-android"
+        let fcm = try JSONParser.parse(FCMProvider.message(DeliveryAttempt(request: send, target: Self.android, attempt: 1)))
+        #expect(fcm["message"]?["data"]?["herald_landing"] == .string("spring-looks"))
+        #expect(try JSONParser.parse(APNsProvider.payload(sendRequest(content: ["body": "B"])))["com.herald"]?["ld"] == nil)
+    }
+
     @Test("a send attempted again after a crash carries the same collapse id and tag: the device shows it once")
     func duplicateCollapses() throws {
         let send = sendRequest(content: ["title": "Hi", "body": "There"])

@@ -51,7 +51,8 @@ struct InAppMessageConfigTests {
         arguments: [
             (#","type":"popup""#, #"type: expected slideup, modal, full or html, found "popup""#),
             (#","priority":101"#, "priority: expected a whole number from 0 to 100 (higher shows first)"),
-            (#","triggers":[]"#, "triggers: expected a list of 1 to 20 triggers (session_start, event, purchase, push_open)"),
+            (#","triggers":[]"#, "in_app_message sale: no triggers: give it one, or attach it to a campaign's push as its `landing`"),
+            (#","triggers":{"event":"A"}"#, "triggers: expected a list of up to 20 triggers (session_start, event, purchase, push_open)"),
             (#","triggers":[{"shake":true}]"#, "triggers[0]: expected session_start, event, purchase or push_open, found `shake`"),
             (#","triggers":[{"event":"add to cart"}]"#, #"triggers[0].event: "add to cart" is not an event name (1 to 30 letters, digits or underscores)"#),
             (#","triggers":[{"session_start":true,"where":"event.price > 3"}]"#,

@@ -238,14 +238,16 @@ struct APNsProvider: DeliveryProvider {
     /// The key of Herald's own data in a notification (the app's SDK reads it).
     static let heraldKey = "com.herald"
 
-    /// `i` send id, `c` campaign, `t` source (`c` campaign, `t` transactional, `tc` trigger), `l` deeplink, `at` the
-    /// attachment (`u` its URL, `t` its type), `a` the buttons of the notification's category for the target's app (`PushAction`).
+    /// `i` send id, `c` campaign, `t` source (`c` campaign, `t` transactional, `tc` trigger), `l` deeplink, `ld` the
+    /// in-app message to show when it is opened (a landing), `at` the attachment (`u` its URL, `t` its type), `a` the
+    /// buttons of the notification's category for the target's app (`PushAction`).
     static func heraldMembers(_ send: SendRequest, app: String? = nil) -> JSONValue {
         var members = [
             JSONMember("i", .string(send.sendID)), JSONMember("c", .string(send.campaign)),
             JSONMember("t", .string(sourceType(send))),
         ]
         if let link = send.field("deeplink") { members.append(JSONMember("l", .string(link))) }
+        if let landing = send.landing { members.append(JSONMember("ld", .string(landing))) }
         if let image = send.field("image_url") {
             // The attachment and its type (Braze's `ab.att`), which a notification service extension downloads.
             var attachment = [JSONMember("u", .string(image))]

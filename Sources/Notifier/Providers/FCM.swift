@@ -186,6 +186,7 @@ struct FCMProvider: DeliveryProvider {
             JSONMember("herald_source", .string(APNsProvider.sourceType(send))),
         ]
         if let link = text("deeplink") { data.append(JSONMember("herald_deeplink", .string(link))) }
+        if let landing = send.landing { data.append(JSONMember("herald_landing", .string(landing))) }
         // Android has no silent badge: the app sets its launcher's count from the data.
         if APNsProvider.isBadgeOnly(send), let badge = attempt.target.badge ?? APNsProvider.templateBadge(send) {
             data.append(JSONMember("herald_badge", .string(String(badge))))

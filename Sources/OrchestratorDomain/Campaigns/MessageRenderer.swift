@@ -93,6 +93,7 @@ struct MessageRenderer {
         // The category's buttons, for each app this push may reach whose configuration defines them.
         if message.channel == .push {
             send.actions = rules.config.pushActions(project: campaign.project, app: message.app, category: content["category"])
+            send.landing = message.landing
         }
         if context.at > now {
             // Decided ahead of its time (a local-time release): leaves at it.

@@ -96,14 +96,15 @@ extension ConfigReader {
     }
 
     /// `[{session_start: true}, {event: ADD_TO_CART, where: …, delay: 2s}, {purchase: any | SKU, where: …},
-    /// {push_open: any | CAMPAIGN}]`: at least one.
+    /// {push_open: any | CAMPAIGN}]`; none for a landing only.
     mutating func inAppTriggers(_ message: ConfigNode) -> [InAppMessageDefinition.Trigger] {
         guard let node = message["triggers"] else {
             fail(message, "missing `triggers` (session_start, event, purchase or push_open, each in a list)")
             return []
         }
-        guard case .array(let items) = node.value, !items.isEmpty, items.count <= 20 else {
-            fail(node, "triggers: expected a list of 1 to 20 triggers (session_start, event, purchase, push_open)")
+        // `[]`: a landing only, which a campaign's push attaches (`attachLandings` checks that one does).
+        guard case .array(let items) = node.value, items.count <= 20 else {
+            fail(node, "triggers: expected a list of up to 20 triggers (session_start, event, purchase, push_open)")
             return []
         }
         var triggers: [InAppMessageDefinition.Trigger] = []

@@ -425,6 +425,10 @@ struct ConfigReader {
                 let app = item["app"] != nil ? identifier(item, "app") : nil
                 if app != nil && channel != .push { fail(item["app"], "messages[\(index)].app: only push messages target an app") }
                 var message = CampaignDefinition.Message(channel: channel, template: template, app: app)
+                if item["landing"] != nil {
+                    message.landing = identifier(item, "landing")
+                    if channel != .push { fail(item["landing"], "messages[\(index)].landing: only a push lands on an in-app message when opened") }
+                }
                 if let variants = item["variants"] {
                     message.variantTemplates = variantTemplates(variants, at: "messages[\(index)].variants")
                     variantNodes[messages.count] = variants

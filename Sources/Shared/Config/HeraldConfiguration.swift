@@ -65,6 +65,7 @@ package struct HeraldConfiguration: Sendable {
             }
         }
         issues += config.resolvePlaces()
+        issues += config.attachLandings()
         issues += config.crossCheck()
         return (config, issues)
     }
@@ -389,6 +390,9 @@ package struct CampaignDefinition: Sendable {
         package var app: String?
         /// The experiment's variants that send this message with another template: variant id → template id.
         package var variantTemplates: [String: String] = [:]
+        /// Push: the in-app message shown when this push is opened (a landing, batch-rules §8.1): it gets a
+        /// `push_open` trigger of the campaign, and the push names it (`com.herald.ld`, `herald_landing`).
+        package var landing: String? = nil
 
         /// The template a profile of `variant` gets (nil: no experiment).
         package func template(variant: String?) -> String { variant.flatMap { variantTemplates[$0] } ?? template }

@@ -64,6 +64,8 @@ package struct SendRequest: WireMessage {
     package var transactional: Bool? = nil
     /// Email: false when the campaign turned off open and click tracking (`tracking: false`); absent: tracked.
     package var tracking: Bool? = nil
+    /// Push: the in-app message the app shows when the push is opened (the campaign message's `landing`).
+    package var landing: String? = nil
 
     /// An uninstall-tracking probe: a silent push the user never sees (kept out of the inbox).
     package var isUninstallProbe: Bool { trigger.type == .uninstallTracking }
@@ -132,6 +134,6 @@ package struct SendRequest: WireMessage {
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
         case expiresAt = "expires_at", test, token, installationID = "installation_id", requestID = "request_id"
         case dueAt = "due_at", contactRevision = "contact_revision", notBefore = "not_before", actions, transactional
-        case experiment, variant, tracking
+        case experiment, variant, tracking, landing
     }
 }
