@@ -17,14 +17,17 @@ enum Ingest {
         warnUnsignedIdentity(context.config.catalog, logger: context.logger)
         // The campaigns, for the trigger API: herald.config read whole, then followed, as the orchestrator does.
         let campaigns = CampaignDirectory()
+        // The buttons' and cards' actions, for the profile writes of a reported tap.
+        let actions = ActionDirectory()
         let follower = try ConfigFollower(client: context.common.kafka, instanceID: context.common.instanceID, logger: context.logger) {
             campaigns.update($0)
+            actions.update($0)
         }
         let router = buildRouter(
             api: IngestAPI(
                 catalog: context.config.catalog, sink: KafkaRecordSink(producer: producer),
                 maxBodyBytes: context.config.maxBodyBytes, now: { Date() }, bodyTimeout: context.config.bodyTimeout,
-                campaigns: campaigns),
+                campaigns: campaigns, actions: actions),
             maxInFlight: context.config.maxInFlight, maxInFlightBytes: context.config.maxInFlightBytes,
             rateLimits: RateLimits(context.config.limits))
         let http = ServiceMain.httpApplication(

@@ -175,3 +175,61 @@ struct ActivityAPITests {
         #expect(answer.status == .forbidden)
     }
 }
+
+/// A tap on a button or a card whose action changes the profile (issue 60, item 4; batch-rules §8.4): the report, then
+/// the writes it stands for, validated as the app's own.
+@Suite("Ingest API: actions' profile writes")
+struct ActionWritesAPITests {
+    static let config = #"""
+        {"kind":"project","id":"demo"}
+        ---
+        {"kind":"in_app_message","id":"sale","project":"demo","type":"modal","triggers":[{"session_start":true}],
+         "buttons":[{"id":"like","action":{"id":"batch.group","args":{"actions":[
+             ["batch.user.tag",{"a":"add","c":"interests","t":"ski"}],["batch.dismiss"],
+             ["batch.user.event",{"e":"liked_sale","l":"spring","t":["promo"],"a":{"price":9.5}}]]}}},
+                    {"id":"later","action":"dismiss"}],
+         "variants":{"default":{"message":"Hi","button.like":"Like","button.later":"Later"}}}
+        ---
+        {"kind":"content_card","id":"guide","project":"demo","type":"classic","action":{"id":"batch.user.tag","args":{"a":"remove","c":"interests","t":"golf"}},
+         "variants":{"default":{"title":"T","description":"D"}}}
+        ---
+        {"kind":"app","id":"demo-ios","project":"demo","platform":"ios","categories":{"SALE":{"actions":[
+            {"id":"BUY","title":"Buy","action":{"id":"batch.user.event","args":{"e":"buy_tapped"}}}]}}}
+        """#
+
+    static func actions() throws -> ActionDirectory {
+        let objects = config.components(separatedBy: "\n---\n")
+        let (configuration, issues) = HeraldConfiguration.read(
+            try objects.map { (file: "f.json", node: ConfigNode(json: try JSONParser.parse(Array($0.utf8)))) })
+        #expect(issues.isEmpty, "\(issues)")
+        let directory = ActionDirectory()
+        directory.update(configuration)
+        return directory
+    }
+
+    @Test("a button's group: the click, then the tag added and the event, with ids derived from the click's; a push button's event")
+    func writes() async throws {
+        let sink = FakeSink()
+        let body = #"""
+            {"installation_id":"I","custom_id":"paul","activity":[
+              {"type":"in_app_click","message_id":"sale","button_id":"like","time":"2026-11-18T09:00:00Z"},
+              {"type":"in_app_click","message_id":"sale","button_id":"later","time":"2026-11-18T09:00:01Z"},
+              {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-18T09:00:03Z"}]}
+            """#
+        let answer = try await call("/v1/app/activity", key: iosKey, body: body, sink: sink, actions: try Self.actions())
+        #expect(answer.status == .ok, "\(answer)")
+        // The second button only dismisses: nothing follows its click.
+        #expect(sink.records.map(\.op) == [.inApp, .profileUpdate, .event, .inApp, .pushOpen, .event])
+        let click = sink.records[0].id
+        #expect(sink.records[1].id == "\(click):action:0" && sink.records[2].id == "\(click):action:1")
+        #expect(sink.records[1].json["profile"].map { String(decoding: $0.serialized, as: UTF8.self) }?.contains(#""ski""#) == true)
+        #expect(sink.records[2].json["event"]?["name"]?.stringValue == "LIKED_SALE")
+        #expect(sink.records[2].json["event"]?["label"]?.stringValue == "spring")
+        #expect(sink.records[5].json["event"]?["name"]?.stringValue == "BUY_TAPPED")
+        #expect(sink.records.allSatisfy { $0.key == "demo/paul" })
+        // Sent again: the same ids (applied once).
+        let again = FakeSink()
+        _ = try await call("/v1/app/activity", key: iosKey, body: body, sink: again, actions: try Self.actions())
+        #expect(again.records.map(\.id) == sink.records.map(\.id))
+    }
+}

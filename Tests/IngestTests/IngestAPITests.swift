@@ -92,11 +92,12 @@ let exampleCampaigns = CampaignDirectory([
 func call(
     _ uri: String, method: HTTPRequest.Method = .post, key: String? = nil, rest: Bool = false, body: String? = nil,
     headers extra: HTTPFields = [:], sink: FakeSink = FakeSink(), maxBody: Int = 1 << 20, catalog: AppsCatalog? = nil,
-    bytes: [UInt8]? = nil, signed: Bool = true, campaigns: CampaignDirectory = exampleCampaigns
+    bytes: [UInt8]? = nil, signed: Bool = true, campaigns: CampaignDirectory = exampleCampaigns,
+    actions: ActionDirectory = ActionDirectory()
 ) async throws -> Answer {
     let catalog = try catalog ?? AppsCatalog.load(path: sampleAppsFile)
     let router = Ingest.buildRouter(
-        api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }, campaigns: campaigns))
+        api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }, campaigns: campaigns, actions: actions))
     let app = Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
     var headers = extra
     if let key {

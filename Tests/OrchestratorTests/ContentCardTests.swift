@@ -162,6 +162,35 @@ struct ContentCardTests {
         #expect(reports.first?.installationID == "I")
     }
 
+    /// Issue 60, item 4: a card's action that writes to the profile (batch-rules §8.4).
+    @Test("a card's action: at the counted click its writes are emitted, once, and applied they tag the profile and log the event")
+    func actionWrites() async throws {
+        let card = #"{"kind":"content_card","id":"guide","project":"demo","type":"classic","action":{"id":"batch.group","args":{"actions":[["batch.user.tag",{"a":"add","c":"interests","t":"ski"}],["batch.user.event",{"e":"guide_opened","l":"winter"}]]}},"variants":{"default":{"title":"Guide","description":"Read it"}}}"#
+        let config = try Self.config(card, #"{"kind":"campaign","id":"guides","project":"demo","trigger":{"event":"promo"},"cards":["guide"]}"#)
+        let harness = try await deliveredHarness(config)
+        try await harness.apply([try harness.writer.event(id: "e2", #"{"name":"promo"}"#)])
+        let answer = try #require(try await feed(harness))
+        guard case .array(let cards)? = answer["cards"], let guide = cards.first(where: { $0["title"] == .string("Guide") }),
+            let id = guide["id"]?.stringValue
+        else { Issue.record("no guide card: \(answer)"); return }
+        #expect(guide["action"]?["id"] == .string("batch.group"))
+        harness.writer.source = .app(id: "ios", dev: false)
+        let before = harness.outbox.count
+        try await harness.apply([
+            harness.writer.record(.contentCard, id: "c1", installationID: "I", fields: cardReport("click", id)),
+            harness.writer.record(.contentCard, id: "c2", installationID: "J", fields: cardReport("click", id)),
+        ])
+        let emitted = harness.outbox.dropFirst(before).filter { $0.topic == HeraldTopic.ingest.name }
+        #expect(emitted.count == 2, "one click counted: its two writes, once")
+        // Applied as the partition applies what its outbox produced to herald.ingest.
+        try await harness.apply(emitted.enumerated().map { index, record in
+            KafkaRecord(topic: HeraldTopic.ingest.name, partition: 0, offset: 10_000 + Int64(index), key: Array(record.key.utf8), value: record.value, headers: record.headers)
+        })
+        let profile = try #require(try await harness.database.read { db in try ProfileView.json(db, key: "demo/paul") })
+        #expect(profile["custom"]?["c.interests"] == .array([.string("ski")]), "\(harness.deadLetters.map(\.reason))")
+        #expect(profile["events"]?["e.GUIDE_OPENED"]?["label"] == .string("winter"), "\(harness.deadLetters.map(\.reason))")
+    }
+
     @Test("the cap counts live cards only: a full feed delivers nothing more until a card is dismissed or expires")
     func cap() async throws {
         let project = #"{"kind":"project","id":"demo","default_language":"en","max_content_cards":2}"#

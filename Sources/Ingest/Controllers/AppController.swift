@@ -192,10 +192,18 @@ struct AppController {
             problems += itemProblems
             if let valid {
                 // The id from the time as sent (a replay is one report), the time held near the server's clock.
-                records.append(
-                    record(
-                        valid.clamped(receivedAt: receivedAt).payload, envelope, request: request, context: context,
-                        id: valid.id(installationID: envelope.installationID)))
+                let id = valid.id(installationID: envelope.installationID)
+                records.append(record(valid.clamped(receivedAt: receivedAt).payload, envelope, request: request, context: context, id: id))
+                // A tap whose action changes the profile: its writes, after the report, with ids derived from its id.
+                if case .app(let app, _) = envelope.source, let place = ActionWrites.place(of: valid, app: app),
+                    let action = api.actions.action(project: envelope.project, at: place)
+                {
+                    let (payloads, found) = action.payloads(identified: envelope.customID != nil, path: "activity[\(index)].action")
+                    problems += found
+                    for (number, payload) in payloads.enumerated() {
+                        records.append(record(payload, envelope, request: request, context: context, id: "\(id):action:\(number)"))
+                    }
+                }
             }
         }
         return try await api.store(records, problems: problems, context: context)

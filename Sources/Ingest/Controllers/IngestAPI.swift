@@ -18,6 +18,8 @@ struct IngestAPI: Sendable {
     var bodyTimeout: Duration = .seconds(30)
     /// The configured campaigns, which `POST /v1/campaigns/trigger` checks (none unless given).
     var campaigns = CampaignDirectory([:])
+    /// The configured actions that write to the profile, which a reported tap applies (none unless given).
+    var actions = ActionDirectory()
     /// The rate limits (the router's): an app write's installation is counted once the body names it.
     var limiter: RateLimiter?
 

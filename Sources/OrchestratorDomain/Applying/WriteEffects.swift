@@ -86,6 +86,17 @@ struct WriteEffects {
                 topic: HeraldTopic.ingest.name, key: key, value: record.value, headers: record.headers(requestID: write.requestID)))
     }
 
+    /// Emits a write the reported one stands for (the profile writes of a tapped card's action) as the reporter's own:
+    /// its source, custom ID, installation and proof, keyed as it was; its id is the write's and a suffix with a space.
+    mutating func emitAsReporter(_ payload: IngestPayload, suffix: String) {
+        var record = IngestRecord(
+            payload, id: "\(write.id) \(suffix)", project: write.project, source: write.ingest.source, customID: write.ingest.customID,
+            installationID: write.installationID, receivedAt: write.receivedAt)
+        record.unsigned = write.ingest.unsigned
+        outputs.append(
+            PendingOutput(topic: HeraldTopic.ingest.name, key: record.key, value: record.value, headers: record.headers(requestID: write.requestID)))
+    }
+
     /// The outputs, then a contact snapshot of each profile whose reachability changed: under a new revision, before
     /// the write's campaigns are decided (their sends name it).
     func outputsWithContacts(_ db: Database) throws -> [PendingOutput] {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import Metrics
 import PartitionStore
 import Shared
@@ -8,7 +9,7 @@ import Shared
 /// dismissal are the profile's, whichever of its devices reports them (a card dismissed on one device is gone from
 /// all at their next sync), each counted once in `herald_content_cards_total` and reported once on `herald.deliveries`
 /// (channel `content_card`: `viewed`, `clicked`, `dismissed`, with the card's id as `send_id`). A click counts only on a card with a
-/// URL, a dismissal only on a dismissible card; a report naming a card the feed does not hold counts nowhere
+/// URL or an action (whose profile writes it then emits), a dismissal only on a dismissible card; a report naming a card the feed does not hold counts nowhere
 /// (`herald_content_card_reports_ignored_total`): what an app key reports never makes up a metric's labels.
 struct ContentCardReports: EngagementReportApplier {
     typealias Ignored = IgnoredCardReport
@@ -27,7 +28,7 @@ struct ContentCardReports: EngagementReportApplier {
         switch report.action {
         case .view: mark = .viewed
         case .click:
-            guard card.texts["url"] != nil else { return Self.ignored(.noURL) }
+            guard card.texts["url"] != nil || definition.action != nil else { return Self.ignored(.noURL) }
             mark = .clicked
         case .dismiss:
             // The card as the feed shows it now (an edit may have made it dismissible, or not).
@@ -47,5 +48,17 @@ struct ContentCardReports: EngagementReportApplier {
         let campaign = card.campaignKey.dropFirst(write.project.count + 1)
         delivery.campaign = campaign.isEmpty ? nil : String(campaign)
         try deliver(delivery, &effects)
+        // The card's action writes to the profile (batch.user.tag, batch.user.event): once, at the counted click, as
+        // the profile writes they stand for, validated as the app's own (docs/in-app.md, "Actions").
+        if mark == .clicked, let action = definition.action {
+            let (payloads, problems) = action.payloads(identified: write.customID != nil, path: "\(card.cardKey).action")
+            for (index, payload) in payloads.enumerated() {
+                effects.emitAsReporter(payload, suffix: "card-action \(index)")
+            }
+            if let problem = problems.first {
+                Logger(label: "herald.cards").warning(
+                    "a card's action wrote less than it says", metadata: ["card": "\(card.cardKey)", "problem": "\(problem.path): \(problem.message)"])
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@ import Liquid
 extension ConfigReader {
     static let contentCardFields = [
         "project", "name", "type", "categories", "pinned", "dismissible", "expires_after", "expires_at", "open_in_web_view",
-        "extras", "variants",
+        "extras", "variants", "action",
     ]
 
     mutating func contentCard(_ node: ConfigNode, id: String, project: String, origin: ConfigOrigin) -> ContentCardDefinition? {
@@ -51,6 +51,11 @@ extension ConfigReader {
             pinned: bool(node, "pinned", default: false), dismissible: bool(node, "dismissible", default: true),
             lifetime: lifetime, expiresAt: expiresAt, openInWebView: bool(node, "open_in_web_view", default: false),
             extras: extras(node["extras"]), variants: [:], origin: origin)
+        if let node = node["action"] {
+            if case .object = node.value { card.action = appAction(node, "action") } else {
+                fail(node, "action: expected an action {id, args}, such as {id: batch.user.event, args: {e: CARD_TAPPED}}")
+            }
+        }
         card.variants = cardVariants(node, card: card)
         return card
     }

@@ -192,7 +192,7 @@ extension ConfigReader {
             }
             if buttons.contains(where: { $0.id == id }) { fail(item["id"], "\(path).id: \(id) twice") }
             guard let actionNode = item["action"] else {
-                fail(item, "\(path): missing `action` (uri, feed or dismiss)")
+                fail(item, "\(path): missing `action` (uri, feed, dismiss or an action {id, args})")
                 continue
             }
             if let action = clickAction(actionNode, "\(path).action") { buttons.append(.init(id: id, action: action)) }
@@ -200,11 +200,13 @@ extension ConfigReader {
         return buttons
     }
 
-    /// `{uri: "demo://x"}`, `feed` or `dismiss`.
+    /// `{uri: "demo://x"}`, `feed`, `dismiss`, or an action `{id: batch.user.tag, args: {…}}`.
     mutating func clickAction(_ node: ConfigNode, _ path: String) -> InAppMessageDefinition.ClickAction? {
         switch node.value {
         case .string("feed"): return .feed
         case .string("dismiss"), .string("none"): return .dismiss
+        case .object where node["id"] != nil:
+            return appAction(node, path).map(InAppMessageDefinition.ClickAction.action)
         case .object:
             rejectUnknown(node, allowed: ["uri"], path)
             guard let uri = string(node, "uri") else { return nil }
@@ -218,7 +220,7 @@ extension ConfigReader {
             }
             return .uri(uri)
         default:
-            fail(node, "\(path): expected {uri: …}, feed or dismiss")
+            fail(node, "\(path): expected {uri: …}, feed, dismiss or an action {id, args}")
             return nil
         }
     }

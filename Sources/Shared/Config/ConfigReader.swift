@@ -503,7 +503,7 @@ struct ConfigReader {
             var actions: [PushAction] = []
             for (index, item) in items.enumerated() {
                 let at = "\(path).actions[\(index)]"
-                rejectUnknown(item, allowed: ["id", "title", "deeplink", "foreground", "destructive"], at)
+                rejectUnknown(item, allowed: ["id", "title", "deeplink", "foreground", "destructive", "action"], at)
                 guard let id = string(item, "id"), let title = string(item, "title") else { continue }
                 guard Rules.isActionName(id) else {
                     fail(item["id"], "\(at).id: an action id is 1 to 64 letters, digits, `_`, `-` or `.`")
@@ -514,10 +514,18 @@ struct ConfigReader {
                     continue
                 }
                 if actions.contains(where: { $0.id == id }) { fail(item["id"], "\(at).id: \(id) twice in the category") }
-                actions.append(
-                    PushAction(
-                        id: id, title: title, deeplink: string(item, "deeplink", required: false),
-                        foreground: bool(item, "foreground", default: true), destructive: bool(item, "destructive", default: false)))
+                var button = PushAction(
+                    id: id, title: title, deeplink: string(item, "deeplink", required: false),
+                    foreground: bool(item, "foreground", default: true), destructive: bool(item, "destructive", default: false))
+                if let node = item["action"] {
+                    guard case .object = node.value else {
+                        fail(node, "\(at).action: expected an action {id, args}, such as {id: batch.user.tag, args: {a: add, c: interests, t: ski}}")
+                        continue
+                    }
+                    guard let action = appAction(node, "\(at).action") else { continue }
+                    button.action = action
+                }
+                actions.append(button)
             }
             categories[name] = actions
         }

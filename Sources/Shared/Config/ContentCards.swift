@@ -49,6 +49,8 @@ package struct ContentCardDefinition: Sendable, LanguageVariants {
     /// Whether the app opens `url` in its own web view.
     package var openInWebView: Bool
     package var extras: [(key: String, value: String)]
+    /// What the app runs when the card is clicked (a Batch action or its own, `AppAction`), besides opening `url`.
+    package var action: AppAction? = nil
     /// Language (ISO 639-1, or `default`) → field (`title`, `description`, `image_url`, `url`) → text.
     package var variants: [String: [String: TemplateText]]
     package var origin: ConfigOrigin
@@ -110,6 +112,7 @@ package struct ContentCardDefinition: Sendable, LanguageVariants {
             if let text = texts[name] { members.append(JSONMember(name, .string(text))) }
         }
         if let url = texts["url"], let host = URLComponents(string: url)?.host { members.append(JSONMember("domain", .string(host))) }
+        if let action { members.append(JSONMember("action", action.json)) }
         members += [
             JSONMember("open_in_web_view", .bool(openInWebView)),
             JSONMember("categories", .array(categories.map(JSONValue.string))), JSONMember("pinned", .bool(pinned)),

@@ -26,12 +26,16 @@ package final class InAppMessageDefinition: @unchecked Sendable, LanguageVariant
         case uri(String)
         case feed
         case dismiss
+        /// A Batch action or the app's own (`AppAction`).
+        case action(AppAction)
 
         package var json: JSONValue {
             switch self {
             case .uri(let uri): .object([JSONMember("type", .string("uri")), JSONMember("uri", .string(uri))])
             case .feed: .object([JSONMember("type", .string("feed"))])
             case .dismiss: .object([JSONMember("type", .string("dismiss"))])
+            case .action(let action):
+                .object([JSONMember("type", .string("action")), JSONMember("id", .string(action.id)), JSONMember("args", action.args)])
             }
         }
     }

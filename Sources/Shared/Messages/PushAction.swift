@@ -13,6 +13,8 @@ package struct PushAction: Codable, Sendable, Equatable {
     package var foreground: Bool
     /// Shown as destructive (iOS).
     package var destructive: Bool
+    /// What the app runs when the button is tapped (a Batch action or its own, `AppAction`).
+    package var action: AppAction? = nil
 
     package init(id: String, title: String, deeplink: String? = nil, foreground: Bool = true, destructive: Bool = false) {
         self.id = id
@@ -22,12 +24,13 @@ package struct PushAction: Codable, Sendable, Equatable {
         self.destructive = destructive
     }
 
-    /// As the SDK reads it: `i` id, `t` title, `l` deeplink, `f` foreground, `d` destructive.
+    /// As the SDK reads it: `i` id, `t` title, `l` deeplink, `f` foreground, `d` destructive, `x` the action.
     package var json: JSONValue {
         var members = [JSONMember("i", .string(id)), JSONMember("t", .string(title))]
         if let deeplink { members.append(JSONMember("l", .string(deeplink))) }
         members.append(JSONMember("f", .bool(foreground)))
         if destructive { members.append(JSONMember("d", .bool(true))) }
+        if let action { members.append(JSONMember("x", action.json)) }
         return .object(members)
     }
 }

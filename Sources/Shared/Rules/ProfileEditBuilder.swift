@@ -1,5 +1,4 @@
 import Foundation
-import Shared
 
 /// Builds a `ProfileEdit` in linear time: a later write to a name replaces the earlier one and takes its place at the
 /// end (the request's order of last writes). A request of 140,000 names once held a core for 36 s when each write

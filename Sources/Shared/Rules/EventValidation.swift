@@ -1,5 +1,4 @@
 import Foundation
-import Shared
 
 /// An event's outcome: valid, or dropped with every problem found.
 package enum EventOutcome: Sendable, Equatable {

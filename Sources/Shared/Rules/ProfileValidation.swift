@@ -1,5 +1,4 @@
 import Foundation
-import Shared
 
 /// Profile edits are validated per operation: an invalid one is dropped and reported, the others are kept.
 package enum ProfileValidation {
