@@ -29,6 +29,8 @@ protocol AppReadSource: Sendable {
     func contentCards(
         key: String, installationID: String, after writeID: String?, since cursor: ContentCardFeed.Cursor?, now: Date
     ) async throws -> AppRead<JSONValue>
+    func geofences(key: String, installationID: String, app: String, after writeID: String?, ifNoneMatch: String?) async throws
+        -> AppRead<GeofenceSync.Answer>
 }
 
 /// The reads an app makes of its profile's state on the orchestrator (docs/in-app.md), what they share: the app's key
@@ -46,11 +48,19 @@ struct AppReads: Sendable {
 
     func register(on router: some RouterMethods<ServiceRequestContext>) {
         router.get("v1/app/in-app-messages") { request, _ in
-            try await read(request) { key, installationID, after in
+            try await read(request) { key, installationID, after, _ in
                 try await manager.inAppMessages(
                     key: key, installationID: installationID, after: after, ifNoneMatch: request.headers[.ifNoneMatch], now: Date())
             } respond: { answer in
                 InAppEndpoint.response(answer)
+            }
+        }
+        router.get("v1/app/geofences") { request, _ in
+            try await read(request) { key, installationID, after, app in
+                try await manager.geofences(
+                    key: key, installationID: installationID, app: app, after: after, ifNoneMatch: request.headers[.ifNoneMatch])
+            } respond: { (answer: GeofenceSync.Answer) in
+                InAppEndpoint.tagged(answer.json, etag: answer.etag)
             }
         }
         router.get("v1/app/content-cards") { request, _ in
@@ -61,7 +71,7 @@ struct AppReads: Sendable {
                     return Response.jsonError(.badRequest, "invalid_cursor", "since: the `cursor` of the last answer (<number>-<16 hex>)")
                 }
                 return nil
-            } read: { key, installationID, after in
+            } read: { key, installationID, after, _ in
                 try await manager.contentCards(key: key, installationID: installationID, after: after, since: cursor, now: Date())
             } respond: { answer in
                 var response = Response.json(answer)
@@ -75,7 +85,7 @@ struct AppReads: Sendable {
     /// (here, or at its owner), and answers.
     func read<Answer: Sendable>(
         _ request: Request, check: () -> Response? = { nil },
-        read: (_ key: String, _ installationID: String, _ after: String?) async throws -> AppRead<Answer>,
+        read: (_ key: String, _ installationID: String, _ after: String?, _ app: String) async throws -> AppRead<Answer>,
         respond: (Answer) -> Response
     ) async throws -> Response {
         guard let catalog else {
@@ -109,7 +119,7 @@ struct AppReads: Sendable {
         }
         if let refusal = check() { return refusal }
         let profileKey = customID.map { ProfileKey.profile(project, $0) } ?? ProfileKey.home(project, installationID)
-        switch try await read(profileKey, installationID, after) {
+        switch try await read(profileKey, installationID, after, caller.app) {
         case .notReady:
             return Self.retry(.serviceUnavailable, "not_ready", "the configuration is not read yet")
         case .notHeld:

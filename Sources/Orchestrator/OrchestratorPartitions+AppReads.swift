@@ -32,6 +32,21 @@ extension OrchestratorPartitions: AppReadSource {
         }
     }
 
+    /// The geofences of the installation of `app` under the profile `key` (docs/geofences.md), once the app's write
+    /// `after` is applied there.
+    func geofences(key: String, installationID: String, app: String, after writeID: String?, ifNoneMatch: String?) async throws
+        -> AppRead<GeofenceSync.Answer>
+    {
+        try await withPartition(of: key) { database, rules in
+            let config = rules.config
+            return try await Self.read(database, key: key, after: writeID) { db in
+                try GeofenceSync(db: db, config: config).answer(key: key, installationID: installationID, app: app) { tag in
+                    EntityTags.names(tag, in: ifNoneMatch)
+                }
+            }
+        }
+    }
+
     /// Reads the profile's partition, if this instance runs it.
     private func withPartition<Answer: Sendable>(
         of key: String, _ read: (PartitionDatabase, EngagementRules) async throws -> AppRead<Answer>

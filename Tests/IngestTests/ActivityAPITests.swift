@@ -76,6 +76,9 @@ struct ActivityAPITests {
             (#"{"type":"push_open","send_id":"x","action":"buy now","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].action invalid_action"]),
             (#"{"type":"push_open","send_id":5,"time":5}"#, ["activity[0].send_id invalid_type", "activity[0].time invalid_type"]),
             (#"{"type":"push_open","send_id":"x","session_id":"s","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].session_id unknown_field"]),
+            // Geofences (issue 60, item 3).
+            (#"{"type":"geofence_enter","set_id":"stores","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].geofence_id missing_field"]),
+            (#"{"type":"geofence_exit","set_id":"a b","geofence_id":"louvre","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].set_id invalid_id"]),
             // A Push Story's page (issue 60): an id as a button's, and never with a button.
             (#"{"type":"push_open","send_id":"x","page":"look 2","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].page invalid_action"]),
             (#"{"type":"push_open","send_id":"x","action":"BUY","page":"look-2","time":"2026-11-18T09:00:00Z"}"#, ["activity[0].page invalid_value"]),
@@ -231,5 +234,25 @@ struct ActionWritesAPITests {
         let again = FakeSink()
         _ = try await call("/v1/app/activity", key: iosKey, body: body, sink: again, actions: try Self.actions())
         #expect(again.records.map(\.id) == sink.records.map(\.id))
+    }
+}
+
+@Suite("Ingest API: geofence reports")
+struct GeofenceReportAPITests {
+    @Test("an entry and an exit: one record each, ids from the installation, set, geofence and time")
+    func records() async throws {
+        let sink = FakeSink()
+        let body = #"""
+            {"installation_id":"I","custom_id":"paul","activity":[
+              {"type":"geofence_enter","set_id":"stores","geofence_id":"louvre","time":"2026-11-18T09:00:00Z"},
+              {"type":"geofence_exit","set_id":"stores","geofence_id":"louvre","time":"2026-11-18T09:20:00Z"}]}
+            """#
+        let answer = try await call("/v1/app/activity", key: iosKey, body: body, sink: sink)
+        #expect(answer.status == .ok && answer.accepted == 2, "\(answer)")
+        #expect(sink.records.map(\.op) == [.geofence, .geofence])
+        #expect(sink.records.map(\.id) == [
+            "app:geofence_enter:I:stores:louvre:2026-11-18T09:00:00.000Z", "app:geofence_exit:I:stores:louvre:2026-11-18T09:20:00.000Z",
+        ])
+        #expect(sink.records[0].json["geofence"]?["kind"]?.stringValue == "enter")
     }
 }

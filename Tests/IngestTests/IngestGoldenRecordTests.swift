@@ -133,7 +133,8 @@ struct IngestGoldenRecordTests {
               {"type":"push_open","send_id":"0123456789abcdef0123456789abcdef","action":"BUY","time":"2026-11-18T09:00:06Z"},
               {"type":"session_end","session_id":"s-1","time":"2026-11-18T09:02:00Z","duration":115.5},
               {"type":"in_app_click","message_id":"ski-sale","button_id":"shop","time":"2026-11-18T09:01:00Z"},
-              {"type":"card_dismiss","card_id":"0123456789abcdef0123456789abcdef","time":"2026-11-18T09:02:00Z"}]}
+              {"type":"card_dismiss","card_id":"0123456789abcdef0123456789abcdef","time":"2026-11-18T09:02:00Z"},
+              {"type":"geofence_enter","set_id":"stores","geofence_id":"rivoli","time":"2026-11-18T09:03:00Z"}]}
             """#)
         return lines
     }

@@ -38,6 +38,13 @@ struct AppReadLimitTests {
             await wait()
             return .notHeld
         }
+
+        func geofences(key: String, installationID: String, app: String, after writeID: String?, ifNoneMatch: String?) async throws
+            -> AppRead<GeofenceSync.Answer>
+        {
+            await wait()
+            return .notHeld
+        }
     }
 
     static let peerKey = "the-instance-peer-key"
@@ -47,7 +54,8 @@ struct AppReadLimitTests {
     /// The statuses of `requests` (client address, installation, extra headers) through the service's composition, over a
     /// real socket from 127.0.0.1, trusted as a proxy so that `X-Forwarded-For` names each client.
     static func statuses(
-        _ limits: RateLimits, _ requests: [(client: String, installation: String, headers: HTTPFields)], source: Source = Source()
+        _ limits: RateLimits, _ requests: [(client: String, installation: String, headers: HTTPFields)], source: Source = Source(),
+        path: String = "in-app-messages"
     ) async throws -> [HTTPResponse.Status] {
         var limits = limits
         limits.trustedProxies = [AddressRange("127.0.0.1")!]
@@ -64,7 +72,7 @@ struct AppReadLimitTests {
                 headers[HTTPField.Name("X-Forwarded-For")!] = request.client
                 headers[HTTPField.Name("X-Api-Key")!] = Self.appKey
                 statuses.append(try await client.execute(
-                    uri: "/v1/app/in-app-messages?installation_id=\(request.installation)", method: .get, headers: headers) { $0.status })
+                    uri: "/v1/app/\(path)?installation_id=\(request.installation)", method: .get, headers: headers) { $0.status })
             }
             return statuses
         }
@@ -82,6 +90,15 @@ struct AppReadLimitTests {
             RateLimits(perAddress: 0, perKey: 0, perInstallation: 1),
             [("198.51.100.1", "A", none), ("198.51.100.2", "A", none), ("198.51.100.3", "A", none), ("198.51.100.3", "B", none)])
         #expect(byInstallation == [.conflict, .conflict, .tooManyRequests, .conflict])
+    }
+
+    @Test("the geofence sync is an app's read like the others: limited per installation, 409 for an installation not held")
+    func geofences() async throws {
+        let none = HTTPFields()
+        let statuses = try await Self.statuses(
+            RateLimits(perAddress: 0, perKey: 0, perInstallation: 1), [("198.51.100.1", "A", none), ("198.51.100.2", "A", none), ("198.51.100.3", "A", none)],
+            path: "geofences")
+        #expect(statuses == [.conflict, .conflict, .tooManyRequests])
     }
 
     /// A read another instance forwarded was counted where it arrived; one that only says it was forwarded is not

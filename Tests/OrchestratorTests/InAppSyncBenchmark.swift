@@ -120,6 +120,12 @@ struct InAppSyncBenchmark {
         ) async throws -> AppRead<JSONValue> {
             try await partitions.contentCards(key: key, installationID: installationID, after: writeID, since: cursor, now: now)
         }
+
+        func geofences(key: String, installationID: String, app: String, after writeID: String?, ifNoneMatch: String?) async throws
+            -> AppRead<GeofenceSync.Answer>
+        {
+            try await partitions.geofences(key: key, installationID: installationID, app: app, after: writeID, ifNoneMatch: ifNoneMatch)
+        }
     }
 
     @Test("serve syncs until told to stop")

@@ -12,7 +12,7 @@ struct IngestRecordGoldenTests {
     @Test("every record the ingest wrote reads and writes back byte for byte, under the same key")
     func ingestRecords() throws {
         let goldens = IngestGoldens.ingestRecords
-        #expect(goldens.count == 44)
+        #expect(goldens.count == 45)
         for golden in goldens {
             let record = try IngestRecord.read(Array(golden.value.utf8))
             #expect(String(decoding: record.value, as: UTF8.self) == golden.value, "\(golden.name)")

@@ -9,6 +9,7 @@ package enum ActivityItem: Sendable, Equatable {
     case pushOpen(PushOpenReport)
     case inApp(InAppReport)
     case card(CardReport)
+    case geofence(GeofenceReport)
 
     /// The longest session an app may report: a week (a kiosk app stays in the foreground for days).
     package static let maxSessionSeconds = 7.0 * 86_400
@@ -19,6 +20,7 @@ package enum ActivityItem: Sendable, Equatable {
         case .pushOpen(let open): .pushOpen(open)
         case .inApp(let report): .inApp(report)
         case .card(let report): .contentCard(report)
+        case .geofence(let report): .geofence(report)
         }
     }
 
@@ -50,6 +52,9 @@ package enum ActivityItem: Sendable, Equatable {
         case .card(var report):
             report.time = bounded(report.time)
             return .card(report)
+        case .geofence(var report):
+            report.time = bounded(report.time)
+            return .geofence(report)
         }
     }
 
@@ -64,6 +69,9 @@ package enum ActivityItem: Sendable, Equatable {
             "app:in_app_\(report.action.rawValue):\(installationID):\(report.message):\(wire: report.time)\(report.button.map { ":\($0)" } ?? "")"
         // A card counts one view, one click and one dismissal per profile: the first report of each is the one.
         case .card(let report): "app:card_\(report.action.rawValue):\(installationID):\(report.card)"
+        // A device enters and leaves a geofence many times: each report is one at its time.
+        case .geofence(let report):
+            "app:geofence_\(report.kind.rawValue):\(installationID):\(report.set):\(report.geofence):\(wire: report.time)"
         }
     }
 
@@ -77,10 +85,12 @@ package enum ActivityItem: Sendable, Equatable {
         "card_view": ["type", "card_id", "time"],
         "card_click": ["type", "card_id", "time"],
         "card_dismiss": ["type", "card_id", "time"],
+        "geofence_enter": ["type", "set_id", "geofence_id", "time"],
+        "geofence_exit": ["type", "set_id", "geofence_id", "time"],
     ]
 
     static let types =
-        "session_start, session_end, push_open, in_app_impression, in_app_click, in_app_dismiss, card_view, card_click or card_dismiss"
+        "session_start, session_end, push_open, in_app_impression, in_app_click, in_app_dismiss, card_view, card_click, card_dismiss, geofence_enter or geofence_exit"
 
     /// Validates `{"type": "session_start" | "session_end" | "push_open" | "in_app_…" | "card_…", "time", …}`.
     package static func validate(_ value: JSONValue, path: String) -> (item: ActivityItem?, problems: ProblemList) {
@@ -139,6 +149,12 @@ package enum ActivityItem: Sendable, Equatable {
             let time = date()
             let action = CardReport.Action(rawValue: String(type.dropFirst("card_".count)))!
             item = card.flatMap { card in time.map { .card(CardReport(action: action, card: card, time: $0)) } }
+        case "geofence_enter", "geofence_exit":
+            let set = string("set_id", Rules.configID)
+            let geofence = string("geofence_id", Rules.configID)
+            let time = date()
+            let kind: GeofenceReport.Kind = type == "geofence_enter" ? .enter : .exit
+            if let set, let geofence, let time { item = .geofence(GeofenceReport(kind: kind, set: set, geofence: geofence, time: time)) } else { item = nil }
         case "push_open":
             let sendID = string("send_id", Self.sendID)
             let action = string("action", required: false, Rules.actionID)

@@ -144,6 +144,12 @@ struct OpApplier {
         case .pushOpen(let open):
             try touch(&effects)
             try PushOpens(db: db, write: write, config: config).apply(open, &effects)
+        case .geofence(let report):
+            try touch(&effects)
+            guard let event = try GeofenceReports(db: db, write: write, config: config).event(report) else { return }
+            guard try caps.admitsEvent(event.name, key: key) else { return effects.output(caps.refusal(write, .eventNames, [event.name])) }
+            let attributes = try ProfileEdits(db).applyEvent(key, event, receivedAt: write.receivedAt)
+            effects.eventApplied(name: event.name, attributes: attributes, label: nil, index: nil)
         case .inApp(let report):
             try touch(&effects)
             try InAppReports(db: db, write: write, config: config).apply(report, &effects)

@@ -258,6 +258,16 @@ package enum OrchestratorSchema {
                 ALTER TABLE in_app_impressions ADD COLUMN dismissed INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        migrator.registerMigration("v21: geofence entries") { db in
+            // The last counted entry of each profile into each geofence: its set's cooldown counts from it, whichever
+            // device or installation reports the next (GeofenceReports).
+            try db.execute(sql: """
+                CREATE TABLE geofence_entries (
+                    profile_key TEXT NOT NULL REFERENCES profiles(profile_key) ON DELETE CASCADE,
+                    geofence TEXT NOT NULL, entered_at TEXT NOT NULL,
+                    PRIMARY KEY (profile_key, geofence)) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

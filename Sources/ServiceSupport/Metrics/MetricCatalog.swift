@@ -231,6 +231,14 @@ package enum MetricCatalog {
             help: "Taps on a Push Story's pages, by project/campaign and page id (only the ids of the campaign's stories), once per push and installation (the push's first click).",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_geofence_transitions_total", kind: .counter,
+            help: "Apps' geofence reports counted (each became a GEOFENCE_ENTER or GEOFENCE_EXIT event), by project/set and kind (enter, exit).",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_geofence_reports_ignored_total", kind: .counter,
+            help: "Apps' geofence reports that count nowhere, by reason (unknown_geofence: no such geofence in the project's sets; not_for_app: a set the app does not monitor; cooldown: an entry sooner than the set's cooldown after the profile's last).",
+            services: [.orchestrator], zeroSeries: combinations([("reason", IgnoredGeofenceReport.allCases.map(\.rawValue))])),
+        Family(
             name: "herald_push_opens_ignored_total", kind: .counter,
             help: "Apps' reports of a notification opened that count nowhere, by reason (unknown_send: no push of that send was delivered to the installation; repeated: its open or button press counted already).",
             services: [.orchestrator], zeroSeries: combinations([("reason", IgnoredPushOpen.allCases.map(\.rawValue))])),

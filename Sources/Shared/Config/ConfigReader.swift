@@ -29,7 +29,8 @@ struct ConfigReader {
                 "name", "default_language", "timezone", "quiet_hours", "frequency_caps", "array_limits", "profile_limits",
                 "max_content_cards", "places",
             ],
-            "app": ["project", "platform", "bundle_id", "categories", "uninstall_tracking"],
+            "app": ["project", "platform", "bundle_id", "categories", "uninstall_tracking", "geofences"],
+            "geofence_set": Self.geofenceSetFields,
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
             "content_block": ["project", "content"],
@@ -86,6 +87,7 @@ struct ConfigReader {
             var app = AppDefinition(id: id, project: project, platform: platform, bundleID: string(node, "bundle_id", required: false), origin: origin)
             if let categories = node["categories"] { app.categories = self.categories(categories, platform: platform) }
             app.uninstallTracking = bool(node, "uninstall_tracking", default: false)
+            if let limit = node["geofences"] { app.geofenceLimit = geofenceLimit(limit) }
             return .app(app)
         case "segment":
             guard let text = string(node, "condition"), let condition = condition(node["condition"], text: text, namespaces: SegmentParser.namespaces)
@@ -105,6 +107,7 @@ struct ConfigReader {
         case "in_app_message": return inAppMessage(node, id: id, project: project, origin: origin).map(ConfigObject.inAppMessage)
         case "content_card": return contentCard(node, id: id, project: project, origin: origin).map(ConfigObject.contentCard)
         case "holdout": return holdout(node, id: id, project: project, origin: origin).map(ConfigObject.holdout)
+        case "geofence_set": return geofenceSet(node, id: id, project: project, origin: origin).map(ConfigObject.geofenceSet)
         default: return campaign(node, id: id, project: project, origin: origin).map(ConfigObject.campaign)
         }
     }

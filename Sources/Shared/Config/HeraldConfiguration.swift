@@ -11,6 +11,8 @@ package struct HeraldConfiguration: Sendable {
     package var contentBlocks: [String: ContentBlockDefinition] = [:]
     /// Global holdout groups (`kind: holdout`, docs/measurement.md), by key.
     package var holdouts: [String: HoldoutGroup] = [:]
+    /// Geofence sets (`kind: geofence_set`, docs/geofences.md), by key.
+    package var geofenceSets: [String: GeofenceSetDefinition] = [:]
     package var inAppMessages: [String: InAppMessageDefinition] = [:] {
         didSet { inAppMessagesByPriority = Self.byPriority(inAppMessages) }
     }
@@ -62,6 +64,7 @@ package struct HeraldConfiguration: Sendable {
             case .inAppMessage(let message): config.inAppMessages[message.key] = message
             case .contentCard(let card): config.contentCards[card.key] = card
             case .holdout(let holdout): config.holdouts[holdout.key] = holdout
+            case .geofenceSet(let set): config.geofenceSets[set.key] = set
             }
         }
         issues += config.resolvePlaces()
@@ -93,6 +96,12 @@ package struct HeraldConfiguration: Sendable {
         }
         for app in apps.values {
             check(projects[app.project] != nil, app.origin, "app \(app.id): no project \(app.project)")
+        }
+        for set in geofenceSets.values.sorted(by: { $0.key < $1.key }) {
+            check(projects[set.project] != nil, set.origin, "geofence_set \(set.id): no project \(set.project)")
+            for app in set.apps {
+                check(apps["\(set.project)/\(app)"] != nil, set.origin, "geofence_set \(set.id): apps: no app \(app) in project \(set.project)")
+            }
         }
         for campaign in campaigns.values.sorted(by: { $0.key < $1.key }) {
             let project = campaign.project
@@ -222,9 +231,11 @@ package enum ConfigObject: Sendable {
     case inAppMessage(InAppMessageDefinition)
     case contentCard(ContentCardDefinition)
     case holdout(HoldoutGroup)
+    case geofenceSet(GeofenceSetDefinition)
 
     package static let kinds = [
         "project", "app", "segment", "template", "content_block", "campaign", "in_app_message", "content_card", "holdout",
+        "geofence_set",
     ]
 
     package var key: String {
@@ -238,6 +249,7 @@ package enum ConfigObject: Sendable {
         case .inAppMessage(let message): HeraldConfiguration.key(kind: "in_app_message", project: message.project, id: message.id)
         case .contentCard(let card): HeraldConfiguration.key(kind: "content_card", project: card.project, id: card.id)
         case .holdout(let holdout): HeraldConfiguration.key(kind: "holdout", project: holdout.project, id: holdout.id)
+        case .geofenceSet(let set): HeraldConfiguration.key(kind: "geofence_set", project: set.project, id: set.id)
         }
     }
 }
@@ -274,6 +286,8 @@ package struct AppDefinition: Sendable {
     package var bundleID: String?
     /// Notification categories by name, with their buttons (docs/campaigns.md, "Templates").
     package var categories: [String: [PushAction]] = [:]
+    /// How many geofences its installations monitor (`geofences: {max, reserved}`).
+    package var geofenceLimit = GeofenceLimit()
     /// A silent push a day to each installation, so that an uninstall shows (docs/measurement.md, "Uninstalls").
     package var uninstallTracking = false
     package var origin: ConfigOrigin

@@ -26,3 +26,13 @@ package enum IgnoredCardReport: String, Sendable, CaseIterable {
     case noURL = "no_url"
     case notDismissible = "not_dismissible"
 }
+
+/// Why an app's geofence report counts nowhere (`herald_geofence_reports_ignored_total{reason}`).
+package enum IgnoredGeofenceReport: String, Sendable, CaseIterable {
+    /// No such geofence in the project's sets.
+    case unknownGeofence = "unknown_geofence"
+    /// A set the reporting app does not monitor.
+    case notForApp = "not_for_app"
+    /// An entry sooner after the profile's last entry into that geofence than the set's cooldown.
+    case cooldown
+}

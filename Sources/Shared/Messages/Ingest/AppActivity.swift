@@ -148,3 +148,35 @@ package struct CardReport: Sendable, Equatable {
         self.init(action: action, card: try object.string("card"), time: time)
     }
 }
+
+/// `geofence`: the installation's device entered or left a geofence of a set it monitors (`geofence_enter`,
+/// `geofence_exit`; docs/geofences.md), with the device's time.
+package struct GeofenceReport: Sendable, Equatable {
+    package enum Kind: String, Sendable, CaseIterable {
+        case enter, exit
+    }
+
+    package var kind: Kind
+    package var set: String
+    package var geofence: String
+    package var time: Date
+
+    package init(kind: Kind, set: String, geofence: String, time: Date) {
+        (self.kind, self.set, self.geofence, self.time) = (kind, set, geofence, time)
+    }
+
+    var json: JSONValue {
+        .object([
+            JSONMember("kind", .string(kind.rawValue)), JSONMember("set", .string(set)), JSONMember("geofence", .string(geofence)),
+            JSONMember("time", .string(WireTime.format(time))),
+        ])
+    }
+
+    init(wire value: JSONValue, path: String) throws(WireError) {
+        let object = try WireObject(value, path: path)
+        let kindText = try object.string("kind")
+        guard let kind = Kind(rawValue: kindText) else { throw WireError(reason: "\(path).kind: expected enter or exit, got \(kindText)") }
+        guard let time = try object.optionalDate("time") else { throw WireError(reason: "\(path).time: missing") }
+        self.init(kind: kind, set: try object.string("set"), geofence: try object.string("geofence"), time: time)
+    }
+}

@@ -33,6 +33,8 @@ package enum IngestOp: String, Sendable, CaseIterable {
     case inApp = "in_app"
     /// An app showed a content card, or its user opened or dismissed it (`content_card`: action, card id, time).
     case contentCard = "content_card"
+    /// An app's device entered or left a geofence (`geofence`: kind, set, geofence, time).
+    case geofence
 
     // Written by the orchestrator itself (source "orchestrator"), to move identity state between the partitions of
     // the keys involved (docs/orchestrator.md, Identity). The ingest never accepts them.
@@ -63,7 +65,7 @@ package enum IngestOp: String, Sendable, CaseIterable {
     package static let aliasOps: Set<IngestOp> = [.alias, .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove]
 
     /// The ops only an app writes (`POST /v1/app/activity`): what it reports about its own use.
-    package static let appOnlyOps: Set<IngestOp> = [.session, .pushOpen, .inApp, .contentCard]
+    package static let appOnlyOps: Set<IngestOp> = [.session, .pushOpen, .inApp, .contentCard, .geofence]
 
     /// The ops only the orchestrator writes.
     package static let internalOps: Set<IngestOp> = [

@@ -27,6 +27,7 @@ package enum IngestPayload: Sendable, Equatable {
     case pushOpen(PushOpenReport)
     case inApp(InAppReport)
     case contentCard(CardReport)
+    case geofence(GeofenceReport)
 
     // The orchestrator's own.
     case installLink(InstallLink)
@@ -65,6 +66,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .pushOpen: .pushOpen
         case .inApp: .inApp
         case .contentCard: .contentCard
+        case .geofence: .geofence
         case .installLink: .installLink
         case .installUnlink: .installUnlink
         case .installDetach: .installDetach
@@ -115,6 +117,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .pushOpen(let open): return [JSONMember("push_open", open.json)]
         case .inApp(let report): return [JSONMember("in_app", report.json)]
         case .contentCard(let report): return [JSONMember("content_card", report.json)]
+        case .geofence(let report): return [JSONMember("geofence", report.json)]
         case .installLink(let link):
             return [JSONMember("target_custom_id", .string(link.targetCustomID)), JSONMember("merge", .bool(link.merge))]
         case .installUnlink(let target): return target.map { [JSONMember("target_custom_id", .string($0))] } ?? []
@@ -172,6 +175,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .inApp: self = .inApp(try InAppReport(wire: try Self.required(fields, "in_app"), path: "in_app"))
         case .contentCard:
             self = .contentCard(try CardReport(wire: try Self.required(fields, "content_card"), path: "content_card"))
+        case .geofence: self = .geofence(try GeofenceReport(wire: try Self.required(fields, "geofence"), path: "geofence"))
         case .installLink:
             self = .installLink(InstallLink(targetCustomID: try fields.string("target_custom_id"), merge: try fields.bool("merge")))
         case .installUnlink: self = .installUnlink(targetCustomID: try fields.optionalString("target_custom_id"))

@@ -1,0 +1,170 @@
+import Foundation
+
+/// A set of geofences (`kind: geofence_set`, docs/geofences.md): circles an app monitors on the device, enabled per
+/// app, of which each installation is given its nearest (`GeofenceSetDefinition.nearest`).
+package struct GeofenceSetDefinition: Sendable {
+    package struct Geofence: Sendable, Equatable {
+        package var id: String
+        package var latitude: Double
+        package var longitude: Double
+        /// Metres, at least 100.
+        package var radius: Double
+
+        package init(id: String, latitude: Double, longitude: Double, radius: Double) {
+            (self.id, self.latitude, self.longitude, self.radius) = (id, latitude, longitude, radius)
+        }
+    }
+
+    package var id: String
+    package var project: String
+    /// The apps whose installations monitor the set.
+    package var apps: [String]
+    package var geofences: [Geofence]
+    /// The least time between two entries of one profile into one geofence that count (`geofence_enter` reports in
+    /// between are ignored): kept per profile, so a reinstall or another device does not reset it.
+    package var cooldown: TimeInterval
+    package var origin: ConfigOrigin
+    package var key: String { "\(project)/\(id)" }
+
+    /// Braze's limits: 10,000 geofences per set, a radius of at least 100 m, a 6-hour cooldown.
+    package static let maxGeofences = 10_000
+    package static let minRadius = 100.0
+    package static let maxRadius = 100_000.0
+    package static let defaultCooldown: TimeInterval = 6 * 3600
+    /// An installation is given geofences within this distance only.
+    package static let reach = 2_000_000.0
+
+    package init(id: String, project: String, apps: [String], geofences: [Geofence], cooldown: TimeInterval, origin: ConfigOrigin) {
+        (self.id, self.project, self.apps, self.geofences, self.cooldown, self.origin) = (id, project, apps, geofences, cooldown, origin)
+    }
+}
+
+/// How many geofences an app's installations monitor (`geofences` of `kind: app`): iOS allows 20 regions per app, of
+/// which the app may keep some for itself (`reserved`).
+package struct GeofenceLimit: Sendable, Equatable {
+    package var max = 20
+    package var reserved = 0
+    package var given: Int { Swift.max(0, max - reserved) }
+    package static let largest = 100
+
+    package init(max: Int = 20, reserved: Int = 0) {
+        (self.max, self.reserved) = (max, reserved)
+    }
+}
+
+/// One geofence given to an installation, with its set and its distance from the installation's location.
+package struct NearGeofence: Sendable, Equatable {
+    package var set: String
+    package var geofence: GeofenceSetDefinition.Geofence
+    package var meters: Double
+
+    /// As the app receives it: `{"id", "set", "latitude", "longitude", "radius"}`.
+    package var json: JSONValue {
+        .object([
+            JSONMember("id", .string(geofence.id)), JSONMember("set", .string(set)),
+            JSONMember("latitude", .number(JSONValue.literal(geofence.latitude))),
+            JSONMember("longitude", .number(JSONValue.literal(geofence.longitude))),
+            JSONMember("radius", .number(JSONValue.literal(geofence.radius))),
+        ])
+    }
+}
+
+extension HeraldConfiguration {
+    /// The geofence sets enabled for `app` in `project`.
+    package func geofenceSets(project: String, app: String) -> [GeofenceSetDefinition] {
+        geofenceSets.values.filter { $0.project == project && $0.apps.contains(app) }.sorted { $0.id < $1.id }
+    }
+
+    /// The geofences an installation of `app` at (`latitude`, `longitude`) is given: of the app's sets, the nearest
+    /// `GeofenceLimit.given` within 2,000 km, nearest first (then by set and id, so that equal distances keep one
+    /// order).
+    package func nearestGeofences(project: String, app: String, latitude: Double, longitude: Double) -> [NearGeofence] {
+        let limit = apps["\(project)/\(app)"]?.geofenceLimit.given ?? GeofenceLimit().given
+        guard limit > 0 else { return [] }
+        var near: [NearGeofence] = []
+        for set in geofenceSets(project: project, app: app) {
+            for geofence in set.geofences {
+                let meters = GeoCircle.distance(latitude, longitude, geofence.latitude, geofence.longitude)
+                if meters <= GeofenceSetDefinition.reach { near.append(NearGeofence(set: set.id, geofence: geofence, meters: meters)) }
+            }
+        }
+        near.sort { ($0.meters, $0.set, $0.geofence.id) < ($1.meters, $1.set, $1.geofence.id) }
+        return Array(near.prefix(limit))
+    }
+}
+
+extension ConfigReader {
+    static let geofenceSetFields = ["project", "name", "apps", "cooldown", "geofences"]
+
+    /// `kind: geofence_set`: its apps (at least one), its geofences (1 to 10,000, each `{id, latitude, longitude,
+    /// radius}`, ids unique), its cooldown (default 6h).
+    mutating func geofenceSet(_ node: ConfigNode, id: String, project: String, origin: ConfigOrigin) -> GeofenceSetDefinition? {
+        var apps: [String] = []
+        if case .array(let items)? = node["apps"]?.value, !items.isEmpty {
+            for item in items {
+                guard case .string(let app) = item.value, Self.isIdentifier(app) else {
+                    fail(item, "apps: expected app ids, found \(item.scalarText ?? item.typeName)")
+                    continue
+                }
+                if !apps.contains(app) { apps.append(app) }
+            }
+        } else {
+            fail(node["apps"] ?? node, "apps: expected a list of the apps that monitor the set, such as [demo-ios, demo-android]")
+        }
+        var cooldown = GeofenceSetDefinition.defaultCooldown
+        if node["cooldown"] != nil, let value = duration(node, "cooldown") { cooldown = value }
+        guard case .array(let items)? = node["geofences"]?.value, (1...GeofenceSetDefinition.maxGeofences).contains(items.count) else {
+            fail(node["geofences"] ?? node, "geofences: expected a list of 1 to \(GeofenceSetDefinition.maxGeofences) geofences {id, latitude, longitude, radius}")
+            return nil
+        }
+        var geofences: [GeofenceSetDefinition.Geofence] = []
+        var seen: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
+            let path = "geofences[\(index)]"
+            rejectUnknown(item, allowed: ["id", "latitude", "longitude", "radius", "name"], path)
+            guard let geofenceID = string(item, "id") else { continue }
+            guard Self.isIdentifier(geofenceID) else {
+                fail(item["id"], "\(path).id: \"\(geofenceID)\" is not an identifier (letters, digits, _, - and ., at most 128)")
+                continue
+            }
+            if let first = seen[geofenceID] { fail(item["id"], "\(path).id: \(geofenceID) is also geofences[\(first)]") }
+            seen[geofenceID] = seen[geofenceID] ?? index
+            var numbers: [Double] = []
+            for (name, range, expected) in [
+                ("latitude", -90.0...90.0, "a number of degrees from -90 to 90"),
+                ("longitude", -180.0...180.0, "a number of degrees from -180 to 180"),
+                ("radius", GeofenceSetDefinition.minRadius...GeofenceSetDefinition.maxRadius, "metres from 100 to 100000"),
+            ] {
+                guard let value = item[name] else {
+                    fail(item, "\(path): missing `\(name)`")
+                    continue
+                }
+                guard case .number(let number) = value.value, range.contains(number) else {
+                    fail(value, "\(path).\(name): expected \(expected), found \(value.scalarText ?? value.typeName)")
+                    continue
+                }
+                numbers.append(number)
+            }
+            if numbers.count == 3 {
+                geofences.append(.init(id: geofenceID, latitude: numbers[0], longitude: numbers[1], radius: numbers[2]))
+            }
+        }
+        return GeofenceSetDefinition(id: id, project: project, apps: apps, geofences: geofences, cooldown: cooldown, origin: origin)
+    }
+
+    /// An app's `geofences: {max, reserved}`.
+    mutating func geofenceLimit(_ node: ConfigNode) -> GeofenceLimit {
+        rejectUnknown(node, allowed: ["max", "reserved"], "geofences")
+        var limit = GeofenceLimit()
+        for (name, range) in [("max", 1...GeofenceLimit.largest), ("reserved", 0...GeofenceLimit.largest)] {
+            guard let value = node[name] else { continue }
+            guard case .number(let number) = value.value, number == number.rounded(), range.contains(Int(exactly: number) ?? -1) else {
+                fail(value, "geofences.\(name): expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+                continue
+            }
+            if name == "max" { limit.max = Int(number) } else { limit.reserved = Int(number) }
+        }
+        if limit.reserved >= limit.max { fail(node, "geofences: reserved (\(limit.reserved)) leaves none of max (\(limit.max)) for Herald's") }
+        return limit
+    }
+}
