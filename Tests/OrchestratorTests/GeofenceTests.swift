@@ -91,4 +91,31 @@ struct GeofenceTests {
         #expect(profile["events"]?["e.GEOFENCE_ENTER"]?["attributes"]?["geofence.s"] == .string("louvre"))
         #expect(try harness.sends().map { $0.content["body"] } == ["Welcome to louvre", "Welcome to louvre"])
     }
+
+    @Test("a location that changes the geofences given: a silent sync push to the installation, and an entry into one it is already inside")
+    func locationChangesGeofences() async throws {
+        let harness = try await EngagementHarness(try configuration([demoProject] + Self.sets))
+        harness.writer.source = .app(id: "ios", dev: false)
+        try await harness.apply([
+            harness.writer.record(.identify, id: "i1", installationID: "I"),
+            harness.writer.record(.pushToken, id: "t1", installationID: "I", fields: push(tokenA)),
+            // New York: no geofence within 2,000 km.
+            harness.writer.record(.location, id: "l1", installationID: "I", fields: location(40.7128, -74.0060, at: t0)),
+        ])
+        #expect(try harness.sends().isEmpty)
+        // At the Louvre (inside its 150 m): louvre and montmartre given; a sync push; an entry into the Louvre only.
+        try await harness.apply([harness.writer.record(.location, id: "l2", installationID: "I", fields: location(48.8607, 2.3377, at: t0 + 60))])
+        let syncs = try harness.sends().filter { $0.campaign == "geofence-sync" }
+        #expect(syncs.count == 1)
+        #expect(syncs.first?.installationID == "I" && syncs.first?.payload?["herald_geofence_sync"] == .bool(true))
+        #expect(syncs.first?.trigger.type == .geofenceSync && syncs.first?.isSilentSignal == true)
+        var profile = try #require(try await harness.database.read { db in try ProfileView.json(db, key: "demo/paul") })
+        #expect(profile["events"]?["e.GEOFENCE_ENTER"]?["count"] == .number("1"))
+        #expect(profile["events"]?["e.GEOFENCE_ENTER"]?["attributes"]?["synthesized.b"] == .bool(true), "\(String(describing: profile["events"]))")
+        // A few metres on: the same geofences, no push, no entry.
+        try await harness.apply([harness.writer.record(.location, id: "l3", installationID: "I", fields: location(48.8608, 2.3378, at: t0 + 120))])
+        #expect(try harness.sends().count == 1)
+        profile = try #require(try await harness.database.read { db in try ProfileView.json(db, key: "demo/paul") })
+        #expect(profile["events"]?["e.GEOFENCE_ENTER"]?["count"] == .number("1"))
+    }
 }

@@ -67,7 +67,7 @@ struct UninstallTrackingTests {
         try await harness.advance(to: first)
         let probe = try #require(try harness.sends().last)
         #expect(try harness.sends().count == 1)
-        #expect(probe.campaign == UninstallTracking.campaign && probe.isUninstallProbe && !probe.marketing)
+        #expect(probe.campaign == UninstallTracking.campaign && probe.isSilentSignal && !probe.marketing)
         #expect(probe.installationID == "I" && probe.app == "demo-ios" && probe.profileKey == "demo/paul")
         #expect(probe.content["push_type"] == "background" && probe.payload?["herald_uninstall_tracking"] == .bool(true))
         // The next one a day later, and again.

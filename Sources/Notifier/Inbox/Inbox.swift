@@ -87,7 +87,7 @@ enum Inbox {
     /// registered with a dev API key, and uninstall-tracking probes. A send is one notification per owner (a replay changes
     /// nothing).
     static func store(_ db: Database, send: SendRequest, target: DeliveryTarget, contact: Contact?, at: Date) throws {
-        guard send.channel == .push, send.test != true, send.token == nil, !send.isUninstallProbe, let installationID = target.installationID,
+        guard send.channel == .push, send.test != true, send.token == nil, !send.isSilentSignal, let installationID = target.installationID,
             let app = target.app
         else { return }
         let installation = contact?.installations.first { $0.id == installationID }

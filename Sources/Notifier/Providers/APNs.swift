@@ -266,7 +266,7 @@ struct APNsProvider: DeliveryProvider {
         switch send.trigger.type {
         case .api: "t"
         case .schedule: "c"
-        case .event, .segmentEntry, .segmentExit, .sessionStart, .pushOpen, .uninstallTracking, .preview, .inApp, .card: "tc"
+        case .event, .segmentEntry, .segmentExit, .sessionStart, .pushOpen, .uninstallTracking, .geofenceSync, .preview, .inApp, .card: "tc"
         }
     }
 

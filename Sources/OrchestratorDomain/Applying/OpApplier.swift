@@ -137,7 +137,14 @@ struct OpApplier {
             }
         case .location(let location):
             try touch(&effects)
-            if try installation.applyLocation(location) { effects.changed([.namespace(.location)]) }
+            let geofences = GeofenceUpdates(db: db, write: write, config: config)
+            let before = try geofences.given()
+            if try installation.applyLocation(location) {
+                effects.changed([.namespace(.location)])
+                for event in try geofences.located(before: before, at: location.time ?? write.receivedAt, &effects) {
+                    try applyGeofenceEvent(event, &effects)
+                }
+            }
         case .session(let session):
             try touch(&effects)
             try AppSessions(db: db, write: write).apply(session, &effects)
@@ -147,9 +154,7 @@ struct OpApplier {
         case .geofence(let report):
             try touch(&effects)
             guard let event = try GeofenceReports(db: db, write: write, config: config).event(report) else { return }
-            guard try caps.admitsEvent(event.name, key: key) else { return effects.output(caps.refusal(write, .eventNames, [event.name])) }
-            let attributes = try ProfileEdits(db).applyEvent(key, event, receivedAt: write.receivedAt)
-            effects.eventApplied(name: event.name, attributes: attributes, label: nil, index: nil)
+            try applyGeofenceEvent(event, &effects)
         case .inApp(let report):
             try touch(&effects)
             try InAppReports(db: db, write: write, config: config).apply(report, &effects)
@@ -191,6 +196,14 @@ struct OpApplier {
     }
 
     /// The profile row, and for an app write the installation's row in it (first and last seen).
+    /// A geofence's entry or exit, counted (`GeofenceReports`), as the profile's event.
+    private func applyGeofenceEvent(_ event: ValidatedEvent, _ effects: inout WriteEffects) throws {
+        let key = write.profileKey
+        guard try caps.admitsEvent(event.name, key: key) else { return effects.output(caps.refusal(write, .eventNames, [event.name])) }
+        let attributes = try ProfileEdits(db).applyEvent(key, event, receivedAt: write.receivedAt)
+        effects.eventApplied(name: event.name, attributes: attributes, label: nil, index: nil)
+    }
+
     private func touch(_ effects: inout WriteEffects) throws {
         let write = self.write
         if try ProfileEdits(db).ensureProfile(write.profileKey, project: write.project, customID: write.customID, at: write.receivedAt) {

@@ -235,6 +235,10 @@ package enum MetricCatalog {
             help: "Apps' geofence reports counted (each became a GEOFENCE_ENTER or GEOFENCE_EXIT event), by project/set and kind (enter, exit).",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_geofence_syncs_total", kind: .counter,
+            help: "Silent pushes telling an installation's app to sync its geofences (a location changed the nearest geofences it is given), by project/app.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
             name: "herald_geofence_reports_ignored_total", kind: .counter,
             help: "Apps' geofence reports that count nowhere, by reason (unknown_geofence: no such geofence in the project's sets; not_for_app: a set the app does not monitor; cooldown: an entry sooner than the set's cooldown after the profile's last).",
             services: [.orchestrator], zeroSeries: combinations([("reason", IgnoredGeofenceReport.allCases.map(\.rawValue))])),

@@ -81,15 +81,24 @@ extension HeraldConfiguration {
     package func nearestGeofences(project: String, app: String, latitude: Double, longitude: Double) -> [NearGeofence] {
         let limit = apps["\(project)/\(app)"]?.geofenceLimit.given ?? GeofenceLimit().given
         guard limit > 0 else { return [] }
+        // The best `limit` so far, in order: a candidate goes in only if it beats the last (at most 100 of them, so
+        // a set of 10,000 is one pass, not a sort of everything within reach).
         var near: [NearGeofence] = []
+        near.reserveCapacity(limit + 1)
+        let before = { (a: NearGeofence, b: NearGeofence) in (a.meters, a.set, a.geofence.id) < (b.meters, b.set, b.geofence.id) }
         for set in geofenceSets(project: project, app: app) {
             for geofence in set.geofences {
                 let meters = GeoCircle.distance(latitude, longitude, geofence.latitude, geofence.longitude)
-                if meters <= GeofenceSetDefinition.reach { near.append(NearGeofence(set: set.id, geofence: geofence, meters: meters)) }
+                guard meters <= GeofenceSetDefinition.reach else { continue }
+                if near.count == limit, let last = near.last, last.meters < meters { continue }
+                let candidate = NearGeofence(set: set.id, geofence: geofence, meters: meters)
+                if near.count == limit, let last = near.last, !before(candidate, last) { continue }
+                let index = near.firstIndex { before(candidate, $0) } ?? near.count
+                near.insert(candidate, at: index)
+                if near.count > limit { near.removeLast() }
             }
         }
-        near.sort { ($0.meters, $0.set, $0.geofence.id) < ($1.meters, $1.set, $1.geofence.id) }
-        return Array(near.prefix(limit))
+        return near
     }
 }
 

@@ -1,6 +1,6 @@
 /// What made a campaign consider a profile: the `type` of a send's trigger on the wire (`SendRequest.Trigger`), of a
 /// delay's kept trigger, and the `trigger` of the decision logs. One enum for the orchestrator that makes it and the
-/// notifier that reads it (APNs' source type; an uninstall probe stays out of the inbox).
+/// notifier that reads it (APNs' source type; an uninstall probe and a geofence sync stay out of the inbox).
 package enum TriggerType: String, Codable, Sendable, CaseIterable {
     /// A custom event, a purchase or a session (`event_name` names it).
     case event
@@ -18,6 +18,8 @@ package enum TriggerType: String, Codable, Sendable, CaseIterable {
     case pushOpen = "push_open"
     /// An uninstall-tracking probe: a silent push the user never sees.
     case uninstallTracking = "uninstall_tracking"
+    /// A geofence sync: a silent push telling the app its geofences changed (docs/geofences.md).
+    case geofenceSync = "geofence_sync"
     /// A template's preview (`herald template preview`): rendered, never sent.
     case preview
     /// An in-app message chosen for an app's read.

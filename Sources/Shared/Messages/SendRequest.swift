@@ -67,8 +67,8 @@ package struct SendRequest: WireMessage {
     /// Push: the in-app message the app shows when the push is opened (the campaign message's `landing`).
     package var landing: String? = nil
 
-    /// An uninstall-tracking probe: a silent push the user never sees (kept out of the inbox).
-    package var isUninstallProbe: Bool { trigger.type == .uninstallTracking }
+    /// A silent push the user never sees, kept out of the inbox: an uninstall-tracking probe, a geofence sync.
+    package var isSilentSignal: Bool { trigger.type == .uninstallTracking || trigger.type == .geofenceSync }
 
     package struct RawToken: Codable, Sendable, Equatable {
         package var token: String
