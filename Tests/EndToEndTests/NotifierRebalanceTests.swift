@@ -106,8 +106,15 @@ struct NotifierRebalanceTests {
         simulators.setFault("apns", .init(status: 0, held: true))
         try await waitUntil("pushes held on the members' partitions", timeout: .seconds(60)) { simulators.heldCount >= Self.profiles / 2 }
         let third = try startNotifier("n3")
-        try await waitUntil("a member draining a partition it gives to the third", timeout: .seconds(60)) {
-            notifiers.contains { !$0.logs("partition draining").isEmpty }
+        // A member draining a partition it gives to the third; or, rarely, the third owning partitions whose pushes
+        // were all answered before the hold (the revocation then drained nothing: a fresh clone once waited 60 s here
+        // for a drain that could not come). The pushes are checked once each either way; whether this run drained is
+        // printed.
+        try await waitUntil("a member draining a partition it gives to the third, or the third owning partitions", timeout: .seconds(60)) {
+            notifiers.contains { !$0.logs("partition draining").isEmpty } || !third.logs("partitions assigned").isEmpty
+        }
+        if !notifiers.contains(where: { !$0.logs("partition draining").isEmpty }) {
+            print("NotifierRebalanceTests: the join revoked partitions with nothing in flight; nothing was drained in this run")
         }
         simulators.setFault("apns", .init(status: 0, delayMilliseconds: 3000))
         simulators.releaseHeld()
