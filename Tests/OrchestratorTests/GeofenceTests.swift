@@ -118,4 +118,20 @@ struct GeofenceTests {
         profile = try #require(try await harness.database.read { db in try ProfileView.json(db, key: "demo/paul") })
         #expect(profile["events"]?["e.GEOFENCE_ENTER"]?["count"] == .number("1"))
     }
+
+    @Test("an identification carries the anonymous profile's geofence entries: the cooldown goes on in the user's profile")
+    func cooldownMerges() async throws {
+        let cluster = try Cluster()
+        cluster.rules = EngagementRules(config: try configuration([demoProject] + Self.sets))
+        // Anonymous: the device enters the Louvre; then the user signs in; then the device reports the Louvre again,
+        // an hour later, within the 6 h cooldown.
+        cluster.app(.geofence, "g1", installation: "I", at: t0, report("enter", "louvre", at: t0))
+        try await cluster.settle()
+        cluster.app(.identify, "i1", installation: "I", customID: "paul", at: t0 + 60)
+        try await cluster.settle()
+        cluster.app(.geofence, "g2", installation: "I", customID: "paul", at: t0 + 3600, report("enter", "louvre", at: t0 + 3600))
+        try await cluster.settle()
+        let paul = try #require(try await cluster.profile("demo/paul"))
+        #expect(paul["events"]?["e.GEOFENCE_ENTER"]?["count"] == .number("1"), "\(String(describing: paul["events"]))")
+    }
 }

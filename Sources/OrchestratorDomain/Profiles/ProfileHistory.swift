@@ -5,8 +5,8 @@ import Shared
 
 /// What an anonymous or alias-only profile carries to the profile it merges into (docs/orchestrator.md, braze-rules
 /// §1.2): language, region, time zone, address and phone where the profile has none, custom attributes (with their
-/// times), event aggregates, purchases and content cards (with their views, clicks and dismissals, and the "received"
-/// records of expired ones).
+/// times), event aggregates, purchases, content cards (with their views, clicks and dismissals, and the "received"
+/// records of expired ones) and the last entry into each geofence (whose cooldown goes on).
 struct ProfileHistory {
     let db: Database
 
@@ -31,9 +31,11 @@ struct ProfileHistory {
                 name: event.name, count: event.count, first: event.first, last: event.last, label: event.label, tags: event.tags,
                 attributes: event.attributes)
         }
-        return MergedHistory(
+        var history = MergedHistory(
             natives: natives, attributes: attributes, events: events, purchases: try Purchases(db).history(key),
             cards: try ContentCardsTable(db).history(key))
+        history.geofenceEntries = try GeofenceEntriesTable(db).all(key)
+        return history
     }
 
     /// Merges a history into a profile: natives only where the profile has none, attributes where the merged value
@@ -60,5 +62,7 @@ struct ProfileHistory {
         try Purchases(db).merge(key, history.purchases)
         let cards = ContentCardsTable(db)
         for card in history.cards { try cards.receive(key, card) }
+        let entries = GeofenceEntriesTable(db)
+        for entry in history.geofenceEntries { try entries.merge(key, geofence: entry.geofence, at: entry.at) }
     }
 }

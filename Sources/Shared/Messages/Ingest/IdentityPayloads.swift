@@ -174,6 +174,9 @@ package struct MergedHistory: Sendable, Equatable {
     package var purchases: [Product]
     /// The content cards it received (`cards`, written only when there are some).
     package var cards: [Card]
+    /// Its last counted entry into each geofence (`<set key>/<geofence id>` → time; `geofence_entries`, written only
+    /// when there are some): the cooldown goes on in the profile it merges into.
+    package var geofenceEntries: [(geofence: String, at: Date)] = []
 
     package init(natives: [JSONMember], attributes: [Attribute], events: [Event], purchases: [Product], cards: [Card] = []) {
         self.natives = natives
@@ -181,6 +184,13 @@ package struct MergedHistory: Sendable, Equatable {
         self.events = events
         self.purchases = purchases
         self.cards = cards
+    }
+
+    package static func == (left: MergedHistory, right: MergedHistory) -> Bool {
+        left.natives == right.natives && left.attributes == right.attributes && left.events == right.events
+            && left.purchases == right.purchases && left.cards == right.cards
+            && left.geofenceEntries.map(\.geofence) == right.geofenceEntries.map(\.geofence)
+            && left.geofenceEntries.map(\.at) == right.geofenceEntries.map(\.at)
     }
 }
 
@@ -246,6 +256,9 @@ extension MergedHistory {
             JSONMember("purchases", .object(purchases.map { JSONMember($0.productID, $0.json) })),
         ]
         if !cards.isEmpty { members.append(JSONMember("cards", .array(cards.map(\.json)))) }
+        if !geofenceEntries.isEmpty {
+            members.append(JSONMember("geofence_entries", .object(geofenceEntries.map { JSONMember($0.geofence, .time($0.at)) })))
+        }
         return .object(members)
     }
 
@@ -286,5 +299,11 @@ extension MergedHistory {
             cards.append(try Card(wire: item, path: "\(object.path("cards"))[\(index)]"))
         }
         self.init(natives: natives, attributes: attributes, events: events, purchases: purchases, cards: cards)
+        for member in try object.optionalObject("geofence_entries")?.members ?? [] {
+            guard case .string(let text) = member.value, let at = WireTime.parse(text) else {
+                throw WireError(reason: "\(object.path("geofence_entries")).\(member.key): expected a time")
+            }
+            geofenceEntries.append((member.key, at))
+        }
     }
 }
