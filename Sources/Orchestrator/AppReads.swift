@@ -60,7 +60,7 @@ struct AppReads: Sendable {
                 try await manager.geofences(
                     key: key, installationID: installationID, app: app, after: after, ifNoneMatch: request.headers[.ifNoneMatch])
             } respond: { (answer: GeofenceSync.Answer) in
-                InAppEndpoint.tagged(answer.json, etag: answer.etag)
+                Self.tagged(answer.json, etag: answer.etag)
             }
         }
         router.get("v1/app/content-cards") { request, _ in
@@ -145,6 +145,18 @@ struct AppReads: Sendable {
 
     /// What the owner needs of an app's read to answer it: the app's key, the user's proof, the app's last tag.
     static let forwardedHeaders: [HTTPField.Name] = [.apiKey, .customIDAuth, .ifNoneMatch]
+
+    /// An answer with its `ETag`, never cached by a proxy: 304 without a body when the app's tag was the answer's
+    /// (`json` nil). The in-app and the geofence syncs answer so.
+    static func tagged(_ json: JSONValue?, etag: String) -> Response {
+        var headers = HTTPFields()
+        headers[.eTag] = etag
+        headers[.cacheControl] = "no-store"
+        guard let json else { return Response(status: .notModified, headers: headers) }
+        var response = Response.json(json)
+        for field in headers { response.headers.append(field) }
+        return response
+    }
 
     static func retry(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
         var response = Response.jsonError(status, code, message)

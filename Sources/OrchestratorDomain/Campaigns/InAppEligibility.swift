@@ -185,7 +185,7 @@ package struct InAppEligibility {
             variant.fields, prefix: "\(message.id).\(variant.language)", variables: variables, options: { _ in options },
             // A profile value rendered into the image's URL is still one an app may load (never `javascript:`).
             check: { name, url in
-                name == "image_url" && !url.isEmpty && ((try? Rules.url(url)) == nil || !Rules.isSafeLink(url))
+                name == "image_url" && !url.isEmpty && !Rules.isSafeURL(url)
                     ? "not a URL an app may load once rendered" : nil
             })
         return message.answerJSON(language: variant.language, texts: rendered)

@@ -58,8 +58,7 @@ struct MessageRenderer {
             },
             // A line break in a header field would start another header (a `Bcc:` added by a profile value).
             check: { name, rendered in
-                if headers.contains(name) && rendered.contains(where: \.isNewline) { return "a line break in a header field" }
-                return message.channel == .push ? PushStory.refusal(field: name, rendered) : nil
+                headers.contains(name) && rendered.contains(where: \.isNewline) ? "a line break in a header field" : nil
             })
         var payload: [String: JSONValue]?
         if !template.payload.isEmpty {

@@ -30,7 +30,7 @@ struct ContentCardRenderer {
         var texts = try FieldRendering.render(
             variant.fields, prefix: "\(card.id).\(variant.language)", variables: variables, options: { _ in options },
             check: { name, url in
-                name.hasSuffix("url") && !url.isEmpty && ((try? Rules.url(url)) == nil || !Rules.isSafeLink(url))
+                name.hasSuffix("url") && !url.isEmpty && !Rules.isSafeURL(url)
                     ? "not a URL an app may open once rendered" : nil
             })
         // An empty URL is no URL (`{% if %}` around one): the card is then not clickable.

@@ -35,11 +35,10 @@ package struct GeofenceSync {
         // Not the location itself: a device moving within its neighbourhood keeps its geofences, and its tag.
         let json = JSONValue.object([
             JSONMember("located", .bool(location?.latitude != nil)),
-            JSONMember("max", .number(String(config.apps["\(project)/\(app)"]?.geofenceLimit.given ?? GeofenceLimit().given))),
+            JSONMember("max", .number(String(config.geofenceLimit(project: project, app: app).given))),
             JSONMember("geofences", .array(near.map(\.json))),
         ])
-        let digest = SHA256.hash(data: json.serialized).prefix(12).map { String(format: "%02x", $0) }.joined()
-        let etag = "\"g\(digest)\""
+        let etag = "\"g\(Array(SHA256.hash(data: json.serialized).prefix(12)).hexString)\""
         return Answer(json: revalidates(etag) ? nil : json, etag: etag)
     }
 }

@@ -137,7 +137,7 @@ package enum BatchActions {
         switch action.id {
         case "batch.deeplink":
             let link = string("l") ?? ""
-            expect("l", (try? Rules.url(link)) != nil && Rules.isSafeLink(link), "expected a URL with a scheme, such as demo://sale (never \(Rules.unsafeSchemes.sorted().joined(separator: ", ")))")
+            expect("l", Rules.isSafeURL(link), "expected a URL with a scheme, such as demo://sale (never \(Rules.unsafeSchemes.sorted().joined(separator: ", ")))")
             expect("li", { if case .bool? = action.args["li"] { true } else { false } }(), "expected true or false (open the link inside the app)")
         case "batch.user.tag":
             expect("a", ["add", "remove"].contains(string("a") ?? ""), "expected add or remove")

@@ -78,9 +78,7 @@ extension ConfigReader {
                     continue
                 }
                 guard let text = templateText(value, path) else { continue }
-                if name.hasSuffix("url"), text.liquid.variablePaths.isEmpty, text.liquid.contentBlocks.isEmpty,
-                    (try? Rules.url(text.fixedText)) == nil || !Rules.isSafeLink(text.fixedText)
-                {
+                if name.hasSuffix("url"), text.isFixed, !Rules.isSafeURL(text.fixedText) {
                     fail(value, "\(path): expected a URL with a scheme and a host, such as https://example.com/sale (never \(Rules.unsafeSchemes.sorted().joined(separator: ", ")))")
                     continue
                 }

@@ -270,9 +270,7 @@ extension ConfigReader {
                     fail(value, "\(path): `\(root)` is not known when the app syncs (an in-app message reads the profile: c., b. and Braze's standard attributes)")
                     continue
                 }
-                if name == "image_url", text.liquid.variablePaths.isEmpty, text.liquid.contentBlocks.isEmpty,
-                    (try? Rules.url(text.fixedText)) == nil || !Rules.isSafeLink(text.fixedText)
-                {
+                if name == "image_url", text.isFixed, !Rules.isSafeURL(text.fixedText) {
                     fail(value, "\(path): expected a URL with a scheme and a host, such as https://example.com/sale.png (never \(Rules.unsafeSchemes.sorted().joined(separator: ", ")))")
                     continue
                 }

@@ -51,7 +51,7 @@ extension ConfigReader {
             texts[PushStory.field(number, "id")] = TemplateText(literal: id)
             // Without a type, the image URL's extension must say it; a URL written in full is checked now.
             if texts[PushStory.field(number, "image_type")] == nil, let image = texts[PushStory.field(number, "image_url")],
-                Self.isFixed(image), PushStory.imageType(url: image.source) == nil
+                image.isFixed, PushStory.imageType(url: image.source) == nil
             {
                 fail(
                     item["image_url"],
@@ -61,13 +61,10 @@ extension ConfigReader {
         return texts
     }
 
-    /// A text without placeholders or content blocks: its value is known now.
-    static func isFixed(_ text: TemplateText) -> Bool { text.liquid.variablePaths.isEmpty && text.liquid.contentBlocks.isEmpty }
-
     /// Why an image URL is refused before any rendering: written in full and not an HTTPS URL, or starting with another
     /// scheme (`http://{{…}}`).
     static func fixedImageProblem(_ text: TemplateText) -> String? {
-        if isFixed(text) { return PushStory.httpsProblem(text.source) }
+        if text.isFixed { return PushStory.httpsProblem(text.source) }
         let start = text.source.prefix(8).lowercased()
         if start.hasPrefix("http://") || (start.contains("://") && !start.hasPrefix("https://")) {
             return PushStory.httpsProblem(text.source)

@@ -70,6 +70,9 @@ package struct NearGeofence: Sendable, Equatable {
 }
 
 extension HeraldConfiguration {
+    /// How many geofences the installations of `app` in `project` watch (the default for an app not configured).
+    package func geofenceLimit(project: String, app: String) -> GeofenceLimit { apps["\(project)/\(app)"]?.geofenceLimit ?? GeofenceLimit() }
+
     /// The geofence sets enabled for `app` in `project`.
     package func geofenceSets(project: String, app: String) -> [GeofenceSetDefinition] {
         geofenceSets.values.filter { $0.project == project && $0.apps.contains(app) }.sorted { $0.id < $1.id }
@@ -79,7 +82,7 @@ extension HeraldConfiguration {
     /// `GeofenceLimit.given` within 2,000 km, nearest first (then by set and id, so that equal distances keep one
     /// order).
     package func nearestGeofences(project: String, app: String, latitude: Double, longitude: Double) -> [NearGeofence] {
-        let limit = apps["\(project)/\(app)"]?.geofenceLimit.given ?? GeofenceLimit().given
+        let limit = geofenceLimit(project: project, app: app).given
         guard limit > 0 else { return [] }
         // The best `limit` so far, in order: a candidate goes in only if it beats the last (at most 100 of them, so
         // a set of 10,000 is one pass, not a sort of everything within reach).
@@ -99,81 +102,5 @@ extension HeraldConfiguration {
             }
         }
         return near
-    }
-}
-
-extension ConfigReader {
-    static let geofenceSetFields = ["project", "name", "apps", "cooldown", "geofences"]
-
-    /// `kind: geofence_set`: its apps (at least one), its geofences (1 to 10,000, each `{id, latitude, longitude,
-    /// radius}`, ids unique), its cooldown (default 6h).
-    mutating func geofenceSet(_ node: ConfigNode, id: String, project: String, origin: ConfigOrigin) -> GeofenceSetDefinition? {
-        var apps: [String] = []
-        if case .array(let items)? = node["apps"]?.value, !items.isEmpty {
-            for item in items {
-                guard case .string(let app) = item.value, Self.isIdentifier(app) else {
-                    fail(item, "apps: expected app ids, found \(item.scalarText ?? item.typeName)")
-                    continue
-                }
-                if !apps.contains(app) { apps.append(app) }
-            }
-        } else {
-            fail(node["apps"] ?? node, "apps: expected a list of the apps that monitor the set, such as [demo-ios, demo-android]")
-        }
-        var cooldown = GeofenceSetDefinition.defaultCooldown
-        if node["cooldown"] != nil, let value = duration(node, "cooldown") { cooldown = value }
-        guard case .array(let items)? = node["geofences"]?.value, (1...GeofenceSetDefinition.maxGeofences).contains(items.count) else {
-            fail(node["geofences"] ?? node, "geofences: expected a list of 1 to \(GeofenceSetDefinition.maxGeofences) geofences {id, latitude, longitude, radius}")
-            return nil
-        }
-        var geofences: [GeofenceSetDefinition.Geofence] = []
-        var seen: [String: Int] = [:]
-        for (index, item) in items.enumerated() {
-            let path = "geofences[\(index)]"
-            rejectUnknown(item, allowed: ["id", "latitude", "longitude", "radius", "name"], path)
-            guard let geofenceID = string(item, "id") else { continue }
-            guard Self.isIdentifier(geofenceID) else {
-                fail(item["id"], "\(path).id: \"\(geofenceID)\" is not an identifier (letters, digits, _, - and ., at most 128)")
-                continue
-            }
-            if let first = seen[geofenceID] { fail(item["id"], "\(path).id: \(geofenceID) is also geofences[\(first)]") }
-            seen[geofenceID] = seen[geofenceID] ?? index
-            var numbers: [Double] = []
-            for (name, range, expected) in [
-                ("latitude", -90.0...90.0, "a number of degrees from -90 to 90"),
-                ("longitude", -180.0...180.0, "a number of degrees from -180 to 180"),
-                ("radius", GeofenceSetDefinition.minRadius...GeofenceSetDefinition.maxRadius, "metres from 100 to 100000"),
-            ] {
-                guard let value = item[name] else {
-                    fail(item, "\(path): missing `\(name)`")
-                    continue
-                }
-                guard case .number(let number) = value.value, range.contains(number) else {
-                    fail(value, "\(path).\(name): expected \(expected), found \(value.scalarText ?? value.typeName)")
-                    continue
-                }
-                numbers.append(number)
-            }
-            if numbers.count == 3 {
-                geofences.append(.init(id: geofenceID, latitude: numbers[0], longitude: numbers[1], radius: numbers[2]))
-            }
-        }
-        return GeofenceSetDefinition(id: id, project: project, apps: apps, geofences: geofences, cooldown: cooldown, origin: origin)
-    }
-
-    /// An app's `geofences: {max, reserved}`.
-    mutating func geofenceLimit(_ node: ConfigNode) -> GeofenceLimit {
-        rejectUnknown(node, allowed: ["max", "reserved"], "geofences")
-        var limit = GeofenceLimit()
-        for (name, range) in [("max", 1...GeofenceLimit.largest), ("reserved", 0...GeofenceLimit.largest)] {
-            guard let value = node[name] else { continue }
-            guard case .number(let number) = value.value, number == number.rounded(), range.contains(Int(exactly: number) ?? -1) else {
-                fail(value, "geofences.\(name): expected a whole number from \(range.lowerBound) to \(range.upperBound)")
-                continue
-            }
-            if name == "max" { limit.max = Int(number) } else { limit.reserved = Int(number) }
-        }
-        if limit.reserved >= limit.max { fail(node, "geofences: reserved (\(limit.reserved)) leaves none of max (\(limit.max)) for Herald's") }
-        return limit
     }
 }

@@ -15,6 +15,10 @@ package struct TemplateText: Sendable, Equatable {
     /// What is fixed of the text: its literal parts outside any tag (the least a rendering holds).
     package var fixedText: String { liquid.fixedText }
 
+    /// Whether the text reads no variable and includes no content block: its value is known when it is read, and
+    /// checked then.
+    package var isFixed: Bool { liquid.variablePaths.isEmpty && liquid.contentBlocks.isEmpty }
+
     /// A text without placeholders (a push field with a fixed form, `PushOptions`).
     package init(literal text: String) {
         source = text

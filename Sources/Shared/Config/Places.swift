@@ -25,21 +25,34 @@ extension ConfigReader {
                 continue
             }
             rejectUnknown(item, allowed: ["latitude", "longitude", "name"], "places.\(id)")
-            var degrees: [Double] = []
-            for (name, limit) in [("latitude", 90.0), ("longitude", 180.0)] {
-                guard let value = item[name] else {
-                    fail(item, "places.\(id): missing `\(name)`")
-                    continue
-                }
-                guard case .number(let number) = value.value, number.isFinite, abs(number) <= limit else {
-                    fail(value, "places.\(id).\(name): expected a number of degrees from -\(Int(limit)) to \(Int(limit)), found \(value.scalarText ?? value.typeName)")
-                    continue
-                }
-                degrees.append(number)
-            }
-            if degrees.count == 2 { places[id] = Place(latitude: degrees[0], longitude: degrees[1]) }
+            if let degrees = numbers(item, "places.\(id)", Self.coordinates) { places[id] = Place(latitude: degrees[0], longitude: degrees[1]) }
         }
         return places
+    }
+
+    /// A point's fields: a latitude and a longitude in degrees.
+    static let coordinates: [(name: String, range: ClosedRange<Double>, expected: String)] = [
+        ("latitude", -90...90, "a number of degrees from -90 to 90"), ("longitude", -180...180, "a number of degrees from -180 to 180"),
+    ]
+
+    /// The numbers `fields` of the mapping `item` (each required, within its range), in order; nil when one is missing
+    /// or out of range, each such named under `path`.
+    mutating func numbers(
+        _ item: ConfigNode, _ path: String, _ fields: [(name: String, range: ClosedRange<Double>, expected: String)]
+    ) -> [Double]? {
+        var numbers: [Double] = []
+        for (name, range, expected) in fields {
+            guard let value = item[name] else {
+                fail(item, "\(path): missing `\(name)`")
+                continue
+            }
+            guard case .number(let number) = value.value, range.contains(number) else {
+                fail(value, "\(path).\(name): expected \(expected), found \(value.scalarText ?? value.typeName)")
+                continue
+            }
+            numbers.append(number)
+        }
+        return numbers.count == fields.count ? numbers : nil
     }
 }
 

@@ -103,7 +103,7 @@ package enum PushStory {
             return value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "empty: every page has a title" : nil
         case "deeplink":
             if value.isEmpty { return nil }
-            return (try? Rules.url(value)) == nil || !Rules.isSafeLink(value)
+            return !Rules.isSafeURL(value)
                 ? "expected a URL with a scheme and a host, such as demo://looks/1 (never \(Rules.unsafeSchemes.sorted().joined(separator: ", ")))"
                 : nil
         default:

@@ -279,6 +279,9 @@ package enum Rules {
         return !unsafeSchemes.contains(text[..<colon].lowercased())
     }
 
+    /// A URL (`url`) an app may open or load: shaped as one, and of none of `unsafeSchemes`.
+    package static func isSafeURL(_ text: String) -> Bool { (try? url(text)) != nil && isSafeLink(text) }
+
     /// `scheme://host…`, every character visible (no control character, no white space).
     package static func isURLShaped(_ text: String) -> Bool {
         var scalars = text.unicodeScalars.makeIterator()
