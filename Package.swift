@@ -192,6 +192,7 @@ let package = Package(
             name: "ProviderSimulators",
             dependencies: [
                 "Shared",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -120,8 +120,14 @@ PY
 fi
 rm -f "$keys/simulators-ca.pem"
 sim_port="${SIMULATORS_PORT:-9100}"
+# The webhook receiver (/hooks/<endpoint>, config/example/webhooks.yaml) checks signatures with the apps file's
+# first webhook secret (none: it checks nothing).
+webhook_secret="$(python3 -c 'import json,sys
+for p in json.load(open(sys.argv[1])).get("projects", []):
+    for w in p.get("webhooks", []): print(w["secrets"][0]); sys.exit()' "${HERALD_APPS_FILE:-config/apps.sample.json}" 2>/dev/null || true)"
 start simulators "$bin/herald-simulators" --http-port "$sim_port" --apns-port "$((sim_port + 1))" \
-    --smtp-port "$((sim_port + 25))" --apns-certificate-file "$keys/simulators-ca.pem"
+    --smtp-port "$((sim_port + 25))" --apns-certificate-file "$keys/simulators-ca.pem" \
+    ${webhook_secret:+--webhook-secret "$webhook_secret"}
 for _ in $(seq 100); do [ -s "$keys/simulators-ca.pem" ] && break; sleep 0.1; done
 sim="127.0.0.1:$sim_port"
 export HERALD_APNS_KEY_FILE="${HERALD_APNS_KEY_FILE:-$keys/apns.p8}" HERALD_APNS_KEY_ID="${HERALD_APNS_KEY_ID:-DEVKEY0001}" \

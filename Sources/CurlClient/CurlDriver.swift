@@ -18,6 +18,14 @@ package struct HTTPRequest: Sendable {
     /// Basic authentication.
     package var user: String? = nil
     package var password: String? = nil
+    /// Calls to a customer's endpoint (webhooks): only public addresses, checked after DNS resolution on every
+    /// connection opened (a redirect's included) and again before a request goes over a reused one; no proxy from the
+    /// environment; only `protocols`. A refused address fails the transfer with `TransferError.addressRefused`.
+    package var publicAddressesOnly = false
+    /// Redirects followed (0: none); each one's connection goes through the guard when it is on.
+    package var maxRedirects = 0
+    /// The schemes the URL and its redirects may use (libcurl's list, e.g. `https` or `http,https`).
+    package var protocols = "http,https"
 
     package init(
         method: String = "POST", url: String, headers: [(String, String)] = [], body: [UInt8] = [],
@@ -90,6 +98,13 @@ package struct TransferError: Error, Sendable, CustomStringConvertible {
     package var message: String
     package var status: Int
     package var timedOut: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
+    /// The address guard refused the endpoint's address (`HTTPRequest.publicAddressesOnly`).
+    package var addressRefused: Bool { code == Self.addressRefusedCode }
+    /// A redirect past `HTTPRequest.maxRedirects`, or to a scheme not in `protocols`: the same again would end the same.
+    package var redirectRefused: Bool {
+        code == Int(CURLE_TOO_MANY_REDIRECTS.rawValue) || code == Int(CURLE_UNSUPPORTED_PROTOCOL.rawValue)
+    }
+    package static let addressRefusedCode = -2
     package var description: String { status > 0 ? "\(message) (curl \(code), reply \(status))" : "\(message) (curl \(code))" }
 
     package init(code: Int, message: String, status: Int) {
@@ -234,6 +249,8 @@ private final class Transfer: @unchecked Sendable {
     var responseBody: [UInt8] = []
     var responseHeaders: [String: String] = [:]
     var started = ContinuousClock.now
+    /// The address guard's state, when the request has it on.
+    private var addressGuard: UnsafeMutablePointer<herald_address_guard>?
     private let errorBuffer: UnsafeMutablePointer<CChar> = {
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         buffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
@@ -303,6 +320,20 @@ private final class Transfer: @unchecked Sendable {
         }
         _ = herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(request.timeout.milliseconds))
         _ = herald_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, min(Int(request.timeout.milliseconds), 5000))
+        setString(CURLOPT_PROTOCOLS_STR, request.protocols)
+        setString(CURLOPT_REDIR_PROTOCOLS_STR, request.protocols)
+        if request.maxRedirects > 0 {
+            _ = herald_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
+            _ = herald_curl_easy_setopt_long(easy, CURLOPT_MAXREDIRS, request.maxRedirects)
+        }
+        if request.publicAddressesOnly {
+            let guardState = UnsafeMutablePointer<herald_address_guard>.allocate(capacity: 1)
+            guardState.initialize(to: herald_address_guard())
+            addressGuard = guardState
+            herald_curl_guard_addresses(easy, guardState)
+            // A proxy named by the environment would be the address checked, not the endpoint's.
+            setString(CURLOPT_PROXY, "")
+        }
     }
 
     func configure(_ request: SMTPRequest) {
@@ -332,7 +363,14 @@ private final class Transfer: @unchecked Sendable {
     func complete(_ code: CURLcode) {
         var status = 0
         _ = herald_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        if code == CURLE_OK {
+        if code != CURLE_OK, let addressGuard, addressGuard.pointee.refused != 0 {
+            let address = withUnsafeBytes(of: addressGuard.pointee.address) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            finish(.failure(TransferError(
+                code: TransferError.addressRefusedCode,
+                message: "refused \(address): not a public address (private, loopback, link-local or reserved)", status: 0)))
+        } else if code == CURLE_OK {
             finish(.success(TransferResponse(
                 status: status, headers: responseHeaders, body: responseBody, duration: ContinuousClock.now - started)))
         } else {
@@ -353,6 +391,7 @@ private final class Transfer: @unchecked Sendable {
         curl_slist_free_all(recipientList)
         for string in strings { free(string) }
         errorBuffer.deallocate()
+        addressGuard?.deallocate()
     }
 }
 

@@ -134,7 +134,25 @@ struct StatusReport {
         lines += cardTable()
         if let held = heldLine(now: Date()) { lines += ["", held] }
         lines += channelTable()
+        lines += webhookTable()
         return lines
+    }
+
+    /// Per webhook endpoint: its calls by status class, and whether a 410 disabled it.
+    func webhookTable() -> [String] {
+        let attempts = "herald_webhook_attempts_total"
+        let endpoints = Set((notifier?.values(of: "endpoint", in: attempts) ?? []) + (notifier?.values(of: "endpoint", in: "herald_webhook_endpoint_disabled") ?? []))
+        guard let notifier, !endpoints.isEmpty else { return [] }
+        let width = max(endpoints.map(\.count).max() ?? 0, 16)
+        let statuses = ["2xx", "4xx", "410", "5xx", "none"]
+        var rows = ["", "WEBHOOK ENDPOINT".column(width) + statuses.map { "  " + $0.uppercased().leftPad(7) }.joined() + "  STATE"]
+        for endpoint in endpoints.sorted() {
+            let disabled = notifier.sum("herald_webhook_endpoint_disabled", ["endpoint": endpoint]) > 0
+            rows.append(
+                endpoint.column(width) + statuses.map { "  " + count(notifier.sum(attempts, ["endpoint": endpoint, "status": $0])).leftPad(7) }.joined()
+                    + (disabled ? "  disabled (herald webhook replay \(endpoint))" : "  enabled"))
+        }
+        return rows
     }
 
     /// The sends quiet hours hold now, and when the first goes (each when the window ends in its recipient's zone).

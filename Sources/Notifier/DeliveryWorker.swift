@@ -19,6 +19,8 @@ final class DeliveryWorker: Service, @unchecked Sendable {
     let providers: [String: any DeliveryProvider]
     let retry: RetryPolicy
     let logger: Logger
+    /// Webhooks: the lanes per endpoint its claims take, given back here.
+    let gate: WebhookGate?
     /// How often due retries are looked for when nothing wakes the worker.
     var pollInterval: Duration = .milliseconds(200)
     private let slots: [String: Slots]
@@ -30,9 +32,10 @@ final class DeliveryWorker: Service, @unchecked Sendable {
 
     init(
         channel: MessageChannel, partitions: NotifierPartitions, providers: [String: any DeliveryProvider],
-        retry: RetryPolicy, logger: Logger
+        retry: RetryPolicy, logger: Logger, gate: WebhookGate? = nil
     ) {
         self.channel = channel
+        self.gate = gate
         self.partitions = partitions
         self.providers = providers
         self.retry = retry
@@ -72,17 +75,25 @@ final class DeliveryWorker: Service, @unchecked Sendable {
                     group.addTask { [self] in
                         // Made once its claim is in the partition's changelog; turned away if the partition was
                         // lost first (nil result: its hold is released already).
+                        let attempt = item.claimed.attempt
+                        // A webhook's lane (taken by its claim) is given back whatever comes of it.
+                        defer { if self.channel == .webhook { self.gate?.give(attempt.target.id, sendID: attempt.request.sendID) } }
                         guard await item.admitted else {
                             self.events.finished(Finished(partition: item.partition, result: nil))
                             return
                         }
                         let started = ContinuousClock.now
-                        let (name, outcome) = await self.attempt(item.claimed.attempt)
-                        self.log(item.claimed.attempt, provider: name, outcome: outcome, duration: ContinuousClock.now - started)
+                        let (name, answer) = await self.attempt(attempt)
+                        let duration = ContinuousClock.now - started
+                        self.log(attempt, provider: name, outcome: answer.outcome, duration: duration)
+                        // This instance stops calling an endpoint that is gone at once; the others learn it from
+                        // herald.webhooks.
+                        if case .endpointGone = answer.outcome { self.gate?.set(attempt.target.id, disabled: true) }
                         self.events.finished(Finished(
                             partition: item.partition,
                             result: AttemptResults.AttemptResult(
-                                claimed: item.claimed, provider: name, outcome: outcome, finishedAt: Date())))
+                                claimed: item.claimed, provider: name, outcome: answer.outcome, finishedAt: Date(),
+                                httpStatus: answer.httpStatus, duration: duration)))
                     }
                 }
             }
@@ -142,10 +153,11 @@ final class DeliveryWorker: Service, @unchecked Sendable {
             metadata["outcome"] = "retry"
             metadata["reason"] = .string(reason.text)
             logger.warning("delivery", metadata: metadata)
-        case .failed(let reason), .targetInvalid(let reason), .unsubscribed(let reason):
+        case .failed(let reason), .targetInvalid(let reason), .unsubscribed(let reason), .endpointGone(let reason):
             metadata["outcome"] = switch outcome {
             case .targetInvalid: "target_invalid"
             case .unsubscribed: "unsubscribed"
+            case .endpointGone: "endpoint_gone"
             default: "failed"
             }
             metadata["reason"] = .string(reason.text)
@@ -153,15 +165,15 @@ final class DeliveryWorker: Service, @unchecked Sendable {
         }
     }
 
-    private func attempt(_ attempt: DeliveryAttempt) async -> (String, ProviderOutcome) {
+    private func attempt(_ attempt: DeliveryAttempt) async -> (String, ProviderAnswer) {
         let key = channel == .push ? attempt.target.platform?.rawValue ?? "" : channel.rawValue
         guard let provider = providers[key] else {
-            return ("none", .failed(reason: .herald(.providerNotConfigured, detail: "no \(channel == .push ? "push provider for \(key)" : "\(channel.rawValue) provider") is configured")))
+            return ("none", ProviderAnswer(outcome: .failed(reason: .herald(.providerNotConfigured, detail: "no \(channel == .push ? "push provider for \(key)" : "\(channel.rawValue) provider") is configured"))))
         }
         let slots = self.slots[provider.name]!
         await slots.acquire()
         defer { slots.release() }
-        return (provider.name, await provider.deliver(attempt))
+        return (provider.name, await provider.attempt(attempt, now: Date()))
     }
 
     struct Finished: Sendable {

@@ -13,7 +13,7 @@ enum Notifier {
     /// and the member given partition n reads partition n of each (`KafkaConsumerConfiguration.coPartitioned`).
     /// `herald.deliveries` is read back for the ledger handover: a partition that arrives without its database learns
     /// which targets its previous owner finished before it sends anything (docs/notifier.md#partition-handover).
-    static let topics: [HeraldTopic] = [.contacts, .sendsPush, .sendsEmail, .sendsSMS, .deliveries]
+    static let topics: [HeraldTopic] = [.contacts, .sendsPush, .sendsEmail, .sendsSMS, .sendsWebhook, .deliveries]
 
     /// The notifier: a consumer that stores contacts and queues sends per partition, one delivery worker per channel
     /// over the configured providers (all HTTP and SMTP through one libcurl thread), an outbox relay, and the HTTP
@@ -31,15 +31,19 @@ enum Notifier {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: logger)
-        await producer.prepare(topics: [.deliveries, .dlq, .stateNotifier, .owners])
+        await producer.prepare(topics: [.deliveries, .dlq, .stateNotifier, .owners, .webhooks])
         let restoreReader = try settings.service.restoreReader(logger: logger)
         let partitions = NotifierPartitions(
             directory: settings.service.dataDirectory, producer: producer,
             changelog: ChangelogSettings(
                 topic: HeraldTopic.stateNotifier.name, source: restoreReader, renamedTables: NotifierSchema.renamedTables),
             catalog: settings.catalog, logger: logger, drainTimeout: settings.drainTimeout,
-            attemptsInDoubt: settings.longestAttempt + NotifierSettings.attemptMargin)
+            attemptsInDoubt: settings.longestAttempt + NotifierSettings.attemptMargin,
+            webhookGate: WebhookGate(perEndpoint: settings.webhook.maxInFlightPerEndpoint, lapse: settings.webhookLaneLapse))
         let driver = CurlDriver(caFile: settings.caFile)
+        // Webhooks call the customers' endpoints, any of which may be slow: on a curl thread of their own, so that
+        // none of them delays a push, an email or an SMS.
+        let webhookDriver = CurlDriver(caFile: settings.caFile)
         let providers = try makeProviders(settings, driver: driver)
         logger.info(
             "providers",
@@ -57,9 +61,12 @@ enum Notifier {
             case .push: providers.push
             case .email: providers.email.map { ["email": $0] } ?? [:]
             case .sms: providers.sms.map { ["sms": $0] } ?? [:]
+            case .webhook: ["webhook": WebhookProvider(driver: webhookDriver, settings: settings.webhook, catalog: settings.catalog)]
             }
             let worker = DeliveryWorker(
-                channel: channel, partitions: partitions, providers: byKey, retry: settings.retry, logger: logger)
+                channel: channel, partitions: partitions, providers: byKey,
+                retry: channel == .webhook ? settings.webhookRetry : settings.retry, logger: logger,
+                gate: channel == .webhook ? partitions.webhookGate : nil)
             await partitions.attach(worker)
             workers.append(worker)
         }
@@ -82,6 +89,10 @@ enum Notifier {
             service: "notifier", owner: partitions.owner, producer: producer, common: common, settings: settings.service,
             logger: logger)
         let peers = ownership.peers
+        let webhookStates = try WebhookStatesFollower(
+            client: common.kafka, instanceID: common.instanceID,
+            applier: WebhookStateApplier(gate: partitions.webhookGate, partitions: partitions, catalog: settings.catalog, logger: logger),
+            logger: logger)
 
         let router = Router(context: ServiceRequestContext.self)
         router.middlewares.add(MetricsMiddleware())
@@ -115,8 +126,8 @@ enum Notifier {
             partitions: partitions, inboxRetention: settings.inboxRetention, sendRetention: settings.service.dedupeRetention,
             interval: settings.inboxPurgeInterval, logger: logger)
         return [
-            producer, restoreReader, CurlService(driver: driver), NotifierRelay(partitions: partitions), ownership.follower, consuming,
-            purge,
+            producer, restoreReader, CurlService(driver: driver), CurlService(driver: webhookDriver), NotifierRelay(partitions: partitions),
+            ownership.follower, webhookStates, consuming, purge,
         ] + workers + [ownership.announcer, http]
     }
 

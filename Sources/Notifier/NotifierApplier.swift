@@ -85,12 +85,14 @@ enum NotifierApplier {
     static func applyReport(_ db: Database, record: KafkaRecord, now: Date) throws {
         guard let value = record.value, let report = try? Wire.decode(DeliveryReport.self, from: value),
             !report.outcome.isEngagement, let channel = report.channel.message,
-            let sendID = report.sendID, let targetID = report.targetID ?? legacyTargetID(report, sendID: sendID)
+            let sendID = report.sendID, let targetID = report.targetID ?? legacyTargetID(report, sendID: sendID),
+            report.outcome != .retrying  // a webhook's attempt that another follows: nothing finished
         else { return }
         let state: LedgerState =
             switch report.outcome {
             case .sent: .sent
             case .suppressed: .suppressed
+            case .parked: .parked
             default: .failed
             }
         try LedgerTable(db).finishedElsewhere(

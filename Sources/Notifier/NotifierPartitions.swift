@@ -21,6 +21,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     private let logger: Logger
     /// `project/app` → platform, for push fan-out.
     let origins: [String: Eligibility.Origin]
+    /// Which webhook attempts may go (disabled endpoints, lanes per endpoint); a gate with no endpoint disabled when
+    /// the service does not set one.
+    nonisolated let webhookGate: WebhookGate
     private let clock: @Sendable () -> Date
     /// Called after a batch brought sends of a channel (wakes its worker).
     private var wake: [MessageChannel: @Sendable () -> Void] = [:]
@@ -47,9 +50,11 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, catalog: AppsCatalog,
         logger: Logger, drainTimeout: Duration = .seconds(35), attemptsInDoubt: Duration = .zero,
+        webhookGate: WebhookGate = WebhookGate(perEndpoint: 10, lapse: .seconds(300)),
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.attemptsInDoubt = attemptsInDoubt
+        self.webhookGate = webhookGate
         self.owner = PartitionOwner(
             directory: directory, service: "notifier", migrator: NotifierSchema.migrator, publisher: producer,
             changelog: changelog, drainTimeout: drainTimeout, logger: logger)
@@ -117,6 +122,12 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         let stillOut = await attemptsInFlight(number)
         let inDoubt = attemptsInDoubt
         let recovered = stillOut > 0 ? 0 : try await database.write { db in try LedgerTable(db).recoverInFlight(inDoubt: inDoubt) }
+        // Webhook messages parked for an endpoint enabled again while the partition was elsewhere go now.
+        let disabled = webhookGate.disabledEndpoints.sorted()
+        let given = try await database.write { db in try LedgerTable(db).unpark(endpoint: nil, disabled: disabled, at: Date()) }
+        if given > 0 {
+            logger.info("parked webhook messages of endpoints not disabled are pending again", metadata: ["partition": "\(number)", "messages": "\(given)"])
+        }
         if stillOut > 0 {
             logger.info(
                 "partition back with attempts still in flight; their answers finish them",
@@ -194,6 +205,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                 case .sendsPush: sends.insert(.push)
                 case .sendsEmail: sends.insert(.email)
                 case .sendsSMS: sends.insert(.sms)
+                case .sendsWebhook: sends.insert(.webhook)
                 // A snapshot releases the sends of its profile that were waiting for it.
                 case .contacts: brought.formUnion(MessageChannel.allCases)
                 default: break
@@ -248,13 +260,13 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         _ limits: [MessageChannel: Int], partition: Int32, now: Date
     ) -> PartitionDatabase.BatchFinish<[MessageChannel: [SendClaims.Claimed]]>? {
         guard !limits.isEmpty else { return nil }
-        let (owner, origins, hints) = (self.owner, self.origins, workHints[partition])
+        let (owner, origins, hints, gate) = (self.owner, self.origins, workHints[partition], webhookGate)
         return { db in
             guard owner.isRunning(partition) else { return ([:], []) }
             var claimed: [MessageChannel: [SendClaims.Claimed]] = [:]
             var outputs: [PendingOutput] = []
             for (channel, limit) in limits {
-                let claim = try Self.claim(db, channel, limit: limit, now: now, origins: origins, hints: hints)
+                let claim = try Self.claim(db, channel, limit: limit, now: now, origins: origins, hints: hints, gate: gate)
                 claimed[channel] = claim.claimed
                 outputs += claim.outputs
             }
@@ -324,7 +336,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             let hints = hinted.removeValue(forKey: channel) ?? []
             scanned = running.filter { hints.contains($0) || (self.workHints[$0]?.isDue(channel.rawValue, at: now) ?? true) }
         }
-        let (owner, origins, logger, workHints) = (self.owner, self.origins, self.logger, self.workHints)
+        let (owner, origins, logger, workHints, gate) = (self.owner, self.origins, self.logger, self.workHints, webhookGate)
         // The partitions claim at once, each on its own database's writer, each up to an even share of the limit (at
         // least one): with one partition after another, a send whose partition came last in a busy round waited for
         // every other's transaction (docs/performance.md, "Partitions per process"). Beyond the limit's count of
@@ -339,7 +351,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                 group.addTask {
                     do {
                         let claim = try await Self.claim(
-                            number, channel, limit: share, now: now, owner: owner, origins: origins, hints: workHints[number])
+                            number, channel, limit: share, now: now, owner: owner, origins: origins, hints: workHints[number],
+                            gate: gate)
                         return (number, claim?.claimed ?? [], claim?.end)
                     } catch {
                         workHints[number]?.invalidate(channel.rawValue)
@@ -375,7 +388,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// after the loss, and the new owner sent it again (StateMoveTests).
     private static func claim(
         _ number: Int32, _ channel: MessageChannel, limit: Int, now: Date, owner: PartitionOwner,
-        origins: [String: Eligibility.Origin], hints: DueHints?
+        origins: [String: Eligibility.Origin], hints: DueHints?, gate: WebhookGate
     ) async throws -> (claimed: [SendClaims.Claimed], end: Int64?)? {
         try await owner.run(on: number) { database in
             // A read first, unless the hint says an attempt may be due: the claim's transaction then sets the hint.
@@ -385,7 +398,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             }
             let (claimed, outbox, end) = try await database.writeWithOutboxLogged { db in
                 guard owner.isRunning(number) else { return ([SendClaims.Claimed](), [PendingOutput]()) }
-                return try Self.claim(db, channel, limit: limit, now: now, origins: origins, hints: hints)
+                return try Self.claim(db, channel, limit: limit, now: now, origins: origins, hints: hints, gate: gate)
             }
             // Held before this claim's own work ends: a drain never sees a moment with neither.
             await owner.hold(claimed.count, on: number)
@@ -397,9 +410,10 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// `SendClaims.claim` in the caller's transaction; a claim the limit did not cut took all that was due, and sets the
     /// partition's hint to the earliest attempt left (in the transaction: a row made due meanwhile lowers it after).
     private static func claim(
-        _ db: Database, _ channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin], hints: DueHints?
+        _ db: Database, _ channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin], hints: DueHints?,
+        gate: WebhookGate
     ) throws -> (claimed: [SendClaims.Claimed], outputs: [PendingOutput]) {
-        let claim = try SendClaims.claim(db, channel: channel, limit: limit, now: now, origins: origins)
+        let claim = try SendClaims.claim(db, channel: channel, limit: limit, now: now, origins: origins, gate: gate)
         if let hints, claim.claimed.count < limit { hints.reset(channel.rawValue, to: try SendsTable(db).nextWork(channel: channel)) }
         return claim
     }
@@ -485,6 +499,26 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         for partition in unrecorded.keys.sorted() { await recordLeftovers(partition) }
         await owner.flushUnflushed()
         await owner.retryPaused()
+    }
+
+    /// The parked messages of a webhook endpoint enabled again are pending in every partition running here, at their
+    /// old due times (a claim takes the oldest first); returns how many, and wakes the webhook worker.
+    func unpark(endpoint: String) async -> Int {
+        var given = 0
+        for number in await owner.runningPartitions {
+            do {
+                given += try await owner.run(on: number) { database in
+                    try await database.write { db in try LedgerTable(db).unpark(endpoint: endpoint, at: Date()) }
+                } ?? 0
+            } catch {
+                logger.error("unparking webhook messages failed", metadata: ["partition": "\(number)", "endpoint": "\(endpoint)", "error": "\(error)"])
+            }
+        }
+        if given > 0 {
+            lastFullScan.removeValue(forKey: .webhook)
+            wake[.webhook]?()
+        }
+        return given
     }
 
     /// A ledger row, for operators and tests.

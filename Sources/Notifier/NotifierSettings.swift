@@ -22,6 +22,10 @@ struct NotifierSettings: Sendable {
     /// The token inbound SMS webhooks are signed with (the provider's auth token by default).
     var smsWebhookToken: String?
     var retry: RetryPolicy
+    /// Webhooks: timeouts, limits in flight, and their own retry policy, which goes on for a window (72 h) rather than a
+    /// count of attempts (docs/webhooks.md).
+    var webhook = WebhookProvider.Settings()
+    var webhookRetry = RetryPolicy(maxAttempts: .max, base: .seconds(10), cap: .seconds(6 * 3600), window: .seconds(72 * 3600))
     /// A PEM bundle trusted instead of the system's CAs for provider connections.
     var caFile: String?
     /// How long inbox entries are kept, and how often older ones are deleted.
@@ -45,8 +49,16 @@ struct NotifierSettings: Sendable {
         if let fcm { longest = max(longest, FCMProvider.longestAttempt(sendTimeout: fcm.timeout)) }
         if let smtp { longest = max(longest, smtp.timeout) }
         if let sms { longest = max(longest, sms.timeout) }
+        if webhooksConfigured { longest = max(longest, webhook.timeout) }
         return longest
     }
+
+    /// Whether any project of the apps file has a webhook endpoint's secrets (without, no call can be made).
+    var webhooksConfigured: Bool { catalog.projects.contains { !$0.webhooks.isEmpty } }
+
+    /// How long a webhook endpoint's lane a claim took may stay unreturned before it lapses (`WebhookGate`): longer
+    /// than any attempt may run.
+    var webhookLaneLapse: Duration { max(.seconds(300), webhook.timeout * 4) }
 
     /// What is added to the longest attempt: its answer still has to be recorded and reported.
     static let attemptMargin: Duration = .seconds(5)
@@ -188,6 +200,14 @@ struct NotifierSettings: Sendable {
         result.inboxPurgeInterval = .seconds(try env.int("HERALD_INBOX_PURGE_INTERVAL_SECONDS", default: 3600, range: 1...86_400))
         result.emailTracking = try env.bool("HERALD_EMAIL_TRACKING", default: true)
         result.trustedProxies = try env.trustedProxies()
+        result.webhook.allowPlainHTTP = allowPlainHTTP
+        result.webhook.timeout = .seconds(try env.int("HERALD_WEBHOOK_TIMEOUT_SECONDS", default: 15, range: 1...120))
+        result.webhook.maxInFlight = try env.int("HERALD_WEBHOOK_MAX_IN_FLIGHT", default: 100, range: 1...5000)
+        result.webhook.maxInFlightPerEndpoint = try env.int(
+            "HERALD_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT", default: 10, range: 1...result.webhook.maxInFlight)
+        result.webhookRetry.window = .seconds(try env.int("HERALD_WEBHOOK_RETRY_HOURS", default: 72, range: 1...720) * 3600)
+        result.webhookRetry.base = .milliseconds(try env.int("HERALD_WEBHOOK_RETRY_BASE_MS", default: 10_000, range: 1...3_600_000))
+        result.webhookRetry.cap = .milliseconds(try env.int("HERALD_WEBHOOK_RETRY_MAX_MS", default: 21_600_000, range: 1...86_400_000))
         result.maxInFlightRequests = try env.int("HERALD_MAX_IN_FLIGHT_REQUESTS", default: 256, range: 1...100_000)
         result.bodyTimeout = .seconds(try env.int("HERALD_HTTP_BODY_TIMEOUT_SECONDS", default: 30, range: 1...3600))
         let floor = result.longestAttempt

@@ -92,6 +92,13 @@ package enum OrchestratorApplier {
             try DeliveryFeedback(db: db, config: rules.config).applyEngagement(report)
             return []
         }
+        // A webhook's attempt that another follows, or its message parked: the notifier's bookkeeping, for operators.
+        if report.outcome == .retrying || report.outcome == .parked { return [] }
+        // A webhook's outcome counts for its experiment arm; it changes nothing a segment reads (no reachability).
+        if report.channel == .webhook {
+            _ = try DeliveryFeedback(db: db, config: rules.config).apply(report)
+            return []
+        }
         let now = rules.clock()
         var outputs: [PendingOutput] = []
         if rules.isActive, let key = record.keyString {

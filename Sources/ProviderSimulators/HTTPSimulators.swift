@@ -103,7 +103,14 @@ package enum HTTPSimulators {
             return response
         }
 
+        WebhookReceiver.register(on: router, state: state)
+
         // Control.
+        router.put("_sim/webhook-secrets") { request, _ in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            state.webhookSecrets = (try? JSONDecoder().decode([String].self, from: Data(Array(buffer: body)))) ?? []
+            return json(.ok, #"{"ok":true}"#)
+        }
         router.get("_sim/received/:provider") { _, context in
             let received = state.received(context.parameters.get("provider") ?? "")
             let encoder = JSONEncoder()

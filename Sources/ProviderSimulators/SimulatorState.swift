@@ -57,6 +57,7 @@ package final class SimulatorState: Sendable {
         var unsubscribed: Set<String> = []
         var accepted: [String: Int] = [:]
         var carrying: [String: Set<Int>] = [:]
+        var webhookSecrets: [String] = []
     }
 
     private let state = Mutex(State())
@@ -71,6 +72,12 @@ package final class SimulatorState: Sendable {
             state.received[message.provider, default: []].append(message)
             if state.received[message.provider]!.count > keep { state.received[message.provider]!.removeFirst(keep / 10) }
         }
+    }
+
+    /// The `whsec_` secrets the webhook receiver verifies signatures with (none: it verifies nothing).
+    package var webhookSecrets: [String] {
+        get { state.withLock { $0.webhookSecrets } }
+        set { state.withLock { $0.webhookSecrets = newValue } }
     }
 
     package func received(_ provider: String) -> [Received] { state.withLock { $0.received[provider] ?? [] } }
@@ -133,7 +140,12 @@ package final class SimulatorState: Sendable {
 
     /// Forgets everything recorded and every fault, and sends the answers held.
     package func reset() {
-        state.withLock { $0 = State() }
+        // The webhook secrets are the receiver's configuration, not what it received: kept.
+        state.withLock { state in
+            let secrets = state.webhookSecrets
+            state = State()
+            state.webhookSecrets = secrets
+        }
         releaseHeld()
     }
 }

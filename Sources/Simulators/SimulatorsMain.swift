@@ -7,7 +7,7 @@ import UnixSignals
 
 /// The provider simulators as one process, for the dev stack: APNs (HTTP/2, over TLS with a self-signed certificate
 /// when `--apns-certificate-file` says where to write it, else cleartext), the HTTP APIs (FCM with its
-/// OAuth2 token endpoint, SMS, and the `/_sim` control API) and an SMTP sink, on loopback.
+/// OAuth2 token endpoint, SMS, a webhook receiver, and the `/_sim` control API) and an SMTP sink, on loopback.
 @main
 struct SimulatorsMain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,9 +26,14 @@ struct SimulatorsMain: AsyncParsableCommand {
     var smtpPort = 9125
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
+    @Option(help: ArgumentHelp(
+        "A secret (whsec_…) the webhook receiver (/hooks/<name>) checks signatures with; repeat for several. Without one it checks nothing.",
+        valueName: "secret"))
+    var webhookSecret: [String] = []
 
     func run() async throws {
         let state = SimulatorState()
+        state.webhookSecrets = webhookSecret
         var tls: SimulatorTLS?
         if let apnsCertificateFile {
             let made = try await SimulatorTLS.selfSigned()

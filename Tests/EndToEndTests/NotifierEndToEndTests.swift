@@ -180,7 +180,9 @@ func startAPNsSimulator(work: String) async throws -> (SimulatorState, APNsSimul
 }
 
 /// A notifier process on the cluster, pushing to the APNs simulator `startAPNsSimulator` started in `work`.
-func startNotifierProcess(_ cluster: EmbeddedKafkaCluster, data: String, work: String, apnsURL: String) throws -> ChildProcess {
+func startNotifierProcess(
+    _ cluster: EmbeddedKafkaCluster, data: String, work: String, apnsURL: String, extra: [String: String] = [:]
+) throws -> ChildProcess {
     try ChildProcess(
         "herald-notifier",
         environment: [
@@ -189,5 +191,5 @@ func startNotifierProcess(_ cluster: EmbeddedKafkaCluster, data: String, work: S
             "HERALD_APNS_KEY_FILE": work + "/apns.p8", "HERALD_APNS_KEY_ID": "KEY1234567",
             "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_URL": apnsURL, "HERALD_APNS_SANDBOX_URL": apnsURL,
             "HERALD_PROVIDER_CA_FILE": work + "/ca.pem",
-        ].merging(sampleApps) { $1 })
+        ].merging(sampleApps) { $1 }.merging(extra) { $1 })
 }

@@ -38,6 +38,9 @@ final class NotifierHarness: @unchecked Sendable {
     /// Every record fed so far, in order: what a new owner of the partition replays.
     private(set) var history: [(HeraldTopic, String, [UInt8]?)] = []
     let retry: RetryPolicy
+    /// Webhooks' policy: tried again for a window, as the notifier's (short here).
+    /// Its cap lets a Retry-After of up to 6 s be honoured.
+    var webhookRetry = RetryPolicy(maxAttempts: .max, base: .milliseconds(20), cap: .seconds(1), window: .seconds(600))
 
     static let catalog = try! AppsCatalog.load(path: sampleAppsFile)
 
@@ -51,7 +54,8 @@ final class NotifierHarness: @unchecked Sendable {
 
     init(
         retry: RetryPolicy = RetryPolicy(maxAttempts: 3, base: .milliseconds(20), cap: .milliseconds(100)),
-        drainTimeout: Duration = .seconds(15), changelog: Bool = false, clock: @escaping @Sendable () -> Date = { Date() }
+        drainTimeout: Duration = .seconds(15), changelog: Bool = false, webhookLanes: Int = 10,
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws {
         self.retry = retry
         self.drainTimeout = drainTimeout
@@ -89,7 +93,8 @@ final class NotifierHarness: @unchecked Sendable {
         partitions = NotifierPartitions(
             directory: directory, producer: gate,
             changelog: restoreReader.map { ChangelogSettings(topic: HeraldTopic.stateNotifier.name, source: $0, renamedTables: NotifierSchema.renamedTables) },
-            catalog: Self.catalog, logger: logger, drainTimeout: drainTimeout, clock: clock)
+            catalog: Self.catalog, logger: logger, drainTimeout: drainTimeout,
+            webhookGate: WebhookGate(perEndpoint: webhookLanes, lapse: .seconds(300)), clock: clock)
         try await open()
     }
 
@@ -173,7 +178,31 @@ final class NotifierHarness: @unchecked Sendable {
             from: "+15550001111")
         smsSettings.timeout = Self.providerTimeout
         let sms = SMSProvider(driver: driver, settings: smsSettings)
-        return [.push: ["ios": apnsProvider, "android": fcm], .email: ["email": smtpProvider], .sms: ["sms": sms]]
+        return [
+            .push: ["ios": apnsProvider, "android": fcm], .email: ["email": smtpProvider], .sms: ["sms": sms],
+            .webhook: ["webhook": webhookProvider()],
+        ]
+    }
+
+    /// The webhook provider over `catalog`'s endpoints (the sample's `crm`, allowed its loopback address, by default).
+    func webhookProvider(catalog: AppsCatalog = NotifierHarness.catalog, maxInFlight: Int = 40) -> WebhookProvider {
+        WebhookProvider(
+            driver: driver,
+            settings: .init(maxInFlight: maxInFlight, maxInFlightPerEndpoint: 10, timeout: Self.providerTimeout, allowPlainHTTP: true),
+            catalog: catalog)
+    }
+
+    /// A webhook send to the simulators' receiver `/hooks/<endpoint><path>`, decided now (its retry window runs from
+    /// there).
+    func webhookSend(
+        id: String, endpoint: String = "crm", path: String = "", body: String = #"{"order":1}"#, headers: [String: String] = [:]
+    ) -> SendRequest {
+        var send = sendRequest(id: id, channel: .webhook, content: [:])
+        send.decidedAt = Date()
+        send.endpoint = endpoint
+        send.content = ["url": "http://127.0.0.1:\(httpPort)/hooks/\(endpoint)\(path)", "method": "POST", "content_type": "application/json", "body": body]
+        for (name, value) in headers { send.content["header.\(name)"] = value }
+        return send
     }
 
     static let rsaKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
@@ -187,7 +216,9 @@ final class NotifierHarness: @unchecked Sendable {
     /// A worker for `channel` over `providers`, attached to the partitions (a batch's transaction claims for it and
     /// hands it the attempts), not running until `run`.
     func attachWorker(_ channel: MessageChannel, providers: [String: any DeliveryProvider]) async -> DeliveryWorker {
-        let worker = DeliveryWorker(channel: channel, partitions: partitions, providers: providers, retry: retry, logger: logger)
+        let worker = DeliveryWorker(
+            channel: channel, partitions: partitions, providers: providers, retry: channel == .webhook ? webhookRetry : retry,
+            logger: logger, gate: channel == .webhook ? partitions.webhookGate : nil)
         worker.pollInterval = .milliseconds(20)
         await partitions.attach(worker)
         return worker

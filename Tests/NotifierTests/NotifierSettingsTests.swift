@@ -19,6 +19,8 @@ struct NotifierSettingsTests {
     static let base = [
         "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "HERALD_APPS_FILE": sampleAppsFile, "HERALD_ALLOW_SAMPLE_KEYS": "true",
         "HERALD_PUBLIC_URL": "https://notify.example.com",
+        // The sample's webhook endpoint: its calls' deadline below every provider's here (its own test says more).
+        "HERALD_WEBHOOK_TIMEOUT_SECONDS": "1",
     ]
     static let apns = [
         "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456",
@@ -139,6 +141,9 @@ struct NotifierSettingsTests {
         let refused = read(Self.apns, Self.smtp, ["HERALD_ALLOW_PLAIN_HTTP": "true", "HERALD_SMTP_STARTTLS": "required", "HERALD_DRAIN_TIMEOUT_MS": "15000"])
         #expect(refused?.variable == "HERALD_DRAIN_TIMEOUT_MS")
         #expect(refused?.problem.contains("30000 ms") == true, "\(String(describing: refused))")
+        // Webhooks (the sample's endpoint): 15 s a call by default, which the drain then waits.
+        let webhooks = try settings(Self.apns, ["HERALD_WEBHOOK_TIMEOUT_SECONDS": "15"])
+        #expect(webhooks.webhooksConfigured && webhooks.longestAttempt == .seconds(15) && webhooks.drainTimeout == .seconds(20))
     }
 
     @Test("each provider's call has its own deadline (FCM, SMTP, SMS), within its range, and the drain follows the longest")

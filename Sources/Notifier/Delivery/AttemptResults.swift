@@ -14,6 +14,9 @@ enum AttemptResults {
         var provider: String
         var outcome: ProviderOutcome
         var finishedAt: Date
+        /// The endpoint's HTTP status and the attempt's duration, which a webhook's reports carry.
+        var httpStatus: Int? = nil
+        var duration: Duration? = nil
     }
 
     /// What a provider's answer finishes a target as: the ledger state, the report's outcome and reason, and the local
@@ -40,9 +43,11 @@ enum AttemptResults {
                 return Finish(state: .failed, outcome: .tokenInvalid, reason: reason, feedback: (.tokenInvalid, attempt.target.address))
             case .email:
                 return Finish(state: .failed, outcome: .bounced, reason: reason, feedback: (.emailBounced, attempt.target.address))
-            case .sms:
+            case .sms, .webhook:
                 return Finish(state: .failed, outcome: .failed, reason: reason)
             }
+        case .endpointGone(let reason):
+            return Finish(state: .parked, outcome: .parked, reason: reason)
         case .unsubscribed(let reason):
             return Finish(
                 state: .failed, outcome: .unsubscribed, reason: reason,
@@ -70,25 +75,27 @@ enum AttemptResults {
             guard let finished = finishing(result) else {
                 // Retried: unless this was the last attempt.
                 guard case .retry(let reason, let after) = result.outcome else { continue }
-                guard attempt.attempt < retry.maxAttempts else {
+                let delay = retry.delay(afterAttempt: attempt.attempt, retryAfter: after)
+                let due = result.finishedAt.addingTimeInterval(delay.timeInterval)
+                if let spent = retry.exhausted(afterAttempt: attempt.attempt, start: send.notBefore ?? send.decidedAt, next: due) {
                     if try ledger.finishAttempt(
                         sendID: send.sendID, targetID: target.id, attempt: attempt.attempt, .failed,
-                        reason: .herald(.maxRetryAttempts, detail: reason.text), messageID: nil, at: result.finishedAt)
+                        reason: .herald(spent, detail: reason.text), messageID: nil, at: result.finishedAt)
                     {
-                        outputs.append(DeliveryReports.report(
-                            send, target: target, outcome: .failed, reason: .herald(.maxRetryAttempts),
-                            attempts: attempt.attempt, provider: result.provider, now: result.finishedAt))
-                        NotifierMetrics.outcome(channel: send.channel, outcome: .failed, reason: .herald(.maxRetryAttempts))
+                        outputs.append(report(result, Finish(state: .failed, outcome: .failed, reason: .herald(spent))))
+                        NotifierMetrics.outcome(channel: send.channel, outcome: .failed, reason: .herald(spent))
                     }
                     continue
                 }
-                let delay = retry.delay(afterAttempt: attempt.attempt, retryAfter: after)
-                let due = result.finishedAt.addingTimeInterval(delay.timeInterval)
                 if try ledger.retry(
                     sendID: send.sendID, targetID: target.id, attempt: attempt.attempt, due: due, reason: reason,
                     at: result.finishedAt)
                 {
                     NotifierMetrics.retries(channel: send.channel, reason: reason)
+                    // A webhook reports each attempt: its status and latency, and that another comes.
+                    if send.channel == .webhook {
+                        outputs.append(report(result, Finish(state: .pending, outcome: .retrying, reason: reason)))
+                    }
                 }
                 continue
             }
@@ -108,6 +115,7 @@ enum AttemptResults {
                 try FeedbackTable(db).record(key, feedback.kind, value: feedback.value, at: result.finishedAt)
             }
             outputs.append(report(result, finished))
+            if case .endpointGone = result.outcome { outputs.append(WebhookEndpointStates.disabling(send, at: result.finishedAt)) }
             NotifierMetrics.outcome(channel: send.channel, outcome: finished.outcome, reason: finished.reason)
             if finished.state == .sent {
                 if send.channel == .push {
@@ -135,6 +143,7 @@ enum AttemptResults {
         let attempt = result.claimed.attempt
         return DeliveryReports.report(
             attempt.request, target: attempt.target, outcome: finished.outcome, reason: finished.reason,
-            attempts: attempt.attempt, provider: result.provider, messageID: finished.messageID, now: result.finishedAt)
+            attempts: attempt.attempt, provider: result.provider, messageID: finished.messageID, now: result.finishedAt,
+            httpStatus: result.httpStatus, duration: result.duration)
     }
 }

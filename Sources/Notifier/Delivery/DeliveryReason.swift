@@ -49,6 +49,17 @@ enum DeliveryReason: Sendable, Equatable, CustomStringConvertible {
         case bodyTooLong = "body_too_long"
         case invalidHeader = "invalid_header"
         case smtpAuth = "smtp_auth"
+        /// Webhooks: the endpoint has no secret in `HERALD_APPS_FILE`, its URL's scheme is not allowed, or its address
+        /// is not public (the address guard).
+        case webhookSecretMissing = "webhook_secret_missing"
+        case insecureURL = "insecure_url"
+        case addressRefused = "address_refused"
+        /// Webhooks: more redirects than followed (3), or one to a scheme not allowed.
+        case redirectRefused = "redirect_refused"
+        /// Webhooks: tried for the whole retry window without an answer that finished it.
+        case retryWindowPassed = "retry_window_passed"
+        /// Webhooks: parked, its endpoint disabled.
+        case endpointDisabled = "endpoint_disabled"
         case smsAuth = "sms_auth"
         /// No answer within the provider's deadline.
         case timeout

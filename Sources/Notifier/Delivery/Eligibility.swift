@@ -34,6 +34,10 @@ enum Eligibility {
                 targets: [DeliveryTarget(id: "token", address: raw.token, app: raw.app, platform: platform, environment: raw.environment)],
                 skipped: [])
         }
+        // A webhook calls the project's endpoint, whoever the send is about: no contact is needed.
+        if send.channel == .webhook {
+            return Resolution(targets: [DeliveryTarget(id: WebhookGate.endpointKey(send), address: send.content["url"] ?? "")], skipped: [])
+        }
         guard let contact else { return Resolution(targets: [], skipped: [(send.channel.rawValue, nil, .noContact)]) }
         switch send.channel {
         case .push:
@@ -75,6 +79,8 @@ enum Eligibility {
                 }
             }
             return Resolution(targets: [DeliveryTarget(id: address, address: address)], skipped: [])
+        case .webhook:
+            return Resolution(targets: [], skipped: [])  // resolved above
         }
     }
 }

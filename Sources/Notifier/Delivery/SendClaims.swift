@@ -38,8 +38,12 @@ enum SendClaims {
     /// sends into ledger rows (their targets as of now), inserted `sending` at once up to the limit (one statement per
     /// target instead of an insert, a read and an update). Suppressed and expired rows are finished here, with their
     /// reports.
+    ///
+    /// Webhooks pass `gate`: a due row or a new target of a disabled endpoint is parked (with a `parked` report), and
+    /// one whose endpoint has every lane taken waits `pending` (the due rows of such endpoints are not even read).
     static func claim(
-        _ db: Database, channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin]
+        _ db: Database, channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin],
+        gate: WebhookGate? = nil
     ) throws -> (claimed: [Claimed], outputs: [PendingOutput]) {
         var outputs: [PendingOutput] = []
         let (sends, ledger) = (SendsTable(db), LedgerTable(db))
@@ -65,10 +69,13 @@ enum SendClaims {
         // Due rows first: retries, and targets an earlier fan-out left beyond its limit, so that a stream of new sends
         // never starves them.
         var claimed: [Claimed] = []
-        for row in try ledger.due(channel: channel, at: now, limit: limit) {
+        let gate = channel == .webhook ? gate : nil
+        for row in try ledger.due(channel: channel, at: now, limit: limit, excluding: gate?.saturated ?? []) {
             let (sendID, targetID, attempts) = (row.sendID, row.targetID, row.attempts)
+            // A webhook's target is its endpoint, rebuilt from the send (a row another owner parked holds none).
             guard let send = request(sendID, row.request),
-                var target = try? Wire.decodeValue(DeliveryTarget.self, from: Array(row.target.utf8))
+                var target = (try? Wire.decodeValue(DeliveryTarget.self, from: Array(row.target.utf8)))
+                    ?? (gate != nil ? DeliveryTarget(id: targetID, address: "") : nil)
             else {
                 try ledger.finishPending(sendID: sendID, targetID: targetID, .failed, reason: .herald(.unreadableLedgerRow), messageID: nil, at: now)
                 continue
@@ -90,6 +97,15 @@ enum SendClaims {
                 outputs.append(DeliveryReports.report(send, target: target, outcome: .suppressed, reason: reason, attempts: attempts, now: now))
                 NotifierMetrics.outcome(channel: channel, outcome: .suppressed, reason: reason)
                 continue
+            }
+            if let gate {
+                if gate.isDisabled(targetID) {
+                    if try ledger.park(sendID: sendID, targetID: targetID, reason: .herald(.endpointDisabled), at: now) {
+                        outputs.append(DeliveryReports.report(send, target: current, outcome: .parked, reason: .herald(.endpointDisabled), attempts: attempts, now: now))
+                    }
+                    continue
+                }
+                guard gate.take(targetID, sendID: sendID) else { continue }
             }
             // A token replaced since the fan-out: the installation's new token (the badge stays the one decided then).
             let badge = target.badge
@@ -153,14 +169,21 @@ enum SendClaims {
                     else { continue }
                     outputs.append(DeliveryReports.report(send, target: target, outcome: .failed, reason: .herald(.expired), attempts: 0, now: now))
                     NotifierMetrics.outcome(channel: channel, outcome: .failed, reason: .herald(.expired))
+                } else if let gate, gate.isDisabled(target.id) {
+                    guard try insertLedger(ledger, send: send, targetID: target.id, target: target, state: .parked, reason: .herald(.endpointDisabled), now: now)
+                    else { continue }
+                    outputs.append(DeliveryReports.report(send, target: target, outcome: .parked, reason: .herald(.endpointDisabled), attempts: 0, now: now))
                 } else {
                     target.badge = try Badges.decide(db, send: send, target: target)
-                    let claiming = claimed.count < limit
+                    let claiming = claimed.count < limit && (gate?.take(target.id, sendID: sendID) ?? true)
                     // A row already here (finished by another owner, whose report was read back) is not claimed.
                     guard try insertLedger(
                         ledger, send: send, targetID: target.id, target: target, state: claiming ? .sending : .pending, reason: nil,
                         now: now, attempts: claiming ? 1 : 0)
-                    else { continue }
+                    else {
+                        if claiming { gate?.give(target.id, sendID: sendID) }
+                        continue
+                    }
                     try Badges.record(db, project: send.project, target: target, now: now)
                     if claiming {
                         claimed.append(Claimed(attempt: DeliveryAttempt(request: send, target: target, attempt: 1), profileKey: send.profileKey, contact: contact))

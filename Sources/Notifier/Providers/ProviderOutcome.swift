@@ -14,6 +14,8 @@ enum ProviderOutcome: Sendable, Equatable {
     case targetInvalid(reason: DeliveryReason)
     /// The provider says the recipient opted out (an SMS provider's STOP list).
     case unsubscribed(reason: DeliveryReason)
+    /// A webhook endpoint answered 410 Gone: the message is parked and the endpoint disabled until a replay.
+    case endpointGone(reason: DeliveryReason)
 }
 
 extension ProviderOutcome {

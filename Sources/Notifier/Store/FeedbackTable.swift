@@ -17,7 +17,7 @@ enum FeedbackKind: String, Sendable {
         switch channel {
         case .email: .emailMarketing
         case .sms: .smsMarketing
-        case .push: nil
+        case .push, .webhook: nil
         }
     }
 }

@@ -13,6 +13,9 @@ enum LedgerState: String, Sendable, CaseIterable {
     case sent
     case failed
     case suppressed
+    /// Webhook: kept while its endpoint is disabled (it answered 410 Gone), neither attempted nor finished; pending
+    /// again, in its order, when `herald webhook replay` enables the endpoint (docs/webhooks.md).
+    case parked
 }
 
 /// A due ledger row, with its send's request as received.
@@ -39,10 +42,11 @@ struct LedgerTable {
         VALUES (?, ?, ?, ?, '{}', ?, ?, ?, ?)
         ON CONFLICT (send_id, target_id) DO UPDATE SET state = excluded.state, reason = excluded.reason,
             updated_at = excluded.updated_at
-        WHERE ledger.state IN ('\(LedgerState.pending.rawValue)', '\(LedgerState.sending.rawValue)')
+        WHERE ledger.state IN ('\(LedgerState.pending.rawValue)', '\(LedgerState.sending.rawValue)', '\(LedgerState.parked.rawValue)')
         """
 
-    /// A target finished (a report read back): recorded as a new row, or over a row not finished here.
+    /// A target finished (a report read back): recorded as a new row, or over a row not finished here (a parked one
+    /// included: another owner sent it after a replay).
     func finishedElsewhere(
         sendID: String, targetID: String, channel: MessageChannel, profileKey: String, state: LedgerState, reason: String?,
         at time: Date
@@ -73,9 +77,22 @@ struct LedgerTable {
         WHERE l.channel = ? AND l.state = '\(LedgerState.pending.rawValue)' AND l.due_at <= ? ORDER BY l.due_at LIMIT ?
         """
 
-    /// Up to `limit` pending rows of a channel due at `time`, oldest first.
-    func due(channel: MessageChannel, at time: Date, limit: Int) throws -> [DueTarget] {
-        try Row.fetchAll(db.cachedStatement(sql: Self.dueSQL), arguments: [channel.rawValue, WireTime.format(time), limit]).map { row in
+    private static let dueExcludingSQL = """
+        SELECT l.send_id, l.target_id, l.target, l.attempts, l.profile_key, s.request
+        FROM ledger l JOIN sends s ON s.send_id = l.send_id
+        WHERE l.channel = ? AND l.state = '\(LedgerState.pending.rawValue)' AND l.due_at <= ?
+            AND l.target_id NOT IN (SELECT value FROM json_each(?)) ORDER BY l.due_at LIMIT ?
+        """
+
+    /// Up to `limit` pending rows of a channel due at `time`, oldest first, but those of the targets `excluding` (the
+    /// webhook endpoints with every lane taken).
+    func due(channel: MessageChannel, at time: Date, limit: Int, excluding: [String] = []) throws -> [DueTarget] {
+        let rows = excluding.isEmpty
+            ? try Row.fetchAll(db.cachedStatement(sql: Self.dueSQL), arguments: [channel.rawValue, WireTime.format(time), limit])
+            : try Row.fetchAll(
+                db.cachedStatement(sql: Self.dueExcludingSQL),
+                arguments: [channel.rawValue, WireTime.format(time), String(decoding: try Wire.encodeValue(excluding), as: UTF8.self), limit])
+        return rows.map { row in
             DueTarget(
                 sendID: row["send_id"], targetID: row["target_id"], target: row["target"], attempts: row["attempts"],
                 profileKey: row["profile_key"], request: Array(row["request"] as Data))
@@ -146,6 +163,42 @@ struct LedgerTable {
     func retry(sendID: String, targetID: String, attempt: Int, due: Date, reason: DeliveryReason, at time: Date) throws -> Bool {
         try db.executeCached(sql: Self.retrySQL, arguments: [WireTime.format(due), reason.text, WireTime.format(time), sendID, targetID, attempt])
         return db.changesCount > 0
+    }
+
+    private static let parkSQL = """
+        UPDATE ledger SET state = '\(LedgerState.parked.rawValue)', reason = ?, updated_at = ?
+        WHERE send_id = ? AND target_id = ? AND state = '\(LedgerState.pending.rawValue)'
+        """
+
+    /// A due row of a disabled endpoint is parked (its due time kept: a replay gives rows back in that order); returns
+    /// whether it was pending.
+    func park(sendID: String, targetID: String, reason: DeliveryReason, at time: Date) throws -> Bool {
+        try db.executeCached(sql: Self.parkSQL, arguments: [reason.text, WireTime.format(time), sendID, targetID])
+        return db.changesCount > 0
+    }
+
+    private static let unparkSQL = """
+        UPDATE ledger SET state = '\(LedgerState.pending.rawValue)', updated_at = ?
+        WHERE state = '\(LedgerState.parked.rawValue)' AND channel = '\(MessageChannel.webhook.rawValue)' AND target_id = ?
+        """
+
+    private static let unparkAllSQL = """
+        UPDATE ledger SET state = '\(LedgerState.pending.rawValue)', updated_at = ?
+        WHERE state = '\(LedgerState.parked.rawValue)' AND channel = '\(MessageChannel.webhook.rawValue)'
+            AND target_id NOT IN (SELECT value FROM json_each(?))
+        """
+
+    /// The parked rows of `endpoint` (all endpoints but `disabled` when nil) are pending again, due at their old due
+    /// times (oldest first); returns how many.
+    func unpark(endpoint: String?, disabled: [String] = [], at time: Date) throws -> Int {
+        if let endpoint {
+            try db.executeCached(sql: Self.unparkSQL, arguments: [WireTime.format(time), endpoint])
+        } else {
+            try db.executeCached(
+                sql: Self.unparkAllSQL,
+                arguments: [WireTime.format(time), String(decoding: try Wire.encodeValue(disabled), as: UTF8.self)])
+        }
+        return db.changesCount
     }
 
     private static let pruneSQL = """

@@ -14,7 +14,10 @@ struct FrequencyCaps {
     let now: Date
 
     /// Whether a message on `channel` of the campaign would pass every cap of its project now.
+    /// A webhook is a call to the customer's own system, not a message the person receives: never capped, never
+    /// counted (docs/webhooks.md).
     func allow(_ campaign: CampaignDefinition, key: String, channel: MessageChannel) throws -> Bool {
+        guard channel != .webhook else { return true }
         let log = FrequencyLogTable(db)
         for cap in rules.config.frequencyCaps(of: campaign) where cap.covers(channel) {
             let since = now.addingTimeInterval(-cap.period)
@@ -25,7 +28,7 @@ struct FrequencyCaps {
 
     /// Counts a decided marketing message against the profile's caps (transactional messages are not counted).
     func count(_ campaign: CampaignDefinition, key: String, channel: MessageChannel, sendID: String) throws {
-        guard campaign.marketing else { return }
+        guard campaign.marketing, channel != .webhook else { return }
         try FrequencyLogTable(db).decided(key, sendID: sendID, channel: channel, at: now)
     }
 
@@ -45,7 +48,7 @@ struct FrequencyCaps {
         switch report.outcome {
         case .sent: try FrequencyLogTable(db).sent(key, sendID: sendID)
         case .failed, .suppressed, .tokenInvalid, .bounced: try FrequencyLogTable(db).released(key, sendID: sendID)
-        case .unsubscribed, .subscribed, .opened, .clicked, .viewed, .dismissed: break
+        case .unsubscribed, .subscribed, .opened, .clicked, .viewed, .dismissed, .retrying, .parked: break
         }
     }
 }

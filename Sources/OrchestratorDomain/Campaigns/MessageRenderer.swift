@@ -49,7 +49,7 @@ struct MessageRenderer {
             Array(variant.fields.values) + payloadTexts, config: rules.config, project: campaign.project,
             MessageContext(values: values, context: context, campaign: campaign, step: step), now: now)
         let headers = Self.headerFields[message.channel] ?? []
-        let content = try FieldRendering.render(
+        var content = try FieldRendering.render(
             variant.fields, prefix: "\(template.id).\(variant.language)", variables: variables,
             options: { name in
                 var fieldOptions = options
@@ -73,6 +73,15 @@ struct MessageRenderer {
             let rendered = try FieldRendering.render(texts, prefix: "\(template.id).payload", variables: variables, options: { _ in options })
             for (name, text) in rendered { payload?[name] = .string(text) }
         }
+        var endpoint: WebhookEndpointDefinition?
+        if message.channel == .webhook {
+            let id = message.endpoint ?? ""
+            guard let found = rules.config.webhookEndpoints["\(campaign.project)/\(id)"] else {
+                throw TemplateError("no webhook endpoint \(id) in project \(campaign.project)")
+            }
+            content = try WebhookRequests.request(content, endpoint: found, prefix: "\(template.id).\(variant.language)")
+            endpoint = found
+        }
         if message.channel == .push, PushStory.isStory(content) {
             try Self.checkStory(content, payload: payload, prefix: "\(template.id).\(variant.language)", campaign: campaign.id)
         }
@@ -86,7 +95,9 @@ struct MessageRenderer {
             trigger: SendRequest.Trigger(type: context.type, eventName: context.eventName, eventID: context.eventID, at: context.at),
             decidedAt: now, expiresAt: expiresAt)
         send.requestID = context.requestID
-        send.contactRevision = values.profile?.contactRevision
+        // A webhook calls the customer's endpoint, not the person: it waits for no contact snapshot.
+        send.contactRevision = endpoint == nil ? values.profile?.contactRevision : nil
+        send.endpoint = endpoint?.id
         send.dueAt = campaign.delay.map { context.at.addingTimeInterval($0) }
         if message.channel == .email, !campaign.tracking { send.tracking = false }
         // The category's buttons, for each app this push may reach whose configuration defines them.

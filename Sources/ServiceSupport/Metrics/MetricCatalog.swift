@@ -314,6 +314,22 @@ package enum MetricCatalog {
             help: "SMS segments sent, by encoding (what the provider bills).",
             services: [.notifier], zeroSeries: combinations([("encoding", SMSSegments.Encoding.allCases.map(\.rawValue))])),
         Family(
+            name: "herald_webhook_attempts_total", kind: .counter,
+            help: "Webhook calls, by project/endpoint (of the apps file) and status (2xx, 3xx, 4xx, 410, 5xx, none: no answer).",
+            services: [.notifier], zeroSeries: []),
+        Family(
+            name: "herald_webhook_attempt_seconds",
+            kind: .durations(buckets: [
+                .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30), .seconds(60),
+            ]),
+            help: "How long a webhook call took, answered or not, by project/endpoint.",
+            services: [.notifier], zeroSeries: []),
+        Family(
+            name: "herald_webhook_endpoint_disabled", kind: .gauge,
+            help: "1 while a webhook endpoint is disabled (it answered 410 Gone; its messages are parked until `herald webhook replay`), by project/endpoint of the apps file.",
+            services: [.notifier], zeroSeries: []),
+        Family(
             name: "herald_sends_duplicate_total", kind: .counter,
             help: "Send requests seen again (a replay, a retried produce) and dropped by the ledger.",
             services: [.notifier], zeroSeries: [[]]),

@@ -35,6 +35,29 @@ package struct AppsCatalog: Sendable, Equatable {
         package var identitySecrets: [String] = []
     }
 
+    /// A webhook endpoint's secrets (`kind: webhook_endpoint` in the configuration names the endpoint; its secrets stay
+    /// here, read by the notifier): Standard Webhooks' `whsec_<base64>`, each call signed with every one listed (two
+    /// while one is rotated out). `privateNetwork`: the endpoint may be at a private, loopback or link-local address
+    /// (the address guard lets it through by name; docs/webhooks.md, "Addresses").
+    package struct Webhook: Sendable, Equatable {
+        package var endpoint: String
+        /// As written (`whsec_…`).
+        package var secrets: [String]
+        package var privateNetwork = false
+
+        /// Each secret's key bytes (the base64 after `whsec_`).
+        package var keys: [[UInt8]] { secrets.compactMap(Self.key) }
+
+        /// The key of a `whsec_` secret; nil when it is not one.
+        package static func key(_ secret: String) -> [UInt8]? {
+            guard secret.hasPrefix("whsec_"), let data = Data(base64Encoded: String(secret.dropFirst(6))) else { return nil }
+            return [UInt8](data)
+        }
+
+        /// Standard Webhooks' secrets hold 24 to 64 bytes.
+        package static let keyBytes = 24...64
+    }
+
     /// Which vendor's rules a project's REST key may also write with (docs/ingest.md, "Compatibility").
     package enum Compatibility: String, Sendable, Equatable {
         /// Herald's own API only (Batch's rules).
@@ -54,6 +77,8 @@ package struct AppsCatalog: Sendable, Equatable {
         /// The number this project's SMS are sent from (E.164), when not the notifier's `HERALD_SMS_FROM`. A reply
         /// (STOP, START) changes the subscription of the projects that send from the number it was sent to.
         package var smsFrom: String?
+        /// The secrets of the project's webhook endpoints, by endpoint id.
+        package var webhooks: [String: Webhook] = [:]
     }
 
     /// Who a key belongs to.
@@ -164,6 +189,7 @@ package struct AppsCatalog: Sendable, Equatable {
                 }
             }
             try catalog.parseSources(project, path: path, into: &parsed)
+            try parseWebhooks(project, path: path, into: &parsed)
             catalog.projects.append(parsed)
         }
         return catalog
@@ -217,6 +243,37 @@ package struct AppsCatalog: Sendable, Equatable {
             default: throw FormatError(path: "\(sourcePath).contact_fields", message: "expected true or false")
             }
             parsed.sources.append(parsedSource)
+        }
+    }
+
+    /// `webhooks`: `[{"endpoint", "secrets": ["whsec_…"], "private_network"?}]`.
+    private static func parseWebhooks(_ project: JSONValue, path: String, into parsed: inout Project) throws(FormatError) {
+        guard let value = project["webhooks"] else { return }
+        guard case .array(let entries) = value else { throw FormatError(path: "\(path).webhooks", message: "expected an array") }
+        for (index, entry) in entries.enumerated() {
+            let entryPath = "\(path).webhooks[\(index)]"
+            let endpoint = try string(entry["endpoint"], path: "\(entryPath).endpoint")
+            guard parsed.webhooks[endpoint] == nil else {
+                throw FormatError(path: "\(entryPath).endpoint", message: "endpoint \"\(endpoint)\" is listed twice")
+            }
+            let secrets = try strings(entry["secrets"], path: "\(entryPath).secrets")
+            guard (1...3).contains(secrets.count) else {
+                throw FormatError(path: "\(entryPath).secrets", message: "one to three secrets (two while one is rotated out)")
+            }
+            for (s, secret) in secrets.enumerated() {
+                guard let key = Webhook.key(secret), Webhook.keyBytes.contains(key.count) else {
+                    throw FormatError(
+                        path: "\(entryPath).secrets[\(s)]",
+                        message: "expected whsec_ and the base64 of 24 to 64 random bytes (e.g. whsec_$(openssl rand -base64 32))")
+                }
+            }
+            var webhook = Webhook(endpoint: endpoint, secrets: secrets)
+            switch entry["private_network"] {
+            case nil: break
+            case .bool(let flag)?: webhook.privateNetwork = flag
+            default: throw FormatError(path: "\(entryPath).private_network", message: "expected true or false")
+            }
+            parsed.webhooks[endpoint] = webhook
         }
     }
 

@@ -31,6 +31,7 @@ struct ConfigReader {
             ],
             "app": ["project", "platform", "bundle_id", "categories", "uninstall_tracking", "geofences"],
             "geofence_set": Self.geofenceSetFields,
+            "webhook_endpoint": Self.webhookEndpointFields,
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
             "content_block": ["project", "content"],
@@ -108,6 +109,7 @@ struct ConfigReader {
         case "content_card": return contentCard(node, id: id, project: project, origin: origin).map(ConfigObject.contentCard)
         case "holdout": return holdout(node, id: id, project: project, origin: origin).map(ConfigObject.holdout)
         case "geofence_set": return geofenceSet(node, id: id, project: project, origin: origin).map(ConfigObject.geofenceSet)
+        case "webhook_endpoint": return webhookEndpoint(node, id: id, project: project, origin: origin).map(ConfigObject.webhookEndpoint)
         default: return campaign(node, id: id, project: project, origin: origin).map(ConfigObject.campaign)
         }
     }
@@ -193,7 +195,7 @@ struct ConfigReader {
     mutating func template(_ node: ConfigNode, id: String, project: String, origin: ConfigOrigin) -> TemplateDefinition? {
         guard let channelText = string(node, "channel") else { return nil }
         guard let channel = MessageChannel(rawValue: channelText) else {
-            fail(node["channel"], "channel: expected push, email or sms, found \"\(channelText)\"")
+            fail(node["channel"], "channel: expected push, email, sms or webhook, found \"\(channelText)\"")
             return nil
         }
         guard let variantsNode = node["variants"] else {
@@ -208,6 +210,13 @@ struct ConfigReader {
         let (required, optional) = channel.fields
         for (language, fieldsNode, fields) in variantLanguages(languages) {
             var texts: [String: TemplateText] = [:]
+            if channel == .webhook {
+                for (name, value) in fields where !(required + optional).contains(name) {
+                    fail(value, "variants.\(language).\(name): not a field of webhook messages (\((required + optional).joined(separator: ", ")))")
+                }
+                variants[language] = webhookVariant(fields.filter { (required + optional).contains($0.key) }, "variants.\(language)")
+                continue
+            }
             for (name, value) in fields {
                 guard (required + optional).contains(name) else {
                     fail(value, "variants.\(language).\(name): not a field of \(channel.rawValue) messages (\((required + optional).joined(separator: ", ")))")
@@ -422,12 +431,21 @@ struct ConfigReader {
             for (index, item) in items.enumerated() {
                 guard let channelText = string(item, "channel"), let template = identifier(item, "template") else { continue }
                 guard let channel = MessageChannel(rawValue: channelText) else {
-                    fail(item["channel"], "messages[\(index)].channel: expected push, email or sms, found \"\(channelText)\"")
+                    fail(item["channel"], "messages[\(index)].channel: expected push, email, sms or webhook, found \"\(channelText)\"")
                     continue
                 }
                 let app = item["app"] != nil ? identifier(item, "app") : nil
                 if app != nil && channel != .push { fail(item["app"], "messages[\(index)].app: only push messages target an app") }
                 var message = CampaignDefinition.Message(channel: channel, template: template, app: app)
+                if channel == .webhook {
+                    if item["endpoint"] == nil {
+                        fail(item, "messages[\(index)]: missing `endpoint` (the webhook_endpoint it calls)")
+                    } else {
+                        message.endpoint = identifier(item, "endpoint")
+                    }
+                } else if item["endpoint"] != nil {
+                    fail(item["endpoint"], "messages[\(index)].endpoint: only a webhook message calls an endpoint")
+                }
                 if item["landing"] != nil {
                     message.landing = identifier(item, "landing")
                     if channel != .push { fail(item["landing"], "messages[\(index)].landing: only a push lands on an in-app message when opened") }
@@ -628,8 +646,8 @@ struct ConfigReader {
             }
             var channel: MessageChannel?
             if let channelText = string(item, "channel", required: false) {
-                guard let known = MessageChannel(rawValue: channelText) else {
-                    fail(item["channel"], "\(name).channel: expected push, email or sms, found \"\(channelText)\"")
+                guard let known = MessageChannel(rawValue: channelText), known != .webhook else {
+                    fail(item["channel"], "\(name).channel: expected push, email or sms (webhooks are never capped), found \"\(channelText)\"")
                     continue
                 }
                 channel = known

@@ -13,6 +13,8 @@ package struct HeraldConfiguration: Sendable {
     package var holdouts: [String: HoldoutGroup] = [:]
     /// Geofence sets (`kind: geofence_set`, docs/geofences.md), by key.
     package var geofenceSets: [String: GeofenceSetDefinition] = [:]
+    /// The projects' webhook endpoints (`kind: webhook_endpoint`, docs/webhooks.md), by key.
+    package var webhookEndpoints: [String: WebhookEndpointDefinition] = [:]
     package var inAppMessages: [String: InAppMessageDefinition] = [:] {
         didSet { inAppMessagesByPriority = Self.byPriority(inAppMessages) }
     }
@@ -65,6 +67,7 @@ package struct HeraldConfiguration: Sendable {
             case .contentCard(let card): config.contentCards[card.key] = card
             case .holdout(let holdout): config.holdouts[holdout.key] = holdout
             case .geofenceSet(let set): config.geofenceSets[set.key] = set
+            case .webhookEndpoint(let endpoint): config.webhookEndpoints[endpoint.key] = endpoint
             }
         }
         issues += config.resolvePlaces()
@@ -126,6 +129,12 @@ package struct HeraldConfiguration: Sendable {
                 }
                 if let app = message.app {
                     check(apps["\(project)/\(app)"] != nil, campaign.origin, "\(name): messages[\(index)].app: no app \(app) in project \(project)")
+                }
+                if message.channel == .webhook {
+                    let endpoint = message.endpoint ?? ""
+                    check(
+                        webhookEndpoints["\(project)/\(endpoint)"] != nil, campaign.origin,
+                        "\(name): messages[\(index)].endpoint: no webhook_endpoint \(endpoint) in project \(project)")
                 }
                 for (variant, id) in message.variantTemplates.sorted(by: { $0.key < $1.key }) {
                     let other = templates["\(project)/\(id)"]
@@ -232,10 +241,11 @@ package enum ConfigObject: Sendable {
     case contentCard(ContentCardDefinition)
     case holdout(HoldoutGroup)
     case geofenceSet(GeofenceSetDefinition)
+    case webhookEndpoint(WebhookEndpointDefinition)
 
     package static let kinds = [
         "project", "app", "segment", "template", "content_block", "campaign", "in_app_message", "content_card", "holdout",
-        "geofence_set",
+        "geofence_set", "webhook_endpoint",
     ]
 
     package var key: String {
@@ -250,6 +260,7 @@ package enum ConfigObject: Sendable {
         case .contentCard(let card): HeraldConfiguration.key(kind: "content_card", project: card.project, id: card.id)
         case .holdout(let holdout): HeraldConfiguration.key(kind: "holdout", project: holdout.project, id: holdout.id)
         case .geofenceSet(let set): HeraldConfiguration.key(kind: "geofence_set", project: set.project, id: set.id)
+        case .webhookEndpoint(let endpoint): HeraldConfiguration.key(kind: "webhook_endpoint", project: endpoint.project, id: endpoint.id)
         }
     }
 }
@@ -313,6 +324,8 @@ extension MessageChannel {
         case .push: ([], ["body", "title", "subtitle", "deeplink", "image_url", "sound", "collapse_id", "story"] + PushOptions.names)
         case .email: (["subject", "text"], ["html", "from", "reply_to"])
         case .sms: (["text"], [])
+        // `headers`: a mapping read apart, kept as the fields `header.<Name>` (`WebhookRequestRules`).
+        case .webhook: ([], ["body", "path", "method", "content_type", "headers"])
         }
     }
 }
@@ -407,6 +420,8 @@ package struct CampaignDefinition: Sendable {
         /// Push: the in-app message shown when this push is opened (a landing, batch-rules §8.1): it gets a
         /// `push_open` trigger of the campaign, and the push names it (`com.herald.ld`, `herald_landing`).
         package var landing: String? = nil
+        /// Webhook: the project's endpoint the message calls (`kind: webhook_endpoint`).
+        package var endpoint: String? = nil
 
         /// The template a profile of `variant` gets (nil: no experiment).
         package func template(variant: String?) -> String { variant.flatMap { variantTemplates[$0] } ?? template }

@@ -9,6 +9,7 @@ package enum PublishedSampleKeys {
         "live_demo_android_0123456789", "DEV_demo_android_0123456789", "identity_secret_demo_android",
         "segment_demo_0123456789abcdef", "identity_secret_demo_web",
         "segment_backend_demo_0123456789",
+        "whsec_ZGVtby13ZWJob29rLXNlY3JldC0wMTIzNDU2Nzg5YWJjZGVm", "whsec_ZGVtby13ZWJob29rLW5leHQtc2VjcmV0LTAxMjM0NTY3ODk=",
     ]
 
     /// Where `catalog` uses a published value, as `project/app field` lines, in the file's order.
@@ -30,6 +31,9 @@ package enum PublishedSampleKeys {
                 let place = "\(project.id)/\(source.id)"
                 check(source.writeKey, "\(place) write_key")
                 for secret in source.identitySecrets { check(secret, "\(place) identity_secrets") }
+            }
+            for (endpoint, webhook) in project.webhooks.sorted(by: { $0.key < $1.key }) {
+                for secret in webhook.secrets { check(secret, "\(project.id) webhooks \(endpoint) secrets") }
             }
         }
         return found

@@ -443,7 +443,8 @@ package final class KafkaConsumer: Sendable {
     /// Applies a rebalance's change: incrementally under the cooperative protocol, else (eager: a revocation takes
     /// everything) as a whole new assignment.
     private static func changeAssignment(_ handle: OpaquePointer, adding: Bool, _ entries: [(TopicPartition, Int64)]) throws {
-        let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+        // NULL once the consumer is closing (a rebalance callback during its close): not cooperative then.
+        let cooperative = rd_kafka_rebalance_protocol(handle).map { String(cString: $0) } == "COOPERATIVE"
         if cooperative {
             try withPartitionList(entries) { list in
                 let error = adding ? rd_kafka_incremental_assign(handle, list) : rd_kafka_incremental_unassign(handle, list)

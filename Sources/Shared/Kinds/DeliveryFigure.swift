@@ -10,6 +10,8 @@ package enum DeliveryFigure: String, Codable, CodingKeyRepresentable, Sendable, 
     case opened, clicked, viewed, dismissed
     case openedMachine = "opened_machine"
     case clickedMachine = "clicked_machine"
+    /// Webhooks: an attempt to be made again, a message parked while its endpoint is disabled.
+    case retrying, parked
 
     /// The figure of an outcome; `machine`: made by a machine (meaningful for opens and clicks only).
     package init(_ outcome: DeliveryReport.Outcome, machine: Bool) {
@@ -27,6 +29,8 @@ package enum DeliveryFigure: String, Codable, CodingKeyRepresentable, Sendable, 
         case (.clicked, false): self = .clicked
         case (.viewed, _): self = .viewed
         case (.dismissed, _): self = .dismissed
+        case (.retrying, _): self = .retrying
+        case (.parked, _): self = .parked
         }
     }
 

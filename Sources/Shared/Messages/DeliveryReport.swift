@@ -26,6 +26,11 @@ package struct DeliveryReport: WireMessage {
         case viewed
         /// An in-app message or a content card dismissed by the recipient.
         case dismissed
+        /// Webhook: an attempt that will be made again (its status and latency said), the target not finished.
+        case retrying
+        /// Webhook: kept, neither sent nor dropped, while its endpoint is disabled (it answered 410 Gone); sent when
+        /// `herald webhook replay` enables it again.
+        case parked
 
         /// What the recipient did with a message delivered (reported by the app, written by the orchestrator, which
         /// applied it then): nothing a consumer of delivery outcomes acts on.
@@ -35,7 +40,7 @@ package struct DeliveryReport: WireMessage {
     /// Where the report's message went: one of the channels sends go on, or one of the surfaces an app reads
     /// (in-app messages, content cards), whose engagement reports the orchestrator writes.
     package enum Channel: String, Codable, Sendable {
-        case push, email, sms
+        case push, email, sms, webhook
         case inApp = "in_app"
         case contentCard = "content_card"
 
@@ -44,6 +49,7 @@ package struct DeliveryReport: WireMessage {
             case .push: self = .push
             case .email: self = .email
             case .sms: self = .sms
+            case .webhook: self = .webhook
             }
         }
 
@@ -89,6 +95,9 @@ package struct DeliveryReport: WireMessage {
     /// `opened`, `clicked`: made by a machine (a mail privacy proxy fetching every image, a link scanner), not the
     /// recipient (docs/measurement.md, "Machine opens and clicks").
     package var machine: Bool? = nil
+    /// Webhook: the endpoint's HTTP status (absent when no answer came) and how long the attempt took.
+    package var httpStatus: Int? = nil
+    package var latencyMS: Int? = nil
 
     /// What the report counts as in an experiment's figures: its outcome, `_machine` appended for a machine's.
     package var figure: DeliveryFigure { DeliveryFigure(outcome, machine: machine == true) }
@@ -97,6 +106,7 @@ package struct DeliveryReport: WireMessage {
         case id, project, channel, outcome, reason, token, address, at, campaign, provider, attempts, action, page, experiment, variant, machine
         case sendID = "send_id", targetID = "target_id", customID = "custom_id", installationID = "installation_id", profileKey = "profile_key"
         case providerMessageID = "provider_message_id", triggeredAt = "triggered_at", decidedAt = "decided_at"
+        case httpStatus = "http_status", latencyMS = "latency_ms"
     }
 
     package init(

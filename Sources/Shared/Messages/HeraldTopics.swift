@@ -7,6 +7,7 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
     case sendsPush = "herald.sends.push"
     case sendsEmail = "herald.sends.email"
     case sendsSMS = "herald.sends.sms"
+    case sendsWebhook = "herald.sends.webhook"
     case deliveries = "herald.deliveries"
     case dlq = "herald.dlq"
     /// The changelogs of the services' partition databases (docs/partitions.md): each row's last image, read back
@@ -15,6 +16,9 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
     case stateNotifier = "herald.state.notifier"
     /// Which instance owns each partition of a service, and its address (`OwnerAnnouncement`): reads go to the owner.
     case owners = "herald.owners"
+    /// Each webhook endpoint's state (`WebhookEndpointState`, key `<project>/<endpoint>`): disabled by a 410, enabled
+    /// again by `herald webhook replay`. Read whole by every notifier instance.
+    case webhooks = "herald.webhooks"
 
     package var name: String { rawValue }
 
@@ -22,11 +26,12 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
     /// row's last image to time-based retention.
     package var isCompacted: Bool {
         self == .config || self == .contacts || self == .stateOrchestrator || self == .stateNotifier || self == .owners
+            || self == .webhooks
     }
 
-    /// `herald.config` and `herald.owners` are read whole by every instance and keep one partition; every other topic is
-    /// keyed by profile.
-    package var isKeyedByProfile: Bool { self != .config && self != .owners }
+    /// `herald.config`, `herald.owners` and `herald.webhooks` are read whole by every instance and keep one partition;
+    /// every other topic is keyed by profile.
+    package var isKeyedByProfile: Bool { self != .config && self != .owners && self != .webhooks }
 
     /// The topic's specification for a cluster whose keyed topics have `partitions` partitions.
     package func spec(partitions: Int32, replicationFactor: Int32 = -1) -> TopicSpec {

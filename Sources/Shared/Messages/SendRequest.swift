@@ -66,6 +66,9 @@ package struct SendRequest: WireMessage {
     package var tracking: Bool? = nil
     /// Push: the in-app message the app shows when the push is opened (the campaign message's `landing`).
     package var landing: String? = nil
+    /// Webhook: the project's endpoint called (`kind: webhook_endpoint`); the content holds the rendered request
+    /// (`url`, `method`, `content_type`, `body`, `header.<name>`).
+    package var endpoint: String? = nil
 
     /// A silent push the user never sees, kept out of the inbox: an uninstall-tracking probe, a geofence sync.
     package var isSilentSignal: Bool { trigger.type == .uninstallTracking || trigger.type == .geofenceSync }
@@ -134,6 +137,6 @@ package struct SendRequest: WireMessage {
         case sendID = "send_id", profileKey = "profile_key", customID = "custom_id", decidedAt = "decided_at"
         case expiresAt = "expires_at", test, token, installationID = "installation_id", requestID = "request_id"
         case dueAt = "due_at", contactRevision = "contact_revision", notBefore = "not_before", actions, transactional
-        case experiment, variant, tracking, landing
+        case experiment, variant, tracking, landing, endpoint
     }
 }

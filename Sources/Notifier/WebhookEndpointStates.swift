@@ -1,0 +1,90 @@
+import CoreMetrics
+import Foundation
+import Logging
+import PartitionStore
+import ServiceLifecycle
+import Shared
+
+/// Webhook endpoints' states on `herald.webhooks` (docs/webhooks.md, "Disabled endpoints"): written by the notifier
+/// that got a 410 (in the transaction that parks the message) and by `herald webhook replay`; followed by every
+/// notifier instance, which parks the messages of a disabled endpoint and gives them back to one enabled again.
+enum WebhookEndpointStates {
+    /// The record that disables the endpoint of `send`, which answered 410 Gone.
+    static func disabling(_ send: SendRequest, at time: Date) -> PendingOutput {
+        let state = WebhookEndpointState(
+            project: send.project, endpoint: send.endpoint ?? "", disabled: true, reason: "gone", sendID: send.sendID,
+            by: "notifier", at: time)
+        return PendingOutput(topic: HeraldTopic.webhooks.name, key: state.key, value: (try? Wire.encode(state)) ?? [])
+    }
+
+    /// `herald_webhook_endpoint_disabled{endpoint}`: 1 while disabled; for the endpoints of the apps file only (the
+    /// series are bounded by it).
+    static func gauge(_ endpoint: String, disabled: Bool) {
+        Gauge(label: "herald_webhook_endpoint_disabled", dimensions: [("endpoint", endpoint)]).record(disabled ? 1 : 0)
+    }
+}
+
+/// What a record of `herald.webhooks` does here: the endpoint's state into the gate; an endpoint enabled again has its
+/// parked messages made pending in every partition open here, oldest first.
+struct WebhookStateApplier: Sendable {
+    let gate: WebhookGate
+    let partitions: NotifierPartitions
+    /// `project/endpoint` of the apps file: the only ones with a metric series.
+    let known: Set<String>
+    let logger: Logger
+
+    init(gate: WebhookGate, partitions: NotifierPartitions, catalog: AppsCatalog, logger: Logger) {
+        self.gate = gate
+        self.partitions = partitions
+        self.known = Set(catalog.projects.flatMap { project in project.webhooks.keys.map { "\(project.id)/\($0)" } })
+        self.logger = logger
+    }
+
+    func apply(_ record: KafkaRecord) async {
+        guard let key = record.keyString else { return }
+        var disabled = false
+        if let value = record.value {
+            guard let state = try? Wire.decode(WebhookEndpointState.self, from: value) else {
+                logger.warning("unreadable webhook endpoint state", metadata: ["key": "\(key)"])
+                return
+            }
+            disabled = state.disabled
+            if disabled, gate.set(key, disabled: true) {
+                logger.warning(
+                    "webhook endpoint disabled: it answered 410 Gone; its messages are parked until `herald webhook replay`",
+                    metadata: ["endpoint": "\(key)", "send_id": "\(state.sendID ?? "")", "by": "\(state.by)"])
+            }
+        }
+        if known.contains(key) { WebhookEndpointStates.gauge(key, disabled: disabled) }
+        guard !disabled else { return }
+        gate.set(key, disabled: false)
+        let given = await partitions.unpark(endpoint: key)
+        if given > 0 {
+            logger.info("webhook endpoint enabled: its parked messages are sent, oldest first", metadata: ["endpoint": "\(key)", "messages": "\(given)"])
+        }
+    }
+}
+
+/// Reads `herald.webhooks` from its beginning (a group of its own), then follows it, each record through the applier.
+final class WebhookStatesFollower: Service, Sendable {
+    let consumer: KafkaConsumer
+    let applier: WebhookStateApplier
+
+    init(client: KafkaClientSettings, instanceID: String, applier: WebhookStateApplier, logger: Logger) throws {
+        consumer = try KafkaConsumer.wholeTopic(.webhooks, client: client, instanceID: instanceID, purpose: "webhooks", logger: logger)
+        self.applier = applier
+        for endpoint in applier.known { WebhookEndpointStates.gauge(endpoint, disabled: false) }
+    }
+
+    func run() async throws {
+        try await consumer.closing {
+            try await withGracefulShutdownHandler {
+                for try await batch in consumer.batches() {
+                    for record in batch.records { await applier.apply(record) }
+                }
+            } onGracefulShutdown: {
+                self.consumer.stop()
+            }
+        }
+    }
+}
