@@ -60,6 +60,8 @@ let package = Package(
             name: "Shared",
             dependencies: [
                 "CRdKafka", "Liquid",
+                // SHA-256 of suppressed addresses (`SuppressionEntry`): the list keeps no address in the clear.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -5,7 +5,7 @@ import OrchestratorDomain
 import Shared
 
 /// The operator's command line. Subcommands grow with the product (`config`, `status`, `topics`, `tail`, `lag`,
-/// `profile`, `send-test`, `campaign`, `template`, `webhook`).
+/// `profile`, `send-test`, `campaign`, `template`, `webhook`, `suppression`).
 @main
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,6 +14,7 @@ struct Herald: AsyncParsableCommand {
         subcommands: [
             ConfigCommand.self, StatusCommand.self, TopicsCommand.self, TailCommand.self, LagCommand.self, ProfileCommand.self,
             SendTestCommand.self, CampaignCommand.self, TemplateCommand.self, WebhookCommand.self,
+            SuppressionCommand.self,
         ])
 
     /// ArgumentParser's entry point, with errors as one line: `herald: <message> (herald <command> --help)` instead

@@ -49,17 +49,7 @@ struct WebhookCommand: AsyncParsableCommand {
             let parts = endpoint.split(separator: "/").map(String.init)
             let before = try await WebhookCommand.states(client)[endpoint]
             let state = WebhookEndpointState(project: parts[0], endpoint: parts[1], disabled: false, reason: "replay", by: "herald", at: Date())
-            let producer = try KafkaProducer(
-                configuration: KafkaProducerConfiguration(client: client, clientID: "herald-cli"), logger: ClusterOptions.logger)
-            do {
-                _ = try await producer.send([
-                    KafkaOutgoingRecord(topic: HeraldTopic.webhooks.name, key: Array(state.key.utf8), value: try Wire.encode(state))
-                ])
-            } catch {
-                await producer.shutdown()
-                throw fail("the broker did not take the endpoint's state: \(error)")
-            }
-            await producer.shutdown()
+            try await CompactedTopicReader.produce(.webhooks, key: state.key, value: try Wire.encode(state), client: client)
             if before?.disabled == true {
                 print("enabled \(endpoint) (disabled since \(WireTime.format(before!.at)) by \(before!.by)): its parked messages are sent, oldest first")
             } else {
@@ -70,26 +60,6 @@ struct WebhookCommand: AsyncParsableCommand {
 
     /// Each endpoint's latest state, read from the beginning of `herald.webhooks`.
     static func states(_ client: KafkaClientSettings) async throws -> [String: WebhookEndpointState] {
-        var states: [String: WebhookEndpointState] = [:]
-        let inspector = try KafkaGroupInspector(client: client, groupID: "herald-cli", logger: ClusterOptions.logger)
-        let marks = try await inspector.watermarks(TopicPartition(HeraldTopic.webhooks.name, 0))
-        await inspector.shutdown()
-        guard marks.high > marks.low else { return [:] }
-        let consumer = try KafkaConsumer.wholeTopic(.webhooks, client: client, instanceID: "herald-cli", purpose: "webhook-list", logger: ClusterOptions.logger)
-        loop: for try await batch in consumer.batches() {
-            for record in batch.records {
-                if let key = record.keyString {
-                    if let value = record.value, let state = try? Wire.decode(WebhookEndpointState.self, from: value) {
-                        states[key] = state
-                    } else {
-                        states.removeValue(forKey: key)
-                    }
-                }
-                if record.offset + 1 >= marks.high { break loop }
-            }
-        }
-        consumer.stop()
-        await consumer.close()
-        return states
+        try await CompactedTopicReader.latest(.webhooks, client: client).compactMapValues { try? Wire.decode(WebhookEndpointState.self, from: $0) }
     }
 }

@@ -31,7 +31,7 @@ enum Notifier {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: logger)
-        await producer.prepare(topics: [.deliveries, .dlq, .stateNotifier, .owners, .webhooks])
+        await producer.prepare(topics: [.deliveries, .dlq, .stateNotifier, .owners, .webhooks, .suppressions])
         let restoreReader = try settings.service.restoreReader(logger: logger)
         let partitions = NotifierPartitions(
             directory: settings.service.dataDirectory, producer: producer,
@@ -39,7 +39,8 @@ enum Notifier {
                 topic: HeraldTopic.stateNotifier.name, source: restoreReader, renamedTables: NotifierSchema.renamedTables),
             catalog: settings.catalog, logger: logger, drainTimeout: settings.drainTimeout,
             attemptsInDoubt: settings.longestAttempt + NotifierSettings.attemptMargin,
-            webhookGate: WebhookGate(perEndpoint: settings.webhook.maxInFlightPerEndpoint, lapse: settings.webhookLaneLapse))
+            webhookGate: WebhookGate(perEndpoint: settings.webhook.maxInFlightPerEndpoint, lapse: settings.webhookLaneLapse),
+            suppressions: SuppressionList(ready: false))
         let driver = CurlDriver(caFile: settings.caFile)
         // Webhooks call the customers' endpoints, any of which may be slow: on a curl thread of their own, so that
         // none of them delays a push, an email or an SMS.
@@ -89,10 +90,20 @@ enum Notifier {
             service: "notifier", owner: partitions.owner, producer: producer, common: common, settings: settings.service,
             logger: logger)
         let peers = ownership.peers
-        let webhookStates = try WebhookStatesFollower(
-            client: common.kafka, instanceID: common.instanceID,
-            applier: WebhookStateApplier(gate: partitions.webhookGate, partitions: partitions, catalog: settings.catalog, logger: logger),
-            logger: logger)
+        // Each webhook endpoint's state (disabled by a 410, enabled by a replay), read whole (docs/webhooks.md).
+        let webhookStates = WebhookStateApplier(gate: partitions.webhookGate, partitions: partitions, catalog: settings.catalog, logger: logger)
+        let webhookFollower = try WholeTopicFollower(.webhooks, client: common.kafka, instanceID: common.instanceID, logger: logger) {
+            await webhookStates.apply($0)
+        }
+        // The suppression list, read whole: its addresses are never sent to (docs/data-rights.md).
+        let suppressions = partitions.suppressions
+        let suppressionFollower = try WholeTopicFollower(
+            .suppressions, client: common.kafka, instanceID: common.instanceID, logger: logger,
+            caughtUp: {
+                suppressions.markReady()
+                logger.info("suppression list read", metadata: ["entries": "\(suppressions.count)"])
+            }
+        ) { suppressions.apply($0) }
 
         let router = Router(context: ServiceRequestContext.self)
         router.middlewares.add(MetricsMiddleware())
@@ -127,7 +138,7 @@ enum Notifier {
             interval: settings.inboxPurgeInterval, logger: logger)
         return [
             producer, restoreReader, CurlService(driver: driver), CurlService(driver: webhookDriver), NotifierRelay(partitions: partitions),
-            ownership.follower, webhookStates, consuming, purge,
+            ownership.follower, webhookFollower, suppressionFollower, consuming, purge,
         ] + workers + [ownership.announcer, http]
     }
 

@@ -24,6 +24,9 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Which webhook attempts may go (disabled endpoints, lanes per endpoint); a gate with no endpoint disabled when
     /// the service does not set one.
     nonisolated let webhookGate: WebhookGate
+    /// The suppression list (`herald.suppressions`, folded by the service's follower): checked at every email and SMS
+    /// attempt.
+    nonisolated let suppressions: SuppressionList
     private let clock: @Sendable () -> Date
     /// Called after a batch brought sends of a channel (wakes its worker).
     private var wake: [MessageChannel: @Sendable () -> Void] = [:]
@@ -50,11 +53,12 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     init(
         directory: String, producer: any OutboxPublisher, changelog: ChangelogSettings? = nil, catalog: AppsCatalog,
         logger: Logger, drainTimeout: Duration = .seconds(35), attemptsInDoubt: Duration = .zero,
-        webhookGate: WebhookGate = WebhookGate(perEndpoint: 10, lapse: .seconds(300)),
+        webhookGate: WebhookGate = WebhookGate(perEndpoint: 10, lapse: .seconds(300)), suppressions: SuppressionList = SuppressionList(),
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.attemptsInDoubt = attemptsInDoubt
         self.webhookGate = webhookGate
+        self.suppressions = suppressions
         self.owner = PartitionOwner(
             directory: directory, service: "notifier", migrator: NotifierSchema.migrator, publisher: producer,
             changelog: changelog, drainTimeout: drainTimeout, logger: logger)
@@ -260,13 +264,14 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         _ limits: [MessageChannel: Int], partition: Int32, now: Date
     ) -> PartitionDatabase.BatchFinish<[MessageChannel: [SendClaims.Claimed]]>? {
         guard !limits.isEmpty else { return nil }
-        let (owner, origins, hints, gate) = (self.owner, self.origins, workHints[partition], webhookGate)
+        let (owner, origins, hints, gate, suppressions) = (self.owner, self.origins, workHints[partition], webhookGate, self.suppressions)
         return { db in
             guard owner.isRunning(partition) else { return ([:], []) }
             var claimed: [MessageChannel: [SendClaims.Claimed]] = [:]
             var outputs: [PendingOutput] = []
             for (channel, limit) in limits {
-                let claim = try Self.claim(db, channel, limit: limit, now: now, origins: origins, hints: hints, gate: gate)
+                let claim = try Self.claim(
+                    db, channel, limit: limit, now: now, origins: origins, hints: hints, gate: gate, suppressions: suppressions)
                 claimed[channel] = claim.claimed
                 outputs += claim.outputs
             }
@@ -336,7 +341,8 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             let hints = hinted.removeValue(forKey: channel) ?? []
             scanned = running.filter { hints.contains($0) || (self.workHints[$0]?.isDue(channel.rawValue, at: now) ?? true) }
         }
-        let (owner, origins, logger, workHints, gate) = (self.owner, self.origins, self.logger, self.workHints, webhookGate)
+        let (owner, origins, logger, workHints) = (self.owner, self.origins, self.logger, self.workHints)
+        let (gate, suppressions) = (webhookGate, self.suppressions)
         // The partitions claim at once, each on its own database's writer, each up to an even share of the limit (at
         // least one): with one partition after another, a send whose partition came last in a busy round waited for
         // every other's transaction (docs/performance.md, "Partitions per process"). Beyond the limit's count of
@@ -352,7 +358,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
                     do {
                         let claim = try await Self.claim(
                             number, channel, limit: share, now: now, owner: owner, origins: origins, hints: workHints[number],
-                            gate: gate)
+                            gate: gate, suppressions: suppressions)
                         return (number, claim?.claimed ?? [], claim?.end)
                     } catch {
                         workHints[number]?.invalidate(channel.rawValue)
@@ -388,7 +394,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// after the loss, and the new owner sent it again (StateMoveTests).
     private static func claim(
         _ number: Int32, _ channel: MessageChannel, limit: Int, now: Date, owner: PartitionOwner,
-        origins: [String: Eligibility.Origin], hints: DueHints?, gate: WebhookGate
+        origins: [String: Eligibility.Origin], hints: DueHints?, gate: WebhookGate, suppressions: SuppressionList
     ) async throws -> (claimed: [SendClaims.Claimed], end: Int64?)? {
         try await owner.run(on: number) { database in
             // A read first, unless the hint says an attempt may be due: the claim's transaction then sets the hint.
@@ -398,7 +404,7 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
             }
             let (claimed, outbox, end) = try await database.writeWithOutboxLogged { db in
                 guard owner.isRunning(number) else { return ([SendClaims.Claimed](), [PendingOutput]()) }
-                return try Self.claim(db, channel, limit: limit, now: now, origins: origins, hints: hints, gate: gate)
+                return try Self.claim(db, channel, limit: limit, now: now, origins: origins, hints: hints, gate: gate, suppressions: suppressions)
             }
             // Held before this claim's own work ends: a drain never sees a moment with neither.
             await owner.hold(claimed.count, on: number)
@@ -411,9 +417,10 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// partition's hint to the earliest attempt left (in the transaction: a row made due meanwhile lowers it after).
     private static func claim(
         _ db: Database, _ channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin], hints: DueHints?,
-        gate: WebhookGate
+        gate: WebhookGate, suppressions: SuppressionList
     ) throws -> (claimed: [SendClaims.Claimed], outputs: [PendingOutput]) {
-        let claim = try SendClaims.claim(db, channel: channel, limit: limit, now: now, origins: origins, gate: gate)
+        let claim = try SendClaims.claim(
+            db, channel: channel, limit: limit, now: now, origins: origins, gate: gate, suppressions: suppressions)
         if let hints, claim.claimed.count < limit { hints.reset(channel.rawValue, to: try SendsTable(db).nextWork(channel: channel)) }
         return claim
     }

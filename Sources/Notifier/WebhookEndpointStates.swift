@@ -2,12 +2,12 @@ import CoreMetrics
 import Foundation
 import Logging
 import PartitionStore
-import ServiceLifecycle
 import Shared
 
 /// Webhook endpoints' states on `herald.webhooks` (docs/webhooks.md, "Disabled endpoints"): written by the notifier
 /// that got a 410 (in the transaction that parks the message) and by `herald webhook replay`; followed by every
-/// notifier instance, which parks the messages of a disabled endpoint and gives them back to one enabled again.
+/// notifier instance (`WholeTopicFollower` through `WebhookStateApplier`), which parks the messages of a disabled
+/// endpoint and gives them back to one enabled again.
 enum WebhookEndpointStates {
     /// The record that disables the endpoint of `send`, which answered 410 Gone.
     static func disabling(_ send: SendRequest, at time: Date) -> PendingOutput {
@@ -38,6 +38,7 @@ struct WebhookStateApplier: Sendable {
         self.partitions = partitions
         self.known = Set(catalog.projects.flatMap { project in project.webhooks.keys.map { "\(project.id)/\($0)" } })
         self.logger = logger
+        for endpoint in known { WebhookEndpointStates.gauge(endpoint, disabled: false) }
     }
 
     func apply(_ record: KafkaRecord) async {
@@ -61,30 +62,6 @@ struct WebhookStateApplier: Sendable {
         let given = await partitions.unpark(endpoint: key)
         if given > 0 {
             logger.info("webhook endpoint enabled: its parked messages are sent, oldest first", metadata: ["endpoint": "\(key)", "messages": "\(given)"])
-        }
-    }
-}
-
-/// Reads `herald.webhooks` from its beginning (a group of its own), then follows it, each record through the applier.
-final class WebhookStatesFollower: Service, Sendable {
-    let consumer: KafkaConsumer
-    let applier: WebhookStateApplier
-
-    init(client: KafkaClientSettings, instanceID: String, applier: WebhookStateApplier, logger: Logger) throws {
-        consumer = try KafkaConsumer.wholeTopic(.webhooks, client: client, instanceID: instanceID, purpose: "webhooks", logger: logger)
-        self.applier = applier
-        for endpoint in applier.known { WebhookEndpointStates.gauge(endpoint, disabled: false) }
-    }
-
-    func run() async throws {
-        try await consumer.closing {
-            try await withGracefulShutdownHandler {
-                for try await batch in consumer.batches() {
-                    for record in batch.records { await applier.apply(record) }
-                }
-            } onGracefulShutdown: {
-                self.consumer.stop()
-            }
         }
     }
 }

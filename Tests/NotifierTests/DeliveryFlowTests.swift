@@ -55,7 +55,7 @@ final class NotifierHarness: @unchecked Sendable {
     init(
         retry: RetryPolicy = RetryPolicy(maxAttempts: 3, base: .milliseconds(20), cap: .milliseconds(100)),
         drainTimeout: Duration = .seconds(15), changelog: Bool = false, webhookLanes: Int = 10,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        suppressions: SuppressionList = SuppressionList(), clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws {
         self.retry = retry
         self.drainTimeout = drainTimeout
@@ -94,7 +94,7 @@ final class NotifierHarness: @unchecked Sendable {
             directory: directory, producer: gate,
             changelog: restoreReader.map { ChangelogSettings(topic: HeraldTopic.stateNotifier.name, source: $0, renamedTables: NotifierSchema.renamedTables) },
             catalog: Self.catalog, logger: logger, drainTimeout: drainTimeout,
-            webhookGate: WebhookGate(perEndpoint: webhookLanes, lapse: .seconds(300)), clock: clock)
+            webhookGate: WebhookGate(perEndpoint: webhookLanes, lapse: .seconds(300)), suppressions: suppressions, clock: clock)
         try await open()
     }
 

@@ -113,6 +113,12 @@ enum AttemptResults {
             guard applied else { continue }
             if let feedback = finished.feedback {
                 try FeedbackTable(db).record(key, feedback.kind, value: feedback.value, at: result.finishedAt)
+                // A hard bounce puts the address on the project's suppression list: no profile sends to it again.
+                if feedback.kind == .emailBounced {
+                    outputs.append(SuppressionList.record(SuppressionEntry(
+                        project: send.project, channel: .email, address: feedback.value, reason: "hard_bounce", by: "notifier",
+                        at: result.finishedAt)))
+                }
             }
             outputs.append(report(result, finished))
             if case .endpointGone = result.outcome { outputs.append(WebhookEndpointStates.disabling(send, at: result.finishedAt)) }

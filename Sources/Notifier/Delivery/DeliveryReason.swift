@@ -27,6 +27,8 @@ enum DeliveryReason: Sendable, Equatable, CustomStringConvertible {
         case bounced
         case notSubscribed = "not_subscribed"
         case unsubscribed
+        /// The address or number is on the project's suppression list (docs/data-rights.md).
+        case suppressedAddress = "suppressed_address"
         /// None of the send's targets is reachable, for no reason of its own.
         case unreachable
     }

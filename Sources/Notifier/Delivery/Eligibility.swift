@@ -22,8 +22,10 @@ enum Eligibility {
     }
 
     /// The targets of `send` now. `origins` maps `project/app` to what it names.
+    /// `suppressions`: the suppression list, whose addresses are never sent to (docs/data-rights.md).
     static func resolve(
-        _ send: SendRequest, contact: Contact?, feedback: LocalFeedback, origins: [String: Origin]
+        _ send: SendRequest, contact: Contact?, feedback: LocalFeedback, origins: [String: Origin],
+        suppressions: SuppressionList? = nil
     ) -> Resolution {
         if send.channel == .push, let raw = send.token {
             guard case .app(let platform)? = origins["\(send.project)/\(raw.app)"] else {
@@ -69,6 +71,10 @@ enum Eligibility {
             let channel = send.channel == .email ? contact.email : contact.sms
             let name = send.channel.rawValue
             guard let address = channel.address else { return Resolution(targets: [], skipped: [(name, nil, .noAddress)]) }
+            // On the suppression list: never sent to, transactional or not, whatever the profile's subscription says.
+            if suppressions?.contains(project: send.project, channel: send.channel, address: address) == true {
+                return Resolution(targets: [], skipped: [(address, nil, .suppressedAddress)])
+            }
             if send.channel == .email && (channel.bouncedAt != nil || feedback.bouncedAddresses.contains(address)) {
                 return Resolution(targets: [], skipped: [(address, nil, .bounced)])
             }

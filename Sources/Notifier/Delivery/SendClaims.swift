@@ -43,8 +43,10 @@ enum SendClaims {
     /// one whose endpoint has every lane taken waits `pending` (the due rows of such endpoints are not even read).
     static func claim(
         _ db: Database, channel: MessageChannel, limit: Int, now: Date, origins: [String: Eligibility.Origin],
-        gate: WebhookGate? = nil
+        gate: WebhookGate? = nil, suppressions: SuppressionList? = nil
     ) throws -> (claimed: [Claimed], outputs: [PendingOutput]) {
+        // Nothing is sent to an address before the suppression list is read (the service's start).
+        if channel == .email || channel == .sms, suppressions?.isReady == false { return ([], []) }
         var outputs: [PendingOutput] = []
         let (sends, ledger) = (SendsTable(db), LedgerTable(db))
         try sends.releaseHeld(channel: channel, at: now)
@@ -89,7 +91,7 @@ enum SendClaims {
             // The state at send time wins: re-check this target now (a retry may come long after the fan-out).
             let key = send.profileKey
             let (contact, feedback) = try state(key)
-            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, origins: origins)
+            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, origins: origins, suppressions: suppressions)
             guard let current = resolution.targets.first(where: { $0.id == targetID }) else {
                 let reason = DeliveryReason.suppressed(
                     resolution.skipped.first(where: { $0.id == targetID })?.reason ?? resolution.skipped.first?.reason ?? .unreachable)
@@ -147,7 +149,7 @@ enum SendClaims {
                     "send waited for the contact it was decided on",
                     metadata: ["send_id": "\(sendID)", "campaign": "\(send.campaign)", "seconds": "\(String(format: "%.1f", waited))"])
             }
-            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, origins: origins)
+            let resolution = Eligibility.resolve(send, contact: contact, feedback: feedback, origins: origins, suppressions: suppressions)
             // Sends from before revisions: one that finds nobody to reach waits a moment for a newer snapshot.
             if send.contactRevision == nil, resolution.targets.isEmpty, waited < contactSettle,
                 resolution.skipped.allSatisfy({ waitingReasons.contains($0.reason) })

@@ -330,6 +330,10 @@ package enum MetricCatalog {
             help: "1 while a webhook endpoint is disabled (it answered 410 Gone; its messages are parked until `herald webhook replay`), by project/endpoint of the apps file.",
             services: [.notifier], zeroSeries: []),
         Family(
+            name: "herald_suppressed_addresses", kind: .gauge,
+            help: "Addresses and numbers on the suppression lists (all projects), by channel: never sent to.",
+            services: [.notifier], zeroSeries: combinations([("channel", SuppressionEntry.channels.map(\.rawValue))])),
+        Family(
             name: "herald_sends_duplicate_total", kind: .counter,
             help: "Send requests seen again (a replay, a retried produce) and dropped by the ledger.",
             services: [.notifier], zeroSeries: [[]]),

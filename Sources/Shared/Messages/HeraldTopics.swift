@@ -19,6 +19,9 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
     /// Each webhook endpoint's state (`WebhookEndpointState`, key `<project>/<endpoint>`): disabled by a 410, enabled
     /// again by `herald webhook replay`. Read whole by every notifier instance.
     case webhooks = "herald.webhooks"
+    /// The suppression list (`SuppressionEntry`, key `<project>/<channel>/<digest>`): addresses and numbers never sent
+    /// to, whatever their profile says. Read whole by every notifier instance (docs/data-rights.md).
+    case suppressions = "herald.suppressions"
 
     package var name: String { rawValue }
 
@@ -26,12 +29,12 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
     /// row's last image to time-based retention.
     package var isCompacted: Bool {
         self == .config || self == .contacts || self == .stateOrchestrator || self == .stateNotifier || self == .owners
-            || self == .webhooks
+            || self == .webhooks || self == .suppressions
     }
 
-    /// `herald.config`, `herald.owners` and `herald.webhooks` are read whole by every instance and keep one partition;
-    /// every other topic is keyed by profile.
-    package var isKeyedByProfile: Bool { self != .config && self != .owners && self != .webhooks }
+    /// `herald.config`, `herald.owners`, `herald.webhooks` and `herald.suppressions` are read whole by every instance and
+    /// keep one partition; every other topic is keyed by profile.
+    package var isKeyedByProfile: Bool { ![.config, .owners, .webhooks, .suppressions].contains(self) }
 
     /// The topic's specification for a cluster whose keyed topics have `partitions` partitions.
     package func spec(partitions: Int32, replicationFactor: Int32 = -1) -> TopicSpec {
