@@ -221,7 +221,7 @@ let package = Package(
         ),
         .target(
             name: "HeraldTestSupport",
-            dependencies: ["Shared", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Shared", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/Support",
             swiftSettings: swiftSettings
         ),

@@ -47,7 +47,7 @@ struct Herald: AsyncParsableCommand {
 
 struct ProfileCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "profile", abstract: "Read profiles.", subcommands: [Show.self])
+        commandName: "profile", abstract: "Read and erase profiles.", subcommands: [Show.self, EraseCommand.self])
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -31,7 +31,7 @@ enum Notifier {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: logger)
-        await producer.prepare(topics: [.deliveries, .dlq, .stateNotifier, .owners, .webhooks, .suppressions])
+        await producer.prepare(topics: [.deliveries, .dlq, .stateNotifier, .owners, .webhooks, .suppressions, .erasures])
         let restoreReader = try settings.service.restoreReader(logger: logger)
         let partitions = NotifierPartitions(
             directory: settings.service.dataDirectory, producer: producer,

@@ -16,12 +16,7 @@ enum NotifierApplier {
             try applyReport(db, record: record, now: now)
             return []
         case .contacts:
-            guard let value = record.value else {
-                try ContactsTable(db).delete(key)
-                try Inbox.forget(db, key: key)
-                try forgetInstallations(db, key: key, keeping: nil)
-                return []
-            }
+            guard let value = record.value else { return try erase(db, key: key, record: record, now: now) }
             guard let contact = Contact.parse(value) else { return [deadLetter(record, reason: "not a contact snapshot", now: now)] }
             try forgetInstallations(db, key: key, keeping: contact)
             try SendsTable(db).releaseWaiting(profile: key)
@@ -31,6 +26,26 @@ enum NotifierApplier {
         default:
             return try applySend(db, record: record, now: now)
         }
+    }
+
+    /// The profile is gone (its contact tombstone): every row of every table keyed by it goes (its contact, feedback,
+    /// inbox, the installations it held and their badges, its sends and their ledger rows), and when the tombstone names
+    /// an erasure (`herald-erasure`), this partition's part of its receipt goes to `herald.erasures` (docs/data-rights.md).
+    private static func erase(_ db: Database, key: String, record: KafkaRecord, now: Date) throws -> [PendingOutput] {
+        var removed = try ProfileRows.count(db, key: key)
+        // Badges are kept by installation: those of the installations no profile of the partition holds any more go.
+        let badges = { try Int.fetchOne(db, sql: "SELECT count(*) FROM \(InstallationBadgesTable.name)") ?? 0 }
+        let badgesBefore = try badges()
+        try forgetInstallations(db, key: key, keeping: nil)
+        if try badges() < badgesBefore { removed[InstallationBadgesTable.name] = try badgesBefore - badges() }
+        try Inbox.forget(db, key: key)
+        try ProfileRows.delete(db, key: key)
+        guard let erasure = record.headers.first(where: { $0.name == ErasureReceipt.header })?.value.map({ String(decoding: $0, as: UTF8.self) })
+        else { return [] }
+        let receipt = ErasureReceipt(
+            erasure: erasure, project: ProfileKey.project(of: key), profileKey: key, service: "notifier", removed: removed,
+            tombstones: [HeraldTopic.stateNotifier.name: removed.values.reduce(0, +)], at: now)
+        return [PendingOutput(topic: HeraldTopic.erasures.name, key: key, value: try Wire.encode(receipt))]
     }
 
     /// The profile's installations are now those of `contact` (nil: the profile is gone): one that no profile of this

@@ -18,7 +18,7 @@ enum Orchestrator {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: context.logger)
-        await producer.prepare(topics: [.ingest, .contacts, .sendsPush, .sendsEmail, .sendsSMS, .sendsWebhook, .dlq, .stateOrchestrator, .owners])
+        await producer.prepare(topics: [.ingest, .contacts, .sendsPush, .sendsEmail, .sendsSMS, .sendsWebhook, .dlq, .stateOrchestrator, .owners, .suppressions, .erasures])
         let restoreReader = try context.config.service.restoreReader(logger: context.logger)
         let manager = OrchestratorPartitions(
             directory: context.config.service.dataDirectory, producer: producer,

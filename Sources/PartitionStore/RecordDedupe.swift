@@ -25,6 +25,16 @@ package enum RecordDedupe {
         return db.changesCount == 1
     }
 
+    /// Forgets the record ids of `scope` that start with `prefix` (an erased profile's writes, whose ids name it);
+    /// returns how many.
+    @discardableResult
+    package static func forget(_ db: Database, scope: String, prefix: String) throws -> Int {
+        try db.execute(
+            sql: "DELETE FROM applied_records WHERE project = ? AND substr(record_id, 1, length(?)) = ?",
+            arguments: [scope, prefix, prefix])
+        return db.changesCount
+    }
+
     /// Whether the record id was applied (within the dedupe window): a read that names a client's write waits for it.
     package static func applied(_ db: Database, scope: String, id: String) throws -> Bool {
         try Bool.fetchOne(

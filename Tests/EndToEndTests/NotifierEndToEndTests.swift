@@ -14,23 +14,12 @@ import Testing
 struct NotifierEndToEndTests {
     @Test("an event over HTTP → campaign → the notifier process pushes it to APNs over TLS, reports it, and the inbox serves it")
     func eventToDevice() async throws {
-        let (cluster, ingest, ingestPort) = try await startIngest()
+        let stack = try await DeliveryStack.start("deliver")
+        defer { stack.removeFiles() }
+        let (cluster, ingest, ingestPort, work) = (stack.cluster, stack.ingest, stack.ingestPort, stack.work)
+        let (orchestrator, orchestratorPort, simulators, apns) = (stack.orchestrator, stack.orchestratorPort, stack.simulators, stack.apns)
         let herald = binDirectory.appendingPathComponent("herald").path
-        let directory = try CampaignEndToEndTests.configDirectory()
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("herald-deliver-e2e-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer {
-            try? FileManager.default.removeItem(atPath: directory)
-            try? FileManager.default.removeItem(atPath: work)
-        }
-        let (applied, plan) = try await runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
-        #expect(applied == 0, "\(plan)")
-        let (orchestrator, orchestratorPort) = try await OrchestratorEndToEndTests.start(cluster, data: work + "/orchestrator")
-
-        let (simulators, apns) = try await startAPNsSimulator(work: work)
-        func startNotifier(data: String) throws -> ChildProcess {
-            try startNotifierProcess(cluster, data: data, work: work, apnsURL: apns.url)
-        }
+        func startNotifier(data: String) throws -> ChildProcess { try stack.startNotifier(data: data) }
         let notifier = try startNotifier(data: work + "/notifier")
         try await waitUntil("the notifier to listen") { !notifier.logs("http listening").isEmpty || notifier.exitCode != nil }
         let notifierPort = try #require(notifier.logs("http listening").first?["port"] as? Int, "\(notifier.output.suffix(5))")
@@ -165,6 +154,46 @@ struct NotifierEndToEndTests {
         _ = try await ingest.waitForExit()
         await apns.stop()
         await cluster.shutdown()
+    }
+}
+
+/// The three services on a new cluster with `CampaignEndToEndTests`' configuration applied (its `cart-now` push on
+/// `add_to_cart`), the APNs simulator, and the files they use in `work`; the notifier is started by the test
+/// (`startNotifier`), which may start another later.
+struct DeliveryStack {
+    let cluster: EmbeddedKafkaCluster
+    let ingest: ChildProcess
+    let ingestPort: Int
+    let orchestrator: ChildProcess
+    let orchestratorPort: Int
+    let simulators: SimulatorState
+    let apns: APNsSimulator
+    /// The test's directory (data directories, keys), and the configuration's.
+    let work: String
+    let configDirectory: String
+
+    static func start(_ name: String) async throws -> DeliveryStack {
+        let (cluster, ingest, ingestPort) = try await startIngest()
+        let directory = try CampaignEndToEndTests.configDirectory()
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("herald-\(name)-e2e-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let herald = binDirectory.appendingPathComponent("herald").path
+        let (applied, plan) = try await runCommand(herald, ["config", "apply", directory, "--bootstrap", cluster.bootstrapServers])
+        #expect(applied == 0, "\(plan)")
+        let (orchestrator, orchestratorPort) = try await OrchestratorEndToEndTests.start(cluster, data: work + "/orchestrator")
+        let (simulators, apns) = try await startAPNsSimulator(work: work)
+        return DeliveryStack(
+            cluster: cluster, ingest: ingest, ingestPort: ingestPort, orchestrator: orchestrator, orchestratorPort: orchestratorPort,
+            simulators: simulators, apns: apns, work: work, configDirectory: directory)
+    }
+
+    func startNotifier(data: String) throws -> ChildProcess {
+        try startNotifierProcess(cluster, data: data, work: work, apnsURL: apns.url)
+    }
+
+    func removeFiles() {
+        try? FileManager.default.removeItem(atPath: configDirectory)
+        try? FileManager.default.removeItem(atPath: work)
     }
 }
 

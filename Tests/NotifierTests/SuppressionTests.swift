@@ -1,10 +1,12 @@
 import Foundation
+import GRDB
 import HeraldTestSupport
 import ProviderSimulators
 import Shared
 import Testing
 
 @testable import Notifier
+@testable import PartitionStore
 
 /// The suppression list (issue 61, item 4): an address on it is never sent to, transactional or not, whatever its
 /// profile says; a hard bounce puts it there; nothing is sent before the list is read.
@@ -80,6 +82,44 @@ struct SuppressionTests {
         list.markReady()
         let reports = try await harness.reports { $0.contains { $0.sendID == "e-wait" } }
         #expect(reports.first { $0.sendID == "e-wait" }?.outcome == .sent)
+        await harness.shutdown()
+    }
+}
+
+/// An erasure in the notifier's partition (issue 61, item 3): the contact tombstone that names an erasure takes every row
+/// of the profile with it (contact, feedback, inbox, installations and badges, sends and ledger) and answers the
+/// notifier's part of the receipt.
+@Suite("Erasure in the notifier", .timeLimit(.minutes(3)))
+struct NotifierErasureTests {
+    @Test("the named tombstone leaves nothing of the profile in the partition's database, and the receipt counts what went")
+    func erasesEverything() async throws {
+        let harness = try await NotifierHarness()
+        try await harness.contact(contactJSON(installations: [installationJSON("i-ios")]))
+        try await harness.startWorkers([.push, .email])
+        var badged = sendRequest(id: "p-1")
+        badged.content["badge"] = "+1"
+        try await harness.send(badged)
+        try await harness.send(sendRequest(id: "e-1", channel: .email, content: ["subject": "S", "text": "T"]))
+        _ = try await harness.reports { reports in ["p-1", "e-1"].allSatisfy { id in reports.contains { $0.sendID == id && $0.outcome == .sent } } }
+        await harness.stopWorkers()
+        let database = try #require(await harness.partitions.owner.database(0))
+        let before = try await database.read { db in try ProfileRows.count(db, key: "demo/paul") }
+        #expect(Set(before.keys).isSuperset(of: ["contacts", "inbox", "inbox_installations", "ledger", "sends"]), "\(before)")
+
+        try await harness.erase(erasure: "erase-7")
+        let left = try await database.read { db in
+            try ["demo/paul", "paul@example.com", "+33612345678", token64, "i-ios"].flatMap { needle in
+                try storeHoldings(db, needle).filter { !$0.hasPrefix("outbox.") }.map { "\(needle): \($0)" }
+            }
+        }
+        #expect(left.isEmpty, "\(left)")
+        let records = try await readTopic(HeraldTopic.erasures.name, bootstrap: harness.cluster.bootstrapServers, logger: harness.logger) {
+            !$0.isEmpty
+        }
+        let receipt = try Wire.decode(ErasureReceipt.self, from: try #require(records.first?.value))
+        #expect(receipt.erasure == "erase-7" && receipt.service == "notifier" && receipt.profileKey == "demo/paul")
+        #expect(receipt.removed == before.merging(["installation_badges": 1]) { $1 }, "\(receipt.removed)")
+        #expect(receipt.tombstones[HeraldTopic.stateNotifier.name] == receipt.removed.values.reduce(0, +))
         await harness.shutdown()
     }
 }

@@ -21,6 +21,8 @@ final class Cluster {
     private(set) var deadLetters: [DeadLetter] = []
     /// Send requests, with their key.
     private(set) var sends: [(key: String, send: SendRequest)] = []
+    /// The orchestrator's parts of erasures' receipts (`herald.erasures`).
+    private(set) var erasures: [ErasureReceipt] = []
     /// Every record the partitions produced to `herald.ingest` (identity moves, claims, forwarded writes), in order, with
     /// its key and headers.
     private(set) var producedIngest: [(key: String, value: [UInt8], headers: [KafkaHeader])] = []
@@ -117,6 +119,10 @@ final class Cluster {
                     case HeraldTopic.deliveries.name:
                         // The orchestrator's own reports (an app's opens), read back as the topic's consumer does.
                         enqueue(topic: output.topic, key: output.key, value: output.value, headers: output.headers)
+                    case HeraldTopic.erasures.name:
+                        erasures.append(try Wire.decode(ErasureReceipt.self, from: output.value ?? []))
+                    case HeraldTopic.suppressions.name:
+                        break  // a delete's do_not_contact (ErasureTests)
                     default: Issue.record("unexpected output to \(output.topic)")
                     }
                 }

@@ -153,7 +153,7 @@ struct ProfileDatabaseTests {
         #expect(profile["custom"]?["c.other"] == .array([.string("x")]))
     }
 
-    @Test("delete removes the profile and everything keyed by it, with a contacts tombstone")
+    @Test("delete removes the profile and everything keyed by it, with a contacts tombstone and its part of the receipt")
     func delete() async throws {
         let database = try OrchestratorPartition.open(directory: temporaryDirectory(), partition: 0)
         var writer = Writer()
@@ -165,7 +165,7 @@ struct ProfileDatabaseTests {
         #expect(try await profileJSON(database) == nil)
         #expect(try await eventCount(database, "OPEN") == nil)
         #expect(try await database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM profile_attributes") } == 0)
-        #expect(outbox.map { "\($0.topic) \($0.value == nil)" } == ["herald.contacts true"])
+        #expect(outbox.map { "\($0.topic) \($0.value == nil)" } == ["herald.contacts true", "herald.erasures false"])
     }
 
     @Test("unreadable records go to herald.dlq with the reason, and the offset moves on")

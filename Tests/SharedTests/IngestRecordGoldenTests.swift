@@ -23,7 +23,7 @@ struct IngestRecordGoldenTests {
     @Test("every record the orchestrator wrote reads and writes back byte for byte")
     func orchestratorRecords() throws {
         let goldens = IngestGoldens.orchestratorRecords
-        #expect(goldens.count == 33)
+        #expect(goldens.count == 34)
         for golden in goldens {
             let record = try IngestRecord.read(Array(golden.value.utf8))
             #expect(String(decoding: record.value, as: UTF8.self) == golden.value, "\(golden.key)")

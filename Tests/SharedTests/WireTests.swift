@@ -351,9 +351,9 @@ struct WireTests {
         #expect(specs.map(\.name) == [
             "herald.ingest", "herald.config", "herald.contacts", "herald.sends.push", "herald.sends.email",
             "herald.sends.sms", "herald.sends.webhook", "herald.deliveries", "herald.dlq", "herald.state.orchestrator",
-            "herald.state.notifier", "herald.owners", "herald.webhooks", "herald.suppressions",
+            "herald.state.notifier", "herald.owners", "herald.webhooks", "herald.suppressions", "herald.erasures",
         ])
-        #expect(specs.filter { $0.partitions == 12 }.count == 10)
+        #expect(specs.filter { $0.partitions == 12 }.count == 11)
         #expect(specs.first { $0.name == "herald.config" }?.partitions == 1)
         #expect(specs.first { $0.name == "herald.owners" }?.partitions == 1)
         #expect(specs.first { $0.name == "herald.webhooks" }?.partitions == 1)

@@ -90,6 +90,7 @@ demo/alias/crm/42	{"v":1,"kind":"ingest","op":"alias_unlink","id":"s5 unlink","p
 demo/alias/crm/43	{"v":1,"kind":"ingest","op":"alias_claim","id":"s5 claim","project":"demo","source":"orchestrator","alias":{"label":"crm","name":"43"},"received_at":"2026-11-18T11:06:59.000Z","target_custom_id":"ann","merge":false}
 demo/ann	{"v":1,"kind":"ingest","op":"event","id":"s6","project":"demo","source":"server","custom_id":"ann","alias":{"label":"crm","name":"43"},"received_at":"2026-11-18T11:07:00.000Z","event":{"name":"OPENED","attributes":{}},"forwarded":true,"hops":1}
 demo/install/i-2	{"v":1,"kind":"ingest","op":"install_unlink","id":"s7 unlink i-2","project":"demo","source":"orchestrator","installation_id":"i-2","received_at":"2026-11-18T11:07:01.000Z","target_custom_id":"bob"}
+demo/token/abababababababababababababababababababababababababababababababab	{"v":1,"kind":"ingest","op":"token_release","id":"s7 forget i-2","project":"demo","source":"orchestrator","installation_id":"i-2","received_at":"2026-11-18T11:07:01.000Z","token":"abababababababababababababababababababababababababababababababab","erased_owner":"demo/bob"}
 demo/alias/crm/43	{"v":1,"kind":"ingest","op":"alias_unlink","id":"s8 unlink crm","project":"demo","source":"orchestrator","alias":{"label":"crm","name":"43"},"received_at":"2026-11-18T11:07:02.000Z","target_custom_id":"ann"}
 """#
 

@@ -395,7 +395,7 @@ struct BrazeController {
             }
         }
         let records = targets.enumerated().map { index, target in
-            record(.profileDelete, target: target, project: project.id, request: request, context: context, index: index)
+            record(.profileDelete(doNotContact: false), target: target, project: project.id, request: request, context: context, index: index)
         }
         try await api.persist(records, problems: values.problems, context: context)
         return IngestAPI.json(

@@ -206,7 +206,9 @@ struct ServerController {
         return try await api.store(records, problems: problems, context: context)
     }
 
-    /// `DELETE /v1/profiles/{custom_id}`: deletes the profile and everything keyed by it.
+    /// `DELETE /v1/profiles/{custom_id}[?do_not_contact=true]`: erases the profile from every store of the services, with
+    /// a receipt on `herald.erasures` (docs/data-rights.md); `do_not_contact`: its email address and phone number go on
+    /// the project's suppression list.
     func delete(_ request: Request, context: IngestContext) async throws -> Response {
         guard case .rest(let project) = try api.authenticate(request, as: .rest) else { throw APIError.validation([]) }
         let raw = context.parameters.get("custom_id") ?? ""
@@ -216,8 +218,15 @@ struct ServerController {
         } catch {
             throw APIError.validation([error.at("custom_id")])
         }
+        let doNotContact: Bool
+        switch request.uri.queryParameters.get("do_not_contact") {
+        case nil, "false": doNotContact = false
+        case "true": doNotContact = true
+        case let other?: throw APIError.validation([Violation("invalid_type", "do_not_contact is true or false, not \"\(other)\"").at("do_not_contact")])
+        }
         let record = IngestRecord(
-            .profileDelete, id: api.recordID(client: nil, op: .profileDelete, request: request, context: context, index: 0),
+            .profileDelete(doNotContact: doNotContact),
+            id: api.recordID(client: nil, op: .profileDelete, request: request, context: context, index: 0),
             project: project, source: .server, customID: customID, installationID: nil, receivedAt: api.now())
         return try await api.store([record], problems: [], context: context)
     }

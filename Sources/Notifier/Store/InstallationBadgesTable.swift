@@ -5,6 +5,7 @@ import Shared
 
 /// `installation_badges`: the badge each installation shows, as the sends with a badge left it (`Badges`).
 struct InstallationBadgesTable {
+    static let name = "installation_badges"
     let db: Database
 
     init(_ db: Database) { self.db = db }

@@ -164,8 +164,8 @@ struct OpApplier {
         case .optOut, .optIn:
             try touch(&effects)
             if try installation.setOptedOut(write.op == .optOut) { effects.contactChanged(key) }
-        case .profileDelete:
-            try identity.deleteProfile(&effects)
+        case .profileDelete(let doNotContact):
+            try identity.deleteProfile(doNotContact: doNotContact, &effects)
             effects.changed([.everything])
         case .alias:
             // A client's alias at its home without a custom ID: routed as `.aliasOnlyProfile` (nothing here).

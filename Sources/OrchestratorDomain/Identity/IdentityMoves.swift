@@ -42,18 +42,53 @@ struct IdentityMoves {
         effects.emit(.wipe(fromCustomID: customID), suffix: "home", key: write.homeKey)
     }
 
-    /// Delete: the profile and its rows go; each of its installations' homes forgets the link, each of its aliases is
-    /// free again.
-    func deleteProfile(_ effects: inout WriteEffects) throws {
+    /// Delete (an erasure, docs/data-rights.md): the profile and every row of every table keyed by it go (the segment
+    /// memberships through the exits the write's evaluation makes); each of its installations' homes forgets the link,
+    /// each of its aliases is free again. With `doNotContact`, its email address and phone number go on the project's
+    /// suppression list. Answers with this partition's part of the receipt (`herald.erasures`), and the contact
+    /// tombstone names the erasure, so that the notifier erases its stores and writes its part.
+    func deleteProfile(doNotContact: Bool, _ effects: inout WriteEffects) throws {
         let key = write.profileKey
-        for installationID in try InstallationsTable(db).ids(key) {
+        var removed = try ProfileRows.count(db, key: key)
+        var suppressed: [SuppressionEntry] = []
+        if doNotContact, let profile = try ProfilesTable(db).record(key) {
+            for (channel, address) in [(MessageChannel.email, profile.email), (.sms, profile.phoneNumber)] {
+                guard let address, !address.isEmpty else { continue }
+                suppressed.append(SuppressionEntry(
+                    project: write.project, channel: channel, address: address, reason: "erased", by: "orchestrator", at: write.receivedAt))
+            }
+        }
+        let installations = InstallationsTable(db)
+        for installationID in try installations.ids(key) {
             effects.emit(
                 .installUnlink(targetCustomID: write.customID), suffix: "unlink \(installationID)",
                 key: ProfileKey.home(write.project, installationID), installationID: installationID)
+            // Its token's key forgets this owner (the token stays the device's).
+            if let token = try installations.record(key, installationID)?.token {
+                effects.emit(
+                    .tokenRelease(TokenRelease(token: token, movedTo: nil, erasedOwner: key)), suffix: "forget \(installationID)",
+                    key: ProfileKey.token(write.project, token), installationID: installationID)
+            }
         }
         try AliasClaims(db: db, write: write).unlinkAliases(of: key, &effects)
         _ = try ProfileEdits(db).delete(key)
-        effects.contactGone(key)
+        // What no cascade reached (timers, the frequency log, receipts of pushes…): every table keyed by profile.
+        try ProfileRows.delete(db, key: key, keeping: ["segment_members"])
+        // The ids of its writes name it (`<profile key> <id>`): forgotten too. A client that sends one of them again
+        // after the erasure writes a new profile, as any new write would.
+        let dedupe = try RecordDedupe.forget(db, scope: write.project, prefix: "\(key) ")
+        if dedupe > 0 { removed["applied_records"] = dedupe }
+        for entry in suppressed {
+            effects.output(PendingOutput(topic: HeraldTopic.suppressions.name, key: entry.key, value: try Wire.encode(entry)))
+        }
+        effects.output(PendingOutput(
+            topic: HeraldTopic.contacts.name, key: key, value: nil,
+            headers: [KafkaHeader(ErasureReceipt.header, Array(write.id.utf8))]))
+        let receipt = ErasureReceipt(
+            erasure: write.id, project: write.project, profileKey: key, service: "orchestrator", removed: removed,
+            tombstones: [HeraldTopic.contacts.name: 1, HeraldTopic.stateOrchestrator.name: removed.values.reduce(0, +)],
+            suppressed: suppressed.map { "\($0.channel.rawValue) \($0.hint)" }, at: write.receivedAt)
+        effects.output(PendingOutput(topic: HeraldTopic.erasures.name, key: key, value: try Wire.encode(receipt)))
     }
 
     // MARK: At the installation's home

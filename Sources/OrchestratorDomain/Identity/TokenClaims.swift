@@ -59,10 +59,17 @@ struct TokenClaims {
         }
     }
 
-    /// At the token's previous owner: the installation that still has the token loses it; the move is recorded.
+    /// At the token's previous owner: the installation that still has the token loses it; the move is recorded. At the
+    /// token's own key, from an erased profile: the key forgets that owner, and the ids of the writes it applied, which
+    /// name the token.
     func applyRelease(_ release: TokenRelease, _ effects: inout WriteEffects) throws {
-        guard let installationID = write.installationID else { return }
         let key = write.record.keyString ?? ""
+        if let erased = release.erasedOwner, key == ProfileKey.token(write.project, release.token) {
+            _ = try TokenOwnersTable(db).forget(project: write.project, token: release.token, owner: erased)
+            try RecordDedupe.forget(db, scope: write.project, prefix: "\(key) ")
+            return
+        }
+        guard let installationID = write.installationID else { return }
         if try InstallationWrites.removeToken(
             db, key: key, installationID: installationID, token: release.token, at: write.receivedAt, change: "moved_out",
             detail: release.movedTo.map { "to \($0)" })

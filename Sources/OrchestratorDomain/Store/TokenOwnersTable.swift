@@ -25,6 +25,13 @@ struct TokenOwnersTable {
         ).map { TokenOwner(profileKey: $0["profile_key"], installationID: $0["installation_id"], since: try $0.requiredTime("since")) }
     }
 
+    /// Forgets the token's owner if it is `profileKey`; returns whether it was.
+    func forget(project: String, token: String, owner profileKey: String) throws -> Bool {
+        try db.executeCached(
+            sql: "DELETE FROM token_owners WHERE project = ? AND token = ? AND profile_key = ?", arguments: [project, token, profileKey])
+        return db.changesCount > 0
+    }
+
     func set(project: String, token: String, _ owner: TokenOwner) throws {
         try db.executeCached(sql: """
                 INSERT INTO token_owners (project, token, profile_key, installation_id, since) VALUES (?, ?, ?, ?, ?)

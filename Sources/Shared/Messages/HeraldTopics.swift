@@ -22,6 +22,9 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
     /// The suppression list (`SuppressionEntry`, key `<project>/<channel>/<digest>`): addresses and numbers never sent
     /// to, whatever their profile says. Read whole by every notifier instance (docs/data-rights.md).
     case suppressions = "herald.suppressions"
+    /// What each service removed when a profile was erased (`ErasureReceipt`, keyed by profile): the receipt of a
+    /// delete, one part per service (docs/data-rights.md).
+    case erasures = "herald.erasures"
 
     package var name: String { rawValue }
 

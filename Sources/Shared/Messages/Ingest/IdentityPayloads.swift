@@ -43,14 +43,17 @@ package struct TokenClaim: Sendable, Equatable {
     /// The registration time as the wire carries it.
 }
 
-/// `token_release`, to the token's previous owner: the token moved to `movedTo`.
+/// `token_release`, to the token's previous owner: the token moved to `movedTo`. To the token's own key, with
+/// `erasedOwner` (an erased profile's): the key forgets that owner (docs/data-rights.md).
 package struct TokenRelease: Sendable, Equatable {
     package var token: String
     package var movedTo: String?
+    package var erasedOwner: String? = nil
 
-    package init(token: String, movedTo: String?) {
+    package init(token: String, movedTo: String?, erasedOwner: String? = nil) {
         self.token = token
         self.movedTo = movedTo
+        self.erasedOwner = erasedOwner
     }
 }
 

@@ -17,7 +17,10 @@ package enum IngestPayload: Sendable, Equatable {
     case optIn
     /// An app's wipe (no field); at the home, the orchestrator's (`from_custom_id`: the profile that already dropped it).
     case wipe(fromCustomID: String?)
-    case profileDelete
+    /// A delete, which erases everything the services hold of the profile and answers with a receipt on
+    /// `herald.erasures` (docs/data-rights.md); `doNotContact`: its addresses go on the suppression list too (written only
+    /// when true).
+    case profileDelete(doNotContact: Bool)
     case campaignTrigger(CampaignTrigger)
     case purchase(Purchase)
     /// The envelope's alias for its custom ID's profile (or an alias-only profile without one).
@@ -132,12 +135,14 @@ package enum IngestPayload: Sendable, Equatable {
         case .tokenRelease(let release):
             var members = [JSONMember("token", .string(release.token))]
             if let movedTo = release.movedTo { members.append(JSONMember("moved_to", .string(movedTo))) }
+            if let owner = release.erasedOwner { members.append(JSONMember("erased_owner", .string(owner))) }
             return members
         case .aliasClaim(let claim):
             return [JSONMember("target_custom_id", .string(claim.targetCustomID)), JSONMember("merge", .bool(claim.merge))]
         case .aliasUnlink(let target): return [JSONMember("target_custom_id", .string(target))]
         case .aliasMove(let merge): return merge.map { [JSONMember("merge", $0.json)] } ?? []
-        case .identify, .optOut, .optIn, .profileDelete, .alias, .installDetach, .installDrop, .aliasRefused:
+        case .profileDelete(let doNotContact): return doNotContact ? [JSONMember("do_not_contact", .bool(true))] : []
+        case .identify, .optOut, .optIn, .alias, .installDetach, .installDrop, .aliasRefused:
             return []
         }
     }
@@ -161,7 +166,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .optOut: self = .optOut
         case .optIn: self = .optIn
         case .wipe: self = .wipe(fromCustomID: try fields.optionalString("from_custom_id"))
-        case .profileDelete: self = .profileDelete
+        case .profileDelete: self = .profileDelete(doNotContact: try fields.optionalBool("do_not_contact") ?? false)
         case .campaignTrigger:
             self = .campaignTrigger(
                 CampaignTrigger(
@@ -192,7 +197,9 @@ package enum IngestPayload: Sendable, Equatable {
                     token: try fields.string("token"), ownerKey: try fields.string("owner_key"),
                     registeredAt: try fields.optionalTime("registered_at")))
         case .tokenRelease:
-            self = .tokenRelease(TokenRelease(token: try fields.string("token"), movedTo: try fields.optionalString("moved_to")))
+            self = .tokenRelease(TokenRelease(
+                token: try fields.string("token"), movedTo: try fields.optionalString("moved_to"),
+                erasedOwner: try fields.optionalString("erased_owner")))
         case .aliasClaim:
             self = .aliasClaim(AliasClaim(targetCustomID: try fields.string("target_custom_id"), merge: try fields.bool("merge")))
         case .aliasRefused: self = .aliasRefused

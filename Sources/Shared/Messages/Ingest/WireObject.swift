@@ -74,6 +74,15 @@ package struct WireObject {
         return flag
     }
 
+    /// Absent or null: nil.
+    package func optionalBool(_ name: String) throws(WireError) -> Bool? {
+        switch value(name) {
+        case nil, .null?: return nil
+        case .bool(let flag)?: return flag
+        default: throw mismatch(name, "a boolean")
+        }
+    }
+
     package func optionalDouble(_ name: String) throws(WireError) -> Double? {
         switch value(name) {
         case nil, .null?: return nil
