@@ -135,7 +135,21 @@ struct StatusReport {
         if let held = heldLine(now: Date()) { lines += ["", held] }
         lines += channelTable()
         lines += webhookTable()
+        if let rights = dataRightsLine() { lines += ["", rights] }
         return lines
+    }
+
+    /// Erasures applied, and the addresses the suppression lists hold (docs/data-rights.md).
+    func dataRightsLine() -> String? {
+        guard orchestrator != nil || notifier != nil else { return nil }
+        var parts: [String] = []
+        if let orchestrator { parts.append("\(count(orchestrator.sum("herald_erasures_total"))) erased") }
+        if let notifier {
+            parts.append(
+                "suppressed: \(count(notifier.sum("herald_suppressed_addresses", ["channel": "email"]))) email, "
+                    + "\(count(notifier.sum("herald_suppressed_addresses", ["channel": "sms"]))) sms")
+        }
+        return "DATA RIGHTS   " + parts.joined(separator: " · ")
     }
 
     /// Per webhook endpoint: its calls by status class, and whether a 410 disabled it.

@@ -241,14 +241,14 @@ final class NotifierHarness: @unchecked Sendable {
             offsets[topic.name] = offset + 1
             batch.append(KafkaRecord(topic: topic.name, partition: 0, offset: offset, key: Array(key.utf8), value: value))
         }
-        try await partitions.apply(KafkaBatch(records: batch))
+        await partitions.apply(KafkaBatch(records: batch))
     }
 
     /// The profile's contact tombstone that names an erasure (`herald-erasure`), as the orchestrator writes it.
     func erase(_ key: String = "demo/paul", erasure: String) async throws {
         let offset = offsets[HeraldTopic.contacts.name, default: 0]
         offsets[HeraldTopic.contacts.name] = offset + 1
-        try await partitions.apply(KafkaBatch(records: [
+        await partitions.apply(KafkaBatch(records: [
             KafkaRecord(
                 topic: HeraldTopic.contacts.name, partition: 0, offset: offset, key: Array(key.utf8), value: nil,
                 headers: [KafkaHeader(ErasureReceipt.header, Array(erasure.utf8))])

@@ -89,7 +89,11 @@ struct IdentityMoves {
             tombstones: [HeraldTopic.contacts.name: 1, HeraldTopic.stateOrchestrator.name: removed.values.reduce(0, +)],
             suppressed: suppressed.map { "\($0.channel.rawValue) \($0.hint)" }, at: write.receivedAt)
         effects.output(PendingOutput(topic: HeraldTopic.erasures.name, key: key, value: try Wire.encode(receipt)))
+        Self.erasures.increment()
     }
+
+    /// `herald_erasures_total`: profiles erased (deletes applied), every way they came.
+    static let erasures = Counter(label: "herald_erasures_total")
 
     // MARK: At the installation's home
 

@@ -330,6 +330,10 @@ package enum MetricCatalog {
             help: "1 while a webhook endpoint is disabled (it answered 410 Gone; its messages are parked until `herald webhook replay`), by project/endpoint of the apps file.",
             services: [.notifier], zeroSeries: []),
         Family(
+            name: "herald_erasures_total", kind: .counter,
+            help: "Profiles erased: deletes applied (herald profile erase, the REST and Braze deletes), each with its receipt on herald.erasures.",
+            services: [.orchestrator], zeroSeries: [[]]),
+        Family(
             name: "herald_suppressed_addresses", kind: .gauge,
             help: "Addresses and numbers on the suppression lists (all projects), by channel: never sent to.",
             services: [.notifier], zeroSeries: combinations([("channel", SuppressionEntry.channels.map(\.rawValue))])),
