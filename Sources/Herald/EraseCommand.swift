@@ -19,12 +19,7 @@ struct EraseCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var cluster: ClusterOptions
-
-    @Argument(help: "The project id.")
-    var project: String
-
-    @Argument(help: "The custom user ID.")
-    var customID: String
+    @OptionGroup var person: PersonArguments
 
     @Flag(help: "Put the profile's email address and phone number on the suppression list.")
     var doNotContact = false
@@ -32,13 +27,8 @@ struct EraseCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the receipt.")
     var timeout = 60
 
-    func validate() throws {
-        do {
-            _ = try Rules.customID(customID)
-        } catch {
-            throw ValidationError("\(customID): \(error.message)")
-        }
-    }
+    var project: String { person.project }
+    var customID: String { person.customID }
 
     func run() async throws {
         let client = try cluster.client()
@@ -88,6 +78,24 @@ struct EraseCommand: AsyncParsableCommand {
         let missing = ["orchestrator", "notifier"].filter { parts[$0] == nil }
         if !missing.isEmpty {
             throw fail("no receipt from the \(missing.joined(separator: " and ")) within \(timeout) s: the delete is applied when it reads it (is it running?)")
+        }
+    }
+}
+
+/// A person, as `herald profile export` and `herald profile erase` name them: a project and a custom ID (checked as the
+/// ingest checks it).
+struct PersonArguments: ParsableArguments {
+    @Argument(help: "The project id.")
+    var project: String
+
+    @Argument(help: "The custom user ID.")
+    var customID: String
+
+    func validate() throws {
+        do {
+            _ = try Rules.customID(customID)
+        } catch {
+            throw ValidationError("\(customID): \(error.message)")
         }
     }
 }

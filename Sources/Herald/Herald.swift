@@ -47,7 +47,7 @@ struct Herald: AsyncParsableCommand {
 
 struct ProfileCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "profile", abstract: "Read and erase profiles.", subcommands: [Show.self, EraseCommand.self])
+        commandName: "profile", abstract: "Read, export and erase profiles.", subcommands: [Show.self, ExportCommand.self, EraseCommand.self])
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(

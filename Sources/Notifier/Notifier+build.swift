@@ -130,7 +130,15 @@ enum Notifier {
             checks: [
                 HealthCheck("kafka") { await consumer.brokersReachable() }, HealthCheck("group") { consumer.hasJoinedGroup },
                 HealthCheck("partitions") { await partitions.owner.pausedPartitions.isEmpty },
-            ])
+            ],
+            operatorRoutes: { reads in
+                // Everything the partitions of this instance hold of a profile, as NDJSON (docs/data-rights.md, "Export").
+                reads.get("v1/profiles/:project/:custom_id/export") { request, context in
+                    let key = ProfileExportResponse.key(parameters: context.parameters)
+                    let rows = try await partitions.export(key: key, tokens: request.uri.queryParameters.get("tokens") == "true")
+                    return ProfileExportResponse.response(service: "notifier", profileKey: key, rows: rows)
+                }
+            })
         // Stopped in reverse: HTTP, the workers (finish what is in flight and record it), the consumer, the relay,
         // the curl thread, the producer.
         let purge = RetentionPurge(

@@ -528,6 +528,15 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         return given
     }
 
+    /// Every row of the profile in this instance's partitions (`ProfileRows.export`).
+    func export(key: String, tokens: Bool) async throws -> [(partition: Int32, table: String, row: JSONValue)] {
+        var rows: [(partition: Int32, table: String, row: JSONValue)] = []
+        for (number, database) in await owner.openDatabases.sorted(by: { $0.0 < $1.0 }) {
+            rows += try await database.read { db in try ProfileRows.export(db, key: key, tokens: tokens) }.map { (number, $0.table, $0.row) }
+        }
+        return rows
+    }
+
     /// A ledger row, for operators and tests.
     struct LedgerEntry: Sendable, Equatable {
         var targetID: String

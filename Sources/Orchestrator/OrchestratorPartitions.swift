@@ -300,6 +300,15 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         try await find { try ProfileView.json($0, key: key) }
     }
 
+    /// Every row of the profile in this instance's partitions (`ProfileRows.export`).
+    func export(key: String, tokens: Bool) async throws -> [(partition: Int32, table: String, row: JSONValue)] {
+        var rows: [(partition: Int32, table: String, row: JSONValue)] = []
+        for (number, database) in await owner.openDatabases.sorted(by: { $0.0 < $1.0 }) {
+            rows += try await database.read { db in try ProfileRows.export(db, key: key, tokens: tokens) }.map { (number, $0.table, $0.row) }
+        }
+        return rows
+    }
+
     /// The first answer of `reader` from this instance's partitions.
     func find(_ reader: @escaping @Sendable (Database) throws -> JSONValue?) async throws -> JSONValue? {
         for (_, database) in await owner.openDatabases {

@@ -25,6 +25,12 @@ struct ProfileReadEndpoints: Sendable {
             }
             return .json(json)
         }
+        // Everything the partitions of this instance hold of the profile, as NDJSON (docs/data-rights.md, "Export").
+        reads.get("v1/profiles/:project/:custom_id/export") { request, context in
+            let key = ProfileKey.profile(decoded(context, "project"), decoded(context, "custom_id"))
+            let rows = try await manager.export(key: key, tokens: request.uri.queryParameters.get("tokens") == "true")
+            return ProfileExportResponse.response(service: "orchestrator", profileKey: key, rows: rows)
+        }
         // The segments a profile is in now.
         reads.get("v1/profiles/:project/:custom_id/segments") { _, context in
             let key = ProfileKey.profile(decoded(context, "project"), decoded(context, "custom_id"))

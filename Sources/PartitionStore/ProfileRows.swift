@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Shared
 
 /// Every row a partition database holds of one profile: the rows of each table with a `profile_key` column, read from
 /// the schema, so that a table added later is counted and erased without a change here (docs/data-rights.md, "Erase").
@@ -34,4 +35,69 @@ package enum ProfileRows {
         }
         return deleted
     }
+}
+
+extension ProfileRows {
+    /// Every row of the profile, table by table in name order, each as a JSON object of its columns (text as text,
+    /// numbers as numbers, blobs as their JSON or text when they are, else `{"base64": …}`). Push tokens are masked to
+    /// their last 6 characters wherever they stand (a `token` column or key, a push target's address, inside a stored
+    /// request) unless `tokens` (docs/data-rights.md, "Export").
+    package static func export(_ db: Database, key: String, tokens: Bool) throws -> [(table: String, row: JSONValue)] {
+        var rows: [(table: String, row: JSONValue)] = []
+        for table in try tables(db) {
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\" WHERE profile_key = ?", arguments: [key]) {
+                var members: [JSONMember] = []
+                for (column, value) in row {
+                    let json: JSONValue = switch value.storage {
+                    case .null: .null
+                    case .int64(let number): .number(String(number))
+                    case .double(let number): number.isFinite ? .number(String(number)) : .string(String(number))
+                    case .string(let text): (text.hasPrefix("{") ? try? JSONParser.parse(Array(text.utf8)) : nil) ?? .string(text)
+                    case .blob(let data):
+                        String(data: data, encoding: .utf8).map { text in (try? JSONParser.parse(Array(text.utf8))) ?? .string(text) }
+                            ?? .object([JSONMember("base64", .string(data.base64EncodedString()))])
+                    }
+                    members.append(JSONMember(column, json))
+                }
+                rows.append((table, .object(members)))
+            }
+        }
+        guard !tokens else { return rows }
+        var found: Set<String> = []
+        for (table, row) in rows {
+            collectTokens(row, into: &found)
+            if table == "ledger", row["channel"] == .string("push"), case .string(let address)? = row["target"]?["address"] {
+                found.insert(address)
+            }
+        }
+        return rows.map { ($0.table, masking($0.row, found)) }
+    }
+
+    /// The values of every `token` key, at any depth.
+    private static func collectTokens(_ value: JSONValue, into found: inout Set<String>) {
+        switch value {
+        case .object(let members):
+            for member in members {
+                if member.key == "token", case .string(let token) = member.value, !token.isEmpty { found.insert(token) }
+                collectTokens(member.value, into: &found)
+            }
+        case .array(let items): for item in items { collectTokens(item, into: &found) }
+        default: break
+        }
+    }
+
+    /// `value` with every occurrence of a token in its strings masked.
+    private static func masking(_ value: JSONValue, _ tokens: Set<String>) -> JSONValue {
+        switch value {
+        case .string(var text):
+            for token in tokens where text.contains(token) { text = text.replacingOccurrences(of: token, with: mask(token)) }
+            return .string(text)
+        case .object(let members): return .object(members.map { JSONMember($0.key, masking($0.value, tokens)) })
+        case .array(let items): return .array(items.map { masking($0, tokens) })
+        default: return value
+        }
+    }
+
+    /// `…` and the last 6 characters.
+    package static func mask(_ token: String) -> String { token.count > 6 ? "…" + token.suffix(6) : "…" }
 }

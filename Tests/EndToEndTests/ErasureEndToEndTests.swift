@@ -10,7 +10,7 @@ import Testing
 /// of them is found.
 @Suite("Erasure end to end", .timeLimit(.minutes(4)))
 struct ErasureEndToEndTests {
-    @Test("a person who was sent a push is erased: the receipt has both parts; no partition database and no compacted topic holds them after; their addresses are suppressed")
+    @Test("a person who was sent a push is exported (both services' rows, the token masked), then erased: the receipt has both parts; no partition database and no compacted topic holds them after, nothing is left to export; their addresses are suppressed")
     func eraseEverywhere() async throws {
         let stack = try await DeliveryStack.start("erase")
         defer { stack.removeFiles() }
@@ -42,6 +42,20 @@ struct ErasureEndToEndTests {
         try await waitUntil("APNs to receive the push") { simulators.count("apns") > 0 }
         try await waitUntil("the push's report read back by the notifier") { !notifier.logs("delivery").isEmpty }
 
+        // Before: the export shows what both services hold of him, the token masked unless asked.
+        let bootstrap = ["--bootstrap", cluster.bootstrapServers]
+        let (exported, lines) = try await runCommand(herald, ["profile", "export", "demo", "paul"] + bootstrap)
+        #expect(exported == 0, "\(lines)")
+        let rows = lines.split(separator: "\n").compactMap { try? JSONParser.parse(Array($0.utf8)) }
+        let tables = Set(rows.compactMap { row in row["service"]?.stringValue.flatMap { service in row["table"]?.stringValue.map { "\(service).\($0)" } } })
+        #expect(tables.isSuperset(of: [
+            "orchestrator.profiles", "orchestrator.installations", "orchestrator.push_receipts", "notifier.contacts",
+            "notifier.ledger", "notifier.sends", "notifier.inbox",
+        ]), "\(tables.sorted())")
+        #expect(lines.contains("paul@example.com") && lines.contains("…6f6f6f") && !lines.contains(token), "\(lines)")
+        let (_, whole) = try await runCommand(herald, ["profile", "export", "demo", "paul", "--tokens"] + bootstrap)
+        #expect(whole.contains(token))
+
         // The erasure, with the receipt of both services.
         let (erased, output) = try await runCommand(
             herald, ["profile", "erase", "demo", "paul", "--do-not-contact", "--bootstrap", cluster.bootstrapServers])
@@ -69,6 +83,9 @@ struct ErasureEndToEndTests {
                 return !theirs.isEmpty && theirs.values.allSatisfy { $0 == nil } && held.isEmpty
             }
         }
+        // After: nothing to export.
+        let (none, nothing) = try await runCommand(herald, ["profile", "export", "demo", "paul"] + bootstrap)
+        #expect(none != 0 && nothing.contains("no instance holds demo/paul"), "\(nothing)")
         let suppressions = try await readTopic(HeraldTopic.suppressions.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) {
             $0.count >= 2
         }
