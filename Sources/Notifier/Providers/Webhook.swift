@@ -43,6 +43,11 @@ struct WebhookProvider: DeliveryProvider {
             return ProviderAnswer(outcome: .failed(reason: .herald(
                 .webhookSecretMissing, detail: "no secrets for \(send.project)/\(endpointID) in HERALD_APPS_FILE (webhooks)")))
         }
+        // The orchestrator rendered and checked the request; a record written to the topic by anything else is checked
+        // again here, so that a header never carries a line break and the method is one of the four.
+        if let problem = Self.requestProblem(send.content) {
+            return ProviderAnswer(outcome: .failed(reason: .herald(.invalidHeader, detail: problem)))
+        }
         guard let request = request(attempt, keys: webhook.keys, privateNetwork: webhook.privateNetwork, now: now) else {
             return ProviderAnswer(outcome: .failed(reason: .herald(
                 .insecureURL, detail: "\(send.content["url"] ?? ""): only https:// unless HERALD_ALLOW_PLAIN_HTTP=true")))
@@ -74,6 +79,18 @@ struct WebhookProvider: DeliveryProvider {
         Counter(label: "herald_webhook_attempts_total", dimensions: [("endpoint", endpoint), ("status", status)]).increment()
         Timer(label: "herald_webhook_attempt_seconds", dimensions: [("endpoint", endpoint)], preferredDisplayUnit: .seconds)
             .recordNanoseconds(Int64(duration.milliseconds) * 1_000_000)
+    }
+
+    /// What makes a send's request one Herald does not make (nil: none): a method not allowed, a header name or value
+    /// the rules refuse.
+    static func requestProblem(_ content: [String: String]) -> String? {
+        if let method = content["method"], !WebhookRequestRules.methods.contains(method) { return "method \(method)" }
+        for (field, value) in content where field.hasPrefix(WebhookRequestRules.headerPrefix) || field == "content_type" {
+            let name = field == "content_type" ? "content_type" : String(field.dropFirst(WebhookRequestRules.headerPrefix.count))
+            if field != "content_type", let problem = WebhookRequestRules.headerNameProblem(name) { return problem }
+            if let problem = WebhookRequestRules.headerValueProblem(value) { return "\(name): \(problem)" }
+        }
+        return nil
     }
 
     /// The signed request of an attempt; nil when its URL's scheme is not allowed.
