@@ -82,8 +82,7 @@ struct EraseCommand: AsyncParsableCommand {
     }
 }
 
-/// A person, as `herald profile export` and `herald profile erase` name them: a project and a custom ID (checked as the
-/// ingest checks it).
+/// A person, as `herald profile erase` names them: a project and a custom ID (checked as the ingest checks it).
 struct PersonArguments: ParsableArguments {
     @Argument(help: "The project id.")
     var project: String

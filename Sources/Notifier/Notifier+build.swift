@@ -134,9 +134,24 @@ enum Notifier {
             operatorRoutes: { reads in
                 // Everything the partitions of this instance hold of a profile, as NDJSON (docs/data-rights.md, "Export").
                 reads.get("v1/profiles/:project/:custom_id/export") { request, context in
-                    let key = ProfileExportResponse.key(parameters: context.parameters)
-                    let rows = try await partitions.export(key: key, tokens: request.uri.queryParameters.get("tokens") == "true")
-                    return ProfileExportResponse.response(service: "notifier", profileKey: key, rows: rows)
+                    let project = ProfileExportResponse.decoded(context.parameters, "project")
+                    let key = ProfileKey.profile(project, ProfileExportResponse.decoded(context.parameters, "custom_id"))
+                    let rows = try await partitions.export(
+                        project: project, keys: [key], email: nil, phone: nil, tokens: request.uri.queryParameters.get("tokens") == "true")
+                    return ProfileExportResponse.response(service: "notifier", asked: key, rows: rows)
+                }
+                // By the profile keys the orchestrator's export found (`profile_key`, repeated), an email or a phone.
+                reads.get("v1/export/:project") { request, context -> Response in
+                    let query = request.uri.queryParameters
+                    let project = ProfileExportResponse.decoded(context.parameters, "project")
+                    var keys = query.getAll("profile_key").map { String($0) }
+                    if let id = query.get("custom_id") { keys.append(ProfileKey.profile(project, String(id))) }
+                    let (email, phone) = (query.get("email").map { String($0) }, query.get("phone").map { String($0) })
+                    guard !keys.isEmpty || email != nil || phone != nil else {
+                        return .jsonError(.badRequest, "missing_identifier", "name profile_key, custom_id, email or phone")
+                    }
+                    let rows = try await partitions.export(project: project, keys: keys, email: email, phone: phone, tokens: query.get("tokens") == "true")
+                    return ProfileExportResponse.response(service: "notifier", asked: (keys + [email, phone].compactMap { $0 }).joined(separator: ", "), rows: rows)
                 }
             })
         // Stopped in reverse: HTTP, the workers (finish what is in flight and record it), the consumer, the relay,

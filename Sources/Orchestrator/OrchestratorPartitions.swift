@@ -5,6 +5,7 @@ import Metrics
 import PartitionStore
 import OrchestratorDomain
 import ServiceLifecycle
+import ServiceSupport
 import Shared
 
 /// The orchestrator's partitions: on the generic owner (which opens, flushes and closes their databases), applies
@@ -300,11 +301,16 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         try await find { try ProfileView.json($0, key: key) }
     }
 
-    /// Every row of the profile in this instance's partitions (`ProfileRows.export`).
-    func export(key: String, tokens: Bool) async throws -> [(partition: Int32, table: String, row: JSONValue)] {
-        var rows: [(partition: Int32, table: String, row: JSONValue)] = []
+    /// Every row of every profile `identifier` reaches in this instance's partitions (`ProfileLookup`,
+    /// `ProfileRows.export`).
+    func export(project: String, _ identifier: ProfileLookup.Identifier, tokens: Bool) async throws -> [ProfileExportResponse.Row] {
+        var rows: [ProfileExportResponse.Row] = []
         for (number, database) in await owner.openDatabases.sorted(by: { $0.0 < $1.0 }) {
-            rows += try await database.read { db in try ProfileRows.export(db, key: key, tokens: tokens) }.map { (number, $0.table, $0.row) }
+            rows += try await database.read { db in
+                try ProfileLookup.keys(db, project: project, identifier).flatMap { key in
+                    try ProfileRows.export(db, key: key, tokens: tokens).map { (number, key, $0.table, $0.row) }
+                }
+            }
         }
         return rows
     }

@@ -9,25 +9,25 @@ import Shared
 /// "row"}` (docs/data-rights.md, "Export"). `herald profile export` asks every instance of both services and prints
 /// their lines together.
 package enum ProfileExportResponse {
-    package static func response(service: String, profileKey: String, rows: [(partition: Int32, table: String, row: JSONValue)]) -> Response {
-        guard !rows.isEmpty else { return .jsonError(.notFound, "not_found", "no partition of this instance holds \(profileKey)") }
+    /// One exported row: where it is, whose, and its columns.
+    package typealias Row = (partition: Int32, profileKey: String, table: String, row: JSONValue)
+
+    package static func response(service: String, asked: String, rows: [Row]) -> Response {
+        guard !rows.isEmpty else { return .jsonError(.notFound, "not_found", "no partition of this instance holds \(asked)") }
         var bytes: [UInt8] = []
-        for (partition, table, row) in rows {
+        for (partition, key, table, row) in rows {
             bytes += JSONValue.object([
                 JSONMember("service", .string(service)), JSONMember("partition", .number(String(partition))),
-                JSONMember("table", .string(table)), JSONMember("row", row),
+                JSONMember("profile_key", .string(key)), JSONMember("table", .string(table)), JSONMember("row", row),
             ]).serialized
             bytes.append(10)
         }
         return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    /// The profile key of the request's path (`project`, `custom_id`, percent-decoded).
-    package static func key(parameters: Parameters) -> String {
-        func decoded(_ name: String) -> String {
-            let raw = parameters.get(name) ?? ""
-            return raw.removingPercentEncoding ?? raw
-        }
-        return ProfileKey.profile(decoded("project"), decoded("custom_id"))
+    /// A path parameter, percent-decoded.
+    package static func decoded(_ parameters: Parameters, _ name: String) -> String {
+        let raw = parameters.get(name) ?? ""
+        return raw.removingPercentEncoding ?? raw
     }
 }

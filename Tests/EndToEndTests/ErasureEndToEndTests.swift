@@ -55,6 +55,14 @@ struct ErasureEndToEndTests {
         #expect(lines.contains("paul@example.com") && lines.contains("…6f6f6f") && !lines.contains(token), "\(lines)")
         let (_, whole) = try await runCommand(herald, ["profile", "export", "demo", "paul", "--tokens"] + bootstrap)
         #expect(whole.contains(token))
+        // Found by any identifier: the same profile's rows, in both services.
+        for identifier in [["--email", "PAUL@example.com"], ["--phone", "+33612345678"], ["--installation", "I-9"]] {
+            let (status, found) = try await runCommand(herald, ["profile", "export", "demo"] + identifier + bootstrap)
+            let rows = found.split(separator: "\n").compactMap { try? JSONParser.parse(Array($0.utf8)) }
+            let keys = Set(rows.compactMap { $0["profile_key"]?.stringValue })
+            let services = Set(rows.compactMap { $0["service"]?.stringValue })
+            #expect(status == 0 && keys.contains("demo/paul") && services == ["orchestrator", "notifier"], "\(identifier): \(found.prefix(600))")
+        }
 
         // The erasure, with the receipt of both services.
         let (erased, output) = try await runCommand(
@@ -85,7 +93,7 @@ struct ErasureEndToEndTests {
         }
         // After: nothing to export.
         let (none, nothing) = try await runCommand(herald, ["profile", "export", "demo", "paul"] + bootstrap)
-        #expect(none != 0 && nothing.contains("no instance holds demo/paul"), "\(nothing)")
+        #expect(none != 0 && nothing.contains("no instance holds anything of custom_id=paul in demo"), "\(nothing)")
         let suppressions = try await readTopic(HeraldTopic.suppressions.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) {
             $0.count >= 2
         }

@@ -63,3 +63,27 @@ struct OrchestratorErasureTests {
         #expect(receipt.removed == ["applied_records": 1] && receipt.profileKey == "demo/nobody", "\(receipt.removed)")
     }
 }
+
+/// Who an identifier reaches for an export (issue 61, item 2): every profile, not the first.
+@Suite("Export: who an identifier reaches", .serialized)
+struct ProfileLookupTests {
+    @Test("an email address (in any case) reaches every profile that has it; a phone number and a custom ID theirs; an unknown one nobody")
+    func lookups() async throws {
+        let harness = try await EngagementHarness(try configuration([demoProject]))
+        try await harness.apply([
+            try harness.writer.update(id: "p", #"{"$email_address":"Shared@Example.com","$phone_number":"+33612345678"}"#),
+            try harness.writer.update(id: "a", #"{"$email_address":"shared@example.com"}"#, customID: "ann"),
+        ])
+        let found = try await harness.database.read { db in
+            (try ProfileLookup.keys(db, project: "demo", .email("SHARED@example.com")),
+             try ProfileLookup.keys(db, project: "demo", .phone("+33612345678")),
+             try ProfileLookup.keys(db, project: "demo", .customID("ann")),
+             try ProfileLookup.keys(db, project: "demo", .customID("nobody")),
+             try ProfileLookup.keys(db, project: "other", .email("shared@example.com")))
+        }
+        #expect(found.0 == ["demo/ann", "demo/paul"] && found.1 == ["demo/paul"] && found.2 == ["demo/ann"])
+        #expect(found.3.isEmpty && found.4.isEmpty)
+        let rows = try await harness.database.read { db in try ProfileRows.export(db, key: "demo/paul", tokens: false) }
+        #expect(rows.first { $0.table == "profiles" }?.row["email"] == .string("Shared@Example.com"))
+    }
+}
