@@ -532,24 +532,18 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Every row of the profiles `keys` names, and of those whose contact has `email` or `phone`, in this instance's
     /// partitions (`ProfileRows.export`).
     func export(project: String, keys: [String], email: String?, phone: String?, tokens: Bool) async throws -> [ProfileExportResponse.Row] {
-        var rows: [ProfileExportResponse.Row] = []
-        for (number, database) in await owner.openDatabases.sorted(by: { $0.0 < $1.0 }) {
-            rows += try await database.read { db in
-                var found = Set(keys)
-                if let email {
-                    found.formUnion(try String.fetchAll(
-                        db, sql: "SELECT profile_key FROM contacts WHERE project = ? AND lower(email) = lower(?)", arguments: [project, email]))
-                }
-                if let phone {
-                    found.formUnion(try String.fetchAll(
-                        db, sql: "SELECT profile_key FROM contacts WHERE project = ? AND phone_number = ?", arguments: [project, phone]))
-                }
-                return try found.sorted().flatMap { key in
-                    try ProfileRows.export(db, key: key, tokens: tokens).map { (number, key, $0.table, $0.row) }
-                }
+        try await ProfileRows.export(owner, tokens: tokens) { db in
+            var found = Set(keys)
+            if let email {
+                found.formUnion(try String.fetchAll(
+                    db, sql: "SELECT profile_key FROM contacts WHERE project = ? AND lower(email) = lower(?)", arguments: [project, email]))
             }
+            if let phone {
+                found.formUnion(try String.fetchAll(
+                    db, sql: "SELECT profile_key FROM contacts WHERE project = ? AND phone_number = ?", arguments: [project, phone]))
+            }
+            return found.sorted()
         }
-        return rows
     }
 
     /// A ledger row, for operators and tests.

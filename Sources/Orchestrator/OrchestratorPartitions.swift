@@ -304,15 +304,7 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     /// Every row of every profile `identifier` reaches in this instance's partitions (`ProfileLookup`,
     /// `ProfileRows.export`).
     func export(project: String, _ identifier: ProfileLookup.Identifier, tokens: Bool) async throws -> [ProfileExportResponse.Row] {
-        var rows: [ProfileExportResponse.Row] = []
-        for (number, database) in await owner.openDatabases.sorted(by: { $0.0 < $1.0 }) {
-            rows += try await database.read { db in
-                try ProfileLookup.keys(db, project: project, identifier).flatMap { key in
-                    try ProfileRows.export(db, key: key, tokens: tokens).map { (number, key, $0.table, $0.row) }
-                }
-            }
-        }
-        return rows
+        try await ProfileRows.export(owner, tokens: tokens) { db in try ProfileLookup.keys(db, project: project, identifier) }
     }
 
     /// The first answer of `reader` from this instance's partitions.

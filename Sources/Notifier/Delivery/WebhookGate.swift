@@ -70,10 +70,4 @@ final class WebhookGate: Sendable {
             state.lanes.compactMap { endpoint, lanes in lanes.values.count(where: { now - $0 < lapse }) >= perEndpoint ? endpoint : nil }
         }
     }
-
-    /// Attempts out per endpoint (for the status board and tests).
-    var inFlight: [String: Int] {
-        let now = ContinuousClock.now
-        return state.withLock { state in state.lanes.mapValues { $0.values.count(where: { now - $0 < lapse }) } }
-    }
 }
