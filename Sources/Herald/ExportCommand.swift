@@ -15,11 +15,12 @@ struct ExportCommand: AsyncParsableCommand {
         discussion: """
             Finds the person by custom ID, email address, phone number, installation or Braze alias: every profile \
             the identifier reaches (two users may share an address; an installation's anonymous profile and an \
-            alias-only one count). Asks every instance of the orchestrator that owns partitions (as herald.owners \
-            announces them, or the URLs given) for those profiles' rows (GET /v1/export/{project}?…, an operator \
-            endpoint: HERALD_OPERATOR_TOKEN is sent when set), then every notifier for the same profiles, and prints \
-            their lines: {"service", "partition", "profile_key", "table", "row"}. Push tokens are masked to their \
-            last 6 characters unless --tokens. Exit status 1 when no instance holds anything of the person.
+            alias-only one count). Asks one instance of the orchestrator (as herald.owners announces them, or the \
+            URL given) its operator endpoint GET /v1/export/{project}?…, which answers for every partition of both \
+            services (HERALD_OPERATOR_TOKEN is sent when set), and prints its lines: {"service", "partition", \
+            "profile_key", "table", "row"}. Push tokens are masked to their last 6 characters unless --tokens. Asked \
+            again while a partition is not answered (503), up to --timeout. Exit status 1 when Herald holds nothing \
+            of the person.
             """)
 
     @OptionGroup var cluster: ClusterOptions
@@ -48,8 +49,8 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: "An orchestrator's URL, instead of those herald.owners announces (repeat for several).")
     var orchestrator: [String] = []
 
-    @Option(help: "A notifier's URL, instead of those herald.owners announces (repeat for several).")
-    var notifier: [String] = []
+    @Option(help: "Seconds to keep asking while a partition is not answered.")
+    var timeout: Double = 30
 
     func validate() throws {
         let named = [customID, email, phone, installation, alias].compactMap { $0 }
@@ -68,52 +69,66 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var instances: [(service: String, url: String)] = orchestrator.map { ("orchestrator", $0) } + notifier.map { ("notifier", $0) }
-        if instances.isEmpty {
+        var urls = orchestrator
+        if urls.isEmpty {
             let announced = try await CompactedTopicReader.latest(.owners, client: try cluster.client())
                 .compactMap { try? Wire.decode(OwnerAnnouncement.self, from: $0.value) }
-            instances = Set(announced.map { "\($0.service) \($0.url)" }).sorted().map { line in
-                let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
-                return (parts[0], parts[1])
-            }
-            guard !instances.isEmpty else { throw fail("no instance announced on herald.owners: name them with --orchestrator and --notifier") }
+            urls = Set(announced.filter { $0.service == "orchestrator" }.map(\.url)).sorted()
+            guard !urls.isEmpty else { throw fail("no orchestrator announced on herald.owners: name one with --orchestrator") }
         }
         let extra = tokens ? [("tokens", "true")] : []
-        var lines: [String] = []
-        for (service, base) in instances where service == "orchestrator" {
-            lines += try await Self.export(service: service, base: base, project: project, query: identifierQuery + extra)
-        }
-        // The notifiers, for the profiles the orchestrators found (and the address or number, which their contacts hold).
-        let keys = Set(lines.compactMap { try? JSONParser.parse(Array($0.utf8))["profile_key"]?.stringValue })
-        var notifierQuery = keys.sorted().map { ("profile_key", $0) }
-        if let email { notifierQuery.append(("email", email)) }
-        if let phone { notifierQuery.append(("phone", phone)) }
-        if !notifierQuery.isEmpty {
-            for (service, base) in instances where service == "notifier" {
-                lines += try await Self.export(service: service, base: base, project: project, query: notifierQuery + extra)
+        let deadline = Date().addingTimeInterval(timeout)
+        var attempt = 0
+        while true {
+            let url = urls[attempt % urls.count]
+            attempt += 1
+            switch try await Self.export(base: url, project: project, query: identifierQuery + extra) {
+            case .lines(let lines):
+                for line in lines { print(line) }
+                return
+            case .nothing:
+                throw fail("Herald holds nothing of \(identifierQuery.map { "\($0.0)=\($0.1)" }.joined(separator: " ")) in \(project)")
+            case .unavailable(let reason):
+                guard Date() < deadline else { throw fail("not answered within \(timeout) s: \(reason)") }
+                FileHandle.standardError.write(Data("\(url): \(reason); asked again\n".utf8))
+                try await Task.sleep(for: .seconds(1))
             }
         }
-        guard !lines.isEmpty else { throw fail("no instance holds anything of \(identifierQuery.map { "\($0.0)=\($0.1)" }.joined(separator: " ")) in \(project)") }
-        for line in lines { print(line) }
     }
 
-    /// The lines one instance answers (none on 404).
-    static func export(service: String, base: String, project: String, query: [(String, String)]) async throws -> [String] {
+    enum Answer {
+        case lines([String])
+        case nothing
+        case unavailable(String)
+    }
+
+    /// What the orchestrator at `base` answers: the lines, nothing (404), or not now (503, or no answer).
+    static func export(base: String, project: String, query: [(String, String)]) async throws -> Answer {
         var components = URLComponents(string: base.trimmingCharacters(in: CharacterSet(charactersIn: "/")))
         components?.percentEncodedPath = "/v1/export/" + (project.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? project)
         components?.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) }
         // `+` is a space to many servers' query parsers: spelled out (a phone number starts with one).
         let encoded = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         components?.percentEncodedQuery = encoded
-        guard let url = components?.url else { throw fail("\(service) \(base): not a URL") }
+        guard let url = components?.url else { throw fail("\(base): not a URL") }
         var request = URLRequest(url: url)
         if let token = ProcessInfo.processInfo.environment["HERALD_OPERATOR_TOKEN"], !token.isEmpty {
             request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await URLSession.shared.data(for: request)
+        } catch {
+            return .unavailable("no answer (\(error.localizedDescription))")
+        }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        if status == 404 { return [] }
-        guard status == 200 else { throw fail("\(service) \(base) answered \(status): \(String(decoding: data.prefix(300), as: UTF8.self))") }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        let text = String(decoding: data, as: UTF8.self)
+        switch status {
+        case 200: return .lines(text.split(separator: "\n").map(String.init).filter { !$0.isEmpty })
+        case 404: return .nothing
+        case 503: return .unavailable(String(text.prefix(300)))
+        default: throw fail("\(base) answered \(status): \(text.prefix(300))")
+        }
     }
 }

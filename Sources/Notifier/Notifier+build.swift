@@ -105,6 +105,19 @@ enum Notifier {
             }
         ) { suppressions.apply($0) }
 
+        // An export's questions, answered for the partitions this instance runs (docs/data-rights.md, "Export").
+        // A person's rows are JSON, which lz4 makes several times smaller: on a producer of their own, so that no other
+        // record pays for it. (The embedded broker keeps only ~5 MiB of a partition: a 10,000-row answer, 6 MB of
+        // text, lost its first parts before they were read; compressed, it is one.)
+        var exportProducerConfiguration = KafkaProducerConfiguration(client: common.kafka, clientID: "\(common.instanceID)-export")
+        exportProducerConfiguration.compression = "lz4"
+        let exportProducer = try KafkaProducer(configuration: exportProducerConfiguration, logger: logger)
+        await exportProducer.prepare(topics: [.exportAnswers])
+        let answering = ExportAnswering(partitions: partitions, producer: exportProducer, instance: common.instanceID, logger: logger)
+        let exportQuestions = try TopicTailFollower(.exportQuestions, client: common.kafka, instanceID: common.instanceID, logger: logger) {
+            await answering.answer($0)
+        }
+
         let router = Router(context: ServiceRequestContext.self)
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(InFlightLimitMiddleware<ServiceRequestContext>(service: "notifier", limit: settings.maxInFlightRequests))
@@ -130,38 +143,15 @@ enum Notifier {
             checks: [
                 HealthCheck("kafka") { await consumer.brokersReachable() }, HealthCheck("group") { consumer.hasJoinedGroup },
                 HealthCheck("partitions") { await partitions.owner.pausedPartitions.isEmpty },
-            ],
-            operatorRoutes: { reads in
-                // Everything the partitions of this instance hold of a profile, as NDJSON (docs/data-rights.md, "Export").
-                reads.get("v1/profiles/:project/:custom_id/export") { request, context in
-                    let project = ProfileExportResponse.decoded(context.parameters, "project")
-                    let key = ProfileKey.profile(project, ProfileExportResponse.decoded(context.parameters, "custom_id"))
-                    let rows = try await partitions.export(
-                        project: project, keys: [key], email: nil, phone: nil, tokens: request.uri.queryParameters.get("tokens") == "true")
-                    return ProfileExportResponse.response(service: "notifier", asked: key, rows: rows)
-                }
-                // By the profile keys the orchestrator's export found (`profile_key`, repeated), an email or a phone.
-                reads.get("v1/export/:project") { request, context -> Response in
-                    let query = request.uri.queryParameters
-                    let project = ProfileExportResponse.decoded(context.parameters, "project")
-                    var keys = query.getAll("profile_key").map { String($0) }
-                    if let id = query.get("custom_id") { keys.append(ProfileKey.profile(project, String(id))) }
-                    let (email, phone) = (query.get("email").map { String($0) }, query.get("phone").map { String($0) })
-                    guard !keys.isEmpty || email != nil || phone != nil else {
-                        return .jsonError(.badRequest, "missing_identifier", "name profile_key, custom_id, email or phone")
-                    }
-                    let rows = try await partitions.export(project: project, keys: keys, email: email, phone: phone, tokens: query.get("tokens") == "true")
-                    return ProfileExportResponse.response(service: "notifier", asked: (keys + [email, phone].compactMap { $0 }).joined(separator: ", "), rows: rows)
-                }
-            })
+            ])
         // Stopped in reverse: HTTP, the workers (finish what is in flight and record it), the consumer, the relay,
         // the curl thread, the producer.
         let purge = RetentionPurge(
             partitions: partitions, inboxRetention: settings.inboxRetention, sendRetention: settings.service.dedupeRetention,
             interval: settings.inboxPurgeInterval, logger: logger)
         return [
-            producer, restoreReader, CurlService(driver: driver), CurlService(driver: webhookDriver), NotifierRelay(partitions: partitions),
-            ownership.follower, webhookFollower, suppressionFollower, consuming, purge,
+            producer, exportProducer, restoreReader, CurlService(driver: driver), CurlService(driver: webhookDriver), NotifierRelay(partitions: partitions),
+            ownership.follower, webhookFollower, suppressionFollower, exportQuestions, consuming, purge,
         ] + workers + [ownership.announcer, http]
     }
 

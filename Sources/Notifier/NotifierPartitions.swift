@@ -529,21 +529,29 @@ actor NotifierPartitions: PartitionHooks, KafkaRebalanceListener {
         return given
     }
 
-    /// Every row of the profiles `keys` names, and of those whose contact has `email` or `phone`, in this instance's
-    /// partitions (`ProfileRows.export`).
-    func export(project: String, keys: [String], email: String?, phone: String?, tokens: Bool) async throws -> [ProfileExportResponse.Row] {
-        try await ProfileRows.export(owner, tokens: tokens) { db in
+    /// Every row of the profiles `keys` names, and of those whose contact has `email` or `phone`, in `partitions`, each
+    /// running here; nil when one is not (`ProfileRows.export`).
+    func export(
+        project: String, keys: [String], email: String?, phone: String?, tokens: Bool, in partitions: [Int32]
+    ) async throws -> [ProfileExportResponse.Row]? {
+        let lookups = Self.contactLookups(project: project, email: email, phone: phone)
+        return try await ProfileRows.export(owner, in: partitions, tokens: tokens) { db in
             var found = Set(keys)
-            if let email {
-                found.formUnion(try String.fetchAll(
-                    db, sql: "SELECT profile_key FROM contacts WHERE project = ? AND lower(email) = lower(?)", arguments: [project, email]))
-            }
-            if let phone {
-                found.formUnion(try String.fetchAll(
-                    db, sql: "SELECT profile_key FROM contacts WHERE project = ? AND phone_number = ?", arguments: [project, phone]))
-            }
+            for (sql, arguments) in lookups { found.formUnion(try String.fetchAll(db, sql: sql, arguments: arguments)) }
             return found.sorted()
         }
+    }
+
+    /// The queries that find the profiles whose contact has `email` (in any case) or `phone`.
+    static func contactLookups(project: String, email: String?, phone: String?) -> [(sql: String, arguments: StatementArguments)] {
+        var lookups: [(sql: String, arguments: StatementArguments)] = []
+        if let email {
+            lookups.append(("SELECT profile_key FROM contacts WHERE project = ? AND lower(email) = lower(?)", [project, email]))
+        }
+        if let phone {
+            lookups.append(("SELECT profile_key FROM contacts WHERE project = ? AND phone_number = ?", [project, phone]))
+        }
+        return lookups
     }
 
     /// A ledger row, for operators and tests.

@@ -18,7 +18,7 @@ enum Orchestrator {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: context.common.kafka, clientID: context.common.instanceID),
             logger: context.logger)
-        await producer.prepare(topics: [.ingest, .contacts, .sendsPush, .sendsEmail, .sendsSMS, .sendsWebhook, .dlq, .stateOrchestrator, .owners, .suppressions, .erasures])
+        await producer.prepare(topics: [.ingest, .contacts, .sendsPush, .sendsEmail, .sendsSMS, .sendsWebhook, .dlq, .stateOrchestrator, .owners, .suppressions, .erasures, .exportQuestions])
         let restoreReader = try context.config.service.restoreReader(logger: context.logger)
         let manager = OrchestratorPartitions(
             directory: context.config.service.dataDirectory, producer: producer,
@@ -50,6 +50,15 @@ enum Orchestrator {
         let peers = ownership.peers
         let experiments = ExperimentEndpoints(manager: manager, peers: peers, partitionCount: common.topicPartitions)
         experiments.answer(on: router)
+        // An export's notifier part is asked through Kafka: its answers are followed from the start.
+        let notifierAnswers = ExportAnswers(producer: producer, instance: common.instanceID, partitionCount: common.topicPartitions, logger: context.logger)
+        let answersFollower = try TopicTailFollower(.exportAnswers, client: common.kafka, instanceID: common.instanceID, logger: context.logger) {
+            notifierAnswers.apply($0)
+        }
+        let exports = ExportEndpoints(
+            manager: manager, peers: peers, notifiers: notifierAnswers, following: { answersFollower.isFollowing },
+            partitionCount: common.topicPartitions)
+        exports.answer(on: router)
         // The apps' reads are public: bounded in flight and per client, as the ingest's writes are.
         AppReads(manager: manager, catalog: context.config.catalog, owners: ownership.owners, instance: common.instanceID).register(
             on: router, limits: RateLimits(context.config.limits), maxInFlight: context.config.maxInFlight, peerKey: peers.key)
@@ -62,11 +71,12 @@ enum Orchestrator {
             operatorRoutes: { reads in
                 ProfileReadEndpoints(manager: manager).register(on: reads)
                 experiments.register(on: reads)
+                exports.register(on: reads)
             })
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on
         // revocation), then the producer flushes.
         return [
-            producer, restoreReader, follower, ownership.follower, consuming, OutboxRelay(manager: manager),
+            producer, restoreReader, follower, ownership.follower, answersFollower, consuming, OutboxRelay(manager: manager),
             EngagementTicker(manager: manager), ownership.announcer, http,
         ]
     }

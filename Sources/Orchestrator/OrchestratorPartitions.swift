@@ -301,10 +301,12 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         try await find { try ProfileView.json($0, key: key) }
     }
 
-    /// Every row of every profile `identifier` reaches in this instance's partitions (`ProfileLookup`,
-    /// `ProfileRows.export`).
-    func export(project: String, _ identifier: ProfileLookup.Identifier, tokens: Bool) async throws -> [ProfileExportResponse.Row] {
-        try await ProfileRows.export(owner, tokens: tokens) { db in try ProfileLookup.keys(db, project: project, identifier) }
+    /// Every row of every profile `identifier` reaches in `partitions`, each running here; nil when one is not
+    /// (`ProfileLookup`, `ProfileRows.export`).
+    func export(
+        project: String, _ identifier: ProfileLookup.Identifier, tokens: Bool, in partitions: [Int32]
+    ) async throws -> [ProfileExportResponse.Row]? {
+        try await ProfileRows.export(owner, in: partitions, tokens: tokens) { db in try ProfileLookup.keys(db, project: project, identifier) }
     }
 
     /// The first answer of `reader` from this instance's partitions.

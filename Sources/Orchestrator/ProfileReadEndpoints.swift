@@ -25,34 +25,6 @@ struct ProfileReadEndpoints: Sendable {
             }
             return .json(json)
         }
-        // Everything the partitions of this instance hold of the profiles an identifier reaches, as NDJSON
-        // (docs/data-rights.md, "Export"): by custom ID in the path, or `/v1/export/{project}?email=…` (`phone`,
-        // `installation_id`, `alias_label` with `alias_name`, `custom_id`).
-        reads.get("v1/profiles/:project/:custom_id/export") { request, context in
-            let (project, customID) = (decoded(context, "project"), decoded(context, "custom_id"))
-            let rows = try await manager.export(project: project, .customID(customID), tokens: request.uri.queryParameters.get("tokens") == "true")
-            return ProfileExportResponse.response(service: "orchestrator", asked: ProfileKey.profile(project, customID), rows: rows)
-        }
-        reads.get("v1/export/:project") { request, context -> Response in
-            let query = request.uri.queryParameters
-            let identifier: ProfileLookup.Identifier
-            if let id = query.get("custom_id") {
-                identifier = .customID(String(id))
-            } else if let email = query.get("email") {
-                identifier = .email(String(email))
-            } else if let phone = query.get("phone") {
-                identifier = .phone(String(phone))
-            } else if let installation = query.get("installation_id") {
-                identifier = .installation(String(installation))
-            } else if let label = query.get("alias_label"), let name = query.get("alias_name") {
-                identifier = .alias(UserAlias(label: String(label), name: String(name)))
-            } else {
-                return .jsonError(.badRequest, "missing_identifier", "name custom_id, email, phone, installation_id, or alias_label and alias_name")
-            }
-            let project = decoded(context, "project")
-            let rows = try await manager.export(project: project, identifier, tokens: query.get("tokens") == "true")
-            return ProfileExportResponse.response(service: "orchestrator", asked: "\(identifier)", rows: rows)
-        }
         // The segments a profile is in now.
         reads.get("v1/profiles/:project/:custom_id/segments") { _, context in
             let key = ProfileKey.profile(decoded(context, "project"), decoded(context, "custom_id"))

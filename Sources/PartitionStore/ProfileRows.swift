@@ -101,18 +101,17 @@ extension ProfileRows {
     /// One exported row: its partition, its profile, its table and its columns.
     package typealias Exported = (partition: Int32, profileKey: String, table: String, row: JSONValue)
 
-    /// Every row of the profiles `keys` finds in each partition open in `owner`, partition by partition (what an
-    /// instance's export endpoint answers, in either service).
+    /// Every row of the profiles `keys` finds in each of `partitions`, partition by partition, each running in `owner`
+    /// (as work its revocation waits for); nil when one is not: what an instance answers for its partitions, in either
+    /// service.
     package static func export(
-        _ owner: PartitionOwner, tokens: Bool, keys: @escaping @Sendable (Database) throws -> [String]
-    ) async throws -> [Exported] {
-        var rows: [Exported] = []
-        for (number, database) in await owner.openDatabases.sorted(by: { $0.partition < $1.partition }) {
-            rows += try await database.read { db in
-                try keys(db).flatMap { key in try export(db, key: key, tokens: tokens).map { (number, key, $0.table, $0.row) } }
+        _ owner: PartitionOwner, in partitions: [Int32], tokens: Bool, keys: @escaping @Sendable (Database) throws -> [String]
+    ) async throws -> [Exported]? {
+        try await owner.run(onEach: partitions.sorted()) { database in
+            try await database.read { db in
+                try keys(db).flatMap { key in try export(db, key: key, tokens: tokens).map { (database.partition, key, $0.table, $0.row) } }
             }
-        }
-        return rows
+        }?.flatMap { $0 }
     }
 
     /// `…` and the last 6 characters.

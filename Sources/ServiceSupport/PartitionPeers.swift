@@ -52,6 +52,11 @@ package struct PartitionPeers: Sendable {
         package var reason: String
         package var description: String { "partition \(partition): \(reason)" }
 
+        package init(partition: Int32, reason: String) {
+            self.partition = partition
+            self.reason = reason
+        }
+
         /// 503 with `Retry-After: 1`.
         package var response: Response { ReadForwarding.unavailable("partition \(partition) is not answered now (\(reason)): retry") }
     }

@@ -93,7 +93,7 @@ struct ErasureEndToEndTests {
         }
         // After: nothing to export.
         let (none, nothing) = try await runCommand(herald, ["profile", "export", "demo", "paul"] + bootstrap)
-        #expect(none != 0 && nothing.contains("no instance holds anything of custom_id=paul in demo"), "\(nothing)")
+        #expect(none != 0 && nothing.contains("Herald holds nothing of custom_id=paul in demo"), "\(nothing)")
         let suppressions = try await readTopic(HeraldTopic.suppressions.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) {
             $0.count >= 2
         }

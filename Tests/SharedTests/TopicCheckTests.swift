@@ -78,6 +78,16 @@ struct TopicCheckTests {
         #expect(try await FakeAdmin(states: states, configs: configs).ensureTopics(Self.specs).configurationChecked)
     }
 
+    @Test("an export topic is created with an hour's retention, which the operator may change")
+    func exportRetention() async throws {
+        #expect(HeraldTopic.exportAnswers.spec(partitions: 16).config == ["retention.ms": "3600000"])
+        #expect(HeraldTopic.exportQuestions.spec(partitions: 16).partitions == 1)
+        let (states, healthy) = Self.healthy()
+        var configs = healthy
+        configs[HeraldTopic.exportAnswers.name]?["retention.ms"] = "600000"
+        #expect(try await FakeAdmin(states: states, configs: configs).ensureTopics(Self.specs).configurationChecked)
+    }
+
     @Test("too few replicas and another partition count are refused together, one problem a topic and setting")
     func replicasAndPartitions() async throws {
         var (states, configs) = Self.healthy()

@@ -352,8 +352,10 @@ struct WireTests {
             "herald.ingest", "herald.config", "herald.contacts", "herald.sends.push", "herald.sends.email",
             "herald.sends.sms", "herald.sends.webhook", "herald.deliveries", "herald.dlq", "herald.state.orchestrator",
             "herald.state.notifier", "herald.owners", "herald.webhooks", "herald.suppressions", "herald.erasures",
+            "herald.export.questions", "herald.export.answers",
         ])
         #expect(specs.filter { $0.partitions == 12 }.count == 11)
+        #expect(specs.filter { $0.name.hasPrefix("herald.export.") }.allSatisfy { $0.partitions == 1 && $0.config == ["retention.ms": "3600000"] })
         #expect(specs.first { $0.name == "herald.config" }?.partitions == 1)
         #expect(specs.first { $0.name == "herald.owners" }?.partitions == 1)
         #expect(specs.first { $0.name == "herald.webhooks" }?.partitions == 1)

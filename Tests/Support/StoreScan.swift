@@ -16,3 +16,21 @@ package func storeHoldings(_ db: Database, _ needle: String) throws -> [String] 
     }
     return found
 }
+
+/// The query plan of `sql` (with `arguments`) as SQLite gives it, one detail per step.
+package func queryPlan(_ db: Database, _ sql: String, _ arguments: StatementArguments = []) throws -> [String] {
+    try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String? ?? "" }
+}
+
+/// The tables with a `profile_key` column whose rows of one profile SQLite finds only by reading the whole table: an
+/// export or an erasure of one person would take time in proportion to everyone's rows (docs/data-rights.md).
+package func tablesScannedForOneProfile(_ db: Database) throws -> [String] {
+    let tables = try String.fetchAll(
+        db, sql: """
+            SELECT m.name FROM sqlite_master m WHERE m.type = 'table'
+                AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'profile_key') ORDER BY m.name
+            """)
+    return try tables.filter { table in
+        try queryPlan(db, "SELECT * FROM \"\(table)\" WHERE profile_key = ?", ["demo/paul"]).contains { $0.hasPrefix("SCAN") }
+    }
+}

@@ -106,6 +106,17 @@ enum NotifierSchema {
                 CREATE INDEX inbox_installations_by_profile ON inbox_installations (profile_key);
                 """)
         }
+        migrator.registerMigration("notifier v10: one person's rows found through an index") { db in
+            // An erasure and an export read one person's rows in every table with a profile_key, and find them by the
+            // contact's address or number: each through an index, whatever the partition holds of everyone else
+            // (ProfileReadPlanTests). A send's and its ledger's rows are written once and deleted once by profile.
+            try db.execute(sql: """
+                CREATE INDEX sends_by_profile ON sends (profile_key);
+                CREATE INDEX ledger_by_profile ON ledger (profile_key);
+                CREATE INDEX inbox_by_profile ON inbox (profile_key);
+                CREATE INDEX contacts_by_email ON contacts (project, lower(email));
+                """)
+        }
         return migrator
     }
 

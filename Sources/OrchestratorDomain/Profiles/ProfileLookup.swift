@@ -23,20 +23,23 @@ package enum ProfileLookup {
         switch identifier {
         case .customID(let id): keys = try existing([ProfileKey.profile(project, id)])
         case .email(let address):
-            keys = try String.fetchAll(
-                db, sql: "SELECT profile_key FROM profiles WHERE project = ? AND lower(email) = lower(?)", arguments: [project, address])
+            keys = try String.fetchAll(db, sql: byEmail, arguments: [project, address])
         case .phone(let number):
-            keys = try String.fetchAll(db, sql: "SELECT profile_key FROM profiles WHERE project = ? AND phone_number = ?", arguments: [project, number])
+            keys = try String.fetchAll(db, sql: byPhone, arguments: [project, number])
         case .installation(let id):
-            keys = try String.fetchAll(
-                db, sql: "SELECT profile_key FROM installations WHERE project = ? AND installation_id = ?", arguments: [project, id])
+            keys = try String.fetchAll(db, sql: byInstallation, arguments: [project, id])
             keys += try existing([ProfileKey.home(project, id)])
         case .alias(let alias):
-            keys = try String.fetchAll(
-                db, sql: "SELECT profile_key FROM profile_aliases WHERE label = ? AND name = ? AND substr(profile_key, 1, length(?)) = ?",
-                arguments: [alias.label, alias.name, project + "/", project + "/"])
+            keys = try String.fetchAll(db, sql: byAlias, arguments: [alias.label, alias.name, project + "/", project + "/"])
             keys += try existing([ProfileKey.alias(project, alias)])
         }
         return Array(Set(keys)).sorted()
     }
+
+    /// The queries, each through an index (`ProfileReadPlanTests`): an address in any case, a number, an
+    /// installation's holders, an alias's holder.
+    static let byEmail = "SELECT profile_key FROM profiles WHERE project = ? AND lower(email) = lower(?)"
+    static let byPhone = "SELECT profile_key FROM profiles WHERE project = ? AND phone_number = ?"
+    static let byInstallation = "SELECT profile_key FROM installations WHERE project = ? AND installation_id = ?"
+    static let byAlias = "SELECT profile_key FROM profile_aliases WHERE label = ? AND name = ? AND substr(profile_key, 1, length(?)) = ?"
 }

@@ -268,6 +268,18 @@ package enum OrchestratorSchema {
                     PRIMARY KEY (profile_key, geofence)) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v22: one person's rows found through an index") { db in
+            // An erasure and an export read one person's rows in every table with a profile_key, and an export finds
+            // the person by address, number, installation or alias (ProfileLookup): each through an index, whatever the
+            // partition holds of everyone else (ProfileReadPlanTests).
+            try db.execute(sql: """
+                CREATE INDEX token_owners_by_profile ON token_owners (profile_key);
+                CREATE INDEX profiles_by_email ON profiles (project, lower(email));
+                CREATE INDEX profiles_by_phone ON profiles (project, phone_number);
+                CREATE INDEX installations_by_id ON installations (project, installation_id);
+                CREATE INDEX profile_aliases_by_name ON profile_aliases (label, name);
+                """)
+        }
         return migrator
     }
 }

@@ -45,6 +45,8 @@ package struct KafkaProducerConfiguration: Sendable {
     package var linger: Duration = .milliseconds(5)
     /// Records buffered locally before `send` fails at once with `queueFull`.
     package var maxQueuedRecords: Int = 100_000
+    /// The batches' compression (`compression.codec`, e.g. `lz4`); none by default.
+    package var compression: String?
 
     package init(client: KafkaClientSettings, clientID: String) {
         self.client = client
@@ -61,6 +63,7 @@ package struct KafkaProducerConfiguration: Sendable {
         configuration.set("message.timeout.ms", String(deliveryTimeout.milliseconds))
         configuration.set("linger.ms", String(linger.milliseconds))
         configuration.set("queue.buffering.max.messages", String(maxQueuedRecords))
+        if let compression { configuration.set("compression.codec", compression) }
         client.applyOverrides(to: &configuration)
         return configuration
     }

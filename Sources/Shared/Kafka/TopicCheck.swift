@@ -59,14 +59,15 @@ package enum TopicCheck {
         return problems
     }
 
-    /// The specs' topic configurations (`cleanup.policy`, ...) as the brokers report them (DescribeConfigs): each
-    /// setting Herald creates a topic with must still be what it was created with. A changelog or a contact topic
+    /// The specs' topic configurations (`cleanup.policy`) as the brokers report them (DescribeConfigs): each setting
+    /// Herald creates a topic with and a guarantee rests on (`checked`) must still be what it was created with; a
+    /// retention is the operator's to change. A changelog or a contact topic
     /// with `cleanup.policy=delete` (or `compact,delete`) loses rows to retention, and a partition restored from it
     /// would miss them.
     package static func problems(_ specs: [TopicSpec], configs: [String: [String: String]]) -> [TopicProblem] {
         var problems: [TopicProblem] = []
         for spec in specs {
-            for (key, expected) in spec.config.sorted(by: { $0.key < $1.key }) {
+            for (key, expected) in spec.config.sorted(by: { $0.key < $1.key }) where checked.contains(key) {
                 let actual = configs[spec.name]?[key]
                 guard actual != expected else { continue }
                 problems.append(
@@ -77,6 +78,9 @@ package enum TopicCheck {
         }
         return problems
     }
+
+    /// The settings a guarantee rests on.
+    package static let checked: Set<String> = ["cleanup.policy"]
 
     static func why(_ key: String) -> String {
         key == "cleanup.policy"

@@ -25,6 +25,10 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
     /// What each service removed when a profile was erased (`ErasureReceipt`, keyed by profile): the receipt of a
     /// delete, one part per service (docs/data-rights.md).
     case erasures = "herald.erasures"
+    /// An export's question to the notifier instances (`ExportQuestion`) and their answers (`ExportAnswer`, the rows
+    /// of a person): each read from its end by whoever waits (docs/data-rights.md, "Export"). Kept an hour.
+    case exportQuestions = "herald.export.questions"
+    case exportAnswers = "herald.export.answers"
 
     package var name: String { rawValue }
 
@@ -37,7 +41,11 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
 
     /// `herald.config`, `herald.owners`, `herald.webhooks` and `herald.suppressions` are read whole by every instance and
     /// keep one partition; every other topic is keyed by profile.
-    package var isKeyedByProfile: Bool { ![.config, .owners, .webhooks, .suppressions].contains(self) }
+    package var isKeyedByProfile: Bool { ![.config, .owners, .webhooks, .suppressions, .exportQuestions, .exportAnswers].contains(self) }
+
+    /// An export's answers hold a person's rows, and matter only while their asker waits (seconds): they are not kept
+    /// past an hour (`retention.ms`), which an operator may change; a question, which names the person, neither.
+    package var retention: Duration? { self == .exportQuestions || self == .exportAnswers ? .seconds(3600) : nil }
 
     /// The topic's specification for a cluster whose keyed topics have `partitions` partitions.
     package func spec(partitions: Int32, replicationFactor: Int32 = -1) -> TopicSpec {
@@ -45,7 +53,9 @@ package enum HeraldTopic: String, CaseIterable, Sendable {
             name: name,
             partitions: isKeyedByProfile ? partitions : 1,
             replicationFactor: replicationFactor,
-            config: isCompacted ? ["cleanup.policy": "compact"] : [:]
+            config: isCompacted
+                ? ["cleanup.policy": "compact"]
+                : retention.map { ["retention.ms": String($0.components.seconds * 1000)] } ?? [:]
         )
     }
 
