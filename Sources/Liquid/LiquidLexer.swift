@@ -64,8 +64,19 @@ enum LiquidLexer {
             var close: Int?
             while scan + 1 < utf8.count {
                 if utf8[scan] == closer, utf8[scan + 1] == UInt8(ascii: "}") {
-                    // Braze's `{{${first_name}}}`: an output closes at the last `}}` of a run of braces.
-                    while !isTag, scan + 2 < utf8.count, utf8[scan + 2] == UInt8(ascii: "}") { scan += 1 }
+                    // Braze's `{{${first_name}}}`: a brace its markup opened (`${`) is closed first, so the output ends
+                    // one brace later. Otherwise, as Ruby's tokenizer, at the first `}}`: `{{ x | json }}}` is the
+                    // output, then a `}` of text.
+                    if !isTag {
+                        var open = 0
+                        for byte in utf8[inner..<scan] {
+                            if byte == UInt8(ascii: "{") { open += 1 } else if byte == UInt8(ascii: "}"), open > 0 { open -= 1 }
+                        }
+                        while open > 0, scan + 2 < utf8.count, utf8[scan + 2] == UInt8(ascii: "}") {
+                            scan += 1
+                            open -= 1
+                        }
+                    }
                     close = scan
                     break
                 }

@@ -32,6 +32,11 @@ import Testing
         ("{{${first_name}}}", "Ada"),
         ("{{custom_attribute.${fav}}}", "blue"),
         ("{{ ${first_name} | upcase }}", "ADA"),
+        // An output ends at its first `}}` unless its markup opened a brace (`${`): as Ruby's tokenizer, a brace after
+        // it is text. A JSON body ends so (`{"count": {{ c.count }}}`).
+        ("{{ c.first_name }}}", "Ada}"),
+        (#"{"count": {{ c.count }}}"#, #"{"count": 3}"#),
+        ("{{${first_name}}}}", "Ada}"),
     ])
     func strictRendering(source: String, expected: String) throws {
         #expect(try render(source, profile, strict) == expected)
