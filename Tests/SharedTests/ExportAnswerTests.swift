@@ -40,11 +40,14 @@ struct ExportAnswerTests {
         #expect(assembly.lines == ["x", "y"])
     }
 
-    @Test("a partition out of range is not counted")
+    @Test("a partition or a part out of range is not counted")
     func outOfRange() {
         var assembly = ExportAnswerAssembly(partitionCount: 1)
         assembly.add(ExportAnswer(question: "q", instance: "n", partition: 1, part: 0, last: true, lines: ["z"]))
         assembly.add(ExportAnswer(question: "q", instance: "n", partition: -1, part: 0, last: true, lines: ["z"]))
+        // A part number no notifier writes, from a record anyone could have written: ignored, never an overflow.
+        assembly.add(ExportAnswer(question: "q", instance: "n", partition: 0, part: Int.max, last: true, lines: ["z"]))
+        assembly.add(ExportAnswer(question: "q", instance: "n", partition: 0, part: -1, last: true, lines: ["z"]))
         #expect(assembly.missing == [0])
     }
 }

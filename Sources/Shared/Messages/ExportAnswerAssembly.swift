@@ -12,12 +12,18 @@ package struct ExportAnswerAssembly: Sendable {
 
     package init(partitionCount: Int32) { self.partitionCount = partitionCount }
 
+    /// The most parts one partition's answer may have: 1 GiB of lines in parts of `ExportAnswer.maxBytes`.
+    static let maxParts = 4096
+
     package mutating func add(_ answer: ExportAnswer) {
         let partition = answer.partition
-        guard partition >= 0, partition < partitionCount, answered[partition] == nil, answer.part >= 0 else { return }
+        // A record anyone could have written: a partition or a part out of range is not counted (and no arithmetic on
+        // them can overflow).
+        guard partition >= 0, partition < partitionCount, answered[partition] == nil, (0..<Self.maxParts).contains(answer.part)
+        else { return }
         parts[partition, default: [:]][answer.instance, default: [:]][answer.part] = answer.lines
         if answer.last { lastParts[partition, default: [:]][answer.instance] = answer.part }
-        guard let last = lastParts[partition]?[answer.instance], let got = parts[partition]?[answer.instance], got.count == last + 1,
+        guard let last = lastParts[partition]?[answer.instance], let got = parts[partition]?[answer.instance], got.count - 1 == last,
             (0...last).allSatisfy({ got[$0] != nil })
         else { return }
         answered[partition] = (0...last).flatMap { got[$0] ?? [] }
