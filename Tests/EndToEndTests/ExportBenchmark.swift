@@ -6,8 +6,8 @@ import Testing
 
 /// Not a test: the figures of scripts/bench/export (runs only with HERALD_BENCH=1, in release). herald-ingest,
 /// herald-orchestrator and herald-notifier as processes on the embedded broker, with their defaults. One person, Paul,
-/// is given at least `items` stored rows through the real path (transactional pushes to his installation: each is a
-/// send and a ledger row in the notifier and a push receipt in the orchestrator), then exported `samples` times
+/// is given at least `items` stored rows through the real path (transactional pushes to his installation: about four rows
+/// each in the notifier, its send and ledger among them, and one in the orchestrator), then exported `samples` times
 /// through the orchestrator's one endpoint (`GET /v1/export/demo?…`, both services, every partition: the notifier's
 /// part asked through Kafka), by custom ID and by email. Goal: under a second (issue 61).
 @Suite("Export benchmark", .enabled(if: ProcessInfo.processInfo.environment["HERALD_BENCH"] != nil), .serialized)
