@@ -34,14 +34,11 @@ enum NotifierApplier {
     private static func erase(_ db: Database, key: String, record: KafkaRecord, now: Date) throws -> [PendingOutput] {
         var removed = try ProfileRows.count(db, key: key)
         // Badges are kept by installation: those of the installations no profile of the partition holds any more go.
-        let badges = { try Int.fetchOne(db, sql: "SELECT count(*) FROM \(InstallationBadgesTable.name)") ?? 0 }
-        let badgesBefore = try badges()
-        try forgetInstallations(db, key: key, keeping: nil)
-        if try badges() < badgesBefore { removed[InstallationBadgesTable.name] = try badgesBefore - badges() }
+        let badges = try forgetInstallations(db, key: key, keeping: nil)
+        if badges > 0 { removed[InstallationBadgesTable.name] = badges }
         try Inbox.forget(db, key: key)
         try ProfileRows.delete(db, key: key)
-        guard let erasure = record.headers.first(where: { $0.name == ErasureReceipt.header })?.value.map({ String(decoding: $0, as: UTF8.self) })
-        else { return [] }
+        guard let erasure = record.header(ErasureReceipt.header).map({ String(decoding: $0, as: UTF8.self) }) else { return [] }
         let receipt = ErasureReceipt(
             erasure: erasure, project: ProfileKey.project(of: key), profileKey: key, service: "notifier", removed: removed,
             tombstones: [HeraldTopic.stateNotifier.name: removed.values.reduce(0, +)], at: now)
@@ -52,16 +49,20 @@ enum NotifierApplier {
     /// partition holds any more takes its badge count along (one that moved to another profile here keeps it), and the
     /// feedback the snapshot made moot goes (docs/retention.md). Both grew without bound before: a user looping new
     /// installations and tokens on one profile left a row for each.
-    private static func forgetInstallations(_ db: Database, key: String, keeping contact: Contact?) throws {
+    /// Returns how many badge counts went.
+    @discardableResult
+    private static func forgetInstallations(_ db: Database, key: String, keeping contact: Contact?) throws -> Int {
         let installations = InboxInstallationsTable(db)
         let kept = Set(contact?.installations.map(\.id) ?? [])
         let project = contact?.project ?? ProfileKey.project(of: key)
         let gone = try installations.ids(key).filter { !kept.contains($0) }
         try installations.index(key, contact: contact)
+        var badges = 0
         for installationID in gone where try installations.holders(project: project, installationID: installationID).isEmpty {
-            try InstallationBadgesTable(db).delete(project: project, installationID: installationID)
+            badges += try InstallationBadgesTable(db).delete(project: project, installationID: installationID)
         }
         try FeedbackTable(db).prune(key, keeping: contact)
+        return badges
     }
 
     /// A send request: queued once per send id (a replayed outbox or a redelivered batch is not queued again), or held

@@ -17,9 +17,12 @@ struct InstallationBadgesTable {
     }
 
     /// Forgets an installation's count (it left the profiles of this partition, or was deleted with its profile).
-    func delete(project: String, installationID: String) throws {
+    /// Returns how many rows went (0 or 1).
+    @discardableResult
+    func delete(project: String, installationID: String) throws -> Int {
         try db.executeCached(
             sql: "DELETE FROM installation_badges WHERE project = ? AND installation_id = ?", arguments: [project, installationID])
+        return db.changesCount
     }
 
     func set(project: String, installationID: String, count: Int, at time: Date) throws {
