@@ -59,16 +59,16 @@ struct ExportEndpoints: Sendable {
 
     func register(on reads: RouterGroup<ServiceRequestContext>) {
         reads.get("v1/profiles/:project/:custom_id/export") { request, context in
-            let project = decoded(context, "project")
+            let project = context.decodedParameter("project")
             let question = Question(
-                project: project, customID: decoded(context, "custom_id"), tokens: request.uri.queryParameters.get("tokens") == "true")
+                project: project, customID: context.decodedParameter("custom_id"), tokens: request.uri.queryParameters.get("tokens") == "true")
             return try await export(question)
         }
         reads.get("v1/export/:project") { request, context -> Response in
             let query = request.uri.queryParameters
             func value(_ name: String) -> String? { query.get(name).map { String($0) } }
             let question = Question(
-                project: decoded(context, "project"), customID: value("custom_id"), email: value("email"), phone: value("phone"),
+                project: context.decodedParameter("project"), customID: value("custom_id"), email: value("email"), phone: value("phone"),
                 installationID: value("installation_id"), aliasLabel: value("alias_label"), aliasName: value("alias_name"),
                 tokens: value("tokens") == "true")
             return try await export(question)
@@ -110,8 +110,4 @@ struct ExportEndpoints: Sendable {
             profileKeys: Set(rows.map(\.profileKey)).sorted(), lines: rows.map { ProfileExportResponse.line(service: "orchestrator", $0) })
     }
 
-    private func decoded(_ context: ServiceRequestContext, _ name: String) -> String {
-        let raw = context.parameters.get(name) ?? ""
-        return raw.removingPercentEncoding ?? raw
-    }
 }

@@ -12,14 +12,15 @@ struct ProfileReadEndpoints: Sendable {
 
     func register(on reads: RouterGroup<ServiceRequestContext>) {
         reads.get("v1/profiles/:project/:custom_id") { _, context in
-            try await profileResponse(ProfileKey.profile(decoded(context, "project"), decoded(context, "custom_id")))
+            try await profileResponse(ProfileKey.profile(context.decodedParameter("project"), context.decodedParameter("custom_id")))
         }
         reads.get("v1/installations/:project/:installation_id") { _, context in
-            try await profileResponse(ProfileKey.home(decoded(context, "project"), decoded(context, "installation_id")))
+            try await profileResponse(ProfileKey.home(context.decodedParameter("project"), context.decodedParameter("installation_id")))
         }
         // A Braze alias: its alias-only profile, or the custom ID of the profile that holds it.
         reads.get("v1/aliases/:project/:label/:name") { _, context -> Response in
-            let (project, alias) = (decoded(context, "project"), UserAlias(label: decoded(context, "label"), name: decoded(context, "name")))
+            let project = context.decodedParameter("project")
+            let alias = UserAlias(label: context.decodedParameter("label"), name: context.decodedParameter("name"))
             guard let json = try await manager.find({ try ProfileView.alias($0, project: project, alias: alias) }) else {
                 return .jsonError(.notFound, "not_found", "no such alias in this instance's partitions")
             }
@@ -27,7 +28,7 @@ struct ProfileReadEndpoints: Sendable {
         }
         // The segments a profile is in now.
         reads.get("v1/profiles/:project/:custom_id/segments") { _, context in
-            let key = ProfileKey.profile(decoded(context, "project"), decoded(context, "custom_id"))
+            let key = ProfileKey.profile(context.decodedParameter("project"), context.decodedParameter("custom_id"))
             guard let segments = try await manager.segments(key: key) else { return try await profileResponse(key) }
             return .json(.object([JSONMember("profile_key", .string(key)), JSONMember("segments", .array(segments.map(JSONValue.string)))]))
         }
@@ -40,8 +41,4 @@ struct ProfileReadEndpoints: Sendable {
         return .json(json)
     }
 
-    private func decoded(_ context: ServiceRequestContext, _ name: String) -> String {
-        let raw = context.parameters.get(name) ?? ""
-        return raw.removingPercentEncoding ?? raw
-    }
 }

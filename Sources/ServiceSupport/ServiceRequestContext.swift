@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import NIOCore
 
@@ -15,6 +16,14 @@ package struct ServiceRequestContext: RequestContext, RemoteAddressRequestContex
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
         channel = source.channel
+    }
+}
+
+extension ServiceRequestContext {
+    /// A path parameter, percent-decoded (as it came when it does not decode; empty when absent).
+    package func decodedParameter(_ name: String) -> String {
+        let raw = parameters.get(name) ?? ""
+        return raw.removingPercentEncoding ?? raw
     }
 }
 
