@@ -19,6 +19,8 @@ final class ExportAnswers: Sendable {
     private struct Waiting {
         var assembly: ExportAnswerAssembly
         var continuation: CheckedContinuation<[String], any Error>
+        /// Writes the question, then waits out the timeout: cancelled when the question is answered first.
+        var asking: Task<Void, Never>?
     }
 
     init(producer: KafkaProducer, instance: String, partitionCount: Int32, timeout: Duration = .seconds(10), logger: Logger) {
@@ -40,7 +42,7 @@ final class ExportAnswers: Sendable {
         let partitionCount = partitionCount
         return try await withCheckedThrowingContinuation { continuation in
             waiting.withLock { $0[id] = Waiting(assembly: ExportAnswerAssembly(partitionCount: partitionCount), continuation: continuation) }
-            Task {
+            let asking = Task {
                 do {
                     _ = try await producer.send(KafkaOutgoingRecord(topic: HeraldTopic.exportQuestions.name, key: Array(id.utf8), value: value))
                 } catch {
@@ -54,6 +56,7 @@ final class ExportAnswers: Sendable {
                     finish(id, .failure(PartitionPeers.Unavailable(partition: first, reason: "no notifier answered for it within \(timeout)")))
                 }
             }
+            waiting.withLock { $0[id]?.asking = asking }
         }
     }
 
@@ -70,6 +73,8 @@ final class ExportAnswers: Sendable {
 
     /// Resumes the question's waiter once: whichever of its answers, its timeout or a failed write comes first.
     private func finish(_ id: String, _ result: Result<[String], any Error>) {
-        waiting.withLock { $0.removeValue(forKey: id) }?.continuation.resume(with: result)
+        guard let done = waiting.withLock({ $0.removeValue(forKey: id) }) else { return }
+        done.asking?.cancel()
+        done.continuation.resume(with: result)
     }
 }

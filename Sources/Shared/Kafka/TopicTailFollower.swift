@@ -38,15 +38,8 @@ package final class TopicTailFollower: Service, Sendable {
         try await consumer.closing {
             try await withGracefulShutdownHandler {
                 // Where the topic ends now (asked until the broker answers): the assignment starts there.
-                while start.end.withLock({ $0 }) == nil && !Task.isShuttingDownGracefully && !Task.isCancelled {
-                    do {
-                        let marks = try await consumer.watermarks(TopicPartition(topic.name, 0))
-                        start.end.withLock { $0 = marks.high }
-                    } catch {
-                        logger.warning("the end of a followed topic not known yet; asked again", metadata: ["topic": "\(topic.name)", "error": "\(error)"])
-                        try? await Task.sleep(for: .seconds(1))
-                    }
-                }
+                let end = await consumer.watermarksWhenKnown(TopicPartition(topic.name, 0), logger: logger)?.high
+                start.end.withLock { $0 = end }
                 for try await batch in consumer.batches() {
                     for record in batch.records { await apply(record) }
                 }

@@ -27,16 +27,7 @@ package final class WholeTopicFollower: Service, Sendable {
         try await consumer.closing {
             try await withGracefulShutdownHandler {
                 // Where the topic ended at the start (asked until the broker answers): reading up to it is catching up.
-                var end: Int64?
-                while end == nil && !Task.isShuttingDownGracefully && !Task.isCancelled {
-                    do {
-                        let marks = try await consumer.watermarks(TopicPartition(topic.name, 0))
-                        end = marks.high > marks.low ? marks.high : -1
-                    } catch {
-                        logger.warning("the end of a topic read whole not known yet; asked again", metadata: ["topic": "\(topic.name)", "error": "\(error)"])
-                        try? await Task.sleep(for: .seconds(1))
-                    }
-                }
+                let end = await consumer.watermarksWhenKnown(TopicPartition(topic.name, 0), logger: logger).map { $0.high > $0.low ? $0.high : -1 }
                 // Nothing held: caught up at once.
                 var waiting = true
                 if end == -1 {
