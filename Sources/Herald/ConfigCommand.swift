@@ -120,7 +120,7 @@ struct ConfigDirectory {
         return "valid: \(c.projects.count) project(s), \(c.apps.count) app(s), \(c.segments.count) segment(s), "
             + "\(c.templates.count) template(s), \(c.contentBlocks.count) content block(s), \(c.campaigns.count) campaign(s), "
             + "\(c.inAppMessages.count) in-app message(s), \(c.contentCards.count) content card(s), \(c.geofenceSets.count) geofence set(s), "
-            + "\(c.webhookEndpoints.count) webhook endpoint(s)"
+            + "\(c.webhookEndpoints.count) webhook endpoint(s), \(c.journeys.count) journey(s)"
     }
 
     /// What still reads but should be rewritten: Herald's first default syntax (`{{ c.name | "there" }}`), which

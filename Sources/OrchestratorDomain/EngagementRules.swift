@@ -31,10 +31,13 @@ package final class EngagementRules: Sendable {
     /// `<project>/<EVENT>` → the campaigns that count the event as a conversion, with the conversion's index.
     let conversionCampaigns: [String: [(campaign: CampaignDefinition, index: Int)]]
 
+    /// The journeys' indexes (`JourneyIndex`).
+    let journeys: JourneyIndex
+
     package static let none = EngagementRules(config: HeraldConfiguration())
 
-    /// Whether there is anything to evaluate (no segments and no campaigns: writes skip the engine).
-    var isActive: Bool { !config.segments.isEmpty || !config.campaigns.isEmpty }
+    /// Whether there is anything to evaluate (no segments, campaigns or journeys: writes skip the engine).
+    var isActive: Bool { !config.segments.isEmpty || !config.campaigns.isEmpty || !config.journeys.isEmpty }
 
     package init(config: HeraldConfiguration, clock: @escaping @Sendable () -> Date = { Date() }, partitions: Int = 1) {
         self.config = config
@@ -75,6 +78,12 @@ package final class EngagementRules: Sendable {
         exitCampaigns = exits
         cancellers = cancels
         appCampaigns = apps
+        journeys = JourneyIndex(config.journeys)
+    }
+
+    /// A campaign, or a journey's message node run as one (`JourneyDefinition.campaign(node:message:)`), by key.
+    func campaign(_ key: String) -> CampaignDefinition? {
+        config.campaigns[key] ?? journeys.messageCampaigns[key]
     }
 
     /// The segment with this key (`<project>/<id>`).

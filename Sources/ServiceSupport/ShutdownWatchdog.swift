@@ -29,15 +29,22 @@ package struct ShutdownWatchdog: Service {
         // Cancelled instead (the group failed): the group's own error ends the process.
         guard (try? await gracefulShutdown()) != nil else { return }
         let (limit, logger, exit) = (limit, logger, exit)
-        DispatchQueue.global().asyncAfter(deadline: .now() + limit.timeInterval) {
+        // A thread of its own, not Dispatch's or the concurrency pool's: a stop that hangs may be one whose threads
+        // are all blocked, and the timer must fire then most of all (under a whole test run's load, a timer on
+        // Dispatch's global queue once fired more than 20 s late).
+        let timer = Thread {
+            Thread.sleep(forTimeInterval: limit.timeInterval)
             // Logged from another thread: standard output may be a pipe nobody reads any more, and a blocked write
             // must not keep the process alive.
-            DispatchQueue.global().async {
+            let log = Thread {
                 logger.critical(
                     "stop did not finish in time: exiting", metadata: ["limit_seconds": .stringConvertible(limit.components.seconds)])
             }
+            log.start()
             Thread.sleep(forTimeInterval: 0.2)
             exit(1)
         }
+        timer.name = "herald-shutdown-watchdog"
+        timer.start()
     }
 }

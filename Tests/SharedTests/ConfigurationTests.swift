@@ -19,7 +19,7 @@ struct ConfigurationTests {
             (#"{"kind":"segment","id":"s","project":"demo","condition":"x.plan = 1"}"#,
              "condition, line 1 column 1: `x.plan` is not a path: expected b., c., t., e., email., sms., push. or location. and a name"),
             (#"{"kind":"segment","id":"s","project":"demo","condition":"c.a = 1","colour":"red"}"#, "segment: unknown field `colour`"),
-            (#"{"kind":"widget","id":"w"}"#, #"kind: expected one of project, app, segment, template, content_block, campaign, in_app_message, content_card, holdout, geofence_set, webhook_endpoint, found "widget""#),
+            (#"{"kind":"widget","id":"w"}"#, #"kind: expected one of project, app, segment, template, content_block, campaign, in_app_message, content_card, holdout, geofence_set, webhook_endpoint, journey, found "widget""#),
             (#"{"kind":"segment","id":"a b","project":"demo","condition":"c.a = 1"}"#, #"id: "a b" is not an identifier (letters, digits, _, - and ., at most 128)"#),
             (#"{"kind":"segment","id":"s","project":"nope","condition":"c.a = 1"}"#, "segment s: no project nope"),
             (#"{"kind":"template","id":"x","project":"demo","channel":"fax","variants":{}}"#, #"channel: expected push, email, sms or webhook, found "fax""#),

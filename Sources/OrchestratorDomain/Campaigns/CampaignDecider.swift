@@ -30,6 +30,7 @@ struct CampaignDecider {
 
     /// Segment entries and exits trigger the campaigns that start on them.
     mutating func segmentsChanged(_ transitions: [SegmentTransition]) throws {
+        try JourneySteps(db: db, rules: rules, now: now).segmentsChanged(transitions, &self)
         for transition in transitions {
             let direction = transition.entered ? "entry" : "exit"
             let campaigns = (transition.entered ? rules.entryCampaigns : rules.exitCampaigns)[transition.segment.key] ?? []
@@ -59,6 +60,7 @@ struct CampaignDecider {
             }
             try trigger(campaign, key: key, context)
         }
+        try JourneySteps(db: db, rules: rules, now: now).eventHappened(key: key, context, &self)
     }
 
     /// Something the app of the profile `key` reported (a session start, a notification opened): the campaigns it

@@ -48,7 +48,9 @@ struct MessageContext {
             variables["${email_address}"] = values.profile?.email.map(LiquidValue.string)
             variables["${phone_number}"] = values.profile?.phoneNumber.map(LiquidValue.string)
         }
-        if !roots.isDisjoint(with: ["event", "event_properties"]) {
+        // A journey's messages read the event that entered it as `entry` (Braze: `canvas_entry_properties`); their
+        // trigger is that event.
+        if !roots.isDisjoint(with: ["event", "event_properties", "entry", "canvas_entry_properties"]) {
             var event = LiquidObject()
             if case .object(let members)? = context.attributes {
                 for member in members {
@@ -59,8 +61,7 @@ struct MessageContext {
                 }
             }
             if let label = context.label { event["label"] = .string(label) }
-            variables["event"] = .object(event)
-            variables["event_properties"] = .object(event)
+            for root in ["event", "event_properties", "entry", "canvas_entry_properties"] { variables[root] = .object(event) }
         }
         if !roots.isDisjoint(with: ["trigger", "api_trigger_properties"]) {
             let properties = context.properties.map(LiquidValue.init(json:)) ?? .object(LiquidObject())

@@ -44,7 +44,7 @@ struct TimerRunner {
             // A delay's end, or the end of the quiet hours that held the send: decided now (expiry, audience,
             // eligibility and quiet hours again).
             let campaignKey = String(timer.ref.prefix { $0 != " " })
-            guard let campaign = rules.config.campaigns[campaignKey], let payload = timer.payload,
+            guard let campaign = rules.campaign(campaignKey), let payload = timer.payload,
                 let context = TriggerContext(json: payload)
             else { return }
             try decider.decide(campaign, key: timer.profileKey, context)
@@ -63,6 +63,8 @@ struct TimerRunner {
                 .run(campaign, occurrence: occurrence, at: at, after: payload?["after"]?.stringValue, &decider)
         case .local:
             try LocalTimeRuns(db: db, rules: rules, now: now).release(ref: timer.ref, due: timer.due, &decider)
+        case .journey:
+            try JourneySteps(db: db, rules: rules, now: now).timerDue(timer, &decider)
         case .uninstall:
             if let probe = try UninstallTracking(db: db, config: rules.config).probe(key: timer.profileKey, installationID: timer.ref, now: now) {
                 decider.output(probe)

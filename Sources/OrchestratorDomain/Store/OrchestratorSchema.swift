@@ -280,6 +280,10 @@ package enum OrchestratorSchema {
                 CREATE INDEX profile_aliases_by_name ON profile_aliases (label, name);
                 """)
         }
+        migrator.registerMigration("v23: journeys") { db in
+            // Each profile's journey instances, in flight and ended, and the versions they entered (JourneyInstancesTable).
+            try db.execute(sql: JourneyInstancesTable.createSQL)
+        }
         return migrator
     }
 }

@@ -18,6 +18,8 @@ enum TimerKind: String, Sendable, CaseIterable {
     case local
     /// An installation's daily uninstall-tracking push (`ref`: the installation id).
     case uninstall
+    /// A journey instance's delay or wait timeout ending (`ref`: `<journey key> <node> <entry id>`).
+    case journey
 
     /// The kind as an SQL literal, for the statements' text rather than a bound parameter: `timers_held` is a partial
     /// index (`WHERE kind = 'quiet'`), and SQLite re-prepares a statement at every run when a bound parameter decides

@@ -199,6 +199,22 @@ package enum MetricCatalog {
             help: "Campaign decisions, by project/campaign and outcome (\(DecisionOutcome.allCases.map(\.rawValue).joined(separator: ", "))).",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_journey_entries_total", kind: .counter,
+            help: "Journey entries, by project/journey and outcome (entered, not_in_audience, reentry_refused).",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_journey_nodes_total", kind: .counter,
+            help: "Arrivals of journey instances at a node, by project/journey and node.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_journey_timeouts_total", kind: .counter,
+            help: "Journey waits that ended by their timeout, by project/journey and node.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_journey_ends_total", kind: .counter,
+            help: "Journey instances ended, by project/journey and reason (completed, exit_rule, removed, lost).",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
             name: "herald_experiment_assignments_total", kind: .counter,
             help: "Profiles assigned a variant of a campaign's experiment, by project/campaign, experiment version and variant (control, a variant's id, or message): once per profile and version, the control group included.",
             services: [.orchestrator], zeroSeries: []),

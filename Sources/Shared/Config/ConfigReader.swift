@@ -32,6 +32,7 @@ struct ConfigReader {
             "app": ["project", "platform", "bundle_id", "categories", "uninstall_tracking", "geofences"],
             "geofence_set": Self.geofenceSetFields,
             "webhook_endpoint": Self.webhookEndpointFields,
+            "journey": Self.journeyFields,
             "segment": ["project", "name", "condition"],
             "template": ["project", "channel", "variants", "payload"],
             "content_block": ["project", "content"],
@@ -110,6 +111,7 @@ struct ConfigReader {
         case "holdout": return holdout(node, id: id, project: project, origin: origin).map(ConfigObject.holdout)
         case "geofence_set": return geofenceSet(node, id: id, project: project, origin: origin).map(ConfigObject.geofenceSet)
         case "webhook_endpoint": return webhookEndpoint(node, id: id, project: project, origin: origin).map(ConfigObject.webhookEndpoint)
+        case "journey": return journey(node, id: id, project: project, origin: origin).map(ConfigObject.journey)
         default: return campaign(node, id: id, project: project, origin: origin).map(ConfigObject.campaign)
         }
     }
@@ -180,9 +182,9 @@ struct ConfigReader {
         return seconds <= SegmentParser.maxDuration ? seconds : nil
     }
 
-    mutating func condition(_ node: ConfigNode?, text: String, namespaces: Set<String>) -> SegmentExpression? {
+    mutating func condition(_ node: ConfigNode?, text: String, namespaces: Set<String>, references: Set<String> = []) -> SegmentExpression? {
         do {
-            return try SegmentParser.parse(text, namespaces: namespaces)
+            return try SegmentParser.parse(text, namespaces: namespaces, references: references)
         } catch {
             // A condition on one line is reported at its own line; `line` of a multi-line scalar is where it starts.
             fail(node, "condition, line \(error.line) column \(error.column): \(error.message)")
@@ -429,27 +431,7 @@ struct ConfigReader {
             // A campaign of cards only.
         } else if case .array(let items)? = node["messages"]?.value, !items.isEmpty {
             for (index, item) in items.enumerated() {
-                guard let channelText = string(item, "channel"), let template = identifier(item, "template") else { continue }
-                guard let channel = MessageChannel(rawValue: channelText) else {
-                    fail(item["channel"], "messages[\(index)].channel: expected push, email, sms or webhook, found \"\(channelText)\"")
-                    continue
-                }
-                let app = item["app"] != nil ? identifier(item, "app") : nil
-                if app != nil && channel != .push { fail(item["app"], "messages[\(index)].app: only push messages target an app") }
-                var message = CampaignDefinition.Message(channel: channel, template: template, app: app)
-                if channel == .webhook {
-                    if item["endpoint"] == nil {
-                        fail(item, "messages[\(index)]: missing `endpoint` (the webhook_endpoint it calls)")
-                    } else {
-                        message.endpoint = identifier(item, "endpoint")
-                    }
-                } else if item["endpoint"] != nil {
-                    fail(item["endpoint"], "messages[\(index)].endpoint: only a webhook message calls an endpoint")
-                }
-                if item["landing"] != nil {
-                    message.landing = identifier(item, "landing")
-                    if channel != .push { fail(item["landing"], "messages[\(index)].landing: only a push lands on an in-app message when opened") }
-                }
+                guard var message = message(item, at: "messages[\(index)]") else { continue }
                 if let variants = item["variants"] {
                     message.variantTemplates = variantTemplates(variants, at: "messages[\(index)].variants")
                     variantNodes[messages.count] = variants
@@ -465,20 +447,7 @@ struct ConfigReader {
             audience: audience, delay: delay, cancelOn: cancelOn, expiresAfter: duration(node, "expires_after"),
             reeligibility: reeligibility(node["reeligibility"]), messages: messages, origin: origin)
         campaign.cards = cards
-        if let window = node["quiet_hours"] {
-            switch window.value {
-            case .bool(false), .string("off"): campaign.quietHours = .off
-            case .string("project"): campaign.quietHours = .project
-            default: if let own = quietHours(window) { campaign.quietHours = .own(own) }
-            }
-            if !campaign.marketing {
-                fail(window, "quiet_hours: transactional campaigns are never held; remove it or make the campaign marketing")
-            }
-        }
-        campaign.ignoreFrequencyCap = bool(node, "ignore_frequency_cap", default: false)
-        if campaign.ignoreFrequencyCap && !campaign.marketing {
-            fail(node["ignore_frequency_cap"], "ignore_frequency_cap: transactional campaigns are never capped; remove it")
-        }
+        (campaign.quietHours, campaign.ignoreFrequencyCap) = marketingRules(node, marketing: campaign.marketing, "campaign")
         campaign.tracking = bool(node, "tracking", default: true)
         campaign.tags = identifiers(node, "tags", "tags")
         if let experimentNode = node["experiment"] {
@@ -551,6 +520,54 @@ struct ConfigReader {
             categories[name] = actions
         }
         return categories
+    }
+
+    /// `quiet_hours` (project, off, or a window of its own) and `ignore_frequency_cap` of a campaign or a journey
+    /// (`what`, in errors): marketing only.
+    mutating func marketingRules(_ node: ConfigNode, marketing: Bool, _ what: String) -> (QuietHoursSetting, Bool) {
+        var setting = QuietHoursSetting.project
+        if let window = node["quiet_hours"] {
+            switch window.value {
+            case .bool(false), .string("off"): setting = .off
+            case .string("project"): setting = .project
+            default: if let own = quietHours(window) { setting = .own(own) }
+            }
+            if !marketing {
+                fail(window, "quiet_hours: transactional \(what)s are never held; remove it or make the \(what) marketing")
+            }
+        }
+        let ignore = bool(node, "ignore_frequency_cap", default: false)
+        if ignore && !marketing {
+            fail(node["ignore_frequency_cap"], "ignore_frequency_cap: transactional \(what)s are never capped; remove it")
+        }
+        return (setting, ignore)
+    }
+
+    /// One message of a campaign or a journey: `{channel, template, app, endpoint, landing}` (`path` names it in
+    /// errors).
+    mutating func message(_ item: ConfigNode, at path: String) -> CampaignDefinition.Message? {
+        guard let channelText = string(item, "channel"), let template = identifier(item, "template") else { return nil }
+        guard let channel = MessageChannel(rawValue: channelText) else {
+            fail(item["channel"], "\(path).channel: expected push, email, sms or webhook, found \"\(channelText)\"")
+            return nil
+        }
+        let app = item["app"] != nil ? identifier(item, "app") : nil
+        if app != nil && channel != .push { fail(item["app"], "\(path).app: only push messages target an app") }
+        var message = CampaignDefinition.Message(channel: channel, template: template, app: app)
+        if channel == .webhook {
+            if item["endpoint"] == nil {
+                fail(item, "\(path): missing `endpoint` (the webhook_endpoint it calls)")
+            } else {
+                message.endpoint = identifier(item, "endpoint")
+            }
+        } else if item["endpoint"] != nil {
+            fail(item["endpoint"], "\(path).endpoint: only a webhook message calls an endpoint")
+        }
+        if item["landing"] != nil {
+            message.landing = identifier(item, "landing")
+            if channel != .push { fail(item["landing"], "\(path).landing: only a push lands on an in-app message when opened") }
+        }
+        return message
     }
 
     /// `{max: 600, per: 1m}`: at most `max` messages per period (1 second to 1 day); returned per minute.

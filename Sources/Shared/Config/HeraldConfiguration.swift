@@ -15,6 +15,8 @@ package struct HeraldConfiguration: Sendable {
     package var geofenceSets: [String: GeofenceSetDefinition] = [:]
     /// The projects' webhook endpoints (`kind: webhook_endpoint`, docs/webhooks.md), by key.
     package var webhookEndpoints: [String: WebhookEndpointDefinition] = [:]
+    /// Journeys (`kind: journey`, docs/journeys.md), by key.
+    package var journeys: [String: JourneyDefinition] = [:]
     package var inAppMessages: [String: InAppMessageDefinition] = [:] {
         didSet { inAppMessagesByPriority = Self.byPriority(inAppMessages) }
     }
@@ -68,6 +70,7 @@ package struct HeraldConfiguration: Sendable {
             case .holdout(let holdout): config.holdouts[holdout.key] = holdout
             case .geofenceSet(let set): config.geofenceSets[set.key] = set
             case .webhookEndpoint(let endpoint): config.webhookEndpoints[endpoint.key] = endpoint
+            case .journey(let journey): config.journeys[journey.key] = journey
             }
         }
         issues += config.resolvePlaces()
@@ -120,22 +123,7 @@ package struct HeraldConfiguration: Sendable {
             default: break
             }
             for (index, message) in campaign.messages.enumerated() {
-                let template = templates["\(project)/\(message.template)"]
-                check(template != nil, campaign.origin, "\(name): messages[\(index)].template: no template \(message.template) in project \(project)")
-                if let template {
-                    check(
-                        template.channel == message.channel, campaign.origin,
-                        "\(name): messages[\(index)]: template \(message.template) is for \(template.channel.rawValue), not \(message.channel.rawValue)")
-                }
-                if let app = message.app {
-                    check(apps["\(project)/\(app)"] != nil, campaign.origin, "\(name): messages[\(index)].app: no app \(app) in project \(project)")
-                }
-                if message.channel == .webhook {
-                    let endpoint = message.endpoint ?? ""
-                    check(
-                        webhookEndpoints["\(project)/\(endpoint)"] != nil, campaign.origin,
-                        "\(name): messages[\(index)].endpoint: no webhook_endpoint \(endpoint) in project \(project)")
-                }
+                issues += messageIssues(message, project: project, at: "\(name): messages[\(index)]", campaign.origin)
                 for (variant, id) in message.variantTemplates.sorted(by: { $0.key < $1.key }) {
                     let other = templates["\(project)/\(id)"]
                     check(
@@ -168,7 +156,27 @@ package struct HeraldConfiguration: Sendable {
                 }
             }
         }
-        return issues + contentBlockIssues()
+        return issues + journeyIssues() + contentBlockIssues()
+    }
+
+    /// What a message references (its template, of its channel; its app; its webhook endpoint) missing from `project`;
+    /// `path` names the message.
+    func messageIssues(_ message: CampaignDefinition.Message, project: String, at path: String, _ origin: ConfigOrigin) -> [ConfigIssue] {
+        var problems: [String] = []
+        if let template = templates["\(project)/\(message.template)"] {
+            if template.channel != message.channel {
+                problems.append("\(path): template \(message.template) is for \(template.channel.rawValue), not \(message.channel.rawValue)")
+            }
+        } else {
+            problems.append("\(path).template: no template \(message.template) in project \(project)")
+        }
+        if let app = message.app, apps["\(project)/\(app)"] == nil {
+            problems.append("\(path).app: no app \(app) in project \(project)")
+        }
+        if message.channel == .webhook, webhookEndpoints["\(project)/\(message.endpoint ?? "")"] == nil {
+            problems.append("\(path).endpoint: no webhook_endpoint \(message.endpoint ?? "") in project \(project)")
+        }
+        return problems.map { ConfigIssue(file: origin.file, line: origin.line, message: $0) }
     }
 
     static func cardDigests(_ cards: [String: ContentCardDefinition]) -> ([String: String], [String: String]) {
@@ -242,10 +250,11 @@ package enum ConfigObject: Sendable {
     case holdout(HoldoutGroup)
     case geofenceSet(GeofenceSetDefinition)
     case webhookEndpoint(WebhookEndpointDefinition)
+    case journey(JourneyDefinition)
 
     package static let kinds = [
         "project", "app", "segment", "template", "content_block", "campaign", "in_app_message", "content_card", "holdout",
-        "geofence_set", "webhook_endpoint",
+        "geofence_set", "webhook_endpoint", "journey",
     ]
 
     package var key: String {
@@ -261,6 +270,7 @@ package enum ConfigObject: Sendable {
         case .holdout(let holdout): HeraldConfiguration.key(kind: "holdout", project: holdout.project, id: holdout.id)
         case .geofenceSet(let set): HeraldConfiguration.key(kind: "geofence_set", project: set.project, id: set.id)
         case .webhookEndpoint(let endpoint): HeraldConfiguration.key(kind: "webhook_endpoint", project: endpoint.project, id: endpoint.id)
+        case .journey(let journey): HeraldConfiguration.key(kind: "journey", project: journey.project, id: journey.id)
         }
     }
 }
@@ -461,6 +471,9 @@ package struct CampaignDefinition: Sendable {
     package var experiment: Experiment?
     /// The events that count as its goal reached, in order (a conversion's index is its position).
     package var conversions: [Conversion] = []
+    /// The journey whose message node this campaign is (`JourneyDefinition.campaign(node:message:)`), nil for a
+    /// campaign.
+    package var journey: String?
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 }

@@ -3,9 +3,11 @@ import Liquid
 /// The names a message template reads (docs/templates.md): Herald's namespaces, and Braze's forms of the same.
 package enum MessageVariables {
     /// Herald's namespaces and Braze's objects: `c`/`custom_attribute`, `b`, `event`/`event_properties`,
-    /// `trigger`/`api_trigger_properties`, `campaign`, `content_blocks`.
+    /// `trigger`/`api_trigger_properties`, `campaign`, `content_blocks`, and a journey's entry event
+    /// `entry`/`canvas_entry_properties` (in a campaign, the event that triggered it).
     package static let roots: Set<String> = [
         "c", "b", "event", "trigger", "custom_attribute", "event_properties", "api_trigger_properties", "campaign", "content_blocks",
+        "entry", "canvas_entry_properties",
     ]
 
     /// Braze's standard attributes written `${name}`, and what each reads in Herald.

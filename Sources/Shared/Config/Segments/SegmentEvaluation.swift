@@ -9,15 +9,15 @@ extension SegmentExpression {
         case .or(let left, let right): left.matches(at: now, read: read) || right.matches(at: now, read: read)
         case .not(let inner): !inner.matches(at: now, read: read)
         case .exists(let path): read(path) != nil
-        case .compare(let path, let op, let operand): Self.compare(read(path), op, operand, now: now)
-        case .isIn(let path, let operands):
-            switch read(path) {
-            case .strings(let items)?: items.contains { item in operands.contains(.string(item)) }
-            case let value?: operands.contains { Self.compare(value, .equal, $0, now: now) }
-            case nil: operands.contains(.null)
+        case .compare(let path, let op, let operand): Self.compare(read(path), op, Self.resolve(operand, read), now: now)
+        case .isIn(let path, let written):
+            switch (read(path), written.map { Self.resolve($0, read) }) {
+            case (.strings(let items)?, let operands): items.contains { item in operands.contains(.string(item)) }
+            case (let value?, let operands): operands.contains { Self.compare(value, .equal, $0, now: now) }
+            case (nil, let operands): operands.contains(.null)
             }
         case .contains(let path, let operand):
-            switch (read(path), operand) {
+            switch (read(path), Self.resolve(operand, read)) {
             case (.strings(let items)?, .string(let text)): items.contains(text)
             case (.string(let value)?, .string(let text)): value.contains(text)
             default: false
@@ -27,6 +27,19 @@ extension SegmentExpression {
             case (.number(let latitude)?, .number(let longitude)?): circle.contains(latitude: latitude, longitude: longitude)
             default: false
             }
+        }
+    }
+
+    /// A reference (`entry.cart_id`) as the value it reads now: absent reads as null, a time as its wire text (which
+    /// compares with times), a list as null (a list is never one value).
+    static func resolve(_ operand: SegmentOperand, _ read: (SegmentPath) -> SegmentValue?) -> SegmentOperand {
+        guard case .reference(let path) = operand else { return operand }
+        switch read(path) {
+        case .string(let text)?: return .string(text)
+        case .number(let number)?: return .number(number)
+        case .bool(let flag)?: return .bool(flag)
+        case .time(let time)?: return .string("\(wire: time)")
+        case .strings?, nil: return .null
         }
     }
 

@@ -106,6 +106,8 @@ package enum SegmentOperand: Sendable, Equatable {
     case bool(Bool)
     case null
     case relativeTime(seconds: Double)
+    /// Another path's value at evaluation (`entry.cart_id`), where the parser was given its namespace.
+    case reference(SegmentPath)
 }
 
 /// A value read from a profile.
@@ -144,9 +146,12 @@ package enum SegmentParser {
     /// leaves the range the wire's times and SQLite's columns hold.
     package static let maxDuration: Double = 36_500 * 86_400
 
-    /// Parses a condition over `namespaces` (a campaign's event condition reads only `event.`).
-    package static func parse(_ text: String, namespaces: Set<String> = namespaces) throws(SegmentParseError) -> SegmentExpression {
-        var parser = Parser(tokens: try tokenize(text), text: text, namespaces: namespaces)
+    /// Parses a condition over `namespaces` (a campaign's event condition reads only `event.`). A path of a namespace in
+    /// `references` may stand where a value does (a journey's wait: `event.cart_id = entry.cart_id`).
+    package static func parse(
+        _ text: String, namespaces: Set<String> = namespaces, references: Set<String> = []
+    ) throws(SegmentParseError) -> SegmentExpression {
+        var parser = Parser(tokens: try tokenize(text), text: text, namespaces: namespaces, references: references)
         let expression = try parser.orExpression()
         guard parser.peek.kind == .end else { throw parser.error("expected `and`, `or` or the end, found \(parser.peek.kind)") }
         return expression
@@ -270,6 +275,7 @@ package enum SegmentParser {
         var tokens: [Token]
         let text: String
         let namespaces: Set<String>
+        let references: Set<String>
         var index = 0
 
         var peek: Token { tokens[index] }
@@ -413,6 +419,13 @@ package enum SegmentParser {
             case .word(let word) where word.lowercased() == "true": return .bool(true)
             case .word(let word) where word.lowercased() == "false": return .bool(false)
             case .word(let word) where word.lowercased() == "null": return .null
+            case .word(let word) where references.contains(String(word.prefix { $0 != "." })):
+                let parts = word.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+                guard parts.count >= 2, !parts.dropFirst().contains("") else {
+                    index -= 1
+                    throw error("`\(word)` is not a path: expected \(parts[0]). and a name")
+                }
+                return .reference(SegmentPath(parts[0], Array(parts.dropFirst())))
             case .word(let word) where word.lowercased() == "now":
                 var sign = 0.0
                 if symbol("+") { sign = 1 } else if symbol("-") { sign = -1 }
