@@ -4,7 +4,7 @@ import Shared
 import Testing
 
 /// A rate-limited broadcast through the orchestrator process, killed with SIGKILL while it spreads (issue 21).
-@Suite("Broadcast end to end", .timeLimit(.minutes(3)))
+@Suite("Broadcast end to end", .timeLimit(.minutes(5)))
 struct BroadcastEndToEndTests {
     static let members = 120
 

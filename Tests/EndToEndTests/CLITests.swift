@@ -3,7 +3,7 @@ import HeraldTestSupport
 import Shared
 import Testing
 
-@Suite("herald CLI against a broker", .timeLimit(.minutes(2)))
+@Suite("herald CLI against a broker", .timeLimit(.minutes(5)))
 struct CLITests {
     static var herald: String { binDirectory.appendingPathComponent("herald").path }
 

@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("Campaigns end to end", .timeLimit(.minutes(3)))
+@Suite("Campaigns end to end", .timeLimit(.minutes(5)))
 struct CampaignEndToEndTests {
     /// A configuration directory: a project, a push template with a French variant, a campaign on ADD_TO_CART.
     static func configDirectory() throws -> String {

@@ -5,7 +5,7 @@ import Testing
 /// `herald campaign schedule` on the days clocks change, judged by Python's zoneinfo (the IANA database of this
 /// machine) applying Herald's documented rule: a wall-clock time is the first instant at which the zone's clock shows
 /// it or a later one (docs/campaigns.md, "Local time").
-@Suite("herald campaign schedule against zoneinfo", .timeLimit(.minutes(2)))
+@Suite("herald campaign schedule against zoneinfo", .timeLimit(.minutes(5)))
 struct CampaignPreviewTests {
     static let judge = #"""
         import sys

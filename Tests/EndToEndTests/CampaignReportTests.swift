@@ -6,7 +6,7 @@ import Testing
 
 /// `herald campaign report` over two orchestrator processes (issue 36, item 4): the figures of every partition summed,
 /// the same from either instance, and equal to what the assignment's hash and the feed say.
-@Suite("Campaign report", .timeLimit(.minutes(3)))
+@Suite("Campaign report", .timeLimit(.minutes(5)))
 struct CampaignReportTests {
     static let users = (0..<24).map { "r\($0)" }
 

@@ -10,7 +10,7 @@ import Testing
 /// The vendors' own client libraries, unmodified, against a running ingest and orchestrator (issue 22, item 3):
 /// braze-client's `/users/track`, Segment's analytics-python and RudderStack's rudder-sdk-python (gzip bodies), driven
 /// by `scripts/compat-clients` from `.venv` (scripts/setup.sh), then the profiles read back from the orchestrator.
-@Suite("Braze, Segment and RudderStack clients end to end", .serialized, .timeLimit(.minutes(4)))
+@Suite("Braze, Segment and RudderStack clients end to end", .serialized, .timeLimit(.minutes(5)))
 struct CompatibilityClientTests {
     static let python = repositoryFile(".venv/bin/python")
     static let driver = repositoryFile("scripts/compat-clients")

@@ -8,7 +8,7 @@ import Testing
 /// An erasure through the three processes (issue 61, item 3): `herald profile erase` answers with both services'
 /// receipts; afterwards every store of the services and every compacted topic that held the person is read, and nothing
 /// of them is found.
-@Suite("Erasure end to end", .timeLimit(.minutes(4)))
+@Suite("Erasure end to end", .timeLimit(.minutes(5)))
 struct ErasureEndToEndTests {
     @Test("a person who was sent a push is exported (both services' rows, the token masked), then erased: the receipt has both parts; no partition database and no compacted topic holds them after, nothing is left to export; their addresses are suppressed")
     func eraseEverywhere() async throws {

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// An app syncing its in-app messages from the orchestrator process, with config/example applied (issue 35, item 3).
-@Suite("In-app messages end to end", .timeLimit(.minutes(3)))
+@Suite("In-app messages end to end", .timeLimit(.minutes(5)))
 struct InAppEndToEndTests {
     @Test("an identified app syncs its messages rendered for its user; impressions on its devices end them; the auth matrix")
     func sync() async throws {

@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("Ingest end to end", .timeLimit(.minutes(3)))
+@Suite("Ingest end to end", .timeLimit(.minutes(5)))
 struct IngestEndToEndTests {
     @Test("HTTP → herald-ingest → embedded broker: the record read back from herald.ingest is the one accepted")
     func httpToTopic() async throws {

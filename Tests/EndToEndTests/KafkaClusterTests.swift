@@ -6,7 +6,7 @@ import Yams
 /// deploy/compose.cluster.yaml (three KRaft brokers, SASL SCRAM over TLS for clients) and deploy/kafka/make-certs.sh,
 /// checked without an engine: the compose file by docker-compose's own parser, then read as data; the certificates
 /// by OpenSSL's own server and client, as librdkafka (which uses OpenSSL) will check them.
-@Suite("Kafka cluster deployment", .timeLimit(.minutes(3)))
+@Suite("Kafka cluster deployment", .timeLimit(.minutes(5)))
 struct KafkaClusterTests {
     static let file = "deploy/compose.cluster.yaml"
     static let environment = [

@@ -10,7 +10,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("Delivery end to end", .timeLimit(.minutes(3)))
+@Suite("Delivery end to end", .timeLimit(.minutes(5)))
 struct NotifierEndToEndTests {
     @Test("an event over HTTP → campaign → the notifier process pushes it to APNs over TLS, reports it, and the inbox serves it")
     func eventToDevice() async throws {

@@ -12,7 +12,7 @@ import Testing
 /// Two notifier processes share the partitions: the inbox and SMS replies reaching either instance get the answer of
 /// every partition's owner (docs/partitions.md, "Questions to the owners"), and the instance left after the other
 /// stops answers it all.
-@Suite("Notifier: questions to the partitions' owners", .timeLimit(.minutes(4)))
+@Suite("Notifier: questions to the partitions' owners", .timeLimit(.minutes(5)))
 struct NotifierPeersTests {
     static let users = (0..<8).map { "user\($0)" }
     static let liveKey = "live_demo_ios_0123456789"

@@ -5,7 +5,7 @@ import Testing
 
 /// `herald suppression list|add|remove` and `herald webhook list|replay` against a cluster (issue 61): what they write
 /// to the compacted topics the notifiers follow, and the input they refuse.
-@Suite("The herald command: suppression list and webhook endpoints", .timeLimit(.minutes(2)))
+@Suite("The herald command: suppression list and webhook endpoints", .timeLimit(.minutes(5)))
 struct OperatorListsCLITests {
     static let herald = binDirectory.appendingPathComponent("herald").path
 

@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("Orchestrator end to end", .timeLimit(.minutes(3)))
+@Suite("Orchestrator end to end", .timeLimit(.minutes(5)))
 struct OrchestratorEndToEndTests {
     static func start(
         _ cluster: EmbeddedKafkaCluster, data: String, environment extra: [String: String] = [:]

@@ -3,7 +3,7 @@ import HeraldTestSupport
 import Shared
 import Testing
 
-@Suite("scripts/produce", .timeLimit(.minutes(2)))
+@Suite("scripts/produce", .timeLimit(.minutes(5)))
 struct ProduceScriptTests {
     /// Issue 34, item 8: at 03:40 UTC the demo sent no email, since every user took the project's Europe/Paris, whose
     /// quiet hours (21:00-08:00, config/example) held them all.

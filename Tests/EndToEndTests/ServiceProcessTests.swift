@@ -8,7 +8,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("Service executables", .timeLimit(.minutes(3)))
+@Suite("Service executables", .timeLimit(.minutes(5)))
 struct ServiceProcessTests {
     static let services = ["herald-ingest", "herald-orchestrator", "herald-notifier"]
 

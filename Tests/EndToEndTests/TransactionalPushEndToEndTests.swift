@@ -10,7 +10,7 @@ import Testing
 
 /// `POST /v1/sends/push` through the three processes to the APNs simulator (issue 22, item 5): to an identified
 /// installation (its token is the orchestrator's, the send goes where the installation is) and to a raw token.
-@Suite("Transactional push end to end", .timeLimit(.minutes(3)))
+@Suite("Transactional push end to end", .timeLimit(.minutes(5)))
 struct TransactionalPushEndToEndTests {
     @Test("an installation's push and a raw token's reach APNs; badges count per installation; a retried call is one push")
     func sendsReachDevices() async throws {

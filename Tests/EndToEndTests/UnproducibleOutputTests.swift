@@ -7,7 +7,7 @@ import Testing
 /// profile that does not exist yet is accepted by the ingest (its record under the producer's 1 MB), and its dead letter
 /// (the record whole, as a JSON string: each quote escaped once more) is over it. Before, the orchestrator tried to produce it every second from then on, and
 /// nothing else of that partition went out: here, the contact snapshot of the next write for the same profile.
-@Suite("An output too large for the broker", .timeLimit(.minutes(3)))
+@Suite("An output too large for the broker", .timeLimit(.minutes(5)))
 struct UnproducibleOutputTests {
     @Test("becomes a small dead letter, and the partition's next outputs go out")
     func oversizedDeadLetter() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// `herald config` reads YAML 1.2 (its core schema), judged by ruamel.yaml, a YAML 1.2 parser (in .venv): a value that
 /// YAML 1.1 reads as a boolean or a base-60 number (`id: NO`, Norway, was the boolean false) is text.
-@Suite("herald config reads YAML 1.2", .timeLimit(.minutes(2)))
+@Suite("herald config reads YAML 1.2", .timeLimit(.minutes(5)))
 struct YAMLConfigTests {
     static var herald: String { binDirectory.appendingPathComponent("herald").path }
 

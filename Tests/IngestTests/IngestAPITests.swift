@@ -699,7 +699,7 @@ final class GatedSink: RecordSink {
     }
 }
 
-@Suite("Ingest API: bounded", .timeLimit(.minutes(3)))
+@Suite("Ingest API: bounded", .timeLimit(.minutes(5)))
 struct BoundedTests {
     @Test("beyond the requests in flight allowed, 503 overloaded with Retry-After, before the body is read; the others complete")
     func inFlightCap() async throws {

@@ -9,7 +9,7 @@ import Testing
 
 /// The sends a batch brings are claimed in the transaction that stores them, up to the room their channel's worker
 /// has, and handed to it (issue 58: no claim transaction of their own); what the room leaves is the worker's.
-@Suite("Notifier: sends claimed in their batch's transaction", .timeLimit(.minutes(3)))
+@Suite("Notifier: sends claimed in their batch's transaction", .timeLimit(.minutes(5)))
 struct BatchClaimTests {
     /// An APNs provider on the harness's simulator with `limit` calls in flight (the worker's window).
     static func apns(_ harness: NotifierHarness, limit: Int) throws -> APNsProvider {

@@ -374,7 +374,7 @@ func installationJSON(
     return String(decoding: try! JSONEncoder().encode(installation), as: UTF8.self)
 }
 
-@Suite("Notifier: delivery against the simulators", .timeLimit(.minutes(3)))
+@Suite("Notifier: delivery against the simulators", .timeLimit(.minutes(5)))
 struct DeliveryFlowTests {
     @Test("a push fans out to each reachable installation: APNs and FCM receive it, the opted-out one is suppressed")
     func pushFanOut() async throws {

@@ -8,7 +8,7 @@ import Testing
 /// Every message the notifier builds, judged by Python's email package with its strict policy (a defect raises) and
 /// by the line limits of RFC 5322 (998 octets) and RFC 2047 (encoded words of at most 75 characters, on lines of at
 /// most 76), then read back: the subject and the display names as written, the bodies whole.
-@Suite("Email messages per RFC 5322, 2047 and 6532", .timeLimit(.minutes(2)))
+@Suite("Email messages per RFC 5322, 2047 and 6532", .timeLimit(.minutes(5)))
 struct EmailMessageTests {
     static let judge = #"""
         import email, email.policy, json, re, sys

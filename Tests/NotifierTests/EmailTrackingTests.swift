@@ -12,7 +12,7 @@ import Testing
 
 /// Email open and click tracking (issue 36, item 1): links rewritten at render time and signed, the notifier's redirect
 /// and pixel, the reports they write, and machine opens told apart.
-@Suite("Notifier: email opens and clicks", .serialized, .timeLimit(.minutes(2)))
+@Suite("Notifier: email opens and clicks", .serialized, .timeLimit(.minutes(5)))
 struct EmailTrackingTests {
     static let publicURL = "https://notify.example.com"
     static let secret = "0123456789abcdef-secret"

@@ -9,7 +9,7 @@ import Testing
 /// google-api-python-client ships, in .venv): each field known to its schema and of its type, enums among their values,
 /// durations as Google writes them, data values strings under keys the description does not reserve; and no message
 /// sent over the 4,096 bytes FCM takes (counted by the judge: notification, data and Android notification as JSON).
-@Suite("FCM messages per Google's API description", .timeLimit(.minutes(2)))
+@Suite("FCM messages per Google's API description", .timeLimit(.minutes(5)))
 struct FCMConformanceTests {
     static let judge = #"""
         import glob, json, re, sys

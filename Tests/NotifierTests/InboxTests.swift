@@ -14,7 +14,7 @@ import Testing
 
 /// The inbox: pushes delivered through the harness (workers and the APNs/FCM simulators) land in it; the API is
 /// called through Hummingbird's router.
-@Suite("Notifier: inbox", .serialized, .timeLimit(.minutes(3)))
+@Suite("Notifier: inbox", .serialized, .timeLimit(.minutes(5)))
 struct InboxTests {
     static let liveKey = "live_demo_ios_0123456789"
     static let secret = "inbox_secret_demo_ios"

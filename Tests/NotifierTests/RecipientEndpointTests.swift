@@ -12,7 +12,7 @@ import Testing
 
 /// The notifier's HTTP endpoints that recipients and providers call, through Hummingbird's router, over the harness's
 /// partitions and broker.
-@Suite("Notifier: unsubscribe and SMS webhook endpoints", .serialized, .timeLimit(.minutes(2)))
+@Suite("Notifier: unsubscribe and SMS webhook endpoints", .serialized, .timeLimit(.minutes(5)))
 struct RecipientEndpointTests {
     static let publicURL = "https://notify.example.com"
     static let links = UnsubscribeLinks(secret: "0123456789abcdef-secret", publicURL: publicURL)

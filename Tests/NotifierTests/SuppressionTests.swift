@@ -10,7 +10,7 @@ import Testing
 
 /// The suppression list (issue 61, item 4): an address on it is never sent to, transactional or not, whatever its
 /// profile says; a hard bounce puts it there; nothing is sent before the list is read.
-@Suite("Suppression list", .timeLimit(.minutes(3)))
+@Suite("Suppression list", .timeLimit(.minutes(5)))
 struct SuppressionTests {
     static func record(_ entry: SuppressionEntry?, key: String? = nil) throws -> KafkaRecord {
         KafkaRecord(
@@ -89,7 +89,7 @@ struct SuppressionTests {
 /// An erasure in the notifier's partition (issue 61, item 3): the contact tombstone that names an erasure takes every row
 /// of the profile with it (contact, feedback, inbox, installations and badges, sends and ledger) and answers the
 /// notifier's part of the receipt.
-@Suite("Erasure in the notifier", .timeLimit(.minutes(3)))
+@Suite("Erasure in the notifier", .timeLimit(.minutes(5)))
 struct NotifierErasureTests {
     @Test("the named tombstone leaves nothing of the profile in the partition's database, and the receipt counts what went")
     func erasesEverything() async throws {

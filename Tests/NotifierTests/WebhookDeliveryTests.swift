@@ -116,7 +116,7 @@ struct WebhookSignatureTests {
     }
 }
 
-@Suite("Webhooks: delivery against the simulators' receiver", .timeLimit(.minutes(3)))
+@Suite("Webhooks: delivery against the simulators' receiver", .timeLimit(.minutes(5)))
 struct WebhookDeliveryTests {
     @Test("a call reaches the receiver signed (verified by the receiver and by the reference verifier), with its headers and body as rendered")
     func signedDelivery() async throws {

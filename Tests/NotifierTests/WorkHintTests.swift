@@ -7,7 +7,7 @@ import Testing
 
 /// A worker's look at every partition reads only those where an attempt may be due (`DueHints`, issue 58): an idle
 /// notifier reads nothing; every row made due lowers its partition's hint.
-@Suite("Notifier: work hints", .timeLimit(.minutes(2)))
+@Suite("Notifier: work hints", .timeLimit(.minutes(5)))
 struct WorkHintTests {
     @Test("after a claim that found nothing a partition is not read again; a send held until a time makes it due at that time, not before")
     func heldSendMakesItDue() async throws {

@@ -15,7 +15,7 @@ import Testing
 /// The apps' reads on the orchestrator are public, and share the CPU and SQLite's readers with the apply loop: 3,000
 /// syncs in 128 parallel streams were once all served. They are bounded as the ingest's writes are: requests in flight,
 /// per client address and per installation (`AppReads.register(on:limits:maxInFlight:peerKey:)`).
-@Suite("Orchestrator: the apps' reads are bounded", .timeLimit(.minutes(2)))
+@Suite("Orchestrator: the apps' reads are bounded", .timeLimit(.minutes(5)))
 struct AppReadLimitTests {
     /// Answers every read "not held" at once, or, gated, only once its gate opens.
     final class Source: AppReadSource {

@@ -10,7 +10,7 @@ import Testing
 
 /// The notifier's part of an export through Kafka (`ExportAnswers`), against a stand-in notifier that answers the
 /// questions it reads on `herald.export.questions` for the partitions it is told to.
-@Suite("Export: the notifiers' answers through Kafka", .timeLimit(.minutes(2)))
+@Suite("Export: the notifiers' answers through Kafka", .timeLimit(.minutes(5)))
 struct ExportAnswersTests {
     let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 

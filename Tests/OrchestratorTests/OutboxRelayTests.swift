@@ -8,7 +8,7 @@ import Testing
 @testable import PartitionStore
 @testable import OrchestratorDomain
 
-@Suite("Outbox relay", .timeLimit(.minutes(2)))
+@Suite("Outbox relay", .timeLimit(.minutes(5)))
 struct OutboxRelayTests {
     @Test("output committed before a restart is produced by the relay, without a new batch")
     func leftoverOutbox() async throws {

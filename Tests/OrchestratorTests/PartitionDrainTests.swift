@@ -60,7 +60,7 @@ final class HoldingClock: Sendable {
     func release() { gate.signal() }
 }
 
-@Suite("Orchestrator: revocation drains the ticker", .timeLimit(.minutes(3)))
+@Suite("Orchestrator: revocation drains the ticker", .timeLimit(.minutes(5)))
 struct PartitionDrainTests {
     @Test("a revocation during a timer run waits for it: the send it decides goes out before the partition is released")
     func revokeDuringTimers() async throws {

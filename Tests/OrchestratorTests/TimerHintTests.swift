@@ -11,7 +11,7 @@ import Testing
 
 /// The ticker reads a partition only when its timer hint says a timer may be due (issue 58: an idle instance reads
 /// nothing); a timer any transaction sets lowers the hint.
-@Suite("Orchestrator: timer hints", .timeLimit(.minutes(2)))
+@Suite("Orchestrator: timer hints", .timeLimit(.minutes(5)))
 struct TimerHintTests {
     @Test("a timer set after a tick found nothing is still run at its time: the batch that sets it lowers the hint, the run raises it again")
     func timerSetAfterAnIdleTick() async throws {

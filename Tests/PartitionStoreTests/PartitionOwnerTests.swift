@@ -153,7 +153,7 @@ private struct Fixture {
 
 // The limit is for a hang (a drain waited for, say): zeroDrainTimeout's 40 rounds of a race take 1.3 s alone and up
 // to 40 s in make test's parallel main run (swift-testing uses the shortest limit that applies).
-@Suite("Partition owner", .timeLimit(.minutes(3)))
+@Suite("Partition owner", .timeLimit(.minutes(5)))
 struct PartitionOwnerTests {
     @Test("assignment opens the database once and resumes each topic at its stored offset, new topics at the beginning")
     func startsFromStoredOffsets() async throws {
@@ -326,7 +326,7 @@ private func applyBig(_ owner: PartitionOwner, _ partition: Int32, _ offset: Int
         apply: { _, record in [PendingOutput(topic: "out", key: record.keyString ?? "", value: Array(repeating: 7, count: 200_000))] })
 }
 
-@Suite("Partition owner: failures", .timeLimit(.minutes(3)))
+@Suite("Partition owner: failures", .timeLimit(.minutes(5)))
 struct PartitionFailureTests {
     /// An owner with partition 0 assigned, and a file that is not a database where partition `partition`'s would be.
     fileprivate static func fixtureWithGarbage(partition: Int32) async throws -> (Fixture, path: String) {

@@ -77,7 +77,7 @@ struct JourneyConfigTests {
              "condition, line 1 column 17: expected a value (a string, a number, true, false, null or now ± a duration), found `basket.id`"),
             // Nodes.
             (Self.journey(#""a":{"delay":"1h","exit":{},"next":"z"},"# + exit), "nodes.a: expected exactly one of delay, wait, split, experiment, message, exit, found delay and exit"),
-            (Self.journey(#""a":{"message":{"channel":"push","template":"hi"}},"# + exit), "missing `next`"),
+            (Self.journey(#""a":{"message":{"channel":"push","template":"hi"}},"# + exit), "nodes.a: missing `next` (the node it leads to)"),
             (Self.journey(#""a":{"message":{"channel":"push","template":"mail"},"next":"z"},"# + exit), "journey j: nodes.a.message: template mail is for email, not push"),
             (Self.journey(#""a":{"message":{"channel":"push","template":"nope"},"next":"z"},"# + exit), "journey j: nodes.a.message.template: no template nope in project demo"),
             (Self.journey(#""a":{"split":{"branches":[\#((0..<9).map { _ in #"{"condition":"c.x = 1","next":"z"}"# }.joined(separator: ","))],"else":"z"}},"# + exit),

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// Stopping a consumer at any point of its group's protocol ends the process normally.
-@Suite("Kafka consumer: closing before the first assignment", .timeLimit(.minutes(2)))
+@Suite("Kafka consumer: closing before the first assignment", .timeLimit(.minutes(5)))
 struct KafkaCloseTests {
     /// librdkafka before 2.3.0 aborts (`rd_kafka_sticky_assignor_state_destroy: Assertion 'assignor_state' failed`)
     /// when a cooperative-sticky consumer that joined its group but never received an assignment is destroyed

@@ -5,7 +5,7 @@ import Shared
 import Synchronization
 import Testing
 
-@Suite("Kafka layer against the embedded broker", .timeLimit(.minutes(3)))
+@Suite("Kafka layer against the embedded broker", .timeLimit(.minutes(5)))
 struct KafkaTests {
     /// A read of a profile's state asks the instance that owns the key's partition: the partition computed here must
     /// be where the producer put the key's records (the broker's answer is the judge), and Java's murmur2 (the

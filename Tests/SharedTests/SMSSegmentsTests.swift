@@ -5,7 +5,7 @@ import Testing
 @testable import Shared
 
 /// SMS encodings and segments, judged by smsutil (a Python library that splits SMS as GSM 03.38 or UCS-2, in .venv).
-@Suite("SMS segments", .timeLimit(.minutes(1)))
+@Suite("SMS segments", .timeLimit(.minutes(5)))
 struct SMSSegmentsTests {
     static let judge = #"""
         import json, sys, smsutil

@@ -149,6 +149,10 @@ extension ConfigReader {
         rejectUnknown(node, allowed: hasNext ? [kind, "next"] : [kind], path)
         var next: String?
         if hasNext {
+            guard node["next"] != nil else {
+                fail(node, "\(path): missing `next` (the node it leads to)")
+                return nil
+            }
             guard let name = identifier(node, "next") else { return nil }
             next = name
         }
