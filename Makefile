@@ -20,7 +20,7 @@ run: build
 # The heaviest process tests (four services and thousands of pushes each) run alone after the rest: beside the other suites
 # on two cores, each starved the others past their time limits. The contract check (schemathesis against a running
 # ingest, docs/openapi.yaml) runs between them, with a fixed seed so that a run is repeatable.
-HEAVY_TESTS = NotifierRebalanceTests|StateMoveTests
+HEAVY_TESTS = NotifierRebalanceTests|StateMoveTests|JourneyKillTests
 
 test: setup
 	swift build --build-tests

@@ -79,6 +79,15 @@ struct ConfigCommand: AsyncParsableCommand {
             logger.logLevel = .warning
             let client = try ClusterOptions.client(servers)
             let current = try await ConfigTopic.readAll(client: client, logger: logger)
+            // A journey's migration map must move every instance that may wait in the published version.
+            var refused: [String] = []
+            for (key, object) in loaded.objects.sorted(by: { $0.key < $1.key }) where key.hasPrefix("journey/") {
+                guard let existing = current[key], let published = JourneyDefinition.stored(existing.node.json),
+                    let journey = JourneyDefinition.stored(object.node.json)
+                else { continue }
+                refused += journey.migrationProblems(from: published).map { "\(object.file):\(object.node.line): journey \(journey.id): \($0)" }
+            }
+            guard refused.isEmpty else { throw ValidationError(refused.joined(separator: "\n")) }
             var records: [KafkaOutgoingRecord] = []
             var plan: [String] = []
             let now = Date()

@@ -14,7 +14,7 @@ struct Herald: AsyncParsableCommand {
         subcommands: [
             ConfigCommand.self, StatusCommand.self, TopicsCommand.self, TailCommand.self, LagCommand.self, ProfileCommand.self,
             SendTestCommand.self, CampaignCommand.self, TemplateCommand.self, WebhookCommand.self,
-            SuppressionCommand.self,
+            SuppressionCommand.self, JourneyCommand.self,
         ])
 
     /// ArgumentParser's entry point, with errors as one line: `herald: <message> (herald <command> --help)` instead

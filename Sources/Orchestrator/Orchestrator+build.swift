@@ -50,6 +50,8 @@ enum Orchestrator {
         let peers = ownership.peers
         let experiments = ExperimentEndpoints(manager: manager, peers: peers, partitionCount: common.topicPartitions)
         experiments.answer(on: router)
+        let journeys = JourneyEndpoints(manager: manager, peers: peers, partitionCount: common.topicPartitions)
+        journeys.answer(on: router)
         // An export's notifier part is asked through Kafka: its answers are followed from the start.
         let notifierAnswers = ExportAnswers(producer: producer, instance: common.instanceID, partitionCount: common.topicPartitions, logger: context.logger)
         let answersFollower = try TopicTailFollower(.exportAnswers, client: common.kafka, instanceID: common.instanceID, logger: context.logger) {
@@ -71,6 +73,7 @@ enum Orchestrator {
             operatorRoutes: { reads in
                 ProfileReadEndpoints(manager: manager).register(on: reads)
                 experiments.register(on: reads)
+                journeys.register(on: reads)
                 exports.register(on: reads)
             })
         // Stopped in reverse: HTTP, the relay, then the consumer (finishes its batch, flushes the outbox on

@@ -45,13 +45,14 @@ package struct OrchestratorPartition: Sendable {
         try await hints.watch(database, function: "herald_due", triggers: TimersTable.dueTriggers)
     }
 
-    /// Follows a new configuration: forgets segments that changed, sets schedule timers; returns the segments to
-    /// backfill.
+    /// Follows a new configuration: forgets segments that changed, sets schedule timers, moves journey instances a
+    /// migration map moves; returns the segments to backfill.
     package func reconcile(rules: EngagementRules) async throws -> [String] {
         try await database.write { db in
             let now = rules.clock()
             let pending = try SegmentBackfill(db: db, rules: rules, now: now).reconcile()
             try ScheduledRuns(db: db, rules: rules, now: now).reconcile()
+            _ = try JourneyMigration(db: db, rules: rules, now: now).reconcile()
             return pending
         }
     }

@@ -44,15 +44,7 @@ struct CampaignReportTests {
         let config = try Self.configDirectory()
         defer { try? FileManager.default.removeItem(atPath: config) }
         let (cluster, ingest, ingestPort) = try await startIngest(config: config)
-        var orchestrators: [(ChildProcess, Int)] = []
-        var directories: [String] = []
-        for name in ["a", "b"] {
-            let data = try scratchDirectory("herald-report-\(name)")
-            directories.append(data)
-            orchestrators.append(
-                try await OrchestratorEndToEndTests.start(
-                    cluster, data: data, environment: sampleApps.merging(["HERALD_INSTANCE_ID": "orchestrator-\(name)"]) { $1 }))
-        }
+        let (orchestrators, directories) = try await OrchestratorEndToEndTests.startTwo(cluster, prefix: "herald-report")
         defer { for directory in directories { try? FileManager.default.removeItem(atPath: directory) } }
         // Every user signs up; the even ones also buy (a conversion, in the same request, after the trigger).
         for (index, user) in Self.users.enumerated() {

@@ -26,6 +26,20 @@ struct OrchestratorEndToEndTests {
         return (process, port)
     }
 
+    /// Two orchestrators, `<prefix>-a` and `<prefix>-b` (instance ids `orchestrator-a`, `orchestrator-b`), with the
+    /// sample's apps, each with a scratch data directory (returned, for the caller to remove).
+    static func startTwo(_ cluster: EmbeddedKafkaCluster, prefix: String) async throws -> (orchestrators: [(ChildProcess, Int)], directories: [String]) {
+        var orchestrators: [(ChildProcess, Int)] = []
+        var directories: [String] = []
+        for name in ["a", "b"] {
+            let data = try scratchDirectory("\(prefix)-\(name)")
+            directories.append(data)
+            orchestrators.append(
+                try await start(cluster, data: data, environment: sampleApps.merging(["HERALD_INSTANCE_ID": "orchestrator-\(name)"]) { $1 }))
+        }
+        return (orchestrators, directories)
+    }
+
     /// A one-broker cluster with Herald's topics (4 partitions) and a producer to it.
     static func clusterAndProducer() throws -> (EmbeddedKafkaCluster, KafkaProducer) {
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)

@@ -196,12 +196,13 @@ struct StateMoveTests {
         }
     }
 
-    static func makeStack() async throws -> (Stack, SimulatorState, APNsSimulator) {
+    /// The embedded broker with the topics, and the APNs simulator keeping the last `keep` requests.
+    static func makeStack(keep: Int = users * 4) async throws -> (Stack, SimulatorState, APNsSimulator) {
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: quietLogger)
         try cluster.createTopics(HeraldTopic.specs(partitions: Int32(partitions)))
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("herald-move-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        let simulators = SimulatorState(keep: users * 4)
+        let simulators = SimulatorState(keep: keep)
         let tls = try await SimulatorTLS.selfSigned(openssl: testOpenSSL)
         try tls.writeCertificate(to: work + "/ca.pem")
         let apns = try await APNsSimulator.start(state: simulators, tls: tls)

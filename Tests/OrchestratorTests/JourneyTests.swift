@@ -16,14 +16,16 @@ struct JourneyTests {
 
     /// Sign-up → hello; wait up to 2 days for a purchase of the same cart (→ thanks); else VIPs get `vip`, the others
     /// `remind`. An unsubscribe takes the profile out.
-    static func welcome(remind: String = "remind", reentry: String = "\"never\"") -> String {
+    static func welcome(
+        remind: String = "remind", reentry: String = "\"never\"", wait: String = "wait-buy", timeout: String = "2d", migrate: String = ""
+    ) -> String {
         #"""
         {"kind":"journey","id":"welcome","project":"demo","entry":{"event":"signed_up"},"reentry":\#(reentry),
-         "exit":[{"event":"unsubscribed"}],"start":"hello",
+         "exit":[{"event":"unsubscribed"}],"start":"hello"\#(migrate),
          "nodes":{
-           "hello":{"message":{"channel":"push","template":"hello"},"next":"wait-buy"},
-           "wait-buy":{"wait":{"branches":[{"event":"purchased","where":"event.cart_id = entry.cart_id","next":"thanks"}],
-                               "timeout":{"after":"2d","next":"vip-check"}}},
+           "hello":{"message":{"channel":"push","template":"hello"},"next":"\#(wait)"},
+           "\#(wait)":{"wait":{"branches":[{"event":"purchased","where":"event.cart_id = entry.cart_id","next":"thanks"}],
+                               "timeout":{"after":"\#(timeout)","next":"vip-check"}}},
            "vip-check":{"split":{"branches":[{"condition":"c.vip = true","next":"vip"}],"else":"remind"}},
            "vip":{"message":{"channel":"push","template":"vip"},"next":"done"},
            "remind":{"message":{"channel":"push","template":"\#(remind)"},"next":"done"},
@@ -146,6 +148,77 @@ struct JourneyTests {
         #expect(Set(try harness.sends().suffix(2).map { "\($0.profileKey) \($0.content["body"] ?? "")" }) == ["demo/paul remind none", "demo/bob thanks none"])
         let versions = try await harness.database.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT version FROM journey_instances ORDER BY entered_at") }
         #expect(versions.count == 2)
+    }
+
+    /// Publishes `journey` and lets the partition follow it (as `OrchestratorPartitions` does at a configuration change).
+    func publish(_ harness: EngagementHarness, _ journey: String) async throws {
+        harness.rules = EngagementRules(
+            config: try configuration([demoProject] + Self.templates + [journey]), clock: { [clock = harness.clock] in clock.now })
+        _ = try await OrchestratorPartition(harness.database).reconcile(rules: harness.rules)
+    }
+
+    @Test("a migration map moves the profiles in flight: a renamed wait, shortened, re-anchored to when each reached it")
+    func migration() async throws {
+        let harness = try await Self.harness()
+        harness.clock.set(t0)
+        try await harness.apply([try harness.writer.event(id: "s-paul", #"{"name":"signed_up"}"#)])
+        harness.clock.set(t0 + 12 * 3600)
+        try await harness.apply([try harness.writer.event(id: "s-bob", #"{"name":"signed_up"}"#, customID: "bob", at: t0 + 12 * 3600)])
+        // At t0 + 30 h the wait becomes `wait-purchase`, one day long: Paul's day has passed, Bob's ends at t0 + 36 h.
+        harness.clock.set(t0 + 30 * 3600)
+        try await publish(harness, Self.welcome(wait: "wait-purchase", timeout: "1d", migrate: #","migrate":{"nodes":{"wait-buy":"wait-purchase"}}"#))
+        #expect(try await timers(harness) == [
+            "demo/welcome wait-purchase event s-bob \(WireTime.format(t0 + 36 * 3600))",
+            "demo/welcome wait-purchase event s-paul \(WireTime.format(t0 + 86_400))",
+        ])
+        #expect(try await harness.advance(to: t0 + 30 * 3600) == 1)
+        #expect(try await instances(harness) == ["demo/bob wait-purchase", "demo/paul completed done"])
+        #expect(try await harness.advance(to: t0 + 36 * 3600) == 1)
+        #expect(try bodies(harness) == ["hello none", "hello none", "remind none", "remind none"])
+        let version = harness.rules.config.journeys["demo/welcome"]!.version
+        let versions = try await harness.database.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT version FROM journey_instances") }
+        #expect(versions == [version])
+    }
+
+    @Test("a migration that cannot move a profile (its node removed, not mapped) leaves it on its version, which it finishes")
+    func migrationRefused() async throws {
+        let harness = try await Self.harness()
+        try await harness.apply([try harness.writer.event(id: "s", #"{"name":"signed_up"}"#)])
+        // `wait-buy` is gone and not mapped (the map names another node).
+        try await publish(harness, Self.welcome(wait: "wait-purchase", migrate: #","migrate":{"nodes":{"hello":"hello"}}"#))
+        #expect(try await instances(harness) == ["demo/paul wait-buy"])
+        #expect(try await harness.advance(to: t0 + 2 * 86_400) == 1)
+        #expect(try bodies(harness) == ["hello none", "remind none"])
+        #expect(try await instances(harness) == ["demo/paul completed done"])
+        // What `herald config apply` refuses before publishing such a version.
+        let old = try #require(try configuration([demoProject] + Self.templates + [Self.welcome()]).journeys["demo/welcome"])
+        let new = try #require(
+            try configuration([demoProject] + Self.templates + [Self.welcome(wait: "wait-purchase", migrate: #","migrate":{"nodes":{"hello":"hello"}}"#)])
+                .journeys["demo/welcome"])
+        #expect(new.migrationProblems(from: old) == [
+            "migrate.nodes: instances may wait at wait-buy (version \(old.version)), which is neither in this version nor mapped"
+        ])
+    }
+
+    /// 2,000 here (the main run is CPU-bound); `JourneyBenchmark` times 10,000 and more in release.
+    @Test("2,000 profiles waiting: a wait shortened below the time they have waited lets every one of them go at the next timer rounds")
+    func migrationAtScale() async throws {
+        let harness = try await Self.harness()
+        harness.clock.set(t0)
+        let count = 2_000
+        for chunk in stride(from: 0, to: count, by: 1_000) {
+            try await harness.apply(try (chunk..<chunk + 1_000).map { try harness.writer.event(id: "s\($0)", #"{"name":"signed_up"}"#, customID: "p\($0)") })
+        }
+        harness.clock.set(t0 + 86_400 + 60)
+        try await publish(harness, Self.welcome(timeout: "1d", migrate: #","migrate":{"nodes":{"wait-buy":"wait-buy"}}"#))
+        var ran = 0
+        while true {
+            let round = try await harness.advance(to: t0 + 86_400 + 60)
+            if round == 0 { break }
+            ran += round
+        }
+        #expect(ran == count)
+        #expect(try harness.sends().filter { $0.content["body"] == "remind none" }.count == count)
     }
 
     @Test("a journey removed from the configuration ends its instances at their next step")

@@ -3,8 +3,8 @@ import Metrics
 import Shared
 
 /// `herald_journey_entries_total{journey,outcome}`, `herald_journey_nodes_total{journey,node}` (arrivals at a node),
-/// `herald_journey_timeouts_total{journey,node}` and `herald_journey_ends_total{journey,reason}`: labels bounded by the
-/// configuration.
+/// `herald_journey_timeouts_total{journey,node}`, `herald_journey_ends_total{journey,reason}` and
+/// `herald_journey_migrations_total{journey,outcome}`: labels bounded by the configuration.
 enum JourneyMetrics {
     enum EntryOutcome: String {
         case entered
@@ -19,6 +19,18 @@ enum JourneyMetrics {
         case exitRule = "exit_rule"
         case removed
         case lost
+        /// A migration mapped its node to `exit`.
+        case migratedOut = "migrated_out"
+    }
+
+    enum MigrationOutcome: String {
+        case moved
+        /// Its node neither mapped nor in the new version: it finishes its own.
+        case refused
+    }
+
+    static func migration(_ journey: JourneyDefinition, _ outcome: MigrationOutcome) {
+        Counter(label: "herald_journey_migrations_total", dimensions: [("journey", journey.key), ("outcome", outcome.rawValue)]).increment()
     }
 
     static func entry(_ journey: JourneyDefinition, _ outcome: EntryOutcome) {

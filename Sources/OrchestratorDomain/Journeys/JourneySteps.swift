@@ -92,15 +92,21 @@ struct JourneySteps {
         let parts = timer.ref.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3,
             var instance = try JourneyInstancesTable(db).instance(key: timer.profileKey, journey: parts[0], entryID: parts[2]),
-            instance.node == parts[1], let (journey, entry) = try resolve(&instance)
+            instance.node == parts[1]
         else { return }
+        let version = instance.version
+        // Migrated now (its timer set anew, re-anchored): that timer goes on with it.
+        guard let (journey, entry) = try resolve(&instance), instance.version == version else { return }
         switch journey.nodes[parts[1]]?.step {
         case .delay(_, let next)?:
             try walk(&instance, journey, from: next, entry, &decider)
         case .wait(_, _, let timeoutNext)?:
             JourneyMetrics.timedOut(journey, node: parts[1])
             try walk(&instance, journey, from: timeoutNext, entry, &decider)
-        default:
+        case .some:
+            // Parked at a node that takes no time (a migration's target): it runs now.
+            try walk(&instance, journey, from: parts[1], entry, &decider)
+        case nil:
             try end(&instance, journey, reason: .lost)
         }
     }
@@ -213,7 +219,7 @@ struct JourneySteps {
 
     /// When a delay ends: after its duration, or at the next local time of day (on one of its weekdays) in the
     /// profile's time zone.
-    private func due(_ delay: JourneyDefinition.Delay, key: String) -> Date {
+    func due(_ delay: JourneyDefinition.Delay, key: String) -> Date {
         switch delay {
         case .duration(let seconds): return now.addingTimeInterval(seconds)
         case .until(let time, let weekdays):
@@ -242,7 +248,10 @@ struct JourneySteps {
             return nil
         }
         var journey = current
-        if current.version != instance.version {
+        // One the partition's reconcile has not moved yet (restored since): moved now.
+        if current.version != instance.version, try JourneyMigration(db: db, rules: rules, now: now).migrate(&instance, to: current) {
+            guard instance.node != nil else { return nil }
+        } else if current.version != instance.version {
             guard let kept = try Self.kept(instance.journey, version: instance.version, db) else {
                 try end(&instance, nil, reason: .lost)
                 return nil

@@ -56,11 +56,26 @@ struct JourneyInstancesTable {
         return db.changesCount == 1
     }
 
-    /// Moves an instance to `node` (nil with `ended`: it ended).
+    /// Moves an instance to `node` (nil with `ended`: it ended), on `version` (a migration changes it).
     func move(_ instance: JourneyInstance) throws {
         try db.executeCached(
-            sql: "UPDATE journey_instances SET node = ?, since = ?, ended = ? WHERE profile_key = ? AND journey = ? AND entry_id = ?",
-            arguments: [instance.node, WireTime.format(instance.since), instance.ended, instance.profileKey, instance.journey, instance.entryID])
+            sql: """
+                UPDATE journey_instances SET version = ?, node = ?, since = ?, ended = ?
+                WHERE profile_key = ? AND journey = ? AND entry_id = ?
+                """,
+            arguments: [
+                instance.version, instance.node, WireTime.format(instance.since), instance.ended, instance.profileKey, instance.journey,
+                instance.entryID,
+            ])
+    }
+
+    /// The instances in flight of `journey` on another version than `version` (through the index by node).
+    func inFlight(journey: String, notVersion version: String) throws -> [JourneyInstance] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT \(Self.columns) FROM journey_instances WHERE journey = ? AND node IS NOT NULL AND version != ? ORDER BY version, node, profile_key"),
+            arguments: [journey, version]
+        ).compactMap(Self.instance)
     }
 
     func instance(key: String, journey: String, entryID: String) throws -> JourneyInstance? {
@@ -98,6 +113,24 @@ struct JourneyInstancesTable {
                     """),
             arguments: [journey]
         ).map { ($0[0], $0[1], $0[2]) }
+    }
+
+    /// The versions of `journey` kept in this partition (one row each).
+    func versions(journey: String) throws -> [String] {
+        try String.fetchAll(db.cachedStatement(sql: "SELECT version FROM journey_versions WHERE journey = ? ORDER BY version"), arguments: [journey])
+    }
+
+    /// The first `limit` instances of `journey`'s `version` at `node` after the profile key `after`, by profile key
+    /// (a keyset read of the index on (journey, version, node, profile_key)).
+    func atNode(journey: String, version: String, node: String, after: String, limit: Int) throws -> [JourneyInstance] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT \(Self.columns) FROM journey_instances INDEXED BY journey_instances_at_node
+                    WHERE journey = ? AND version = ? AND node = ? AND profile_key > ? ORDER BY profile_key LIMIT ?
+                    """),
+            arguments: [journey, version, node, after, limit]
+        ).compactMap(Self.instance)
     }
 
     private static func instance(_ row: Row) -> JourneyInstance? {

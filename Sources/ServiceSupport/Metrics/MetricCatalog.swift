@@ -212,7 +212,11 @@ package enum MetricCatalog {
             services: [.orchestrator], zeroSeries: []),
         Family(
             name: "herald_journey_ends_total", kind: .counter,
-            help: "Journey instances ended, by project/journey and reason (completed, exit_rule, removed, lost).",
+            help: "Journey instances ended, by project/journey and reason (completed, exit_rule, removed, lost, migrated_out).",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_journey_migrations_total", kind: .counter,
+            help: "Journey instances a migration map moved onto a new version (moved), or could not (refused: their node neither mapped nor in it), by project/journey.",
             services: [.orchestrator], zeroSeries: []),
         Family(
             name: "herald_experiment_assignments_total", kind: .counter,

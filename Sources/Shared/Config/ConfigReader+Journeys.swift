@@ -5,7 +5,7 @@ import Foundation
 extension ConfigReader {
     static let journeyFields = [
         "project", "name", "enabled", "type", "entry", "audience", "reentry", "exit", "start", "nodes", "quiet_hours",
-        "ignore_frequency_cap", "tags",
+        "ignore_frequency_cap", "tags", "migrate",
     ]
     /// What a wait's or an exit's event condition reads: the event, and the event that entered (`entry.cart_id`).
     static let journeyEventNamespaces: Set<String> = ["event", "entry"]
@@ -52,6 +52,7 @@ extension ConfigReader {
         if let exitNode = node["exit"] { journey.exits = journeyExits(exitNode) }
         (journey.quietHours, journey.ignoreFrequencyCap) = marketingRules(node, marketing: journey.marketing, "journey")
         journey.tags = identifiers(node, "tags", "tags")
+        if let migrateNode = node["migrate"] { journey.migration = journeyMigration(migrateNode, nodes: Set(nodes.map(\.name))) }
         // The graph only once every node read: a node with a mistake would show as a dangling `next` too.
         if nodes.count == members.count {
             for problem in JourneyDefinition.graphProblems(start: start, nodes: nodes) {
@@ -59,6 +60,32 @@ extension ConfigReader {
             }
         }
         return journey
+    }
+
+    /// `{nodes: {old: new | exit}}`: each target a node of this version, or `exit`.
+    mutating func journeyMigration(_ node: ConfigNode, nodes: Set<String>) -> [String: String]? {
+        guard case .object = node.value else {
+            fail(node, "migrate: expected {nodes: {old node: new node or exit}}, found \(node.typeName)")
+            return nil
+        }
+        rejectUnknown(node, allowed: ["nodes"], "migrate")
+        guard let map = node["nodes"], case .object(let members) = map.value, !members.isEmpty else {
+            fail(node["nodes"] ?? node, "migrate.nodes: expected a mapping of old node names to new node names or exit")
+            return nil
+        }
+        var migration: [String: String] = [:]
+        for (old, target) in members {
+            guard Self.isIdentifier(old) else {
+                fail(target, "migrate.nodes: \"\(old)\" is not a node name")
+                continue
+            }
+            guard case .string(let name) = target.value, nodes.contains(name) || name == JourneyDefinition.exitTarget else {
+                fail(target, "migrate.nodes.\(old): expected a node of this version or exit, found \(target.scalarText ?? target.typeName)")
+                continue
+            }
+            migration[old] = name
+        }
+        return migration
     }
 
     /// An event (with `where`), a segment entry or a segment exit: the campaigns' triggers a journey starts on.

@@ -134,6 +134,12 @@ package struct JourneyDefinition: Sendable {
     package var quietHours: QuietHoursSetting = .project
     package var ignoreFrequencyCap = false
     package var tags: [String] = []
+    /// `migrate: {nodes: {old: new | exit}}`: the instances in flight on an earlier version move onto this one, each
+    /// from its node to the node mapped (`exit`: it ends), or to the node of the same name; nil: they finish the
+    /// version they entered.
+    package var migration: [String: String]?
+    /// The migration target that ends an instance (unless the journey has a node of that name).
+    package static let exitTarget = "exit"
     /// The definition as published, whose digest is its version: what a partition keeps so that the profiles in
     /// flight finish the version they entered.
     package var source: JSONValue
@@ -156,6 +162,29 @@ package struct JourneyDefinition: Sendable {
         campaign.tags = tags
         campaign.journey = id
         return campaign
+    }
+
+    /// Where an instance at `node` of an earlier version goes with this version's migration: the node mapped, else
+    /// the node of the same name; `exitTarget` when mapped to end; nil when neither (it cannot move).
+    package func migrationTarget(from node: String) -> String? {
+        if let mapped = migration?[node] { return mapped }
+        return nodes[node] != nil ? node : nil
+    }
+
+    /// The nodes of `published` that instances may wait at (delays and waits) that this version's migration can move
+    /// no instance from: neither mapped nor in this version. Empty without a migration (instances finish their
+    /// version).
+    package func migrationProblems(from published: JourneyDefinition) -> [String] {
+        guard migration != nil else { return [] }
+        return published.nodes.values.sorted { $0.name < $1.name }.compactMap { node in
+            switch node.step {
+            case .delay, .wait:
+                migrationTarget(from: node.name) == nil
+                    ? "migrate.nodes: instances may wait at \(node.name) (version \(published.version)), which is neither in this version nor mapped"
+                    : nil
+            default: nil
+            }
+        }
     }
 
     /// A version a partition kept (`source`), read again; nil if this build cannot read it whole.

@@ -1,0 +1,20 @@
+import Foundation
+import OrchestratorDomain
+import PartitionStore
+
+/// Who is where in a journey, in this instance's partitions (`JourneyEndpoints`).
+extension OrchestratorPartitions {
+    /// The journey's counts per version and node in `partitions`, each running here; nil when one is not.
+    func journeyCounts(journey: String, in partitions: [Int32]) async throws -> [JourneyPositions.Count]? {
+        try await owner.run(onEach: partitions) { database in
+            try await database.read { db in try JourneyPositions.counts(db, journey: journey) }
+        }.map(JourneyPositions.sum)
+    }
+
+    /// The first `limit` instances at `node` after `after` in `partitions`, merged; nil when one is not running here.
+    func journeyPage(journey: String, node: String, after: String, limit: Int, in partitions: [Int32]) async throws -> [JourneyPositions.Position]? {
+        try await owner.run(onEach: partitions) { database in
+            try await database.read { db in try JourneyPositions.page(db, journey: journey, node: node, after: after, limit: limit) }
+        }.map { JourneyPositions.merge($0, limit: limit) }
+    }
+}
