@@ -3,8 +3,9 @@ import HeraldTestSupport
 import Shared
 import Testing
 
-/// A journey through the processes (issue 59, item 6): users entered through the ingest, two orchestrators, and
-/// `herald journey show` counting them per node and paging those at a node over every partition, from either instance.
+/// A journey through the processes (issue 59, items 3 and 6): users entered through the ingest, two orchestrators, and
+/// `herald journey show` counting them per node and paging those at a node over every partition, from either instance;
+/// and a journey's first message rendered with the address the previous request set.
 @Suite("Journey show", .timeLimit(.minutes(5)))
 struct JourneyShowTests {
     static let users = (0..<24).map { "j\($0)" }
@@ -30,6 +31,22 @@ struct JourneyShowTests {
                 wait:
                   branches: [{event: bought, next: done}]
                   timeout: {after: 1d, next: done}
+              done: {exit: {}}
+            ---
+            kind: template
+            id: mail-hello
+            project: demo
+            channel: email
+            variants: {default: {subject: Welcome, text: 'Hello {{${email_address}}}'}}
+            ---
+            kind: journey
+            id: joined
+            project: demo
+            type: transactional
+            entry: {event: joined}
+            start: mail
+            nodes:
+              mail: {message: {channel: email, template: mail-hello}, next: done}
               done: {exit: {}}
             """
         try text.write(toFile: directory + "/demo.yaml", atomically: true, encoding: .utf8)
@@ -93,6 +110,23 @@ struct JourneyShowTests {
         let (missingStatus, missing) = try await runCommand(
             herald, ["journey", "show", "demo/nope", "--orchestrator", "http://127.0.0.1:\(ports[0])"])
         #expect(missingStatus != 0 && missing.contains("404"), "\(missing)")
+
+        // Read-your-writes at entry (item 3): the address set by one request, the entry event sent by the next; the
+        // first message renders with it (strict: without it, it would be a dead letter, never a send).
+        let rest = ["Authorization": "Bearer rest_demo_0123456789abcdef"]
+        for index in 0..<6 {
+            let (set, setBody) = try await httpPost(
+                "http://127.0.0.1:\(ingestPort)/v1/profiles/update", headers: rest,
+                body: #"[{"identifiers":{"custom_id":"m\#(index)"},"attributes":{"$email_address":"m\#(index)@example.com"}}]"#)
+            #expect(set == 200, "\(setBody)")
+            let (joined, joinedBody) = try await httpPost(
+                "http://127.0.0.1:\(ingestPort)/v1/profiles/update", headers: rest,
+                body: #"[{"identifiers":{"custom_id":"m\#(index)"},"events":[{"name":"joined"}]}]"#)
+            #expect(joined == 200, "\(joinedBody)")
+        }
+        let mails = try await readTopic(HeraldTopic.sendsEmail.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) { $0.count >= 6 }
+        let texts = try Set(mails.map { try Wire.decode(SendRequest.self, from: try #require($0.value)).content["text"] ?? "" })
+        #expect(texts == Set((0..<6).map { "Hello m\($0)@example.com" }))
 
         for (process, _) in orchestrators { process.signal(SIGTERM) }
         for (process, _) in orchestrators { _ = try await process.waitForExit() }
