@@ -129,6 +129,7 @@ struct StatusReport {
                     + "\(count(orchestrator.sum("herald_segment_evaluations_total"))) evaluations")
         }
         lines += campaignTable()
+        lines += journeyTable()
         lines += storyTable()
         lines += inAppTable()
         lines += cardTable()

@@ -111,6 +111,10 @@ struct JourneyShowTests {
             herald, ["journey", "show", "demo/nope", "--orchestrator", "http://127.0.0.1:\(ports[0])"])
         #expect(missingStatus != 0 && missing.contains("404"), "\(missing)")
 
+        // The status board's journey table (one instance's counters: the entries its partitions applied).
+        let (_, board) = try await runCommand(
+            herald, ["status", "--orchestrator", "http://127.0.0.1:\(ports[0])", "--ingest", "http://127.0.0.1:\(ingestPort)", "--notifier", "http://127.0.0.1:1"])
+        #expect(board.contains("JOURNEY") && board.contains("demo/welcome  entered") && board.contains("hello "), "\(board)")
         // Read-your-writes at entry (item 3): the address set by one request, the entry event sent by the next; the
         // first message renders with it (strict: without it, it would be a dead letter, never a send).
         let rest = ["Authorization": "Bearer rest_demo_0123456789abcdef"]
