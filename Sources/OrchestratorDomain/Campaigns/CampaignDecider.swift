@@ -120,9 +120,7 @@ struct CampaignDecider {
         }
         if let audience = campaign.audience {
             // A segment still being backfilled is evaluated for the profile now.
-            guard let segment = rules.segment("\(campaign.project)/\(audience)"),
-                try SegmentBackfill(db: db, rules: rules, now: now).isMember(key, of: segment)
-            else {
+            guard try SegmentBackfill(db: db, rules: rules, now: now).isMember(key, ofSegment: "\(campaign.project)/\(audience)") else {
                 CampaignMetrics.decision(campaign, .notInAudience)
                 return
             }

@@ -116,9 +116,7 @@ struct JourneySteps {
     /// Enters the profile if the audience and the re-entry rule let it; a replayed entry is the instance it made.
     func enter(_ journey: JourneyDefinition, key: String, _ context: TriggerContext, _ decider: inout CampaignDecider) throws {
         if let audience = journey.audience {
-            guard let segment = rules.segment("\(journey.project)/\(audience)"),
-                try SegmentBackfill(db: db, rules: rules, now: now).isMember(key, of: segment)
-            else {
+            guard try SegmentBackfill(db: db, rules: rules, now: now).isMember(key, ofSegment: "\(journey.project)/\(audience)") else {
                 JourneyMetrics.entry(journey, .notInAudience)
                 return
             }
@@ -182,8 +180,8 @@ struct JourneySteps {
             case .wait(let branches, let timeout, _):
                 // A segment the profile is already in lets it through at once.
                 let met = try branches.first { branch in
-                    guard case .segment(let id, _) = branch, let segment = rules.segment("\(journey.project)/\(id)") else { return false }
-                    return try SegmentBackfill(db: db, rules: rules, now: now).isMember(instance.profileKey, of: segment)
+                    guard case .segment(let id, _) = branch else { return false }
+                    return try SegmentBackfill(db: db, rules: rules, now: now).isMember(instance.profileKey, ofSegment: "\(journey.project)/\(id)")
                 }
                 if let met {
                     name = met.next

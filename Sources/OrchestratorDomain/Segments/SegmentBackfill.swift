@@ -82,6 +82,12 @@ struct SegmentBackfill {
         return true
     }
 
+    /// Whether the profile is in the segment `segmentKey` (`<project>/<id>`); false for a segment not configured.
+    func isMember(_ key: String, ofSegment segmentKey: String) throws -> Bool {
+        guard let segment = rules.segment(segmentKey) else { return false }
+        return try isMember(key, of: segment)
+    }
+
     /// Whether the profile is in the segment, evaluating it now when the segment's backfill is not finished (as the
     /// backfill will: membership and timer stored, no entry or exit).
     func isMember(_ key: String, of segment: CompiledSegment) throws -> Bool {

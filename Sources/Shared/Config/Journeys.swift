@@ -142,13 +142,28 @@ package struct JourneyDefinition: Sendable {
     package static let exitTarget = "exit"
     /// The definition as published, whose digest is its version: what a partition keeps so that the profiles in
     /// flight finish the version they entered.
-    package var source: JSONValue
+    package let source: JSONValue
+    /// 12 hex characters of SHA-256 over `source`: every edit is another version, the same text on every instance is
+    /// the same one. Computed once, not at every step that names it.
+    package let version: String
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 
-    /// 12 hex characters of SHA-256 over the published definition: every edit is another version, the same text
-    /// on every instance is the same one.
-    package var version: String { SHA256.hash(data: Data(source.serialized)).prefix(6).hexString }
+    init(
+        id: String, project: String, name: String, entry: CampaignDefinition.Trigger, audience: String?, start: String,
+        nodes: [String: Node], source: JSONValue, origin: ConfigOrigin
+    ) {
+        self.id = id
+        self.project = project
+        self.name = name
+        self.entry = entry
+        self.audience = audience
+        self.start = start
+        self.nodes = nodes
+        self.source = source
+        version = SHA256.hash(data: Data(source.serialized)).prefix(6).hexString
+        self.origin = origin
+    }
 
     /// The campaign a message node's decision runs as: the campaigns' rules (subscription, quiet hours, frequency caps,
     /// Liquid, reports) with the journey's settings. Its key is `<project>/<journey>/<node>`: never a campaign's
