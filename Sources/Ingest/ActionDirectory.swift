@@ -2,7 +2,7 @@ import Shared
 import Synchronization
 
 /// The actions the configuration gives buttons and cards (`AppAction`), from `herald.config` (followed as for
-/// `CampaignDirectory`): what the ingest needs to apply the profile writes of a tap the app reports
+/// `TriggerDirectory`): what the ingest needs to apply the profile writes of a tap the app reports
 /// (`ActionWrites`). Only the actions that write anything are kept.
 final class ActionDirectory: Sendable {
     /// Where a tap happened, as the app reports it.

@@ -15,24 +15,25 @@ enum Ingest {
         let producer = try KafkaProducer(configuration: producerConfig, logger: context.logger)
         await producer.prepare(topics: [.ingest])
         warnUnsignedIdentity(context.config.catalog, logger: context.logger)
-        // The campaigns, for the trigger API: herald.config read whole, then followed, as the orchestrator does.
-        let campaigns = CampaignDirectory()
+        // The campaigns and journeys, for the trigger API: herald.config read whole, then followed, as the
+        // orchestrator does.
+        let triggers = TriggerDirectory()
         // The buttons' and cards' actions, for the profile writes of a reported tap.
         let actions = ActionDirectory()
         let follower = try ConfigFollower(client: context.common.kafka, instanceID: context.common.instanceID, logger: context.logger) {
-            campaigns.update($0)
+            triggers.update($0)
             actions.update($0)
         }
         let router = buildRouter(
             api: IngestAPI(
                 catalog: context.config.catalog, sink: KafkaRecordSink(producer: producer),
                 maxBodyBytes: context.config.maxBodyBytes, now: { Date() }, bodyTimeout: context.config.bodyTimeout,
-                campaigns: campaigns, actions: actions),
+                triggers: triggers, actions: actions),
             maxInFlight: context.config.maxInFlight, maxInFlightBytes: context.config.maxInFlightBytes,
             rateLimits: RateLimits(context.config.limits))
         let http = ServiceMain.httpApplication(
             router: router, context: context, service: "ingest",
-            checks: [HealthCheck("kafka") { await producer.brokersReachable() }, HealthCheck("configuration") { campaigns.isLoaded }])
+            checks: [HealthCheck("kafka") { await producer.brokersReachable() }, HealthCheck("configuration") { triggers.isLoaded }])
         return [producer, follower, http]
     }
 
@@ -64,6 +65,7 @@ enum Ingest {
             InFlightLimitMiddleware<IngestContext>(service: "ingest", limit: maxInFlight, byteLimit: maxInFlightBytes, maxBodyBytes: api.maxBodyBytes))
         router.middlewares.add(IdempotencyKeyMiddleware())
         ServerController(api: api).register(on: router)
+        TriggerController(api: api).register(on: router)
         AppController(api: api).register(on: router)
         BrazeController(api: api).register(on: router)
         SegmentController(api: api).register(on: router)

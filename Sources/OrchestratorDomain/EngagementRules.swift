@@ -86,6 +86,16 @@ package final class EngagementRules: Sendable {
         config.campaigns[key] ?? journeys.messageCampaigns[key]
     }
 
+    /// A campaign run on a schedule, or a journey's scheduled entry, by key (the ref of its `schedule` timer).
+    func scheduled(_ key: String) -> CampaignDefinition? {
+        config.campaigns[key] ?? journeys.scheduledEntries[key]
+    }
+
+    /// The campaigns and journeys' entries whose trigger is a schedule, enabled or not, in key order.
+    var scheduledCampaigns: [CampaignDefinition] {
+        (config.campaigns.values.filter(\.trigger.isScheduled) + journeys.scheduledEntries.values).sorted { $0.key < $1.key }
+    }
+
     /// The segment with this key (`<project>/<id>`).
     func segment(_ key: String) -> CompiledSegment? {
         segmentsByProject[ProfileKey.project(of: key)]?.first { $0.key == key }

@@ -12,7 +12,8 @@ import Shared
 /// 2. **apply the op** (`OpApplier`), once: the profile's rows change, and what changed is recorded (`WriteEffects`);
 ///    each profile whose reachability changed gets its contact snapshot;
 /// 3. **evaluate segments** (`SegmentEvaluator`) of the profiles that changed: entries and exits;
-/// 4. **decide campaigns** (`CampaignDecider`): segment entries and exits, events, API triggers;
+/// 4. **decide campaigns** (`CampaignDecider`): segment entries and exits, events, API triggers, journeys' updates
+///    applied;
 /// 5. **emit outputs**: identity records, contact snapshots, send requests, dead letters, in that order.
 package enum OrchestratorApplier {
     /// A write forwarded between a home and profiles more often than this is dead-lettered: the links kept moving.
@@ -69,8 +70,11 @@ package enum OrchestratorApplier {
             try campaigns.eventHappened(key: key, trigger)
         }
         for (key, kind, trigger) in effects.appTriggers { try campaigns.appTriggered(key: key, kind, trigger) }
-        for (key, campaign, trigger) in effects.apiTriggers {
-            try campaigns.apiTriggered(key: key, campaign: campaign, trigger, record: record)
+        for (key, target, trigger) in effects.apiTriggers {
+            try campaigns.apiTriggered(key: key, target, trigger, record: record)
+        }
+        for (key, update) in effects.journeyUpdates {
+            try JourneySteps(db: db, rules: rules, now: now).updated(key: key, update, &campaigns)
         }
         // 5. Outputs.
         return outputs + campaigns.outputs

@@ -80,11 +80,16 @@ func identityProof(_ customID: String, key: String, catalog: AppsCatalog) -> Str
 }
 
 /// The campaigns the trigger API knows in these tests: config/example's `login-code` (API-triggered) and `cart-now`
-/// (an event's), and a disabled API-triggered one.
-let exampleCampaigns = CampaignDirectory([
-    "demo/login-code": .init(api: true, enabled: true), "demo/cart-now": .init(api: false, enabled: true),
-    "demo/paused": .init(api: true, enabled: false),
-])
+/// (an event's), and a disabled API-triggered one; and journeys likewise.
+let exampleCampaigns = TriggerDirectory(
+    [
+        "demo/login-code": .init(api: true, enabled: true), "demo/cart-now": .init(api: false, enabled: true),
+        "demo/paused": .init(api: true, enabled: false),
+    ],
+    journeys: [
+        "demo/onboarding": .init(api: true, enabled: true), "demo/welcome-series": .init(api: false, enabled: true),
+        "demo/paused": .init(api: true, enabled: false),
+    ])
 
 /// Calls the ingest's router. An app write naming a `custom_id` (or a logout naming `from_custom_id`) carries that
 /// user's proof, as an app of a project with signed identity (the default) sends it, unless `signed` is false or the
@@ -92,12 +97,12 @@ let exampleCampaigns = CampaignDirectory([
 func call(
     _ uri: String, method: HTTPRequest.Method = .post, key: String? = nil, rest: Bool = false, body: String? = nil,
     headers extra: HTTPFields = [:], sink: FakeSink = FakeSink(), maxBody: Int = 1 << 20, catalog: AppsCatalog? = nil,
-    bytes: [UInt8]? = nil, signed: Bool = true, campaigns: CampaignDirectory = exampleCampaigns,
+    bytes: [UInt8]? = nil, signed: Bool = true, campaigns: TriggerDirectory = exampleCampaigns,
     actions: ActionDirectory = ActionDirectory()
 ) async throws -> Answer {
     let catalog = try catalog ?? AppsCatalog.load(path: sampleAppsFile)
     let router = Ingest.buildRouter(
-        api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }, campaigns: campaigns, actions: actions))
+        api: IngestAPI(catalog: catalog, sink: sink, maxBodyBytes: maxBody, now: { fixedNow }, triggers: campaigns, actions: actions))
     let app = Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
     var headers = extra
     if let key {
@@ -307,13 +312,13 @@ struct ServerAPITests {
     @Test("POST /v1/campaigns/trigger names a configured API campaign: unknown 404, triggered otherwise 422, disabled 409; 503 until the configuration is read")
     func campaignTriggerChecked() async throws {
         // (campaign, what the ingest knows, status, error code, the problem at campaign_id)
-        let cases: [(String, CampaignDirectory, Int, String, String?)] = [
+        let cases: [(String, TriggerDirectory, Int, String, String?)] = [
             ("no-such-campaign", exampleCampaigns, 404, "unknown_campaign", "unknown_campaign"),
             ("cart-now", exampleCampaigns, 422, "validation_failed", "not_api_triggered"),
             ("paused", exampleCampaigns, 409, "campaign_disabled", "campaign_disabled"),
-            ("login-code", CampaignDirectory(), 503, "configuration_loading", nil),
+            ("login-code", TriggerDirectory(), 503, "configuration_loading", nil),
             // Another project's campaign of that name is not this project's.
-            ("login-code", CampaignDirectory(["other/login-code": .init(api: true, enabled: true)]), 404, "unknown_campaign", "unknown_campaign"),
+            ("login-code", TriggerDirectory(["other/login-code": .init(api: true, enabled: true)]), 404, "unknown_campaign", "unknown_campaign"),
         ]
         for (campaign, directory, status, code, problem) in cases {
             let sink = FakeSink()
@@ -332,7 +337,7 @@ struct ServerAPITests {
             "/v1/campaigns/trigger", key: restKey, rest: true, body: #"{"campaign_id":"no-such-campaign","recipients":[{"custom_id":"null"}]}"#)
         #expect(noValidRecipient.status == .unprocessableContent && noValidRecipient.problems == ["recipients[0].custom_id invalid_custom_id"])
         // The configuration changes live: a campaign published later is triggered.
-        let directory = CampaignDirectory([:])
+        let directory = TriggerDirectory([:])
         #expect(try await call("/v1/campaigns/trigger", key: restKey, rest: true, body: #"{"campaign_id":"login-code","recipients":[{"custom_id":"paul"}]}"#, campaigns: directory).status == .notFound)
         let objects = [
             #"{"kind":"project","id":"demo","default_language":"en"}"#,
@@ -343,6 +348,43 @@ struct ServerAPITests {
         #expect(issues.isEmpty && config.campaigns["demo/login-code"] != nil, "\(issues)")
         directory.update(config)
         #expect(try await call("/v1/campaigns/trigger", key: restKey, rest: true, body: #"{"campaign_id":"login-code","recipients":[{"custom_id":"paul"}]}"#, campaigns: directory).status == .ok)
+    }
+
+    @Test("POST /v1/journeys/trigger: entry_properties per recipient over the call's, one journey_trigger record each; the journey checked as campaigns are")
+    func journeyTrigger() async throws {
+        let sink = FakeSink()
+        let answer = try await call(
+            "/v1/journeys/trigger", key: restKey, rest: true,
+            body: #"""
+                {"journey_id":"onboarding","entry_properties":{"plan":"gold","brand":"Demo"},
+                 "recipients":[{"custom_id":"paul","id":"j-1","entry_properties":{"plan":"silver"}},
+                               {"custom_id":"anna","entry_properties":{"nested":[1]}},
+                               {"custom_id":"zoe","trigger_properties":{}}]}
+                """#, sink: sink)
+        #expect(answer.status == .ok && answer.accepted == 2, "\(answer.json)")
+        #expect(answer.problems == ["recipients[1].entry_properties.nested invalid_type", "recipients[2].trigger_properties unknown_field"])
+        #expect(
+            String(decoding: try #require(sink.records.first).value, as: UTF8.self)
+                == #"{"v":1,"kind":"ingest","op":"journey_trigger","id":"j-1","project":"demo","source":"server","custom_id":"paul","received_at":"2026-11-18T11:06:40.000Z","journey":"onboarding","entry_properties":{"brand":"Demo","plan":"silver"}}"#)
+        // (journey, status, error code, the problem at journey_id)
+        let cases: [(String, Int, String, String?)] = [
+            ("no-such-journey", 404, "unknown_journey", "unknown_journey"),
+            ("welcome-series", 422, "validation_failed", "not_api_triggered"),
+            ("paused", 409, "journey_disabled", "journey_disabled"),
+            // A campaign's id is not a journey's.
+            ("login-code", 404, "unknown_journey", "unknown_journey"),
+        ]
+        for (journey, status, code, problem) in cases {
+            let refusedSink = FakeSink()
+            let refused = try await call(
+                "/v1/journeys/trigger", key: restKey, rest: true,
+                body: #"{"journey_id":"\#(journey)","recipients":[{"custom_id":"paul"}]}"#, sink: refusedSink)
+            #expect(refused.status.code == status && refused.code == code, "\(journey): \(refused.json)")
+            #expect(refusedSink.records.isEmpty)
+            #expect(refused.problems == (problem.map { ["journey_id \($0)"] } ?? []), "\(refused.json)")
+        }
+        let missing = try await call("/v1/journeys/trigger", key: restKey, rest: true, body: #"{"campaign_id":"onboarding","recipients":[{"custom_id":"p"}]}"#)
+        #expect(missing.status == .unprocessableContent && missing.problems.contains("journey_id missing_field"), "\(missing.json)")
     }
 
     @Test("Prefer: handling=strict refuses a request with any problem whole (422, nothing stored); the default stores the rest")

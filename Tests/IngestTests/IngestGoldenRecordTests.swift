@@ -79,6 +79,9 @@ struct IngestGoldenRecordTests {
             {"campaign_id":"login-code","trigger_properties":{"b":1,"a":"x","c":true},
              "recipients":[{"custom_id":"paul","trigger_properties":{"code":"4821","n":2.5}},{"custom_id":"zoe","id":"t-2"}]}
             """#)
+        try await capture("server-journey", "/v1/journeys/trigger", key: restKey, rest: true, body: #"""
+            {"journey_id":"onboarding","entry_properties":{"plan":"gold"},"recipients":[{"custom_id":"paul","entry_properties":{"days":14}}]}
+            """#)
         try await capture("app-identify", "/v1/app/identify", key: iosKey, body: #"{"installation_id":"\#(installation)","custom_id":"paul"}"#)
         try await capture("app-logout", "/v1/app/identify", key: iosKey, body: #"{"installation_id":"\#(installation)","custom_id":null}"#)
         try await capture("app-profile", "/v1/app/profile", key: iosKey, body: #"{"installation_id":"\#(installation)","custom_id":"paul","attributes":{"$language":"de","plan":"free"}}"#)

@@ -12,7 +12,7 @@ struct IngestRecordGoldenTests {
     @Test("every record the ingest wrote reads and writes back byte for byte, under the same key")
     func ingestRecords() throws {
         let goldens = IngestGoldens.ingestRecords
-        #expect(goldens.count == 45)
+        #expect(goldens.count == 46)
         for golden in goldens {
             let record = try IngestRecord.read(Array(golden.value.utf8))
             #expect(String(decoding: record.value, as: UTF8.self) == golden.value, "\(golden.name)")
@@ -23,7 +23,7 @@ struct IngestRecordGoldenTests {
     @Test("every record the orchestrator wrote reads and writes back byte for byte")
     func orchestratorRecords() throws {
         let goldens = IngestGoldens.orchestratorRecords
-        #expect(goldens.count == 34)
+        #expect(goldens.count == 35)
         for golden in goldens {
             let record = try IngestRecord.read(Array(golden.value.utf8))
             #expect(String(decoding: record.value, as: UTF8.self) == golden.value, "\(golden.key)")

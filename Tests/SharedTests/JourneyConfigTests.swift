@@ -31,14 +31,15 @@ struct JourneyConfigTests {
             "s":{"split":{"branches":[{"condition":"c.vip = true and entry.plan = \"gold\"","next":"x"}],"else":"e"}},
             "x":{"experiment":{"arms":[{"name":"a","percent":40,"next":"z"},{"name":"b","percent":60,"next":"m"}]}},
             "e":{"delay":"1h","next":"z"},
-            "m":{"message":{"channel":"push","template":"hi"},"next":"z"},
+            "m":{"message":{"channel":"push","template":"hi"},"next":"u"},
+            "u":{"update":{"attributes":{"plan":"gold","$language":"fr","interests":{"$add":["x"]}}},"next":"z"},
             "z":{"exit":true}
             """#,
             extra: #","audience":"vip","reentry":{"max_concurrent":3},"exit":[{"event":"unsubscribed","where":"event.list = entry.list"},{"segment_entry":"vip"}]"#)
         let (config, issues) = try readConfiguration(Self.base + [text])
         #expect(issues == [])
         let journey = try #require(config.journeys["demo/j"])
-        #expect(journey.nodes.count == 8 && journey.start == "a" && journey.reentry == .maxConcurrent(3))
+        #expect(journey.nodes.count == 9 && journey.start == "a" && journey.reentry == .maxConcurrent(3))
         #expect(journey.entry == .event(name: "SIGNED_UP", condition: nil))
         #expect(journey.version.count == 12)
         #expect(journey.nodes["d"]?.step == .delay(.until(LocalTime("09:00")!, weekdays: [1, 5]), next: "s"))
@@ -50,6 +51,23 @@ struct JourneyConfigTests {
         // A kept version reads back as the same journey.
         #expect(JourneyDefinition.stored(journey.source)?.version == journey.version)
         #expect(JourneyDefinition.stored(journey.source)?.nodes.mapValues(\.step) == journey.nodes.mapValues(\.step))
+    }
+
+    @Test("entries by the API and by a schedule (an instant, a period, a local time of day) are read, with their audience")
+    func entries() throws {
+        for (entry, expected) in [
+            (#"{"api":true}"#, "api"), (#"{"schedule":{"at":"2026-12-01T09:00:00Z","every":"7d"}}"#, "schedule"),
+            (#"{"schedule":{"at":"09:00","timezone":"local","on":"2026-12-01","every":"1d"}}"#, "schedule"),
+        ] {
+            let text = #"{"kind":"journey","id":"j","project":"demo","entry":\#(entry),"audience":"vip","start":"a","nodes":{\#(Self.message)}}"#
+            let (config, issues) = try readConfiguration(Self.base + [text])
+            #expect(issues == [], "\(entry)")
+            let journey = try #require(config.journeys["demo/j"])
+            #expect((journey.entry == .api ? "api" : journey.entry.isScheduled ? "schedule" : "other") == expected)
+            // A scheduled entry runs as the campaigns' schedules run, under a key no campaign or node has.
+            #expect(journey.scheduledEntry?.key == (expected == "schedule" ? "demo/j/@entry" : nil))
+            #expect(journey.scheduledEntry?.enters == (expected == "schedule" ? "demo/j" : nil))
+        }
     }
 
     @Test("each mistake is refused, named by its field")
@@ -76,7 +94,7 @@ struct JourneyConfigTests {
             (Self.journey(#""a":{"wait":{"branches":[{"event":"purchased","where":"event.cart_id = basket.id","next":"z"}],"timeout":{"after":"1d","next":"z"}}},"# + exit),
              "condition, line 1 column 17: expected a value (a string, a number, true, false, null or now ± a duration), found `basket.id`"),
             // Nodes.
-            (Self.journey(#""a":{"delay":"1h","exit":{},"next":"z"},"# + exit), "nodes.a: expected exactly one of delay, wait, split, experiment, message, exit, found delay and exit"),
+            (Self.journey(#""a":{"delay":"1h","exit":{},"next":"z"},"# + exit), "nodes.a: expected exactly one of delay, wait, split, experiment, message, update, exit, found delay and exit"),
             (Self.journey(#""a":{"message":{"channel":"push","template":"hi"}},"# + exit), "nodes.a: missing `next` (the node it leads to)"),
             (Self.journey(#""a":{"message":{"channel":"push","template":"mail"},"next":"z"},"# + exit), "journey j: nodes.a.message: template mail is for email, not push"),
             (Self.journey(#""a":{"message":{"channel":"push","template":"nope"},"next":"z"},"# + exit), "journey j: nodes.a.message.template: no template nope in project demo"),
@@ -86,10 +104,17 @@ struct JourneyConfigTests {
              "nodes.a.experiment.arms: the percents add up to 80, not 100"),
             (Self.journey(#""a":{"wait":{"branches":[{"segment":"gold","next":"z"}],"timeout":{"after":"1d","next":"z"}}},"# + exit),
              "journey j: nodes.a.wait.branches[0].segment: no segment gold in project demo"),
+            (Self.journey(#""a":{"update":{"attributes":{"plan":"gold","bad name":1}},"next":"z"},"# + exit),
+             "nodes.a.update.attributes.bad name: attribute names are 1 to 30 letters, digits or underscores"),
+            (Self.journey(#""a":{"update":{"attributes":{"$email_address":"a@example.com"}},"next":"z"},"# + exit),
+             "nodes.a.update.attributes.$email_address: an update node does not set an address (the same literal for every profile)"),
+            (Self.journey(#""a":{"update":{"set":{"plan":"gold"}},"next":"z"},"# + exit), "nodes.a.update.attributes: expected a mapping of attribute names to values"),
             // Entry, re-entry, exits.
             (Self.journey(Self.message, extra: #","reentry":{"max_concurrent":26}"#), "reentry: expected never, {after: 30d} or {max_concurrent: 1 to 25}"),
-            (#"{"kind":"journey","id":"j","project":"demo","entry":{"api":true},"start":"a","nodes":{\#(Self.message)}}"#,
-             "entry: expected event, segment_entry or segment_exit (a journey entered by the API or a schedule is not built yet)"),
+            (#"{"kind":"journey","id":"j","project":"demo","entry":{"session_start":true},"start":"a","nodes":{\#(Self.message)}}"#,
+             "entry: expected event, segment_entry, segment_exit, api or schedule (a journey does not start on what an app reports)"),
+            (#"{"kind":"journey","id":"j","project":"demo","entry":{"schedule":{"at":"09:00","timezone":"local","on":"2026-12-01"}},"start":"a","nodes":{\#(Self.message)}}"#,
+             "a journey entered on a schedule needs an `audience` segment: the profiles each run enters"),
             (Self.journey(Self.message, extra: #","exit":[{"tag":"x"}]"#), "exit[0]: expected event, segment_entry or segment_exit, found `tag`"),
             (Self.journey(Self.message, extra: #","exit":[{"segment_exit":"gold"}]"#), "journey j: exit[0].segment_exit: no segment gold in project demo"),
             (Self.journey(Self.message, extra: #","audience":"gold""#), "journey j: audience: no segment gold in project demo"),

@@ -4,7 +4,7 @@
 /// change of the wire format: old records must stay readable. Changes since 89ff821: `push_send` records carry
 /// `send_id_version` (issue 33), one without it still reads (`SendIDTests`); `install_move` carries the installation's
 /// session columns (issue 35), one without them still applies (`AppActivityTests/oldMove`); the `session`,
-/// `push_open` and `in_app` ops are new (issue 35).
+/// `push_open` and `in_app` ops are new (issue 35); `journey_trigger` is new (issue 59).
 package enum IngestGoldens {
     /// Every endpoint of the ingest, as `IngestGoldenRecordTests` calls them (fixed time, `Idempotency-Key:
     /// golden-<name>`).
@@ -15,6 +15,7 @@ server-update#2	demo/émile/ü	{"v":1,"kind":"ingest","op":"profile_update","id"
 server-delete#0	demo/paul	{"v":1,"kind":"ingest","op":"profile_delete","id":"golden-server-delete:profile_delete:0","project":"demo","source":"server","custom_id":"paul","received_at":"2026-11-18T11:06:40.000Z"}
 server-trigger#0	demo/paul	{"v":1,"kind":"ingest","op":"campaign_trigger","id":"golden-server-trigger:campaign_trigger:0","project":"demo","source":"server","custom_id":"paul","received_at":"2026-11-18T11:06:40.000Z","campaign":"login-code","trigger_properties":{"a":"x","b":1,"c":true,"code":"4821","n":2.5}}
 server-trigger#1	demo/zoe	{"v":1,"kind":"ingest","op":"campaign_trigger","id":"t-2","project":"demo","source":"server","custom_id":"zoe","received_at":"2026-11-18T11:06:40.000Z","campaign":"login-code","trigger_properties":{"a":"x","b":1,"c":true}}
+server-journey#0	demo/paul	{"v":1,"kind":"ingest","op":"journey_trigger","id":"golden-server-journey:journey_trigger:0","project":"demo","source":"server","custom_id":"paul","received_at":"2026-11-18T11:06:40.000Z","journey":"onboarding","entry_properties":{"days":14,"plan":"gold"}}
 app-identify#0	demo/paul	{"v":1,"kind":"ingest","op":"identify","id":"golden-app-identify:identify:0","project":"demo","source":"app","app":"demo-ios","dev":false,"custom_id":"paul","installation_id":"8B2C0F4E-0000-4000-8000-000000000001","received_at":"2026-11-18T11:06:40.000Z"}
 app-logout#0	demo/install/8B2C0F4E-0000-4000-8000-000000000001	{"v":1,"kind":"ingest","op":"logout","id":"golden-app-logout:logout:0","project":"demo","source":"app","app":"demo-ios","dev":false,"installation_id":"8B2C0F4E-0000-4000-8000-000000000001","received_at":"2026-11-18T11:06:40.000Z"}
 app-profile#0	demo/paul	{"v":1,"kind":"ingest","op":"profile_update","id":"golden-app-profile:profile_update:0","project":"demo","source":"app","app":"demo-ios","dev":false,"custom_id":"paul","installation_id":"8B2C0F4E-0000-4000-8000-000000000001","received_at":"2026-11-18T11:06:40.000Z","profile":{"language":"de","custom_attributes":{"plan.s":"free"}}}
@@ -103,8 +104,14 @@ demo/alias/crm/43	{"v":1,"kind":"ingest","op":"alias_unlink","id":"s8 unlink crm
     }
 
     /// `(key, value)` of each orchestrator line.
+    /// The orchestrator's record of a journey's update node (issue 59; `JourneyUpdateTests` writes it), as
+    /// `<key>\t<value>`.
+    package static let journeyUpdate = #"""
+demo/paul	{"v":1,"kind":"ingest","op":"journey_update","id":"journey 9da5f0cc9d25 event s set","project":"demo","source":"orchestrator","received_at":"2026-11-18T11:06:40.000Z","journey":"demo/upgrade","entry_id":"event s","node":"set","profile":{"custom_attributes":{"plan.s":"gold","interests.a":{"$add":["trial"],"$remove":[]}}}}
+"""#
+
     package static var orchestratorRecords: [(key: String, value: String)] {
-        orchestrator.split(separator: "\n").map { line in
+        (orchestrator + "\n" + journeyUpdate).split(separator: "\n").map { line in
             let parts = line.split(separator: "\t", maxSplits: 1).map(String.init)
             return (parts[0], parts[1])
         }

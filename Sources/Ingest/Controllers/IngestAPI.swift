@@ -16,8 +16,8 @@ struct IngestAPI: Sendable {
     let now: @Sendable () -> Date
     /// How long a body may take to arrive whole (then the connection is closed, logged as 408 `body_timeout`).
     var bodyTimeout: Duration = .seconds(30)
-    /// The configured campaigns, which `POST /v1/campaigns/trigger` checks (none unless given).
-    var campaigns = CampaignDirectory([:])
+    /// The configured campaigns and journeys, which the trigger endpoints check (none unless given).
+    var triggers = TriggerDirectory([:])
     /// The configured actions that write to the profile, which a reported tap applies (none unless given).
     var actions = ActionDirectory()
     /// The rate limits (the router's): an app write's installation is counted once the body names it.

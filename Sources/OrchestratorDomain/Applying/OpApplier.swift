@@ -40,8 +40,9 @@ struct OpApplier {
             effects.changed([.everything])
         case .internalRecord:
             try applyInternal(&effects)
-            // Identity moves change many fields of the profiles involved: every segment is evaluated again.
-            effects.changed([.everything], at: write.recordKey)
+            // Identity moves change many fields of the profiles involved: every segment is evaluated again (a
+            // journey's update says what it changed).
+            if write.op != .journeyUpdate { effects.changed([.everything], at: write.recordKey) }
         case .transactionalPush(let key):
             guard case .pushSend(let push) = write.payload else { return }
             effects.output(try TransactionalPushes(db: db, write: write, config: config).sendRequest(push, key: key))
@@ -91,13 +92,7 @@ struct OpApplier {
         case .profileUpdate(let update):
             try touch(&effects)
             let edits = ProfileEdits(db)
-            if let profile = update.profile {
-                let (admitted, refused) = try caps.admit(profile, key: key)
-                if !refused.isEmpty { effects.output(caps.refusal(write, .attributes, refused)) }
-                let limits = config.projects[write.project]?.arrayLimits ?? [:]
-                if try edits.applyProfile(key, admitted, at: write.receivedAt, arrayLimits: limits) { effects.contactChanged(key) }
-                effects.changed(ProfileEdits.changeKeys(admitted))
-            }
+            if let profile = update.profile { try applyEdit(profile, key: key, &effects) }
             var refusedEvents: [String] = []
             for (index, event) in (update.events ?? []).enumerated() {
                 guard try caps.admitsEvent(event.name, key: key) else {
@@ -122,7 +117,13 @@ struct OpApplier {
             effects.eventApplied(name: Purchases.eventName, attributes: attributes, label: nil, index: nil, revenueUSD: purchase.revenueUSD)
         case .campaignTrigger(let trigger):
             effects.apiTriggered(
-                key: key, campaign: trigger.campaign,
+                key: key, .campaign(trigger.campaign),
+                TriggerContext(
+                    type: .api, eventID: write.id, occurrence: "api \(write.id)", at: write.receivedAt,
+                    properties: .object(trigger.properties), requestID: write.requestID))
+        case .journeyTrigger(let trigger):
+            effects.apiTriggered(
+                key: key, .journey(trigger.journey),
                 TriggerContext(
                     type: .api, eventID: write.id, occurrence: "api \(write.id)", at: write.receivedAt,
                     properties: .object(trigger.properties), requestID: write.requestID))
@@ -173,9 +174,19 @@ struct OpApplier {
         case .logout, .wipe, .pushSend:
             break  // routed to their own plans
         case .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease,
-            .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove:
+            .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove, .journeyUpdate:
             break  // the orchestrator's own: `.internalRecord`
         }
+    }
+
+    /// A profile edit at `key`, within the profile's limits (what they refuse is reported); its contact snapshot if
+    /// its reachability changed.
+    private func applyEdit(_ edit: ProfileEdit, key: String, _ effects: inout WriteEffects) throws {
+        let (admitted, refused) = try caps.admit(edit, key: key)
+        if !refused.isEmpty { effects.output(caps.refusal(write, .attributes, refused)) }
+        let limits = config.projects[write.project]?.arrayLimits ?? [:]
+        if try ProfileEdits(db).applyProfile(key, admitted, at: write.receivedAt, arrayLimits: limits) { effects.contactChanged(key) }
+        effects.changed(ProfileEdits.changeKeys(admitted), at: key)
     }
 
     /// The orchestrator's own records (source `orchestrator`).
@@ -190,6 +201,12 @@ struct OpApplier {
         case .tokenClaim(let claim): try TokenClaims(db: db, write: write).applyClaim(claim, &effects)
         case .tokenRelease(let release): try TokenClaims(db: db, write: write).applyRelease(release, &effects)
         case .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove: try AliasClaims(db: db, write: write).apply(&effects)
+        case .journeyUpdate(let update):
+            // At the profile's key; a profile erased since is not made again.
+            let key = write.recordKey
+            guard try ProfilesTable(db).exists(key) else { return }
+            try applyEdit(update.profile, key: key, &effects)
+            effects.journeyUpdated(key: key, update)
         default:
             effects.output(OrchestratorApplier.deadLetter(write.record, reason: "\(write.op.rawValue) is not an orchestrator op"))
         }

@@ -58,7 +58,7 @@ final class Write {
             guard ingest.installationID != nil || (ingest.deviceToken != nil && push.app != nil)
             else { return .failure("push_send without installation_id, or without device_token and its app") }
         } else if IngestOp.internalOps.contains(op) || op == .identify || op == .logout {
-            guard ingest.installationID != nil || op == .tokenClaim || op == .tokenRelease else {
+            guard ingest.installationID != nil || op == .tokenClaim || op == .tokenRelease || op == .journeyUpdate else {
                 return .failure("\(op.rawValue) from \(ingest.source == .orchestrator ? "orchestrator" : "server") without installation_id")
             }
         }

@@ -16,7 +16,9 @@ struct WriteEffects {
     private var changePositions: [String: Int] = [:]
     /// Events applied (campaign triggers and cancels), and API triggers.
     private(set) var events: [(key: String, trigger: TriggerContext)] = []
-    private(set) var apiTriggers: [(key: String, campaign: String, trigger: TriggerContext)] = []
+    private(set) var apiTriggers: [(key: String, target: APITarget, trigger: TriggerContext)] = []
+    /// Journey update nodes whose write was applied (`journey_update`): their instances go on.
+    private(set) var journeyUpdates: [(key: String, update: JourneyUpdate)] = []
     /// What the app reported that may trigger campaigns (a session start, a notification opened).
     private(set) var appTriggers: [(key: String, kind: AppTrigger, trigger: TriggerContext)] = []
 
@@ -51,9 +53,20 @@ struct WriteEffects {
                 fromServer: write.ingest.fromServer)))
     }
 
-    /// A server asked for an API-triggered campaign for the profile `key`.
-    mutating func apiTriggered(key: String, campaign: String, _ trigger: TriggerContext) {
-        apiTriggers.append((key, campaign, trigger))
+    /// A journey's update node was applied to the profile `key`.
+    mutating func journeyUpdated(key: String, _ update: JourneyUpdate) {
+        journeyUpdates.append((key, update))
+    }
+
+    /// What a server's API trigger starts, by id in the profile's project.
+    enum APITarget: Sendable, Equatable {
+        case campaign(String)
+        case journey(String)
+    }
+
+    /// A server asked for an API-triggered campaign, or an API-entered journey, for the profile `key`.
+    mutating func apiTriggered(key: String, _ target: APITarget, _ trigger: TriggerContext) {
+        apiTriggers.append((key, target, trigger))
     }
 
     /// The app of the write reported `kind` (its attributes typed as event attributes: `{"app.s": "demo-ios"}`).

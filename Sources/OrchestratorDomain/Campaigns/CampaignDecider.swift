@@ -75,26 +75,45 @@ struct CampaignDecider {
         }
     }
 
-    /// A server's API trigger of `campaignID` for the profile `key`: a campaign that is not API-triggered (or not
-    /// enabled), or a profile that does not exist, sends the record to the dead letters.
-    mutating func apiTriggered(key: String, campaign campaignID: String, _ context: TriggerContext, record: KafkaRecord) throws {
-        guard let campaign = rules.config.campaigns["\(ProfileKey.project(of: key))/\(campaignID)"], campaign.trigger == .api,
-            campaign.enabled
-        else {
-            outputs.append(OrchestratorApplier.deadLetter(record, reason: "no enabled API-triggered campaign \(campaignID)"))
+    /// A server's API trigger of a campaign, or API entry of a journey, for the profile `key`: one that is not
+    /// triggered by the API (or not enabled), or a profile that does not exist, sends the record to the dead letters.
+    mutating func apiTriggered(key: String, _ target: WriteEffects.APITarget, _ context: TriggerContext, record: KafkaRecord) throws {
+        let project = ProfileKey.project(of: key)
+        let campaign: CampaignDefinition?
+        let journey: JourneyDefinition?
+        let (noun, id): (String, String)
+        switch target {
+        case .campaign(let name):
+            (noun, id) = ("campaign", name)
+            campaign = rules.config.campaigns["\(project)/\(name)"].flatMap { $0.trigger == .api && $0.enabled ? $0 : nil }
+            journey = nil
+        case .journey(let name):
+            (noun, id) = ("journey", name)
+            journey = rules.config.journeys["\(project)/\(name)"].flatMap { $0.entry == .api && $0.enabled ? $0 : nil }
+            campaign = nil
+        }
+        guard campaign != nil || journey != nil else {
+            let reason = noun == "campaign" ? "no enabled API-triggered campaign \(id)" : "no enabled journey \(id) entered by the API"
+            outputs.append(OrchestratorApplier.deadLetter(record, reason: reason))
             return
         }
         guard try ProfilesTable(db).exists(key) else {
-            outputs.append(OrchestratorApplier.deadLetter(record, reason: "no profile \(key) for campaign \(campaignID)"))
+            outputs.append(OrchestratorApplier.deadLetter(record, reason: "no profile \(key) for \(noun) \(id)"))
             return
         }
-        try trigger(campaign, key: key, context)
+        if let campaign { try trigger(campaign, key: key, context) }
+        if let journey { try JourneySteps(db: db, rules: rules, now: now).enter(journey, key: key, context, &self) }
     }
 
     /// A trigger fired for the profile: wait the campaign's delay (on a timer), or decide now. One delay per campaign
     /// and profile waits at a time: a trigger while one waits is counted `already_waiting` and dropped (the waiting one
     /// decides; the timers hold one row per campaign and profile, not one per event).
     mutating func trigger(_ campaign: CampaignDefinition, key: String, _ context: TriggerContext) throws {
+        // A journey's scheduled entry: the profile its run reached enters the journey.
+        if let journeyKey = campaign.enters {
+            guard let journey = rules.config.journeys[journeyKey], journey.enabled else { return }
+            return try JourneySteps(db: db, rules: rules, now: now).enter(journey, key: key, context, &self)
+        }
         if let delay = campaign.delay {
             let timers = TimersTable(db)
             let ref = "\(campaign.key) \(context.occurrence)"

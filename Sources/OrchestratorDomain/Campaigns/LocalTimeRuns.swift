@@ -123,7 +123,7 @@ struct LocalTimeRuns {
     /// slot).
     func release(ref: String, due: Date, _ decider: inout CampaignDecider) throws {
         guard let (campaignKey, instant) = LocalSendsTable.release(ref: ref) else { return }
-        let campaign = rules.config.campaigns[campaignKey]
+        let campaign = rules.scheduled(campaignKey)
         let timers = TimersTable(db)
         let pacing = SendPacing(db: db, rules: rules, now: now)
         let (page, waitUntil) = try campaign.map(pacing.pageAllowed) ?? (ScheduledRuns.page, nil)

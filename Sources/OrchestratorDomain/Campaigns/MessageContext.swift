@@ -48,8 +48,8 @@ struct MessageContext {
             variables["${email_address}"] = values.profile?.email.map(LiquidValue.string)
             variables["${phone_number}"] = values.profile?.phoneNumber.map(LiquidValue.string)
         }
-        // A journey's messages read the event that entered it as `entry` (Braze: `canvas_entry_properties`); their
-        // trigger is that event.
+        // A journey's messages read the event that entered it as `entry` (Braze: `canvas_entry_properties`), or the
+        // API call's properties; their trigger is that entry.
         if !roots.isDisjoint(with: ["event", "event_properties", "entry", "canvas_entry_properties"]) {
             var event = LiquidObject()
             if case .object(let members)? = context.attributes {
@@ -61,7 +61,10 @@ struct MessageContext {
                 }
             }
             if let label = context.label { event["label"] = .string(label) }
-            for root in ["event", "event_properties", "entry", "canvas_entry_properties"] { variables[root] = .object(event) }
+            for root in ["event", "event_properties"] { variables[root] = .object(event) }
+            // Entered by the API: the call's entry properties.
+            let entry = context.type == .api ? context.properties.map(LiquidValue.init(json:)) ?? .object(LiquidObject()) : .object(event)
+            for root in ["entry", "canvas_entry_properties"] { variables[root] = entry }
         }
         if !roots.isDisjoint(with: ["trigger", "api_trigger_properties"]) {
             let properties = context.properties.map(LiquidValue.init(json:)) ?? .object(LiquidObject())

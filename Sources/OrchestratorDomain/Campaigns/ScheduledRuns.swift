@@ -72,14 +72,14 @@ struct ScheduledRuns {
         return abs(start.addingTimeInterval(periods * every).timeIntervalSince(date)) < 0.001
     }
 
-    /// Gives each enabled scheduled campaign the timer of its next run (a local-time one, its next day's preparation)
+    /// Gives each enabled scheduled campaign (and journey entry) the timer of its next run (a local-time one, its next day's preparation)
     /// and clears the timers of campaigns no longer scheduled.
     func reconcile() throws {
         let timers = TimersTable(db)
         let state = CampaignStateTable(db)
         let local = LocalTimeRuns(db: db, rules: rules, now: now)
         var scheduled: Set<String> = []
-        for campaign in rules.config.campaigns.values.sorted(by: { $0.key < $1.key }) where campaign.enabled {
+        for campaign in rules.scheduledCampaigns where campaign.enabled {
             if case .localSchedule(let schedule) = campaign.trigger {
                 scheduled.insert(campaign.key)
                 try local.setPreparation(campaign, schedule, after: try state.lastDay(campaign.key))

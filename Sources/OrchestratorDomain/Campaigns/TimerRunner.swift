@@ -49,7 +49,7 @@ struct TimerRunner {
             else { return }
             try decider.decide(campaign, key: timer.profileKey, context)
         case .schedule:
-            guard let campaign = rules.config.campaigns[timer.ref] else { return }
+            guard let campaign = rules.scheduled(timer.ref) else { return }
             let payload = timer.payload
             if case .localSchedule(let schedule) = campaign.trigger {
                 guard let day = payload?["day"]?.stringValue.flatMap(LocalDay.init) else { return }

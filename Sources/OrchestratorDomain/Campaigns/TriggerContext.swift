@@ -65,6 +65,12 @@ struct TriggerContext: Sendable {
             properties: json["properties"], requestID: json["request_id"]?.stringValue)
     }
 
+    /// A value of the entry of a journey this trigger entered (`entry.<name>`): the event's attribute, or the API
+    /// call's property.
+    func entryValue(_ name: String) -> SegmentValue? {
+        type == .api ? value("trigger", name) : value("event", name)
+    }
+
     /// A value of the trigger for conditions and templates: `event.<attribute>`, `event.label`, `trigger.<property>`.
     func value(_ namespace: String, _ name: String) -> SegmentValue? {
         if namespace == "event" {

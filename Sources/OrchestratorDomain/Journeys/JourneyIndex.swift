@@ -13,14 +13,18 @@ struct JourneyIndex: Sendable {
     let projects: Set<String>
     /// The current versions' message nodes as campaigns, by key (a quiet-hours hold finds its campaign again).
     let messageCampaigns: [String: CampaignDefinition]
+    /// The scheduled entries of journeys entered on a schedule (`JourneyDefinition.scheduledEntry`), by key.
+    let scheduledEntries: [String: CampaignDefinition]
 
     init(_ journeys: [String: JourneyDefinition]) {
         var events: [String: [JourneyDefinition]] = [:]
         var entries: [String: [JourneyDefinition]] = [:]
         var exits: [String: [JourneyDefinition]] = [:]
         var campaigns: [String: CampaignDefinition] = [:]
+        var scheduled: [String: CampaignDefinition] = [:]
         for journey in journeys.values.sorted(by: { $0.key < $1.key }) {
             campaigns.merge(journey.messageCampaigns) { first, _ in first }
+            if let entry = journey.scheduledEntry { scheduled[entry.key] = entry }
             guard journey.enabled else { continue }
             switch journey.entry {
             case .event(let name, _): events["\(journey.project)/\(name)", default: []].append(journey)
@@ -34,5 +38,6 @@ struct JourneyIndex: Sendable {
         bySegmentExit = exits
         projects = Set(journeys.values.map(\.project))
         messageCampaigns = campaigns
+        scheduledEntries = scheduled
     }
 }

@@ -63,6 +63,9 @@ struct JourneyMigration {
         }
         instance.node = target
         try table.move(instance)
+        // An update node's write in flight goes on with the node of its name when it is applied (no timer: it would
+        // make the write again).
+        if case .update = step, target == node { return true }
         try timers.set(key: instance.profileKey, kind: .journey, ref: JourneySteps.timerRef(instance, node: target), due: min(max(due, .distantPast), .distantFuture))
         return true
     }

@@ -26,7 +26,7 @@ struct JourneySteps {
         for var instance in try JourneyInstancesTable(db).inFlight(key: key) {
             guard let (journey, entry) = try resolve(&instance) else { continue }
             let read = { (path: SegmentPath) in
-                path.namespace == "entry" ? entry.value("event", path.names.joined(separator: ".")) : context.value(path.namespace, path.names.joined(separator: "."))
+                path.namespace == "entry" ? entry.entryValue(path.names.joined(separator: ".")) : context.value(path.namespace, path.names.joined(separator: "."))
             }
             let exits = journey.exits.contains { rule in
                 guard case .event(name, let condition) = rule else { return false }
@@ -111,6 +111,28 @@ struct JourneySteps {
         }
     }
 
+    /// An update node's write was applied to the profile: its instance goes on from the node, if it is still there.
+    func updated(key: String, _ update: JourneyUpdate, _ decider: inout CampaignDecider) throws {
+        guard var instance = try JourneyInstancesTable(db).instance(key: key, journey: update.journey, entryID: update.entryID),
+            instance.node == update.node, let (journey, entry) = try resolve(&instance), instance.node == update.node
+        else { return }
+        switch journey.nodes[update.node]?.step {
+        case .update(_, let next)?: try walk(&instance, journey, from: next, entry, &decider)
+        case .some: try walk(&instance, journey, from: update.node, entry, &decider)
+        case nil: try end(&instance, journey, reason: .lost)
+        }
+    }
+
+    /// The orchestrator's own record of an update node, to the profile's key: its id names the instance's version,
+    /// entry and node, so that a step made again after a crash is the same write, applied once.
+    static func updateRecord(_ edit: ProfileEdit, _ instance: JourneyInstance, node: String, at now: Date) -> PendingOutput {
+        let record = IngestRecord(
+            .journeyUpdate(JourneyUpdate(journey: instance.journey, entryID: instance.entryID, node: node, profile: edit)),
+            id: "journey \(instance.version) \(instance.entryID) \(node)", project: ProfileKey.project(of: instance.profileKey),
+            source: .orchestrator, customID: nil, installationID: nil, receivedAt: now)
+        return PendingOutput(topic: HeraldTopic.ingest.name, key: instance.profileKey, value: record.value, headers: record.headers(requestID: nil))
+    }
+
     // MARK: Entering and walking
 
     /// Enters the profile if the audience and the re-entry rule let it; a replayed entry is the instance it made.
@@ -136,9 +158,11 @@ struct JourneySteps {
             return
         }
         try table.keep(journey, at: now)
+        // A local-time run enters its members a little ahead of their instant: they enter at it.
+        let at = max(now, context.at)
         var instance = JourneyInstance(
             profileKey: key, journey: journey.key, entryID: context.occurrence, version: journey.version, node: journey.start,
-            since: now, enteredAt: now, entry: context.json)
+            since: at, enteredAt: at, entry: context.json)
         _ = try table.insert(instance)
         JourneyMetrics.entry(journey, .entered)
         try walk(&instance, journey, from: journey.start, context, &decider)
@@ -159,17 +183,26 @@ struct JourneySteps {
             case .message(let message, let next):
                 var context = entry
                 context.occurrence = "journey \(instance.version) \(instance.entryID)"
-                context.at = now
+                // Sent at the entry's instant when entered ahead of it (a local-time run), else now.
+                context.at = max(now, entry.at)
                 try decider.decide(journey.campaign(node: name, message: message), key: instance.profileKey, context)
                 name = next
             case .split(let branches, let otherwise):
                 let values = ProfileValues(db: db, key: instance.profileKey, rules: rules)
                 let read = { (path: SegmentPath) in
-                    path.namespace == "entry" ? entry.value("event", path.names.joined(separator: ".")) : values.read(path)
+                    path.namespace == "entry" ? entry.entryValue(path.names.joined(separator: ".")) : values.read(path)
                 }
                 name = branches.first { $0.condition.matches(at: now, read: read) }?.next ?? otherwise
             case .experiment(let arms):
                 name = JourneyArms.arm(arms, journey: journey.key, node: name, profileKey: instance.profileKey).next
+            case .update(let edit, _):
+                // Applied through the write path (`journey_update`, keyed by the profile: after every write before it);
+                // the instance goes on from here once it is (`updated`), so what follows reads the profile it made.
+                instance.node = name
+                instance.since = now
+                try JourneyInstancesTable(db).move(instance)
+                decider.output(Self.updateRecord(edit, instance, node: name, at: now))
+                return
             case .exit:
                 instance.node = name
                 try end(&instance, journey, reason: .completed)

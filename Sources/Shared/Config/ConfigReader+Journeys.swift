@@ -19,11 +19,14 @@ extension ConfigReader {
             fail(node["type"], "type: expected marketing or transactional, found \"\(type)\"")
         }
         guard let entryNode = node["entry"] else {
-            fail(node, "missing `entry` (event, segment_entry or segment_exit)")
+            fail(node, "missing `entry` (event, segment_entry, segment_exit, api or schedule)")
             return nil
         }
         guard let entry = journeyEntry(entryNode) else { return nil }
         let audience = node["audience"] != nil ? identifier(node, "audience") : nil
+        if entry.isScheduled, audience == nil {
+            fail(node, "a journey entered on a schedule needs an `audience` segment: the profiles each run enters")
+        }
         guard let start = identifier(node, "start") else { return nil }
         guard let nodesNode = node["nodes"] else {
             fail(node, "missing `nodes` (a mapping of node names to nodes)")
@@ -88,13 +91,14 @@ extension ConfigReader {
         return migration
     }
 
-    /// An event (with `where`), a segment entry or a segment exit: the campaigns' triggers a journey starts on.
+    /// The campaigns' triggers a journey starts on: an event (with `where`), a segment entry or exit, the API, a
+    /// schedule. Not what an app reports (a session start, a notification opened): an event of the app does that.
     mutating func journeyEntry(_ node: ConfigNode) -> CampaignDefinition.Trigger? {
         guard let trigger = trigger(node) else { return nil }
         switch trigger {
-        case .event, .segmentEntry, .segmentExit: return trigger
-        default:
-            fail(node, "entry: expected event, segment_entry or segment_exit (a journey entered by the API or a schedule is not built yet)")
+        case .event, .segmentEntry, .segmentExit, .api, .schedule, .localSchedule: return trigger
+        case .app:
+            fail(node, "entry: expected event, segment_entry, segment_exit, api or schedule (a journey does not start on what an app reports)")
             return nil
         }
     }
@@ -162,7 +166,7 @@ extension ConfigReader {
 
     /// One node: exactly one of delay, wait, split, experiment, message, exit, and `next` where it has one way out.
     mutating func journeyStep(_ node: ConfigNode, _ path: String) -> JourneyDefinition.Step? {
-        let kinds = ["delay", "wait", "split", "experiment", "message", "exit"]
+        let kinds = ["delay", "wait", "split", "experiment", "message", "update", "exit"]
         guard case .object = node.value else {
             fail(node, "\(path): expected a node such as {message: {channel: email, template: welcome}, next: wait}, found \(node.typeName)")
             return nil
@@ -172,7 +176,7 @@ extension ConfigReader {
             fail(node, "\(path): expected exactly one of \(kinds.joined(separator: ", ")), found \(present.isEmpty ? "none" : present.joined(separator: " and "))")
             return nil
         }
-        let hasNext = ["delay", "message"].contains(kind)
+        let hasNext = ["delay", "message", "update"].contains(kind)
         rejectUnknown(node, allowed: hasNext ? [kind, "next"] : [kind], path)
         var next: String?
         if hasNext {
@@ -199,6 +203,8 @@ extension ConfigReader {
             }
             rejectUnknown(body, allowed: ["channel", "template", "app", "endpoint"], "\(path).message")
             return message(body, at: "\(path).message").map { .message($0, next: next!) }
+        case "update":
+            return journeyUpdate(body, "\(path).update").map { .update($0, next: next!) }
         default:
             switch body.value {
             case .bool(true): return .exit
@@ -208,6 +214,31 @@ extension ConfigReader {
                 return nil
             }
         }
+    }
+
+    /// `{attributes: {plan: gold, trial: true, interests: {$add: [shoes]}}}`: what the server API's `attributes` take
+    /// (custom attributes, arrays' `$add`/`$remove`, the natives but an email address or a phone number, which one
+    /// literal could not be for every profile), checked as the API checks them.
+    mutating func journeyUpdate(_ node: ConfigNode, _ path: String) -> ProfileEdit? {
+        guard case .object = node.value else {
+            fail(node, "\(path): expected {attributes: {name: value}}, found \(node.typeName)")
+            return nil
+        }
+        rejectUnknown(node, allowed: ["attributes"], path)
+        guard let attributes = node["attributes"], case .object(let members) = attributes.value, !members.isEmpty else {
+            fail(node["attributes"] ?? node, "\(path).attributes: expected a mapping of attribute names to values")
+            return nil
+        }
+        for (name, value) in members where ["$email_address", "$phone_number"].contains(name) {
+            fail(value, "\(path).attributes.\(name): an update node does not set an address (the same literal for every profile)")
+            return nil
+        }
+        let (edit, problems) = ProfileValidation.validate(attributes.json, path: "\(path).attributes", identified: true)
+        for problem in problems {
+            let name = problem.path.split(separator: ".").last.map(String.init) ?? ""
+            fail(attributes[name] ?? attributes, "\(problem.path): \(problem.message)")
+        }
+        return problems.isEmpty ? edit : nil
     }
 
     /// A wait's or a delay's length: 60 s to 366 days.

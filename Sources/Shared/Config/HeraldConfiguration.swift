@@ -474,6 +474,9 @@ package struct CampaignDefinition: Sendable {
     /// The journey whose message node this campaign is (`JourneyDefinition.campaign(node:message:)`), nil for a
     /// campaign.
     package var journey: String?
+    /// The journey (by key) this campaign is the scheduled entry of (`JourneyDefinition.scheduledEntry`): each
+    /// profile its run reaches enters the journey instead of being sent a message.
+    package var enters: String?
     package var origin: ConfigOrigin
     package var key: String { "\(project)/\(id)" }
 }

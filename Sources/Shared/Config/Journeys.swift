@@ -64,12 +64,14 @@ package struct JourneyDefinition: Sendable {
         /// Weighted arms, assigned deterministically per profile (`JourneyArms`).
         case experiment(arms: [Arm])
         case message(CampaignDefinition.Message, next: String)
+        /// Attributes of the profile set through the write path (`journey_update`), then `next` once applied.
+        case update(ProfileEdit, next: String)
         case exit
 
         /// Every node this one may lead to, in order.
         package var successors: [String] {
             switch self {
-            case .delay(_, let next), .message(_, let next): [next]
+            case .delay(_, let next), .message(_, let next), .update(_, let next): [next]
             case .wait(let branches, _, let timeoutNext): branches.map(\.next) + [timeoutNext]
             case .split(let branches, let otherwise): branches.map(\.next) + [otherwise]
             case .experiment(let arms): arms.map(\.next)
@@ -84,6 +86,7 @@ package struct JourneyDefinition: Sendable {
             case .split: "split"
             case .experiment: "experiment"
             case .message: "message"
+            case .update: "update"
             case .exit: "exit"
             }
         }
@@ -96,6 +99,7 @@ package struct JourneyDefinition: Sendable {
                 x == y && a.count == b.count && zip(a, b).allSatisfy { $0.condition == $1.condition && $0.next == $1.next }
             case (.experiment(let a), .experiment(let b)): a == b
             case (.message(let a, let x), .message(let b, let y)): a == b && x == y
+            case (.update(let a, let x), .update(let b, let y)): a == b && x == y
             case (.exit, .exit): true
             default: false
             }
@@ -122,7 +126,8 @@ package struct JourneyDefinition: Sendable {
     package var enabled = true
     /// Marketing messages need the channel's marketing subscription and follow quiet hours and frequency caps.
     package var marketing = true
-    /// Event, segment entry or segment exit (`CampaignDefinition.Trigger`).
+    /// An event, a segment entry or exit, the API (`POST /v1/journeys/trigger`), or a schedule (an instant, a period,
+    /// or a local time of day), as campaigns have (`CampaignDefinition.Trigger`).
     package var entry: CampaignDefinition.Trigger
     /// The segment a profile must be in to enter.
     package var audience: String?
@@ -186,14 +191,15 @@ package struct JourneyDefinition: Sendable {
         return nodes[node] != nil ? node : nil
     }
 
-    /// The nodes of `published` that instances may wait at (delays and waits) that this version's migration can move
+    /// The nodes of `published` that instances may wait at (delays, waits, and updates while their write is applied)
+    /// that this version's migration can move
     /// no instance from: neither mapped nor in this version. Empty without a migration (instances finish their
     /// version).
     package func migrationProblems(from published: JourneyDefinition) -> [String] {
         guard migration != nil else { return [] }
         return published.nodes.values.sorted { $0.name < $1.name }.compactMap { node in
             switch node.step {
-            case .delay, .wait:
+            case .delay, .wait, .update:
                 migrationTarget(from: node.name) == nil
                     ? "migrate.nodes: instances may wait at \(node.name) (version \(published.version)), which is neither in this version nor mapped"
                     : nil
@@ -207,6 +213,19 @@ package struct JourneyDefinition: Sendable {
         var reader = ConfigReader(file: "journey_versions")
         guard case .journey(let journey)? = reader.object(ConfigNode(json: source)), reader.issues.isEmpty else { return nil }
         return journey
+    }
+
+    /// A journey entered on a schedule runs it as the campaigns' schedules run (`ScheduledRuns`, `LocalTimeRuns`: the
+    /// audience paged per partition, each run once, a missed run skipped after an hour): this campaign carries the
+    /// schedule, and each member its run reaches enters the journey (`enters`). Its key `<project>/<journey>/@entry`
+    /// is never a campaign's nor a message node's. Nil for the other entries.
+    package var scheduledEntry: CampaignDefinition? {
+        guard entry.isScheduled else { return nil }
+        var campaign = CampaignDefinition(
+            id: "\(id)/@entry", project: project, name: "\(name) · entry", enabled: enabled, marketing: marketing, trigger: entry,
+            audience: audience, delay: nil, cancelOn: [], expiresAfter: nil, reeligibility: .always, messages: [], origin: origin)
+        campaign.enters = key
+        return campaign
     }
 
     /// The message nodes' campaigns by key.

@@ -15,6 +15,8 @@ package enum IngestOp: String, Sendable, CaseIterable {
     case profileDelete = "profile_delete"
     /// A server's API trigger of a campaign for one recipient (`campaign`, `trigger_properties`).
     case campaignTrigger = "campaign_trigger"
+    /// A server's API entry of a journey for one recipient (`journey`, `entry_properties`).
+    case journeyTrigger = "journey_trigger"
     /// A purchase (`purchase`: product, currency, price, quantity, revenue in USD, properties), counted as `quantity`
     /// purchases (braze-rules §3.2).
     case purchase
@@ -60,6 +62,9 @@ package enum IngestOp: String, Sendable, CaseIterable {
     case aliasUnlink = "alias_unlink"
     /// To a profile: an alias-only profile's history (`merge`), when the alias is identified.
     case aliasMove = "alias_move"
+    /// To a profile a journey walks through an `update` node: the node's edit (`profile`), then the instance
+    /// (`journey`, `entry_id`, `node`) goes on.
+    case journeyUpdate = "journey_update"
 
     /// The ops whose records name an alias (the client's `alias`, and the orchestrator's moves).
     package static let aliasOps: Set<IngestOp> = [.alias, .aliasClaim, .aliasRefused, .aliasUnlink, .aliasMove]
@@ -70,7 +75,7 @@ package enum IngestOp: String, Sendable, CaseIterable {
     /// The ops only the orchestrator writes.
     package static let internalOps: Set<IngestOp> = [
         .installLink, .installUnlink, .installDetach, .installMove, .installDrop, .tokenClaim, .tokenRelease, .aliasClaim,
-        .aliasRefused, .aliasUnlink, .aliasMove,
+        .aliasRefused, .aliasUnlink, .aliasMove, .journeyUpdate,
     ]
 }
 

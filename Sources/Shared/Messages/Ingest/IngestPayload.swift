@@ -22,6 +22,7 @@ package enum IngestPayload: Sendable, Equatable {
     /// when true).
     case profileDelete(doNotContact: Bool)
     case campaignTrigger(CampaignTrigger)
+    case journeyTrigger(JourneyTrigger)
     case purchase(Purchase)
     /// The envelope's alias for its custom ID's profile (or an alias-only profile without one).
     case alias
@@ -47,6 +48,7 @@ package enum IngestPayload: Sendable, Equatable {
     case aliasUnlink(targetCustomID: String)
     /// To a profile: an alias-only profile's history.
     case aliasMove(merge: MergedHistory?)
+    case journeyUpdate(JourneyUpdate)
 
     package var op: IngestOp {
         switch self {
@@ -62,6 +64,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .wipe: .wipe
         case .profileDelete: .profileDelete
         case .campaignTrigger: .campaignTrigger
+        case .journeyTrigger: .journeyTrigger
         case .purchase: .purchase
         case .alias: .alias
         case .pushSend: .pushSend
@@ -81,6 +84,7 @@ package enum IngestPayload: Sendable, Equatable {
         case .aliasRefused: .aliasRefused
         case .aliasUnlink: .aliasUnlink
         case .aliasMove: .aliasMove
+        case .journeyUpdate: .journeyUpdate
         }
     }
 
@@ -114,6 +118,8 @@ package enum IngestPayload: Sendable, Equatable {
         case .wipe(let from), .logout(let from): return from.map { [JSONMember("from_custom_id", .string($0))] } ?? []
         case .campaignTrigger(let trigger):
             return [JSONMember("campaign", .string(trigger.campaign)), JSONMember("trigger_properties", .object(trigger.properties))]
+        case .journeyTrigger(let trigger):
+            return [JSONMember("journey", .string(trigger.journey)), JSONMember("entry_properties", .object(trigger.properties))]
         case .purchase(let purchase): return [JSONMember("purchase", purchase.json)]
         case .pushSend(let push): return [JSONMember("push", push.json)]
         case .session(let session): return [JSONMember("session", session.json)]
@@ -141,6 +147,11 @@ package enum IngestPayload: Sendable, Equatable {
             return [JSONMember("target_custom_id", .string(claim.targetCustomID)), JSONMember("merge", .bool(claim.merge))]
         case .aliasUnlink(let target): return [JSONMember("target_custom_id", .string(target))]
         case .aliasMove(let merge): return merge.map { [JSONMember("merge", $0.json)] } ?? []
+        case .journeyUpdate(let update):
+            return [
+                JSONMember("journey", .string(update.journey)), JSONMember("entry_id", .string(update.entryID)),
+                JSONMember("node", .string(update.node)), JSONMember("profile", update.profile.json),
+            ]
         case .profileDelete(let doNotContact): return doNotContact ? [JSONMember("do_not_contact", .bool(true))] : []
         case .identify, .optOut, .optIn, .alias, .installDetach, .installDrop, .aliasRefused:
             return []
@@ -172,6 +183,9 @@ package enum IngestPayload: Sendable, Equatable {
                 CampaignTrigger(
                     campaign: try fields.string("campaign"),
                     properties: try fields.optionalObject("trigger_properties")?.members ?? []))
+        case .journeyTrigger:
+            self = .journeyTrigger(
+                JourneyTrigger(journey: try fields.string("journey"), properties: try fields.optionalObject("entry_properties")?.members ?? []))
         case .purchase: self = .purchase(try Purchase(wire: try Self.required(fields, "purchase"), path: "purchase"))
         case .alias: self = .alias
         case .pushSend: self = .pushSend(try TransactionalPush(wire: try Self.required(fields, "push"), path: "push"))
@@ -206,6 +220,11 @@ package enum IngestPayload: Sendable, Equatable {
         case .aliasUnlink: self = .aliasUnlink(targetCustomID: try fields.string("target_custom_id"))
         case .aliasMove:
             self = .aliasMove(merge: try fields.value("merge").map { value throws(WireError) in try MergedHistory(wire: value, path: "merge") })
+        case .journeyUpdate:
+            self = .journeyUpdate(
+                JourneyUpdate(
+                    journey: try fields.string("journey"), entryID: try fields.string("entry_id"), node: try fields.string("node"),
+                    profile: try ProfileEdit(wire: try Self.required(fields, "profile"), path: "profile")))
         }
     }
 

@@ -86,6 +86,20 @@ package struct CampaignTrigger: Sendable, Equatable {
     }
 }
 
+/// `journey_trigger`: a server's API entry of a journey for one recipient (`POST /v1/journeys/trigger`).
+package struct JourneyTrigger: Sendable, Equatable {
+    /// The journey's id in the record's project.
+    package var journey: String
+    /// Flat properties (strings, numbers, booleans), by name: the journey reads them as `entry.<name>` (Braze:
+    /// `canvas_entry_properties.${name}`).
+    package var properties: [JSONMember]
+
+    package init(journey: String, properties: [JSONMember]) {
+        self.journey = journey
+        self.properties = properties
+    }
+}
+
 /// `push_send`: a transactional push to one device (`POST /v1/sends/push`): to the record's installation, or to its
 /// `device_token` of `app`.
 package struct TransactionalPush: Sendable, Equatable {
