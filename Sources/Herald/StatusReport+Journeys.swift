@@ -2,8 +2,9 @@ import Foundation
 import Shared
 
 /// The journeys' table of `herald status` (docs/journeys.md, "Who is where"): per journey, the entries and how the
-/// instances ended; per node, the arrivals (the branches taken) and the waits that timed out. Counters since each
-/// process started, as the rest of the board; who waits where now is `herald journey show`.
+/// instances ended; per node, the arrivals (the branches taken) and the waits that timed out (counters since each
+/// process started, as the rest of the board), and how many wait there now (the gauge of the instance asked); the
+/// lists are `herald journey show`.
 extension StatusReport {
     func journeyTable() -> [String] {
         let entries = "herald_journey_entries_total", nodes = "herald_journey_nodes_total"
@@ -29,6 +30,9 @@ extension StatusReport {
                     return "\(node) \(count(sample.value))" + (timedOut > 0 ? " (\(count(timedOut)))" : "")
                 }
             if !arrivals.isEmpty { rows.append("              " + arrivals.joined(separator: ", ")) }
+            let waiting = orchestrator.samples("herald_journey_waiting", ["journey": journey]).filter { $0.value > 0 }
+                .sorted { $0.value > $1.value }.map { "\($0.labels["node"] ?? "?") \(count($0.value))" }
+            if !waiting.isEmpty { rows.append("              waiting now: " + waiting.joined(separator: ", ")) }
         }
         return rows
     }

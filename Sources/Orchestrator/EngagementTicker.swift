@@ -7,7 +7,8 @@ import ServiceLifecycle
 struct EngagementTicker: Service {
     let manager: OrchestratorPartitions
     var interval: Duration = .milliseconds(100)
-    /// How often the sends held by quiet hours are counted (`OrchestratorPartitions.countHeld`).
+    /// How often the sends held by quiet hours and the journeys' waiting instances are counted
+    /// (`OrchestratorPartitions.countHeld`, `countWaiting`).
     var heldCount: Duration = .seconds(10)
 
     func run() async throws {
@@ -16,6 +17,7 @@ struct EngagementTicker: Service {
             if ContinuousClock.now - counted >= heldCount {
                 counted = ContinuousClock.now
                 await manager.countHeld()
+                await manager.countWaiting()
             }
             if await manager.tick() { continue }
             try? await Task.sleep(for: interval)

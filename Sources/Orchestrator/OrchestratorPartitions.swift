@@ -12,7 +12,7 @@ import Shared
 /// batches of `herald.ingest` and `herald.deliveries`, follows the configuration, runs timers and segment backfills.
 actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
     nonisolated let owner: PartitionOwner
-    private let logger: Logger
+    let logger: Logger
 
     /// How long a record id is remembered: a replay older than this is applied again.
     let dedupeRetention: Duration
@@ -194,6 +194,9 @@ actor OrchestratorPartitions: PartitionHooks, KafkaRebalanceListener {
         Self.heldGauge.record(count)
         Self.nextReleaseGauge.record(next?.timeIntervalSince1970 ?? 0)
     }
+
+    /// `herald_journey_waiting` (`countWaiting`).
+    let waitingGauge = JourneyWaitingGauge()
 
     private static let heldGauge = Gauge(label: "herald_quiet_window_held")
     private static let nextReleaseGauge = Gauge(label: "herald_quiet_window_next_release_timestamp_seconds")

@@ -85,6 +85,11 @@ package struct OrchestratorPartition: Sendable {
         try await database.read { db in try TimersTable(db).held() }
     }
 
+    /// How many journey instances wait at each node in this partition.
+    package func journeysWaiting() async throws -> [(journey: String, node: String, count: Int)] {
+        try await database.read { db in try JourneyInstancesTable(db).waitingByNode() }
+    }
+
     /// The segments a profile of this partition is in (for views and tests).
     package func segments(of key: String) async throws -> [String] {
         try await database.read { db in try SegmentMembersTable(db).segmentsInOrder(of: key) }

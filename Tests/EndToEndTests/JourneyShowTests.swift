@@ -91,6 +91,12 @@ struct JourneyShowTests {
             }
             return true
         }
+        // The gauge, each instance its own partitions' share: the two add up to every user waiting, at that node.
+        try await waitUntil("herald_journey_waiting of both instances to add up", timeout: .seconds(60)) {
+            var sum = 0.0
+            for port in ports { sum += await MemoryBenchmark.counter(port, "herald_journey_waiting", #"node="wait-buy""#) }
+            return sum == Double(expected)
+        }
         // Pages of 5 from the other instance, following `next`: each waiting user once, in key order.
         var listed: [String] = []
         var after: String?
@@ -115,6 +121,7 @@ struct JourneyShowTests {
         let (_, board) = try await runCommand(
             herald, ["status", "--orchestrator", "http://127.0.0.1:\(ports[0])", "--ingest", "http://127.0.0.1:\(ingestPort)", "--notifier", "http://127.0.0.1:1"])
         #expect(board.contains("JOURNEY") && board.contains("demo/welcome  entered") && board.contains("hello "), "\(board)")
+        #expect(board.contains("waiting now: wait-buy "), "\(board)")
         // Read-your-writes at entry (item 3): the address set by one request, the entry event sent by the next; the
         // first message renders with it (strict: without it, it would be a dead letter, never a send).
         let rest = ["Authorization": "Bearer rest_demo_0123456789abcdef"]

@@ -115,6 +115,15 @@ struct JourneyInstancesTable {
         ).map { ($0[0], $0[1], $0[2]) }
     }
 
+    /// How many instances of every journey wait at each node now, whatever their version (the partition's share of
+    /// `herald_journey_waiting`).
+    func waitingByNode() throws -> [(journey: String, node: String, count: Int)] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT journey, node, count(*) FROM journey_instances WHERE node IS NOT NULL GROUP BY journey, node")
+        ).map { ($0[0], $0[1], $0[2]) }
+    }
+
     /// The versions of `journey` kept in this partition (one row each).
     func versions(journey: String) throws -> [String] {
         try String.fetchAll(db.cachedStatement(sql: "SELECT version FROM journey_versions WHERE journey = ? ORDER BY version"), arguments: [journey])
