@@ -134,6 +134,28 @@ struct JourneyTests {
         #expect(try await instances(harness) == ["demo/paul wait-buy", "demo/paul wait-buy"])
     }
 
+    @Test("retention: ended instances go when their re-entry rule no longer reads them; never's stay, instances in flight stay")
+    func retention() async throws {
+        let window: TimeInterval = 30 * 86_400
+        for (reentry, keptAt35Days, keptAt41Days) in [(#""never""#, 1, 1), (#"{"after":"40d"}"#, 1, 0), (#"{"max_concurrent":2}"#, 0, 0)] {
+            let harness = try await Self.harness(Self.welcome(reentry: reentry))
+            // Paul ends at once (that cart bought); Bob waits.
+            try await harness.apply([
+                try harness.writer.event(id: "s1", #"{"name":"signed_up","attributes":{"cart_id":"c1"}}"#),
+                try harness.writer.event(id: "b1", #"{"name":"purchased","attributes":{"cart_id":"c1"}}"#, at: t0 + 60),
+                try harness.writer.event(id: "s2", #"{"name":"signed_up"}"#, customID: "bob"),
+            ])
+            func prune(after days: Double) async throws -> [String] {
+                _ = try await OrchestratorRetention.pruneJourneyInstances(
+                    harness.database, rules: harness.rules, now: t0 + days * 86_400, dedupeWindow: window, chunk: 1)
+                return try await instances(harness)
+            }
+            #expect(try await prune(after: 29) == ["demo/bob wait-buy", "demo/paul completed done"], "\(reentry)")
+            #expect(try await prune(after: 35).count == 1 + keptAt35Days, "\(reentry)")
+            #expect(try await prune(after: 41) == ["demo/bob wait-buy"] + (keptAt41Days == 1 ? ["demo/paul completed done"] : []), "\(reentry)")
+        }
+    }
+
     @Test("an edit is a new version: the profile in flight finishes the version it entered; a new entry takes the new one")
     func versionsDrain() async throws {
         let harness = try await Self.harness()

@@ -12,7 +12,7 @@ package enum OrchestratorRetention {
         case ids
         /// Pushes too old to be opened, cards long expired.
         case receipts
-        /// Campaign decisions, in-app impressions and experiment rows no rule reads any more.
+        /// Campaign decisions, in-app impressions, experiment rows and ended journey instances no rule reads any more.
         case decisions
         /// Sends older than every frequency cap.
         case frequencyLog = "frequency_log"
@@ -63,6 +63,10 @@ package enum OrchestratorRetention {
         Prunable(table: "experiment_assignments, campaign_conversions, experiment_sends", figure: .decisions) { database, context in
             guard let rules = context.rules else { return 0 }
             return try await pruneExperimentAssignments(database, rules: rules, now: context.now)
+        },
+        Prunable(table: "journey_instances", figure: .decisions) { database, context in
+            guard let rules = context.rules else { return 0 }
+            return try await pruneJourneyInstances(database, rules: rules, now: context.now, dedupeWindow: context.dedupeWindow)
         },
         Prunable(table: "frequency_log", figure: .frequencyLog) { database, context in
             guard let rules = context.rules else { return 0 }

@@ -42,6 +42,9 @@ struct JourneyInstancesTable {
             PRIMARY KEY (journey, version)) WITHOUT ROWID;
         """
 
+    /// The ended instances by journey and entry time: what retention prunes.
+    static let endedIndexSQL = "CREATE INDEX journey_instances_ended ON journey_instances (journey, entered_at) WHERE node IS NULL"
+
     private static let columns = "profile_key, journey, entry_id, version, node, since, entered_at, entry, ended"
 
     /// Writes a new instance; false when this entry was written before (a replay).
@@ -122,6 +125,26 @@ struct JourneyInstancesTable {
             db.cachedStatement(
                 sql: "SELECT journey, node, count(*) FROM journey_instances WHERE node IS NOT NULL GROUP BY journey, node")
         ).map { ($0[0], $0[1], $0[2]) }
+    }
+
+    /// The first journey after `after` with an ended instance here.
+    func journeyWithEnded(after: String) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT journey FROM journey_instances INDEXED BY journey_instances_ended WHERE node IS NULL AND journey > ? ORDER BY journey LIMIT 1"),
+            arguments: [after])
+    }
+
+    /// Deletes up to `limit` instances of `journey` that ended and entered before `cutoff`; returns how many.
+    func pruneEnded(journey: String, enteredBefore cutoff: Date, limit: Int) throws -> Int {
+        try db.execute(
+            sql: """
+                DELETE FROM journey_instances WHERE (profile_key, journey, entry_id) IN (
+                    SELECT profile_key, journey, entry_id FROM journey_instances INDEXED BY journey_instances_ended
+                    WHERE node IS NULL AND journey = ? AND entered_at < ? LIMIT ?)
+                """,
+            arguments: [journey, WireTime.format(cutoff), limit])
+        return db.changesCount
     }
 
     /// The versions of `journey` kept in this partition (one row each).

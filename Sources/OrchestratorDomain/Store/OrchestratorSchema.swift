@@ -284,6 +284,10 @@ package enum OrchestratorSchema {
             // Each profile's journey instances, in flight and ended, and the versions they entered (JourneyInstancesTable).
             try db.execute(sql: JourneyInstancesTable.createSQL)
         }
+        migrator.registerMigration("v24: ended journey instances pruned") { db in
+            // What the retention round reads (OrchestratorRetention.pruneJourneyInstances).
+            try db.execute(sql: JourneyInstancesTable.endedIndexSQL)
+        }
         return migrator
     }
 }
