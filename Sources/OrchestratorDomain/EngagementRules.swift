@@ -33,6 +33,8 @@ package final class EngagementRules: Sendable {
 
     /// The journeys' indexes (`JourneyIndex`).
     let journeys: JourneyIndex
+    /// The events per second per profile journeys follow (`JourneyEventRate`).
+    let journeyEventRate = JourneyEventRate()
 
     package static let none = EngagementRules(config: HeraldConfiguration())
 

@@ -134,6 +134,22 @@ struct JourneyTests {
         #expect(try await instances(harness) == ["demo/paul wait-buy", "demo/paul wait-buy"])
     }
 
+    @Test("the published limit of events per second per profile: the 51st ping within a second enters no journey; the next second's does")
+    func eventsPerSecond() async throws {
+        let ping = #"{"kind":"journey","id":"ping","project":"demo","entry":{"event":"ping"},"reentry":{"max_concurrent":1},"start":"done","nodes":{"done":{"exit":{}}}}"#
+        let harness = try await Self.harness(ping)
+        let limit = JourneyDefinition.maxEventsPerSecond
+        try await harness.apply(try (0...limit).map { try harness.writer.event(id: "p\($0)", #"{"name":"ping"}"#, at: t0 + 0.001 * Double($0)) })
+        // Bob is not held back by Paul's pings.
+        try await harness.apply([try harness.writer.event(id: "b", #"{"name":"ping"}"#, customID: "bob", at: t0 + 0.5)])
+        try await harness.apply([try harness.writer.event(id: "next", #"{"name":"ping"}"#, at: t0 + 1)])
+        let entered = try await harness.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT profile_key, count(*) FROM journey_instances GROUP BY profile_key ORDER BY profile_key")
+                .map { "\($0[0] as String) \($0[1] as Int)" }
+        }
+        #expect(entered == ["demo/bob 1", "demo/paul \(limit + 1)"])
+    }
+
     @Test("retention: ended instances go when their re-entry rule no longer reads them; never's stay, instances in flight stay")
     func retention() async throws {
         let window: TimeInterval = 30 * 86_400

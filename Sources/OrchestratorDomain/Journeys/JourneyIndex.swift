@@ -13,6 +13,9 @@ struct JourneyIndex: Sendable {
     let projects: Set<String>
     /// The current versions' message nodes as campaigns, by key (a quiet-hours hold finds its campaign again).
     let messageCampaigns: [String: CampaignDefinition]
+    /// `<project>/<EVENT>` of every event a current version names (entries, waits' branches, exit rules): what the
+    /// per-profile limit of events per second counts.
+    let namedEvents: Set<String>
     /// The scheduled entries of journeys entered on a schedule (`JourneyDefinition.scheduledEntry`), by key.
     let scheduledEntries: [String: CampaignDefinition]
 
@@ -22,9 +25,11 @@ struct JourneyIndex: Sendable {
         var exits: [String: [JourneyDefinition]] = [:]
         var campaigns: [String: CampaignDefinition] = [:]
         var scheduled: [String: CampaignDefinition] = [:]
+        var named: Set<String> = []
         for journey in journeys.values.sorted(by: { $0.key < $1.key }) {
             campaigns.merge(journey.messageCampaigns) { first, _ in first }
             if let entry = journey.scheduledEntry { scheduled[entry.key] = entry }
+            named.formUnion(journey.eventNames.map { "\(journey.project)/\($0)" })
             guard journey.enabled else { continue }
             switch journey.entry {
             case .event(let name, _): events["\(journey.project)/\(name)", default: []].append(journey)
@@ -39,5 +44,6 @@ struct JourneyIndex: Sendable {
         projects = Set(journeys.values.map(\.project))
         messageCampaigns = campaigns
         scheduledEntries = scheduled
+        namedEvents = named
     }
 }

@@ -23,6 +23,9 @@ struct JourneySteps {
     func eventHappened(key: String, _ context: TriggerContext, _ decider: inout CampaignDecider) throws {
         let project = ProfileKey.project(of: key)
         guard rules.journeys.projects.contains(project), let name = context.eventName else { return }
+        if rules.journeys.namedEvents.contains("\(project)/\(name)"), !rules.journeyEventRate.admits(key: key, at: context.at) {
+            return JourneyEventRate.refused(key: key, event: name)
+        }
         for var instance in try JourneyInstancesTable(db).inFlight(key: key) {
             guard let (journey, entry) = try resolve(&instance) else { continue }
             let read = { (path: SegmentPath) in

@@ -117,6 +117,8 @@ package struct JourneyDefinition: Sendable {
     package static let maxNodes = 100
     package static let maxBranches = 8
     package static let maxConcurrentLimit = 25
+    /// Of the events journeys name, how many of one profile within one second journeys follow (`JourneyEventRate`).
+    package static let maxEventsPerSecond = 50
     package static let shortestWait: TimeInterval = 60
     package static let longestWait: TimeInterval = 366 * 86_400
 
@@ -226,6 +228,18 @@ package struct JourneyDefinition: Sendable {
             audience: audience, delay: nil, cancelOn: [], expiresAfter: nil, reeligibility: .always, messages: [], origin: origin)
         campaign.enters = key
         return campaign
+    }
+
+    /// The events it names: its entry's, its exit rules', its waits' branches'.
+    package var eventNames: Set<String> {
+        var names: Set<String> = []
+        if case .event(let name, _) = entry { names.insert(name) }
+        for rule in exits { if case .event(let name, _) = rule { names.insert(name) } }
+        for node in nodes.values {
+            guard case .wait(let branches, _, _) = node.step else { continue }
+            for branch in branches { if case .event(let name, _, _) = branch { names.insert(name) } }
+        }
+        return names
     }
 
     /// The message nodes' campaigns by key.
