@@ -219,6 +219,14 @@ package enum MetricCatalog {
             help: "Journey instances a migration map moved onto a new version (moved), or could not (refused: their node neither mapped nor in it), by project/journey.",
             services: [.orchestrator], zeroSeries: []),
         Family(
+            name: "herald_journey_waiting", kind: .gauge,
+            help: "Journey instances waiting now at each delay, wait or update node, in the instance's partitions (counted every 10 s), by project/journey and node.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
+            name: "herald_journey_events_refused_total", kind: .counter,
+            help: "Events journeys name that were over a profile's limit of events per second: applied to the profile, matched against no journey, by project.",
+            services: [.orchestrator], zeroSeries: []),
+        Family(
             name: "herald_experiment_assignments_total", kind: .counter,
             help: "Profiles assigned a variant of a campaign's experiment, by project/campaign, experiment version and variant (control, a variant's id, or message): once per profile and version, the control group included.",
             services: [.orchestrator], zeroSeries: []),
