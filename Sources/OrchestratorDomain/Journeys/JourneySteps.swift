@@ -208,7 +208,7 @@ struct JourneySteps {
                 return
             case .exit:
                 instance.node = name
-                try end(&instance, journey, reason: .completed)
+                try end(&instance, journey, reason: .completed, waited: false)
                 return
             case .delay(let delay, _):
                 try stop(&instance, at: name, until: due(delay, key: instance.profileKey))
@@ -227,7 +227,7 @@ struct JourneySteps {
                 return
             }
         }
-        try end(&instance, journey, reason: .lost)
+        try end(&instance, journey, reason: .lost, waited: false)
     }
 
     /// The instance waits at `node` until `due` (its timer).
@@ -238,9 +238,9 @@ struct JourneySteps {
         try TimersTable(db).set(key: instance.profileKey, kind: .journey, ref: Self.timerRef(instance, node: node), due: due)
     }
 
-    /// The instance ends (its timer, if it waited, deleted); ended instances stay for re-entry.
-    private func end(_ instance: inout JourneyInstance, _ journey: JourneyDefinition?, reason: JourneyMetrics.Ending) throws {
-        if let node = instance.node {
+    /// The instance ends (its timer, if it `waited` at its node, deleted); ended instances stay for re-entry.
+    private func end(_ instance: inout JourneyInstance, _ journey: JourneyDefinition?, reason: JourneyMetrics.Ending, waited: Bool = true) throws {
+        if waited, let node = instance.node {
             try TimersTable(db).delete(key: instance.profileKey, kind: .journey, ref: Self.timerRef(instance, node: node))
         }
         let at = instance.node.map { "\(reason.rawValue) \($0)" } ?? reason.rawValue
