@@ -83,7 +83,7 @@ package final class EngagementRules: Sendable {
         journeys = JourneyIndex(config.journeys)
     }
 
-    /// A campaign, or a journey's message node run as one (`JourneyDefinition.campaign(node:message:)`), by key.
+    /// A campaign, or a journey's message node run as one (`JourneyDefinition.campaign(node:)`), by key.
     func campaign(_ key: String) -> CampaignDefinition? {
         config.campaigns[key] ?? journeys.messageCampaigns[key]
     }

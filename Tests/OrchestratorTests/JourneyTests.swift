@@ -134,6 +134,24 @@ struct JourneyTests {
         #expect(try await instances(harness) == ["demo/paul wait-buy", "demo/paul wait-buy"])
     }
 
+    @Test("a card node puts its content card into the profile's feed, once per (journey, version, entry, node), and goes on")
+    func cardNode() async throws {
+        let card = #"{"kind":"content_card","id":"offer","project":"demo","type":"text_announcement","variants":{"default":{"description":"Offer for {{ entry.cart_id | default: 'you' }}"}}}"#
+        let journey = #"""
+            {"kind":"journey","id":"cards","project":"demo","entry":{"event":"signed_up"},"start":"offer",
+             "nodes":{"offer":{"card":"offer","next":"hi"},"hi":{"message":{"channel":"push","template":"hello"},"next":"done"},"done":{"exit":{}}}}
+            """#
+        let harness = try await EngagementHarness(try configuration([demoProject] + Self.templates + [card, journey]))
+        let entry = try harness.writer.event(id: "s", #"{"name":"signed_up","attributes":{"cart_id":"c9"}}"#)
+        try await harness.apply([entry])
+        try await harness.apply([entry])
+        let rows = try await harness.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT campaign_key, texts FROM content_cards").map { "\($0[0] as String) \($0[1] as String)" }
+        }
+        #expect(rows.count == 1 && rows[0].hasPrefix("demo/cards/offer ") && rows[0].contains("Offer for c9"), "\(rows)")
+        #expect(try bodies(harness) == ["hello c9"])
+    }
+
     @Test("the published limit of events per second per profile: the 51st ping within a second enters no journey; the next second's does")
     func eventsPerSecond() async throws {
         let ping = #"{"kind":"journey","id":"ping","project":"demo","entry":{"event":"ping"},"reentry":{"max_concurrent":1},"start":"done","nodes":{"done":{"exit":{}}}}"#

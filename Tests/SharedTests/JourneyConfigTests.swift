@@ -94,7 +94,7 @@ struct JourneyConfigTests {
             (Self.journey(#""a":{"wait":{"branches":[{"event":"purchased","where":"event.cart_id = basket.id","next":"z"}],"timeout":{"after":"1d","next":"z"}}},"# + exit),
              "condition, line 1 column 17: expected a value (a string, a number, true, false, null or now ± a duration), found `basket.id`"),
             // Nodes.
-            (Self.journey(#""a":{"delay":"1h","exit":{},"next":"z"},"# + exit), "nodes.a: expected exactly one of delay, wait, split, experiment, message, update, exit, found delay and exit"),
+            (Self.journey(#""a":{"delay":"1h","exit":{},"next":"z"},"# + exit), "nodes.a: expected exactly one of delay, wait, split, experiment, message, update, card, exit, found delay and exit"),
             (Self.journey(#""a":{"message":{"channel":"push","template":"hi"}},"# + exit), "nodes.a: missing `next` (the node it leads to)"),
             (Self.journey(#""a":{"message":{"channel":"push","template":"mail"},"next":"z"},"# + exit), "journey j: nodes.a.message: template mail is for email, not push"),
             (Self.journey(#""a":{"message":{"channel":"push","template":"nope"},"next":"z"},"# + exit), "journey j: nodes.a.message.template: no template nope in project demo"),
@@ -109,6 +109,7 @@ struct JourneyConfigTests {
             (Self.journey(#""a":{"update":{"attributes":{"$email_address":"a@example.com"}},"next":"z"},"# + exit),
              "nodes.a.update.attributes.$email_address: an update node does not set an address (the same literal for every profile)"),
             (Self.journey(#""a":{"update":{"set":{"plan":"gold"}},"next":"z"},"# + exit), "nodes.a.update.attributes: expected a mapping of attribute names to values"),
+            (Self.journey(#""a":{"card":"nope","next":"z"},"# + exit), "journey j: nodes.a.card: no content_card nope in project demo"),
             // Entry, re-entry, exits.
             (Self.journey(Self.message, extra: #","reentry":{"max_concurrent":26}"#), "reentry: expected never, {after: 30d} or {max_concurrent: 1 to 25}"),
             (#"{"kind":"journey","id":"j","project":"demo","entry":{"session_start":true},"start":"a","nodes":{\#(Self.message)}}"#,

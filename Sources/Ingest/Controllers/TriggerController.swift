@@ -22,7 +22,6 @@ struct TriggerController {
 
     /// What each endpoint's body names, and the record it writes.
     private struct Shape {
-        var kind: TriggerDirectory.Kind
         /// `campaign_id`, `journey_id`.
         var idField: String
         /// `trigger_properties` (templates read `trigger.…`), `entry_properties` (`entry.…`).
@@ -30,7 +29,6 @@ struct TriggerController {
         var payload: @Sendable (_ id: String, _ properties: [JSONMember]) -> IngestPayload
 
         init(_ kind: TriggerDirectory.Kind) {
-            self.kind = kind
             switch kind {
             case .campaign:
                 (idField, propertiesField) = ("campaign_id", "trigger_properties")

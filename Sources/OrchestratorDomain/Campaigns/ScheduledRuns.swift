@@ -72,8 +72,8 @@ struct ScheduledRuns {
         return abs(start.addingTimeInterval(periods * every).timeIntervalSince(date)) < 0.001
     }
 
-    /// Gives each enabled scheduled campaign (and journey entry) the timer of its next run (a local-time one, its next day's preparation)
-    /// and clears the timers of campaigns no longer scheduled.
+    /// Gives each enabled scheduled campaign (and journey's scheduled entry) the timer of its next run (a local-time
+    /// one, its next day's preparation) and clears the timers of campaigns no longer scheduled.
     func reconcile() throws {
         let timers = TimersTable(db)
         let state = CampaignStateTable(db)

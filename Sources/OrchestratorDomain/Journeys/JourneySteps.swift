@@ -8,7 +8,7 @@ import Synchronization
 /// Journeys walked (docs/journeys.md): instances entered on events and segment changes, moved on by what their waits
 /// name and by their timers, taken out by exit rules. Each step is made in the transaction of what caused it (the
 /// batch, or the timer's run), with the instance's new node and its outputs: a replay finds the step made. A message
-/// node is decided as a campaign (`JourneyDefinition.campaign(node:message:)`, `CampaignDecider.decide`): the same
+/// (or card) node is decided as a campaign (`JourneyDefinition.campaign(node:)`, `CampaignDecider.decide`): the same
 /// subscription state, quiet hours, caps, Liquid and reports, with a send id of (journey, version, entry, node).
 struct JourneySteps {
     let db: Database
@@ -183,12 +183,12 @@ struct JourneySteps {
             guard let node = journey.nodes[name] else { break }
             JourneyMetrics.reached(journey, node: name)
             switch node.step {
-            case .message(let message, let next):
+            case .message(_, let next), .card(_, let next):
                 var context = entry
                 context.occurrence = "journey \(instance.version) \(instance.entryID)"
                 // Sent at the entry's instant when entered ahead of it (a local-time run), else now.
                 context.at = max(now, entry.at)
-                try decider.decide(journey.campaign(node: name, message: message), key: instance.profileKey, context)
+                if let campaign = journey.campaign(node: name) { try decider.decide(campaign, key: instance.profileKey, context) }
                 name = next
             case .split(let branches, let otherwise):
                 let values = ProfileValues(db: db, key: instance.profileKey, rules: rules)

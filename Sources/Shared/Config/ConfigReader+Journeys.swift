@@ -166,7 +166,7 @@ extension ConfigReader {
 
     /// One node: exactly one of delay, wait, split, experiment, message, exit, and `next` where it has one way out.
     mutating func journeyStep(_ node: ConfigNode, _ path: String) -> JourneyDefinition.Step? {
-        let kinds = ["delay", "wait", "split", "experiment", "message", "update", "exit"]
+        let kinds = ["delay", "wait", "split", "experiment", "message", "update", "card", "exit"]
         guard case .object = node.value else {
             fail(node, "\(path): expected a node such as {message: {channel: email, template: welcome}, next: wait}, found \(node.typeName)")
             return nil
@@ -176,7 +176,7 @@ extension ConfigReader {
             fail(node, "\(path): expected exactly one of \(kinds.joined(separator: ", ")), found \(present.isEmpty ? "none" : present.joined(separator: " and "))")
             return nil
         }
-        let hasNext = ["delay", "message", "update"].contains(kind)
+        let hasNext = ["delay", "message", "update", "card"].contains(kind)
         rejectUnknown(node, allowed: hasNext ? [kind, "next"] : [kind], path)
         var next: String?
         if hasNext {
@@ -205,6 +205,8 @@ extension ConfigReader {
             return message(body, at: "\(path).message").map { .message($0, next: next!) }
         case "update":
             return journeyUpdate(body, "\(path).update").map { .update($0, next: next!) }
+        case "card":
+            return identifier(node, "card").map { .card($0, next: next!) }
         default:
             switch body.value {
             case .bool(true): return .exit

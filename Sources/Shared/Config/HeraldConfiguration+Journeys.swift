@@ -1,8 +1,8 @@
 import Foundation
 
 extension HeraldConfiguration {
-    /// What each journey references: its project, the segments of its entry, audience, exits and waits, and each
-    /// message's template, app and endpoint (at the node's line).
+    /// What each journey references: its project, the segments of its entry, audience, exits and waits, each message's
+    /// template, app and endpoint, and each card node's content card (at the node's line).
     func journeyIssues() -> [ConfigIssue] {
         var issues: [ConfigIssue] = []
         for journey in journeys.values.sorted(by: { $0.key < $1.key }) {
@@ -33,6 +33,10 @@ extension HeraldConfiguration {
                 switch node.step {
                 case .message(let message, _):
                     issues += messageIssues(message, project: project, at: "\(name): nodes.\(node.name).message", origin)
+                case .card(let card, _):
+                    check(
+                        contentCards["\(project)/\(card)"] != nil, line: origin.line,
+                        "\(name): nodes.\(node.name).card: no content_card \(card) in project \(project)")
                 case .wait(let branches, _, _):
                     for (index, branch) in branches.enumerated() {
                         if case .segment(let id, _) = branch { segment(id, line: origin.line, "nodes.\(node.name).wait.branches[\(index)].segment") }

@@ -471,7 +471,7 @@ package struct CampaignDefinition: Sendable {
     package var experiment: Experiment?
     /// The events that count as its goal reached, in order (a conversion's index is its position).
     package var conversions: [Conversion] = []
-    /// The journey whose message node this campaign is (`JourneyDefinition.campaign(node:message:)`), nil for a
+    /// The journey whose message node this campaign is (`JourneyDefinition.campaign(node:)`), nil for a
     /// campaign.
     package var journey: String?
     /// The journey (by key) this campaign is the scheduled entry of (`JourneyDefinition.scheduledEntry`): each

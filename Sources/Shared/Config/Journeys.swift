@@ -66,12 +66,14 @@ package struct JourneyDefinition: Sendable {
         case message(CampaignDefinition.Message, next: String)
         /// Attributes of the profile set through the write path (`journey_update`), then `next` once applied.
         case update(ProfileEdit, next: String)
+        /// A content card (`kind: content_card`, by id) put into the profile's feed, as a campaign's `cards` are.
+        case card(String, next: String)
         case exit
 
         /// Every node this one may lead to, in order.
         package var successors: [String] {
             switch self {
-            case .delay(_, let next), .message(_, let next), .update(_, let next): [next]
+            case .delay(_, let next), .message(_, let next), .update(_, let next), .card(_, let next): [next]
             case .wait(let branches, _, let timeoutNext): branches.map(\.next) + [timeoutNext]
             case .split(let branches, let otherwise): branches.map(\.next) + [otherwise]
             case .experiment(let arms): arms.map(\.next)
@@ -87,6 +89,7 @@ package struct JourneyDefinition: Sendable {
             case .experiment: "experiment"
             case .message: "message"
             case .update: "update"
+            case .card: "card"
             case .exit: "exit"
             }
         }
@@ -100,6 +103,7 @@ package struct JourneyDefinition: Sendable {
             case (.experiment(let a), .experiment(let b)): a == b
             case (.message(let a, let x), .message(let b, let y)): a == b && x == y
             case (.update(let a, let x), .update(let b, let y)): a == b && x == y
+            case (.card(let a, let x), .card(let b, let y)): a == b && x == y
             case (.exit, .exit): true
             default: false
             }
@@ -172,13 +176,20 @@ package struct JourneyDefinition: Sendable {
         self.origin = origin
     }
 
-    /// The campaign a message node's decision runs as: the campaigns' rules (subscription, quiet hours, frequency caps,
-    /// Liquid, reports) with the journey's settings. Its key is `<project>/<journey>/<node>`: never a campaign's
-    /// (an identifier has no `/`), one per node for the reports and metrics.
-    package func campaign(node: String, message: CampaignDefinition.Message) -> CampaignDefinition {
+    /// The campaign a message (or card) node's decision runs as: the campaigns' rules (subscription, quiet hours,
+    /// frequency caps, Liquid, reports) with the journey's settings. Its key is `<project>/<journey>/<node>`: never a
+    /// campaign's (an identifier has no `/`), one per node for the reports and metrics. Nil for the other nodes.
+    package func campaign(node: String) -> CampaignDefinition? {
+        let messages: [CampaignDefinition.Message], cards: [String]
+        switch nodes[node]?.step {
+        case .message(let message, _)?: (messages, cards) = ([message], [])
+        case .card(let card, _)?: (messages, cards) = ([], [card])
+        default: return nil
+        }
         var campaign = CampaignDefinition(
             id: "\(id)/\(node)", project: project, name: "\(name) · \(node)", enabled: true, marketing: marketing, trigger: .api,
-            audience: nil, delay: nil, cancelOn: [], expiresAfter: nil, reeligibility: .always, messages: [message], origin: origin)
+            audience: nil, delay: nil, cancelOn: [], expiresAfter: nil, reeligibility: .always, messages: messages, origin: origin)
+        campaign.cards = cards
         campaign.quietHours = quietHours
         campaign.ignoreFrequencyCap = ignoreFrequencyCap
         campaign.tags = tags
@@ -194,9 +205,8 @@ package struct JourneyDefinition: Sendable {
     }
 
     /// The nodes of `published` that instances may wait at (delays, waits, and updates while their write is applied)
-    /// that this version's migration can move
-    /// no instance from: neither mapped nor in this version. Empty without a migration (instances finish their
-    /// version).
+    /// that this version's migration can move no instance from: neither mapped nor in this version. Empty without a
+    /// migration (instances finish their version).
     package func migrationProblems(from published: JourneyDefinition) -> [String] {
         guard migration != nil else { return [] }
         return published.nodes.values.sorted { $0.name < $1.name }.compactMap { node in
@@ -242,14 +252,11 @@ package struct JourneyDefinition: Sendable {
         return names
     }
 
-    /// The message nodes' campaigns by key.
+    /// The message and card nodes' campaigns by key.
     package var messageCampaigns: [String: CampaignDefinition] {
         var campaigns: [String: CampaignDefinition] = [:]
-        for node in nodes.values {
-            if case .message(let message, _) = node.step {
-                let campaign = campaign(node: node.name, message: message)
-                campaigns[campaign.key] = campaign
-            }
+        for node in nodes.keys {
+            if let campaign = campaign(node: node) { campaigns[campaign.key] = campaign }
         }
         return campaigns
     }
