@@ -5,7 +5,8 @@ import Testing
 
 /// A journey through the processes (issue 59, items 3 and 6): users entered through the ingest, two orchestrators, and
 /// `herald journey show` counting them per node and paging those at a node over every partition, from either instance;
-/// and a journey's first message rendered with the address the previous request set.
+/// a journey's first message rendered with the address the previous request set; and a journey entered by the API
+/// whose update node's write goes round through the broker before its email renders.
 @Suite("Journey show", .timeLimit(.minutes(5)))
 struct JourneyShowTests {
     static let users = (0..<24).map { "j\($0)" }
@@ -47,6 +48,23 @@ struct JourneyShowTests {
             start: mail
             nodes:
               mail: {message: {channel: email, template: mail-hello}, next: done}
+              done: {exit: {}}
+            ---
+            kind: template
+            id: mail-plan
+            project: demo
+            channel: email
+            variants: {default: {subject: Trial, text: 'Plan {{ c.plan }}, code {{ entry.code }}'}}
+            ---
+            kind: journey
+            id: trial
+            project: demo
+            type: transactional
+            entry: {api: true}
+            start: upgrade
+            nodes:
+              upgrade: {update: {attributes: {plan: gold}}, next: mail}
+              mail: {message: {channel: email, template: mail-plan}, next: done}
               done: {exit: {}}
             """
         try text.write(toFile: directory + "/demo.yaml", atomically: true, encoding: .utf8)
@@ -135,9 +153,15 @@ struct JourneyShowTests {
                 body: #"[{"identifiers":{"custom_id":"m\#(index)"},"events":[{"name":"joined"}]}]"#)
             #expect(joined == 200, "\(joinedBody)")
         }
-        let mails = try await readTopic(HeraldTopic.sendsEmail.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) { $0.count >= 6 }
+        // Entered by the API (issue 59, item 1): the update node's write goes through herald.ingest and back to the
+        // profile's partition, and only then the email renders, with the plan it set and the call's entry property.
+        let (entered, enteredBody) = try await httpPost(
+            "http://127.0.0.1:\(ingestPort)/v1/journeys/trigger", headers: rest,
+            body: #"{"journey_id":"trial","entry_properties":{"code":"T-1"},"recipients":[{"custom_id":"m0"},{"custom_id":"m1","entry_properties":{"code":"T-2"}}]}"#)
+        #expect(entered == 200, "\(enteredBody)")
+        let mails = try await readTopic(HeraldTopic.sendsEmail.name, bootstrap: cluster.bootstrapServers, logger: quietLogger) { $0.count >= 8 }
         let texts = try Set(mails.map { try Wire.decode(SendRequest.self, from: try #require($0.value)).content["text"] ?? "" })
-        #expect(texts == Set((0..<6).map { "Hello m\($0)@example.com" }))
+        #expect(texts == Set((0..<6).map { "Hello m\($0)@example.com" } + ["Plan gold, code T-1", "Plan gold, code T-2"]))
 
         for (process, _) in orchestrators { process.signal(SIGTERM) }
         for (process, _) in orchestrators { _ = try await process.waitForExit() }
