@@ -26,12 +26,22 @@ package struct ShutdownWatchdog: Service {
     }
 
     package func run() async throws {
-        // Cancelled instead (the group failed): the group's own error ends the process.
-        guard (try? await gracefulShutdown()) != nil else { return }
         let (limit, logger, exit) = (limit, logger, exit)
-        // A thread of its own, not Dispatch's or the concurrency pool's: a stop that hangs may be one whose threads
-        // are all blocked, and the timer must fire then most of all (under a whole test run's load, a timer on
-        // Dispatch's global queue once fired more than 20 s late).
+        // The timer starts in the stop's own call (ServiceLifecycle runs a graceful-shutdown handler where the group
+        // stops its services), not once this task is scheduled again: under a whole test run's load, waiting for that
+        // once let a stop pass 20 s without the timer started. Cancelled instead (the group failed): no timer, the
+        // group's own error ends the process.
+        try? await withGracefulShutdownHandler {
+            try await gracefulShutdown()
+        } onGracefulShutdown: {
+            Self.startTimer(limit: limit, logger: logger, exit: exit)
+        }
+    }
+
+    /// A thread of its own, not Dispatch's or the concurrency pool's: a stop that hangs may be one whose threads are all
+    /// blocked, and the timer must fire then most of all (under a whole test run's load, a timer on Dispatch's global
+    /// queue once fired more than 20 s late).
+    private static func startTimer(limit: Duration, logger: Logger, exit: @escaping @Sendable (Int32) -> Void) {
         let timer = Thread {
             Thread.sleep(forTimeInterval: limit.timeInterval)
             // Logged from another thread: standard output may be a pipe nobody reads any more, and a blocked write
