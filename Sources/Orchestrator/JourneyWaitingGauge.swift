@@ -14,12 +14,7 @@ final class JourneyWaitingGauge: @unchecked Sendable {
     func record(_ counts: [(journey: String, node: String, count: Int)], config: HeraldConfiguration) {
         var totals: [[String]: Int] = [:]
         for journey in config.journeys.values {
-            for node in journey.nodes.values {
-                switch node.step {
-                case .delay, .wait, .update: totals[[journey.key, node.name]] = 0
-                default: continue
-                }
-            }
+            for node in journey.nodes.values where node.step.holds { totals[[journey.key, node.name]] = 0 }
         }
         for (journey, node, count) in counts {
             guard let definition = config.journeys[journey] else { continue }

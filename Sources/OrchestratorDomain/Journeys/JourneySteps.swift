@@ -201,9 +201,7 @@ struct JourneySteps {
             case .update(let edit, _):
                 // Applied through the write path (`journey_update`, keyed by the profile: after every write before it);
                 // the instance goes on from here once it is (`updated`), so what follows reads the profile it made.
-                instance.node = name
-                instance.since = now
-                try JourneyInstancesTable(db).move(instance)
+                try stop(&instance, at: name, until: nil)
                 decider.output(Self.updateRecord(edit, instance, node: name, at: now))
                 return
             case .exit:
@@ -230,11 +228,12 @@ struct JourneySteps {
         try end(&instance, journey, reason: .lost, waited: false)
     }
 
-    /// The instance waits at `node` until `due` (its timer).
-    private func stop(_ instance: inout JourneyInstance, at node: String, until due: Date) throws {
+    /// The instance waits at `node` until `due` (its timer), or until what it waits for says so (nil: no timer).
+    private func stop(_ instance: inout JourneyInstance, at node: String, until due: Date?) throws {
         instance.node = node
         instance.since = now
         try JourneyInstancesTable(db).move(instance)
+        guard let due else { return }
         try TimersTable(db).set(key: instance.profileKey, kind: .journey, ref: Self.timerRef(instance, node: node), due: due)
     }
 

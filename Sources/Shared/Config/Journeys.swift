@@ -81,6 +81,15 @@ package struct JourneyDefinition: Sendable {
             }
         }
 
+        /// Whether instances stay at such a node for a while: a delay, a wait, an update while its write comes back
+        /// (the others are walked through in the step that reaches them).
+        package var holds: Bool {
+            switch self {
+            case .delay, .wait, .update: true
+            case .split, .experiment, .message, .card, .exit: false
+            }
+        }
+
         package var kind: String {
             switch self {
             case .delay: "delay"
@@ -210,13 +219,9 @@ package struct JourneyDefinition: Sendable {
     package func migrationProblems(from published: JourneyDefinition) -> [String] {
         guard migration != nil else { return [] }
         return published.nodes.values.sorted { $0.name < $1.name }.compactMap { node in
-            switch node.step {
-            case .delay, .wait, .update:
-                migrationTarget(from: node.name) == nil
-                    ? "migrate.nodes: instances may wait at \(node.name) (version \(published.version)), which is neither in this version nor mapped"
-                    : nil
-            default: nil
-            }
+            node.step.holds && migrationTarget(from: node.name) == nil
+                ? "migrate.nodes: instances may wait at \(node.name) (version \(published.version)), which is neither in this version nor mapped"
+                : nil
         }
     }
 
