@@ -49,7 +49,9 @@ struct ExportAnswersTests {
 
     @Test("every partition answered: the lines, partition by partition, parts in order")
     func answered() async throws {
-        try await withStandIn(answering: [2, 0, 1], timeout: .seconds(20)) { answers in
+        // Every partition answers: the wait ends when the answers come, its timeout only a hang guard (20 s passed
+        // without them once in a loaded main run, the stand-in's round trip through the broker starved).
+        try await withStandIn(answering: [2, 0, 1], timeout: .seconds(120)) { answers in
             let lines = try await answers.ask(project: "demo", profileKeys: ["demo/paul"], email: nil, phone: nil, tokens: false)
             #expect(lines == ["p0:demo/paul", "p1:demo/paul", "p1:demo/paul+", "p2:demo/paul"])
         }
